@@ -1,0 +1,48 @@
+// `vigil bench <name>`: benchmarks that print one JSON document with figures
+// and ratios against a baseline measured in the same run. Each benchmark file
+// registers itself with VIGIL_REGISTER_BENCH. Registration happens during
+// static initialization; running is single-threaded from the CLI.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "vigil/common/status.h"
+
+namespace vigil::bench {
+
+struct BenchArgs {
+  std::string work_dir;                         // scratch space; created by the caller
+  std::map<std::string, std::string> options;   // --opt key=value pairs
+
+  // Option `key` as an integer, or `def` when absent.
+  int64_t Int(const std::string& key, int64_t def) const;
+  std::string Str(const std::string& key, const std::string& def) const;
+};
+
+using BenchFn = std::function<Result<nlohmann::json>(const BenchArgs&)>;
+
+struct BenchInfo {
+  std::string name;
+  std::string description;
+  BenchFn fn;
+};
+
+// Registers a benchmark; returns true so it can initialize a static.
+bool Register(BenchInfo info);
+// All registered benchmarks, sorted by name.
+std::vector<BenchInfo> All();
+
+// Peak resident set size of this process so far, in bytes.
+int64_t PeakRssBytes();
+
+}  // namespace vigil::bench
+
+#define VIGIL_REGISTER_BENCH(name, description, fn) \
+  static const bool VIGIL_CONCAT_(vigil_bench_registered_, __LINE__) = \
+      ::vigil::bench::Register({name, description, fn})

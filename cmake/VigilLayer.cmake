@@ -1,0 +1,56 @@
+# vigil_layer(NAME DEPS <targets...>)
+#
+# One static library per layer from the layer folder's *.cc files, plus:
+#   *_test.cc   -> <name>_test   (fast unit tier, ctest label "unit")
+#   *_itest.cc  -> <name>_itest  (integration tier: crash, fault, servers; label "integration")
+#   *_fuzz.cc   -> one fuzz target each (libFuzzer with clang, else a corpus/random driver;
+#                  label "fuzz")
+# Files ending in _main.cc or _bench.cc are left to the layer's own CMakeLists.
+function(vigil_layer name)
+  cmake_parse_arguments(L "" "" "DEPS;TEST_DEPS;ITEST_PROPERTIES" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
+  list(FILTER srcs EXCLUDE REGEX "_(test|itest|fuzz|bench|main)\\.cc$")
+  add_library(vigil_${name} STATIC ${srcs})
+  target_include_directories(vigil_${name}
+    PUBLIC ${PROJECT_SOURCE_DIR}/include
+    PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(vigil_${name} PUBLIC ${L_DEPS})
+
+  if(NOT VIGIL_BUILD_TESTS)
+    return()
+  endif()
+  file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cc)
+  if(tests)
+    add_executable(${name}_test ${tests})
+    target_include_directories(${name}_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(${name}_test PRIVATE vigil_${name} vigil_testutil ${L_TEST_DEPS}
+                          GTest::gtest_main GTest::gmock rapidcheck)
+    gtest_discover_tests(${name}_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 120)
+  endif()
+  file(GLOB itests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_itest.cc)
+  if(itests)
+    add_executable(${name}_itest ${itests})
+    target_include_directories(${name}_itest PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(${name}_itest PRIVATE vigil_${name} vigil_testutil ${L_TEST_DEPS}
+                          GTest::gtest_main GTest::gmock rapidcheck)
+    gtest_discover_tests(${name}_itest PROPERTIES LABELS integration ${L_ITEST_PROPERTIES}
+                         DISCOVERY_TIMEOUT 120)
+  endif()
+  file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_fuzz.cc)
+  foreach(f ${fuzzers})
+    get_filename_component(fname ${f} NAME_WE)
+    add_executable(${fname} ${f})
+    target_include_directories(${fname} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+    target_link_libraries(${fname} PRIVATE vigil_${name} ${L_TEST_DEPS})
+    if(VIGIL_LIBFUZZER)
+      target_compile_options(${fname} PRIVATE -fsanitize=fuzzer)
+      target_link_options(${fname} PRIVATE -fsanitize=fuzzer)
+    else()
+      # Without libFuzzer the target replays deterministic random inputs and
+      # mutations of its seed corpus, so every build exercises the decoder.
+      target_link_libraries(${fname} PRIVATE vigil_fuzz_driver)
+      add_test(NAME ${fname}.replay COMMAND ${fname} --iterations=2000)
+      set_tests_properties(${fname}.replay PROPERTIES LABELS "unit;fuzz")
+    endif()
+  endforeach()
+endfunction()

@@ -1,0 +1,72 @@
+// A FileSystem for tests that injects faults into another one:
+//   - fail the N-th mutating or reading operation with ENOSPC or EIO;
+//   - tear a write (only a prefix of the appended bytes reaches the file);
+//   - simulate a power cut: DropUnsyncedData() truncates every file written
+//     through it to its last synced length and removes files and directory
+//     entries whose directory was not synced since they were created.
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "vigil/storage/fs.h"
+
+namespace vigil {
+
+class FaultInjectionFileSystem : public FileSystem {
+ public:
+  enum class Fault { kNone, kNoSpace, kIoError, kTornWrite };
+
+  explicit FaultInjectionFileSystem(FileSystem* base);
+
+  // Makes operation number `n` (1-based, counted from now over every call of
+  // this interface and of the files it opened) fail with `fault`. A torn write
+  // applies to an Append; other operations get EIO for kTornWrite.
+  void FailOperation(int64_t n, Fault fault);
+  // Fails every operation from number `n` on (a full disk that stays full).
+  void FailFrom(int64_t n, Fault fault);
+  void ClearFaults();
+  // Operations counted since construction or the last ResetCount().
+  int64_t OperationCount() const;
+  void ResetCount();
+  // Simulates losing everything not yet made durable (see header comment).
+  Status DropUnsyncedData();
+
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override;
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override;
+  Result<bool> Exists(const std::string& path) override;
+  Result<uint64_t> FileSize(const std::string& path) override;
+  Result<std::vector<std::string>> ListDir(const std::string& path) override;
+  Status CreateDirs(const std::string& path) override;
+  Status RemoveFile(const std::string& path) override;
+  Status RemoveDir(const std::string& path) override;
+  Status LinkNoReplace(const std::string& from, const std::string& to) override;
+  Status Rename(const std::string& from, const std::string& to) override;
+  Status SyncDir(const std::string& path) override;
+  Result<bool> IsSymlink(const std::string& path) override;
+
+  // Called by the files this file system opened. Returns the fault for the
+  // next operation (kNone to proceed).
+  Fault NextOperation();
+  void RecordAppend(const std::string& path, uint64_t new_size);
+  void RecordSync(const std::string& path, uint64_t size);
+
+ private:
+  Status Check(const char* op, const std::string& path);
+
+  FileSystem* base_;
+  mutable std::mutex mu_;
+  int64_t count_ = 0;                       // GUARDED_BY(mu_)
+  std::map<int64_t, Fault> one_shot_;       // GUARDED_BY(mu_)
+  int64_t fail_from_ = 0;                   // GUARDED_BY(mu_); 0 = never
+  Fault fail_from_fault_ = Fault::kNone;    // GUARDED_BY(mu_)
+  std::map<std::string, uint64_t> synced_size_;  // GUARDED_BY(mu_); files written here
+  std::set<std::string> unsynced_entries_;  // GUARDED_BY(mu_); names not yet made durable by SyncDir
+};
+
+}  // namespace vigil

@@ -1,0 +1,103 @@
+// The file-system seam: every byte Vigil reads or writes goes through a
+// FileSystem, so tests can inject faults (FaultInjectionFileSystem) and a
+// query can record what it read (an IoObserver).
+//
+// Thread safety: FileSystem implementations are thread-safe. A WritableFile
+// is used by one thread at a time; a RandomAccessFile may be read concurrently.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/common/status.h"
+
+namespace vigil {
+
+// An append-only file being written. Data is durable only after Sync().
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual Status Append(std::string_view data) = 0;
+  virtual Status Sync() = 0;  // fdatasync: the appended bytes are durable
+  virtual Status Close() = 0;  // idempotent; the destructor closes without syncing
+  virtual uint64_t Size() const = 0;
+};
+
+// An immutable file read by offset.
+class RandomAccessFile {
+ public:
+  virtual ~RandomAccessFile() = default;
+  // Reads exactly `n` bytes at `offset` into `out` (resized); a short file is Corruption.
+  virtual Status Read(uint64_t offset, size_t n, std::string* out) const = 0;
+  virtual uint64_t Size() const = 0;
+  virtual const std::string& path() const = 0;
+};
+
+// Receives every physical read made through an observed file system.
+class IoObserver {
+ public:
+  virtual ~IoObserver() = default;
+  virtual void OnRead(const std::string& path, uint64_t offset, size_t bytes) = 0;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  // Creates (truncating nothing: fails with AlreadyExists if `path` exists) a new file.
+  virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  virtual Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) = 0;
+  // Whole file; bounded by `max_bytes` (ResourceExhausted beyond it).
+  virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
+  virtual Result<bool> Exists(const std::string& path) = 0;
+  virtual Result<uint64_t> FileSize(const std::string& path) = 0;
+  // Names (not paths) of the entries of a directory, sorted.
+  virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
+  // Creates a directory and its missing parents; OK if it exists.
+  virtual Status CreateDirs(const std::string& path) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  virtual Status RemoveDir(const std::string& path) = 0;  // must be empty
+  // Publishes `from` under the new name `to` without ever replacing an existing
+  // `to` (link(2); AlreadyExists if `to` exists). `from` stays; the caller removes it.
+  virtual Status LinkNoReplace(const std::string& from, const std::string& to) = 0;
+  virtual Status Rename(const std::string& from, const std::string& to) = 0;
+  // fsync of a directory, making its entries durable.
+  virtual Status SyncDir(const std::string& path) = 0;
+  // True for a symbolic link (never followed by vacuum).
+  virtual Result<bool> IsSymlink(const std::string& path) = 0;
+};
+
+// The real POSIX file system. Shared process-wide; never destroyed.
+FileSystem* DefaultFileSystem();
+
+// Convenience: write `data` to a new file at `path`, fsync it and close it.
+Status WriteFileDurably(FileSystem* fs, const std::string& path, std::string_view data);
+
+// Joins path components with '/'.
+std::string JoinPath(std::string_view a, std::string_view b);
+// Directory part of a path ("a/b/c" -> "a/b").
+std::string DirName(std::string_view path);
+
+// A FileSystem that forwards to `base` and reports every read to the observer
+// installed on the calling thread (see ScopedIoObserver). Thread-safe.
+FileSystem* ObservedFileSystem(FileSystem* base);
+
+// Installs `observer` for reads on the calling thread while in scope.
+class ScopedIoObserver {
+ public:
+  explicit ScopedIoObserver(IoObserver* observer);
+  ~ScopedIoObserver();
+  ScopedIoObserver(const ScopedIoObserver&) = delete;
+  ScopedIoObserver& operator=(const ScopedIoObserver&) = delete;
+
+ private:
+  IoObserver* previous_;
+};
+// The observer installed on this thread, or nullptr.
+IoObserver* CurrentIoObserver();
+
+}  // namespace vigil

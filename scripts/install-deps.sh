@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that Vigil's build, tests and benchmarks
+# need. Run as root; safe to run again.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  clang libclang-rt-14-dev llvm
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
+  libfaiss-dev libopenblas-dev libomp-dev
+  libroaring-dev
+  libsqlite3-dev sqlite3
+  libpq-dev libpqxx-dev postgresql postgresql-contrib
+  libzstd-dev libxxhash-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libcpp-httplib-dev libreadline-dev
+  procps util-linux
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "install-deps: all ${#PACKAGES[@]} packages present"

@@ -1,0 +1,207 @@
+#include "vigil/common/failpoint.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace vigil::failpoint {
+
+namespace {
+
+struct Entry {
+  Action action = Action::kOff;
+  int hit = 0;  // 0: every evaluation
+  StatusCode error_code = StatusCode::kIOError;
+  int evaluations = 0;
+};
+
+class Registry {
+ public:
+  static Registry& Get() {
+    static Registry* r = new Registry();  // never destroyed: usable during exit
+    return *r;
+  }
+
+  void LoadEnvironmentOnce() {
+    std::call_once(env_once_, [this] {
+      const char* spec = std::getenv(kEnvVar);
+      if (spec != nullptr && *spec != '\0') {
+        Status st = ArmFromSpec(spec);
+        VIGIL_CHECK(st.ok() && "malformed VIGIL_FAILPOINTS");
+      }
+    });
+  }
+
+  std::atomic<int> armed_count{0};
+  std::mutex mu;
+  std::map<std::string, Entry, std::less<>> entries;  // GUARDED_BY(mu)
+
+ private:
+  std::once_flag env_once_;
+};
+
+Status ParseEntry(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return Status::InvalidArgument("failpoint entry '" + std::string(text) + "' has no name=action");
+  }
+  std::string_view name = text.substr(0, eq);
+  std::string_view rest = text.substr(eq + 1);
+  int hit = 0;
+  size_t at = rest.find('@');
+  if (at != std::string_view::npos) {
+    std::string n(rest.substr(at + 1));
+    char* end = nullptr;
+    long v = std::strtol(n.c_str(), &end, 10);
+    if (n.empty() || *end != '\0' || v <= 0 || v > 1'000'000'000) {
+      return Status::InvalidArgument("failpoint '" + std::string(name) + "' has a bad hit count '" + n + "'");
+    }
+    hit = static_cast<int>(v);
+    rest = rest.substr(0, at);
+  }
+  StatusCode code = StatusCode::kIOError;
+  Action action;
+  if (rest == "kill") {
+    action = Action::kKill;
+  } else if (rest == "hang") {
+    action = Action::kHang;
+  } else if (rest == "off") {
+    action = Action::kOff;
+  } else if (rest == "error") {
+    action = Action::kError;
+  } else if (rest.starts_with("error(") && rest.ends_with(")")) {
+    action = Action::kError;
+    auto c = StatusCodeFromName(rest.substr(6, rest.size() - 7));
+    if (!c || *c == StatusCode::kOk) {
+      return Status::InvalidArgument("failpoint '" + std::string(name) + "' has an unknown status code in '" +
+                                     std::string(rest) + "'");
+    }
+    code = *c;
+  } else {
+    return Status::InvalidArgument("failpoint '" + std::string(name) + "' has unknown action '" +
+                                   std::string(rest) + "'");
+  }
+  if (action == Action::kOff) {
+    Disarm(name);
+  } else {
+    Arm(name, action, hit, code);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+bool Enabled() {
+#ifdef VIGIL_FAILPOINTS
+  return true;
+#else
+  return false;
+#endif
+}
+
+Status Hit(std::string_view name) {
+  Registry& r = Registry::Get();
+  r.LoadEnvironmentOnce();
+  if (r.armed_count.load(std::memory_order_acquire) == 0) return Status::OK();
+  Action action;
+  StatusCode code;
+  {
+    std::lock_guard<std::mutex> lock(r.mu);
+    auto it = r.entries.find(name);
+    if (it == r.entries.end()) return Status::OK();
+    Entry& e = it->second;
+    ++e.evaluations;
+    if (e.hit != 0 && e.evaluations != e.hit) return Status::OK();
+    action = e.action;
+    code = e.error_code;
+  }
+  switch (action) {
+    case Action::kOff:
+      return Status::OK();
+    case Action::kError:
+      return Status(code, "failpoint " + std::string(name) + " fired");
+    case Action::kKill:
+      ::kill(::getpid(), SIGKILL);
+      for (;;) ::pause();
+    case Action::kHang:
+      for (;;) {
+        {
+          std::lock_guard<std::mutex> lock(r.mu);
+          auto it = r.entries.find(name);
+          if (it == r.entries.end() || it->second.action != Action::kHang) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      return Status::OK();
+  }
+  return Status::OK();
+}
+
+Status ArmFromSpec(std::string_view spec) {
+  while (!spec.empty()) {
+    size_t semi = spec.find(';');
+    std::string_view entry = spec.substr(0, semi);
+    if (!entry.empty()) VIGIL_RETURN_IF_ERROR(ParseEntry(entry));
+    if (semi == std::string_view::npos) break;
+    spec = spec.substr(semi + 1);
+  }
+  return Status::OK();
+}
+
+void Arm(std::string_view name, Action action, int hit, StatusCode error_code) {
+  Registry& r = Registry::Get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto [it, inserted] = r.entries.try_emplace(std::string(name));
+  it->second = Entry{action, hit, error_code, 0};
+  if (inserted) r.armed_count.fetch_add(1, std::memory_order_release);
+}
+
+void Disarm(std::string_view name) {
+  Registry& r = Registry::Get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.entries.find(name);
+  if (it == r.entries.end()) return;
+  r.entries.erase(it);
+  r.armed_count.fetch_sub(1, std::memory_order_release);
+}
+
+void DisarmAll() {
+  Registry& r = Registry::Get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.armed_count.fetch_sub(static_cast<int>(r.entries.size()), std::memory_order_release);
+  r.entries.clear();
+}
+
+std::string ArmedSpec() {
+  Registry& r = Registry::Get();
+  r.LoadEnvironmentOnce();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::string out;
+  for (const auto& [name, e] : r.entries) {
+    if (!out.empty()) out += ';';
+    out += name + '=';
+    switch (e.action) {
+      case Action::kOff: out += "off"; break;
+      case Action::kError: out += "error(" + std::string(StatusCodeName(e.error_code)) + ")"; break;
+      case Action::kKill: out += "kill"; break;
+      case Action::kHang: out += "hang"; break;
+    }
+    if (e.hit != 0) out += "@" + std::to_string(e.hit);
+  }
+  return out;
+}
+
+int HitCount(std::string_view name) {
+  Registry& r = Registry::Get();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.entries.find(name);
+  return it == r.entries.end() ? 0 : it->second.evaluations;
+}
+
+}  // namespace vigil::failpoint

@@ -1,0 +1,54 @@
+#include "vigil/common/status.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+
+namespace vigil {
+namespace {
+
+Result<int> Half(int x) {
+  if (x % 2 != 0) return Status::InvalidArgument("odd: " + std::to_string(x));
+  return x / 2;
+}
+
+Status UseHalf(int x, int* out) {
+  VIGIL_ASSIGN_OR_RETURN(*out, Half(x));
+  return Status::OK();
+}
+
+TEST(StatusTest, CodesRoundTripThroughNames) {
+  for (int c = 0; c <= static_cast<int>(StatusCode::kBusy); ++c) {
+    auto code = static_cast<StatusCode>(c);
+    auto parsed = StatusCodeFromName(StatusCodeName(code));
+    ASSERT_TRUE(parsed.has_value()) << c;
+    EXPECT_EQ(*parsed, code);
+  }
+  EXPECT_FALSE(StatusCodeFromName("NO_SUCH_CODE").has_value());
+}
+
+TEST(StatusTest, ToStringAndContext) {
+  Status s = Status::Corruption("bad block").WithContext("data/x.frag");
+  EXPECT_EQ(s.ToString(), "CORRUPTION: data/x.frag: bad block");
+  EXPECT_EQ(Status::OK().ToString(), "OK");
+  EXPECT_TRUE(Status::OK().WithContext("x").ok());
+}
+
+TEST(StatusTest, ErrnoMapping) {
+  EXPECT_EQ(Status::FromErrno(ENOSPC, "write").code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(Status::FromErrno(EIO, "write").code(), StatusCode::kIOError);
+  EXPECT_NE(Status::FromErrno(EIO, "write a").message().find("write a"), std::string::npos);
+}
+
+TEST(ResultTest, ValueAndErrorPropagate) {
+  int out = 0;
+  EXPECT_TRUE(UseHalf(8, &out).ok());
+  EXPECT_EQ(out, 4);
+  Status st = UseHalf(7, &out);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "odd: 7");
+  EXPECT_EQ(out, 4);
+}
+
+}  // namespace
+}  // namespace vigil
