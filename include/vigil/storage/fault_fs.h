@@ -53,7 +53,6 @@ class FaultInjectionFileSystem : public FileSystem {
   // Called by the files this file system opened. Returns the fault for the
   // next operation (kNone to proceed).
   Fault NextOperation();
-  void RecordAppend(const std::string& path, uint64_t new_size);
   void RecordSync(const std::string& path, uint64_t size);
 
  private:

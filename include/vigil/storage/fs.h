@@ -71,7 +71,8 @@ class FileSystem {
   virtual Result<bool> IsSymlink(const std::string& path) = 0;
 };
 
-// The real POSIX file system. Shared process-wide; never destroyed.
+// The real POSIX file system. Shared process-wide; never destroyed. Reports
+// reads to the calling thread's IoObserver (ScopedIoObserver).
 FileSystem* DefaultFileSystem();
 
 // Convenience: write `data` to a new file at `path`, fsync it and close it.
@@ -82,11 +83,9 @@ std::string JoinPath(std::string_view a, std::string_view b);
 // Directory part of a path ("a/b/c" -> "a/b").
 std::string DirName(std::string_view path);
 
-// A FileSystem that forwards to `base` and reports every read to the observer
-// installed on the calling thread (see ScopedIoObserver). Thread-safe.
-FileSystem* ObservedFileSystem(FileSystem* base);
-
-// Installs `observer` for reads on the calling thread while in scope.
+// Installs `observer` for reads on the calling thread while in scope: every
+// RandomAccessFile::Read of the POSIX file system (and of wrappers over it)
+// made by this thread is reported to it.
 class ScopedIoObserver {
  public:
   explicit ScopedIoObserver(IoObserver* observer);

@@ -1,0 +1,128 @@
+// Datasets: the versioned storage of one table (DESIGN.md section 4).
+//
+//   <root>/<db>/<table>.vgl/_versions/<v>.manifest
+//                          data/<uuid>.frag
+//                          _deletions/<fragment>-<v>.del
+//                          _indices/<uuid>/...
+//                          _staging/<id>/...
+//
+// A Dataset object is one opened version: immutable and thread-safe. Writers
+// commit version+1 optimistically: publishing `<v+1>.manifest` never replaces
+// an existing file; on a race the writer re-reads the latest version and
+// rebases compatible changes (appends, index changes on untouched names) or
+// reports CommitConflict. A commit is durable (files and directories fsynced)
+// before it returns. A crash at any point leaves the previous version readable.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/storage/column.h"
+#include "vigil/storage/deletion.h"
+#include "vigil/storage/fragment.h"
+#include "vigil/storage/fs.h"
+#include "vigil/storage/manifest.h"
+
+namespace vigil {
+
+struct DatasetOptions {
+  FileSystem* fs = nullptr;              // null: DefaultFileSystem()
+  BlockCache* cache = nullptr;           // null: BlockCache::Default()
+  uint64_t max_rows_per_fragment = 1 << 20;
+  FragmentWriterOptions writer;
+  int max_commit_retries = 16;           // rebase attempts before CommitConflict
+};
+
+// A change to apply on top of the version it was prepared against.
+struct Transaction {
+  TransactionProperties props;
+  std::vector<FragmentMeta> added_fragments;          // ids are assigned at commit
+  std::vector<std::pair<uint32_t, DeletionFileRef>> updated_deletions;  // fragment -> new file
+  std::vector<uint32_t> removed_fragments;
+  std::vector<IndexSegmentMeta> added_segments;
+  std::vector<Uuid> removed_segments;
+  SchemaPtr new_schema;                               // null: unchanged
+};
+
+struct VersionInfo {
+  uint64_t version = 0;
+  uint64_t parent_version = 0;
+  TransactionProperties txn;
+  uint64_t live_rows = 0;
+  size_t num_fragments = 0;
+};
+
+struct ScanOptions {
+  std::vector<std::string> columns;      // empty: every field
+  std::optional<std::vector<uint32_t>> fragment_ids;  // subset; default all
+  bool include_deleted = false;
+};
+
+class Dataset : public std::enable_shared_from_this<Dataset> {
+ public:
+  // Creates an empty dataset (version 1) at `path`; AlreadyExists if one is there.
+  static Result<std::shared_ptr<Dataset>> Create(const std::string& path, SchemaPtr schema,
+                                                 TransactionProperties props,
+                                                 DatasetOptions options = {});
+  // Opens `version`, or the newest one. If the newest manifest is corrupt,
+  // Corruption names it and the newest good version.
+  static Result<std::shared_ptr<Dataset>> Open(const std::string& path,
+                                               std::optional<uint64_t> version = std::nullopt,
+                                               DatasetOptions options = {});
+  // Opens the newest version whose manifest verifies (recovery).
+  static Result<std::shared_ptr<Dataset>> OpenNewestValid(const std::string& path,
+                                                          DatasetOptions options = {});
+  // The highest published version number (no decoding).
+  static Result<uint64_t> LatestVersion(const std::string& path, DatasetOptions options = {});
+  // Every version with its transaction properties, oldest first; corrupt ones are skipped
+  // and reported in `corrupt` when given.
+  static Result<std::vector<VersionInfo>> ListVersions(const std::string& path,
+                                                       DatasetOptions options = {},
+                                                       std::vector<uint64_t>* corrupt = nullptr);
+
+  const std::string& path() const { return path_; }
+  const Manifest& manifest() const { return manifest_; }
+  uint64_t version() const { return manifest_.version; }
+  const SchemaPtr& schema() const { return manifest_.schema; }
+  const DatasetOptions& options() const { return options_; }
+  FileSystem* fs() const { return options_.fs; }
+  uint64_t CountRows() const { return manifest_.CountLiveRows(); }
+
+  // Writes the reader's rows as new fragments and commits. Validates every row
+  // before anything is published; on error nothing is committed.
+  Result<std::shared_ptr<Dataset>> Append(RecordBatchReader* reader,
+                                          TransactionProperties props) const;
+  // Marks rows deleted (new deletion files) and commits. Unknown addresses are InvalidArgument.
+  Result<std::shared_ptr<Dataset>> Delete(const std::vector<RowAddress>& rows,
+                                          TransactionProperties props) const;
+  // Applies `txn` (prepared against this version) and publishes the next version,
+  // rebasing over concurrent commits when compatible.
+  Result<std::shared_ptr<Dataset>> Commit(Transaction txn) const;
+
+  // Writes rows to new fragment files without committing (for Commit callers).
+  Result<std::vector<FragmentMeta>> WriteFragments(RecordBatchReader* reader) const;
+  // Writes a deletion file for fragment `fragment_id` holding its current deletions plus `add`.
+  Result<DeletionFileRef> WriteDeletionFile(uint32_t fragment_id, const DeletionVector& add) const;
+
+  // Streams rows (with row addresses) of this version, deleted rows skipped.
+  Result<std::unique_ptr<RecordBatchReader>> Scan(ScanOptions options = {}) const;
+  // Opens a fragment's reader (shared per path through a process-wide cache of readers).
+  Result<std::shared_ptr<FragmentReader>> OpenFragment(uint32_t fragment_id) const;
+  // The deletions of a fragment at this version (empty when none).
+  Result<DeletionVector> LoadDeletions(uint32_t fragment_id) const;
+  // Absolute path of a dataset-relative path.
+  std::string AbsPath(const std::string& rel) const;
+
+ private:
+  Dataset(std::string path, Manifest manifest, DatasetOptions options);
+
+  std::string path_;
+  Manifest manifest_;
+  DatasetOptions options_;
+};
+
+}  // namespace vigil

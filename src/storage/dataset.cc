@@ -1,0 +1,391 @@
+#include "vigil/storage/dataset.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "vigil/common/bounds.h"
+#include "vigil/common/checksum.h"
+#include "vigil/common/failpoint.h"
+#include "vigil/common/uuid.h"
+#include "dataset_internal.h"
+
+namespace vigil {
+
+namespace {
+
+constexpr const char* kVersionsDir = "_versions";
+constexpr const char* kDataDir = "data";
+constexpr const char* kDeletionsDir = "_deletions";
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+DatasetOptions Resolve(DatasetOptions o) {
+  if (o.fs == nullptr) o.fs = DefaultFileSystem();
+  if (o.cache == nullptr) o.cache = BlockCache::Default();
+  return o;
+}
+
+Result<std::vector<uint64_t>> ListManifestVersions(FileSystem* fs, const std::string& path) {
+  auto names = fs->ListDir(JoinPath(path, kVersionsDir));
+  if (!names.ok()) {
+    if (names.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("no dataset at " + path);
+    }
+    return names.status();
+  }
+  std::vector<uint64_t> versions;
+  for (const auto& n : *names) {
+    if (auto v = ParseManifestName(n)) versions.push_back(*v);
+  }
+  std::sort(versions.begin(), versions.end());
+  return versions;
+}
+
+Result<Manifest> ReadManifest(FileSystem* fs, const std::string& path, uint64_t version) {
+  std::string file = JoinPath(path, ManifestPath(version));
+  auto bytes = fs->ReadFile(file, bounds::kMaxManifestBytes);
+  if (!bytes.ok()) {
+    if (bytes.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound("version " + std::to_string(version) + " of " + path + " does not exist");
+    }
+    return bytes.status();
+  }
+  VIGIL_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(*bytes, file));
+  if (m.version != version) {
+    return Status::Corruption(file + " holds version " + std::to_string(m.version));
+  }
+  return m;
+}
+
+// Publishes `m` as `_versions/<m.version>.manifest` without ever replacing a
+// file. AlreadyExists means another writer published that version first.
+Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& m) {
+  std::string dir = JoinPath(path, kVersionsDir);
+  std::string tmp = JoinPath(dir, ".tmp-" + Uuid::Generate().ToString());
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, tmp, EncodeManifest(m)));
+  VIGIL_FAILPOINT("commit.after_manifest_temp");
+  Status linked = fs->LinkNoReplace(tmp, JoinPath(path, ManifestPath(m.version)));
+  Status removed = fs->RemoveFile(tmp);  // a leftover temp file is harmless: never read
+  (void)removed;
+  VIGIL_RETURN_IF_ERROR(linked);
+  VIGIL_FAILPOINT("commit.after_manifest_link");
+  Status synced = fs->SyncDir(dir);
+  if (!synced.ok()) {
+    return synced.WithContext("version " + std::to_string(m.version) +
+                              " is published but its directory fsync failed");
+  }
+  VIGIL_FAILPOINT("commit.after_dir_sync");
+  return Status::OK();
+}
+
+std::string Conflict(uint64_t base, uint64_t latest, const std::string& what) {
+  return "commit based on version " + std::to_string(base) + " conflicts with version " +
+         std::to_string(latest) + ": " + what;
+}
+
+bool SameDeletion(const FragmentMeta* a, const FragmentMeta* b) {
+  if (a->deletion.has_value() != b->deletion.has_value()) return false;
+  return !a->deletion || a->deletion->path == b->deletion->path;
+}
+
+const IndexSegmentMeta* FindSegment(const Manifest& m, const Uuid& uuid) {
+  for (const auto& s : m.segments) {
+    if (s.uuid == uuid) return &s;
+  }
+  return nullptr;
+}
+
+// Checks that `txn`, prepared against `base`, can be applied on `latest`.
+Status CheckRebase(const Manifest& base, const Manifest& latest, const Transaction& txn) {
+  if (base.dataset_id != latest.dataset_id) {
+    return Status::CommitConflict("the dataset was re-created since version " + std::to_string(base.version));
+  }
+  bool schema_changed = base.schema->fingerprint() != latest.schema->fingerprint();
+  if (schema_changed && (txn.new_schema || !txn.added_fragments.empty() || !txn.added_segments.empty())) {
+    return Status::CommitConflict(Conflict(base.version, latest.version, "the schema changed"));
+  }
+  std::vector<uint32_t> touched = txn.removed_fragments;
+  for (const auto& [id, ref] : txn.updated_deletions) touched.push_back(id);
+  for (uint32_t id : touched) {
+    const FragmentMeta* b = base.FindFragment(id);
+    const FragmentMeta* l = latest.FindFragment(id);
+    if (b == nullptr) return Status::InvalidArgument("fragment " + std::to_string(id) + " does not exist");
+    if (l == nullptr || !SameDeletion(b, l)) {
+      return Status::CommitConflict(
+          Conflict(base.version, latest.version, "fragment " + std::to_string(id) + " was changed"));
+    }
+  }
+  for (const auto& uuid : txn.removed_segments) {
+    if (FindSegment(latest, uuid) == nullptr) {
+      return Status::CommitConflict(
+          Conflict(base.version, latest.version, "index segment " + uuid.ToString() + " was removed"));
+    }
+  }
+  for (const auto& seg : txn.added_segments) {
+    for (uint32_t f : seg.covered_fragments) {
+      if (latest.FindFragment(f) == nullptr) {
+        return Status::CommitConflict(Conflict(base.version, latest.version,
+                                               "fragment " + std::to_string(f) + " covered by index '" +
+                                                   seg.name + "' was removed"));
+      }
+    }
+    for (const auto& existing : latest.segments) {
+      bool new_since_base = FindSegment(base, existing.uuid) == nullptr;
+      if (new_since_base && existing.name == seg.name) {
+        return Status::CommitConflict(
+            Conflict(base.version, latest.version, "index '" + seg.name + "' was changed concurrently"));
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// The manifest that results from applying `txn` on top of `from`.
+Result<Manifest> ApplyTransaction(const Manifest& from, const Transaction& txn) {
+  Manifest m = from;
+  m.version = from.version + 1;
+  m.parent_version = from.version;
+  m.txn = txn.props;
+  m.txn.timestamp_micros = NowMicros();
+  if (txn.new_schema) m.schema = txn.new_schema;
+  std::set<uint32_t> removed(txn.removed_fragments.begin(), txn.removed_fragments.end());
+  std::erase_if(m.fragments, [&](const FragmentMeta& f) { return removed.count(f.id) > 0; });
+  for (const auto& [id, ref] : txn.updated_deletions) {
+    auto it = std::find_if(m.fragments.begin(), m.fragments.end(), [&](const auto& f) { return f.id == id; });
+    if (it == m.fragments.end()) return Status::InvalidArgument("fragment " + std::to_string(id) + " does not exist");
+    if (ref.num_deleted > it->num_rows) return Status::InvalidArgument("deletion file deletes more rows than exist");
+    it->deletion = ref;
+  }
+  for (FragmentMeta f : txn.added_fragments) {
+    f.id = m.next_fragment_id++;
+    m.fragments.push_back(std::move(f));
+  }
+  std::set<Uuid> gone(txn.removed_segments.begin(), txn.removed_segments.end());
+  std::erase_if(m.segments, [&](const IndexSegmentMeta& s) { return gone.count(s.uuid) > 0; });
+  for (const auto& s : txn.added_segments) {
+    if (FindSegment(m, s.uuid) != nullptr) {
+      return Status::AlreadyExists("index segment " + s.uuid.ToString() + " is already committed");
+    }
+    m.segments.push_back(s);
+  }
+  return m;
+}
+
+}  // namespace
+
+Dataset::Dataset(std::string path, Manifest manifest, DatasetOptions options)
+    : path_(std::move(path)), manifest_(std::move(manifest)), options_(options) {}
+
+std::string Dataset::AbsPath(const std::string& rel) const { return JoinPath(path_, rel); }
+
+Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, SchemaPtr schema,
+                                                 TransactionProperties props, DatasetOptions options) {
+  options = Resolve(options);
+  FileSystem* fs = options.fs;
+  if (!schema) return Status::InvalidArgument("a dataset needs a schema");
+  auto existing = ListManifestVersions(fs, path);
+  if (existing.ok() && !existing->empty()) return Status::AlreadyExists("a dataset already exists at " + path);
+  for (const char* dir : {kVersionsDir, kDataDir, kDeletionsDir}) {
+    VIGIL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(path, dir)));
+  }
+  VIGIL_RETURN_IF_ERROR(fs->SyncDir(path));
+  std::string parent = DirName(path);
+  if (!parent.empty()) VIGIL_RETURN_IF_ERROR(fs->SyncDir(parent));
+  Manifest m;
+  m.version = 1;
+  m.dataset_id = Uuid::Generate();
+  m.schema = std::move(schema);
+  m.txn = std::move(props);
+  if (m.txn.operation.empty()) m.txn.operation = "CREATE_TABLE";
+  m.txn.timestamp_micros = NowMicros();
+  Status st = PublishManifest(fs, path, m);
+  if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("a dataset already exists at " + path);
+  VIGIL_RETURN_IF_ERROR(st);
+  return std::shared_ptr<Dataset>(new Dataset(path, std::move(m), options));
+}
+
+Result<uint64_t> Dataset::LatestVersion(const std::string& path, DatasetOptions options) {
+  options = Resolve(options);
+  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  if (versions.empty()) return Status::NotFound("no dataset at " + path);
+  return versions.back();
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, std::optional<uint64_t> version,
+                                               DatasetOptions options) {
+  options = Resolve(options);
+  if (version) {
+    VIGIL_ASSIGN_OR_RETURN(Manifest m, ReadManifest(options.fs, path, *version));
+    return std::shared_ptr<Dataset>(new Dataset(path, std::move(m), options));
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  if (versions.empty()) return Status::NotFound("no dataset at " + path);
+  auto m = ReadManifest(options.fs, path, versions.back());
+  if (m.ok()) return std::shared_ptr<Dataset>(new Dataset(path, std::move(*m), options));
+  if (m.status().code() != StatusCode::kCorruption) return m.status();
+  std::string good = "no older version verifies";
+  for (auto it = versions.rbegin() + 1; it != versions.rend(); ++it) {
+    if (ReadManifest(options.fs, path, *it).ok()) {
+      good = "the newest good version is " + std::to_string(*it);
+      break;
+    }
+  }
+  return Status::Corruption("newest version " + std::to_string(versions.back()) + " is corrupt (" +
+                            m.status().message() + "); " + good);
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::OpenNewestValid(const std::string& path, DatasetOptions options) {
+  options = Resolve(options);
+  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  Status last = Status::NotFound("no dataset at " + path);
+  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
+    auto m = ReadManifest(options.fs, path, *it);
+    if (m.ok()) return std::shared_ptr<Dataset>(new Dataset(path, std::move(*m), options));
+    if (m.status().code() != StatusCode::kCorruption) return m.status();
+    last = m.status();
+  }
+  return last;
+}
+
+Result<std::vector<VersionInfo>> Dataset::ListVersions(const std::string& path, DatasetOptions options,
+                                                       std::vector<uint64_t>* corrupt) {
+  options = Resolve(options);
+  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  std::vector<VersionInfo> out;
+  for (uint64_t v : versions) {
+    auto m = ReadManifest(options.fs, path, v);
+    if (!m.ok()) {
+      if (m.status().code() != StatusCode::kCorruption) return m.status();
+      if (corrupt) corrupt->push_back(v);
+      continue;
+    }
+    out.push_back(VersionInfo{m->version, m->parent_version, m->txn, m->CountLiveRows(), m->fragments.size()});
+  }
+  return out;
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
+  FileSystem* fs = options_.fs;
+  Manifest latest = manifest_;
+  for (int attempt = 0; attempt <= options_.max_commit_retries; ++attempt) {
+    if (attempt > 0) VIGIL_RETURN_IF_ERROR(CheckRebase(manifest_, latest, txn));
+    VIGIL_ASSIGN_OR_RETURN(Manifest next, ApplyTransaction(latest, txn));
+    Status st = PublishManifest(fs, path_, next);
+    if (st.ok()) return std::shared_ptr<Dataset>(new Dataset(path_, std::move(next), options_));
+    if (st.code() != StatusCode::kAlreadyExists) return st;
+    // Another writer published next.version first: rebase on the newest version.
+    VIGIL_ASSIGN_OR_RETURN(uint64_t newest, LatestVersion(path_, options_));
+    VIGIL_ASSIGN_OR_RETURN(latest, ReadManifest(fs, path_, newest));
+  }
+  return Status::CommitConflict("gave up after " + std::to_string(options_.max_commit_retries) +
+                                " rebases on concurrent commits");
+}
+
+Result<std::vector<FragmentMeta>> Dataset::WriteFragments(RecordBatchReader* reader) const {
+  FileSystem* fs = options_.fs;
+  const SchemaPtr& schema = manifest_.schema;
+  if (reader->schema()->fingerprint() != schema->fingerprint()) {
+    return Status::InvalidArgument("rows have schema (" + reader->schema()->ToString() +
+                                   ") but the table has (" + schema->ToString() + ")");
+  }
+  internal::FragmentSink sink(fs, path_, schema, options_);
+  Status st = sink.WriteAll(reader);
+  if (st.ok()) st = sink.Finish();
+  if (!st.ok()) {
+    sink.RemoveWrittenFiles();
+    return st;
+  }
+  if (!sink.fragments().empty()) VIGIL_RETURN_IF_ERROR(fs->SyncDir(JoinPath(path_, kDataDir)));
+  VIGIL_FAILPOINT("commit.after_fragments");
+  return sink.fragments();
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Append(RecordBatchReader* reader, TransactionProperties props) const {
+  VIGIL_ASSIGN_OR_RETURN(auto fragments, WriteFragments(reader));
+  if (fragments.empty()) return std::const_pointer_cast<Dataset>(shared_from_this());
+  Transaction txn;
+  txn.props = std::move(props);
+  if (txn.props.operation.empty()) txn.props.operation = "APPEND";
+  txn.added_fragments = std::move(fragments);
+  return Commit(std::move(txn));
+}
+
+Result<DeletionVector> Dataset::LoadDeletions(uint32_t fragment_id) const {
+  const FragmentMeta* f = manifest_.FindFragment(fragment_id);
+  if (f == nullptr) return Status::NotFound("fragment " + std::to_string(fragment_id) + " does not exist");
+  if (!f->deletion) return DeletionVector();
+  std::string file = AbsPath(f->deletion->path);
+  VIGIL_ASSIGN_OR_RETURN(std::string bytes, options_.fs->ReadFile(file, bounds::kMaxManifestBytes));
+  if (Checksum64(bytes) != f->deletion->checksum) {
+    return Status::Corruption(file + " does not match the checksum in the manifest");
+  }
+  auto dv = DeletionVector::Decode(bytes);
+  if (!dv.ok()) return dv.status().WithContext(file);
+  if (dv->Cardinality() != f->deletion->num_deleted) {
+    return Status::Corruption(file + " holds " + std::to_string(dv->Cardinality()) +
+                              " deletions; the manifest says " + std::to_string(f->deletion->num_deleted));
+  }
+  return dv;
+}
+
+Result<DeletionFileRef> Dataset::WriteDeletionFile(uint32_t fragment_id, const DeletionVector& add) const {
+  VIGIL_ASSIGN_OR_RETURN(DeletionVector dv, LoadDeletions(fragment_id));
+  dv.Union(add);
+  const FragmentMeta* f = manifest_.FindFragment(fragment_id);
+  if (dv.Cardinality() > 0 && dv.bits().maximum() >= f->num_rows) {
+    return Status::InvalidArgument("row offset " + std::to_string(dv.bits().maximum()) + " is past the end of fragment " +
+                                   std::to_string(fragment_id) + " (" + std::to_string(f->num_rows) + " rows)");
+  }
+  std::string bytes = dv.Encode();
+  DeletionFileRef ref;
+  ref.path = std::string(kDeletionsDir) + "/" + std::to_string(fragment_id) + "-" +
+             std::to_string(version() + 1) + "-" + Uuid::Generate().ToString().substr(0, 8) + ".del";
+  ref.num_deleted = dv.Cardinality();
+  ref.checksum = Checksum64(bytes);
+  VIGIL_RETURN_IF_ERROR(options_.fs->CreateDirs(AbsPath(kDeletionsDir)));
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(options_.fs, AbsPath(ref.path), bytes));
+  return ref;
+}
+
+Result<std::shared_ptr<Dataset>> Dataset::Delete(const std::vector<RowAddress>& rows,
+                                                 TransactionProperties props) const {
+  std::map<uint32_t, DeletionVector> by_fragment;
+  for (RowAddress a : rows) {
+    const FragmentMeta* f = manifest_.FindFragment(RowFragment(a));
+    if (f == nullptr || RowOffset(a) >= f->num_rows) {
+      return Status::InvalidArgument("row address " + std::to_string(RowFragment(a)) + ":" +
+                                     std::to_string(RowOffset(a)) + " does not exist in version " +
+                                     std::to_string(version()));
+    }
+    by_fragment[RowFragment(a)].Add(RowOffset(a));
+  }
+  if (by_fragment.empty()) return std::const_pointer_cast<Dataset>(shared_from_this());
+  Transaction txn;
+  txn.props = std::move(props);
+  if (txn.props.operation.empty()) txn.props.operation = "DELETE";
+  for (const auto& [id, dv] : by_fragment) {
+    VIGIL_ASSIGN_OR_RETURN(DeletionFileRef ref, WriteDeletionFile(id, dv));
+    txn.updated_deletions.emplace_back(id, std::move(ref));
+  }
+  VIGIL_RETURN_IF_ERROR(options_.fs->SyncDir(AbsPath(kDeletionsDir)));
+  return Commit(std::move(txn));
+}
+
+Result<std::shared_ptr<FragmentReader>> Dataset::OpenFragment(uint32_t fragment_id) const {
+  const FragmentMeta* f = manifest_.FindFragment(fragment_id);
+  if (f == nullptr) return Status::NotFound("fragment " + std::to_string(fragment_id) + " does not exist");
+  return internal::SharedFragmentReader(options_.fs, AbsPath(f->path), options_.cache, *f);
+}
+
+Result<std::unique_ptr<RecordBatchReader>> Dataset::Scan(ScanOptions options) const {
+  return internal::NewScanner(std::const_pointer_cast<Dataset>(shared_from_this()), std::move(options));
+}
+
+}  // namespace vigil

@@ -1,0 +1,265 @@
+#include "vigil/storage/fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace vigil {
+
+namespace {
+
+thread_local IoObserver* tls_observer = nullptr;
+
+class PosixWritableFile : public WritableFile {
+ public:
+  PosixWritableFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  Status Append(std::string_view data) override {
+    if (fd_ < 0) return Status::IOError("append to closed file " + path_);
+    const char* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, "write " + path_);
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+      size_ += static_cast<uint64_t>(n);
+    }
+    return Status::OK();
+  }
+
+  Status Sync() override {
+    if (fd_ < 0) return Status::IOError("sync of closed file " + path_);
+    if (::fdatasync(fd_) != 0) return Status::FromErrno(errno, "fdatasync " + path_);
+    return Status::OK();
+  }
+
+  Status Close() override {
+    if (fd_ < 0) return Status::OK();
+    int rc = ::close(fd_);
+    fd_ = -1;
+    if (rc != 0) return Status::FromErrno(errno, "close " + path_);
+    return Status::OK();
+  }
+
+  uint64_t Size() const override { return size_; }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t size_ = 0;
+};
+
+class PosixRandomAccessFile : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string path, int fd, uint64_t size)
+      : path_(std::move(path)), fd_(fd), size_(size) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, std::string* out) const override {
+    if (offset > size_ || n > size_ - offset) {
+      return Status::Corruption("read of " + std::to_string(n) + " bytes at offset " + std::to_string(offset) +
+                                " is past the end of " + path_ + " (" + std::to_string(size_) + " bytes)");
+    }
+    out->resize(n);
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, out->data() + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, "pread " + path_);
+      }
+      if (r == 0) return Status::Corruption("unexpected end of file in " + path_);
+      done += static_cast<size_t>(r);
+    }
+    if (tls_observer != nullptr) tls_observer->OnRead(path_, offset, n);
+    return Status::OK();
+  }
+
+  uint64_t Size() const override { return size_; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+};
+
+class PosixFileSystem : public FileSystem {
+ public:
+  Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      if (errno == EEXIST) return Status::AlreadyExists(path + " already exists");
+      return Status::FromErrno(errno, "create " + path);
+    }
+    return std::unique_ptr<WritableFile>(new PosixWritableFile(path, fd));
+  }
+
+  Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::FromErrno(errno, "open " + path);
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::FromErrno(err, "stat " + path);
+    }
+    return std::unique_ptr<RandomAccessFile>(
+        new PosixRandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
+  }
+
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
+    VIGIL_ASSIGN_OR_RETURN(auto file, NewRandomAccessFile(path));
+    if (file->Size() > max_bytes) {
+      return Status::ResourceExhausted(path + " has " + std::to_string(file->Size()) +
+                                       " bytes; the limit is " + std::to_string(max_bytes));
+    }
+    std::string out;
+    VIGIL_RETURN_IF_ERROR(file->Read(0, file->Size(), &out));
+    return out;
+  }
+
+  Result<bool> Exists(const std::string& path) override {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) return true;
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    return Status::FromErrno(errno, "stat " + path);
+  }
+
+  Result<uint64_t> FileSize(const std::string& path) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::FromErrno(errno, "stat " + path);
+    }
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+  Result<std::vector<std::string>> ListDir(const std::string& path) override {
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::FromErrno(errno, "opendir " + path);
+    }
+    std::vector<std::string> names;
+    errno = 0;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return Status::FromErrno(err, "readdir " + path);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  Status CreateDirs(const std::string& path) override {
+    if (path.empty()) return Status::OK();
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return Status::OK();
+      return Status::AlreadyExists(path + " exists and is not a directory");
+    }
+    std::string parent = DirName(path);
+    if (!parent.empty() && parent != path) VIGIL_RETURN_IF_ERROR(CreateDirs(parent));
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& path) override {
+    if (::unlink(path.c_str()) != 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::FromErrno(errno, "unlink " + path);
+    }
+    return Status::OK();
+  }
+
+  Status RemoveDir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return Status::FromErrno(errno, "rmdir " + path);
+    return Status::OK();
+  }
+
+  Status LinkNoReplace(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) != 0) {
+      if (errno == EEXIST) return Status::AlreadyExists(to + " already exists");
+      return Status::FromErrno(errno, "link " + from + " -> " + to);
+    }
+    return Status::OK();
+  }
+
+  Status Rename(const std::string& from, const std::string& to) override {
+    if (::rename(from.c_str(), to.c_str()) != 0) return Status::FromErrno(errno, "rename " + from + " -> " + to);
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return Status::FromErrno(errno, "open directory " + path);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return Status::FromErrno(err, "fsync directory " + path);
+    return Status::OK();
+  }
+
+  Result<bool> IsSymlink(const std::string& path) override {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return Status::NotFound(path + " does not exist");
+      return Status::FromErrno(errno, "lstat " + path);
+    }
+    return S_ISLNK(st.st_mode);
+  }
+};
+
+}  // namespace
+
+FileSystem* DefaultFileSystem() {
+  static FileSystem* fs = new PosixFileSystem();
+  return fs;
+}
+
+Status WriteFileDurably(FileSystem* fs, const std::string& path, std::string_view data) {
+  VIGIL_ASSIGN_OR_RETURN(auto file, fs->NewWritableFile(path));
+  VIGIL_RETURN_IF_ERROR(file->Append(data));
+  VIGIL_RETURN_IF_ERROR(file->Sync());
+  return file->Close();
+}
+
+std::string JoinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
+  std::string out(a);
+  if (out.back() != '/') out.push_back('/');
+  out.append(b.front() == '/' ? b.substr(1) : b);
+  return out;
+}
+
+std::string DirName(std::string_view path) {
+  while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  size_t slash = path.rfind('/');
+  if (slash == std::string_view::npos) return "";
+  if (slash == 0) return "/";
+  return std::string(path.substr(0, slash));
+}
+
+ScopedIoObserver::ScopedIoObserver(IoObserver* observer) : previous_(tls_observer) { tls_observer = observer; }
+ScopedIoObserver::~ScopedIoObserver() { tls_observer = previous_; }
+IoObserver* CurrentIoObserver() { return tls_observer; }
+
+}  // namespace vigil
