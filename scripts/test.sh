@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the dependencies, builds Vigil and runs every test:
+#   1. a Release build with every test (unit, integration with crash and fault
+#      tests, PostgreSQL tests against a throwaway server, fuzz replays);
+#   2. an ASan+UBSan build of the fast unit tier;
+#   3. a short libFuzzer run of every fuzz target (clang).
+# TSan and long fuzz runs: scripts/test-long.sh. Run as root on Debian 12.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS="${JOBS:-2}"
+
+bash scripts/install-deps.sh
+
+echo "== Release build, every test"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build/release -j"$JOBS"
+ctest --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
+
+echo "== ASan+UBSan build, unit tier"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=address \
+  -DVIGIL_BUILD_BENCH=OFF
+cmake --build build/asan -j"$JOBS" --target vigil_unit_tests
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
+
+echo "== libFuzzer, short runs"
+FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
