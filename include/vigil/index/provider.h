@@ -1,0 +1,80 @@
+// The one-shot provider API that the index worker calls (DESIGN.md section 2):
+// create a vector index, create a scalar index (BTREE, BITMAP, FTS), drop an
+// index, list indexes, count rows. Each call is synchronous, runs once (never
+// retried here) and returns a typed error:
+//   InvalidArgument / NotSupported  - the request is invalid for this table;
+//   AlreadyExists                   - the name is taken and replace=false;
+//   NotFound                        - drop of a missing name;
+//   CommitConflict                  - a concurrent commit made this one impossible;
+//   IOError / Corruption / Internal - the storage or a library failed.
+// A create writes its segment under `_indices/<segment_uuid>/` and commits a
+// manifest carrying the request's transaction properties (job id, attempt id),
+// so the outcome of a lost response can be read back from the version history.
+// Thread safety: calls are independent; concurrent calls on one dataset race
+// through optimistic commit.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/common/uuid.h"
+#include "vigil/index/index_spec.h"
+#include "vigil/index/segment.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil::index {
+
+struct CreateIndexRequest {
+  std::string dataset_path;
+  std::optional<uint64_t> version;      // the admitted version; none = latest
+  std::string expected_schema_fingerprint;  // empty = not checked
+  std::string column;
+  std::string name;                     // exact display name
+  IndexType type = IndexType::kBtree;
+  std::map<std::string, std::string> properties;
+  bool replace = false;
+  Uuid segment_uuid;                    // preassigned; nil = generate
+  TransactionProperties txn;            // operation is set by the call
+  IndexCaps caps;
+  ProgressFn progress;
+};
+
+struct DropIndexRequest {
+  std::string dataset_path;
+  std::optional<uint64_t> version;
+  std::string name;
+  TransactionProperties txn;
+};
+
+struct ProviderResult {
+  uint64_t committed_version = 0;
+  Uuid segment_uuid;
+};
+
+// One logical index: every segment with one name.
+struct LogicalIndexInfo {
+  std::string name;
+  std::string index_type;
+  std::vector<std::string> columns;
+  std::string properties_json;
+  uint64_t rows_indexed = 0;            // physical rows of covered fragments
+  std::vector<Uuid> segments;
+};
+
+Result<ProviderResult> CreateVectorIndex(const CreateIndexRequest& request);
+Result<ProviderResult> CreateScalarIndex(const CreateIndexRequest& request);  // BTREE, BITMAP, FTS
+Result<ProviderResult> DropIndex(const DropIndexRequest& request);
+// Logical indexes of a version, sorted by name (case-sensitive).
+Result<std::vector<LogicalIndexInfo>> ListIndexes(const std::string& dataset_path,
+                                                  std::optional<uint64_t> version = std::nullopt);
+Result<uint64_t> CountRows(const std::string& dataset_path, std::optional<uint64_t> version = std::nullopt);
+
+// Opens a segment of `manifest` by its type (used by queries and tests).
+Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& dataset_path,
+                                             const Manifest& manifest, const IndexSegmentMeta& meta);
+
+}  // namespace vigil::index
