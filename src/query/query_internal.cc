@@ -1,0 +1,63 @@
+#include "query_internal.h"
+
+#include <algorithm>
+
+#include "vigil/index/segment_files.h"
+
+namespace vigil::query::internal {
+
+Result<Deletions> Deletions::Load(const TableSnapshot& snapshot) {
+  Deletions d;
+  for (const auto& f : snapshot.manifest().fragments) {
+    d.fragments_.insert(f.id);
+    if (f.deletion) {
+      VIGIL_ASSIGN_OR_RETURN(DeletionVector dv, snapshot.dataset()->LoadDeletions(f.id));
+      d.by_fragment_.emplace(f.id, std::move(dv));
+    }
+  }
+  return d;
+}
+
+bool Deletions::IsDeleted(RowAddress row) const {
+  auto it = by_fragment_.find(RowFragment(row));
+  return it != by_fragment_.end() && it->second.Contains(RowOffset(row));
+}
+
+Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index_name) {
+  const Manifest& m = snapshot.manifest();
+  std::map<uint32_t, size_t> owner;  // fragment -> index into segment list (newest wins)
+  std::vector<const IndexSegmentMeta*> metas;
+  for (const auto& meta : m.segments) {
+    if (meta.name == index_name) metas.push_back(&meta);
+  }
+  std::stable_sort(metas.begin(), metas.end(), [](const auto* a, const auto* b) {
+    return a->built_at_version < b->built_at_version;
+  });
+  Coverage c;
+  for (size_t i = 0; i < metas.size(); ++i) {
+    for (uint32_t f : metas[i]->covered_fragments) owner[f] = i;
+  }
+  std::vector<std::set<uint32_t>> assigned(metas.size());
+  for (const auto& f : m.fragments) {
+    auto it = owner.find(f.id);
+    if (it == owner.end()) {
+      c.uncovered.push_back(f.id);
+    } else {
+      assigned[it->second].insert(f.id);
+    }
+  }
+  for (size_t i = 0; i < metas.size(); ++i) {
+    if (!assigned[i].empty()) c.segments.emplace_back(snapshot.Segment(metas[i]->uuid), std::move(assigned[i]));
+  }
+  return c;
+}
+
+bool QueryRowFilter::Accept(RowAddress row) const {
+  if (fragments_ != nullptr && fragments_->count(RowFragment(row)) == 0) return false;
+  if (!deletions_->HasFragment(RowFragment(row)) || deletions_->IsDeleted(row)) return false;
+  return allowed_ == nullptr || allowed_->contains(static_cast<uint64_t>(row));
+}
+
+std::string SegmentPath(const index::Segment& segment) { return index::SegmentDir(segment.meta().uuid); }
+
+}  // namespace vigil::query::internal

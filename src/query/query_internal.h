@@ -1,0 +1,58 @@
+// Helpers shared by the query implementations: per-query deletion vectors,
+// the assignment of fragments to the segments that cover them, and the
+// RowFilter handed to segment searches. Internal; not thread-safe to build,
+// read-only (thread-safe) once built.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <roaring/roaring64map.hh>
+
+#include "vigil/index/segment.h"
+#include "vigil/query/io_recorder.h"
+#include "vigil/query/snapshot.h"
+
+namespace vigil::query::internal {
+
+// Deletions of every fragment of a snapshot.
+class Deletions {
+ public:
+  static Result<Deletions> Load(const TableSnapshot& snapshot);
+  bool IsDeleted(RowAddress row) const;
+  bool HasFragment(uint32_t fragment) const { return fragments_.count(fragment) > 0; }
+
+ private:
+  std::map<uint32_t, DeletionVector> by_fragment_;
+  std::set<uint32_t> fragments_;
+};
+
+// Which segment of a logical index answers for each fragment (the newest
+// segment covering it), and the fragments no segment covers.
+struct Coverage {
+  std::vector<std::pair<std::shared_ptr<index::Segment>, std::set<uint32_t>>> segments;
+  std::vector<uint32_t> uncovered;
+};
+Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index_name);
+
+// Accepts live rows of the given fragments that are in `allowed` (when set).
+class QueryRowFilter : public index::RowFilter {
+ public:
+  QueryRowFilter(const Deletions* deletions, const std::set<uint32_t>* fragments, const Roaring64Map* allowed)
+      : deletions_(deletions), fragments_(fragments), allowed_(allowed) {}
+  bool Accept(RowAddress row) const override;
+
+ private:
+  const Deletions* deletions_;
+  const std::set<uint32_t>* fragments_;  // null: any fragment
+  const Roaring64Map* allowed_;          // null: no prefilter
+};
+
+// "_indices/<uuid>" for the recorder.
+std::string SegmentPath(const index::Segment& segment);
+
+}  // namespace vigil::query::internal

@@ -1,0 +1,87 @@
+#include "vigil/query/snapshot.h"
+
+#include <mutex>
+
+#include "vigil/index/provider.h"
+
+namespace vigil::query {
+
+namespace {
+
+// Process-wide cache of opened segments: (dataset path, uuid) -> reader.
+class SegmentCache {
+ public:
+  static SegmentCache& Get() {
+    static auto* c = new SegmentCache();
+    return *c;
+  }
+
+  Result<std::shared_ptr<index::Segment>> GetOrOpen(const Dataset& ds, const IndexSegmentMeta& meta) {
+    Key key{ds.path(), meta.uuid};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) {
+        if (auto s = it->second.lock()) return s;
+      }
+    }
+    VIGIL_ASSIGN_OR_RETURN(auto seg, index::OpenSegment(ds.fs(), ds.path(), ds.manifest(), meta));
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = map_[key];
+    if (auto s = slot.lock()) return s;  // another thread opened it first
+    slot = seg;
+    return seg;
+  }
+
+  void Purge() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::erase_if(map_, [](const auto& kv) { return kv.second.expired(); });
+  }
+
+ private:
+  using Key = std::pair<std::string, Uuid>;
+  std::mutex mu_;
+  std::map<Key, std::weak_ptr<index::Segment>> map_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const TableSnapshot>> TableSnapshot::Open(std::shared_ptr<Dataset> dataset) {
+  auto snap = std::make_shared<TableSnapshot>();
+  for (const auto& meta : dataset->manifest().segments) {
+    auto seg = SegmentCache::Get().GetOrOpen(*dataset, meta);
+    if (!seg.ok()) return seg.status().WithContext("index '" + meta.name + "'");
+    snap->segments_[meta.uuid] = std::move(*seg);
+  }
+  snap->dataset_ = std::move(dataset);
+  return std::shared_ptr<const TableSnapshot>(std::move(snap));
+}
+
+std::vector<std::shared_ptr<index::Segment>> TableSnapshot::SegmentsOf(const std::string& name) const {
+  std::vector<std::shared_ptr<index::Segment>> out;
+  for (const auto& meta : manifest().segments) {
+    if (meta.name == name) out.push_back(segments_.at(meta.uuid));
+  }
+  return out;
+}
+
+std::string TableSnapshot::IndexOn(const std::string& column, const std::string& index_type) const {
+  auto idx = manifest().schema->IndexOf(column);
+  if (!idx) return "";
+  int32_t field_id = manifest().schema->field(*idx).id;
+  for (const auto& meta : manifest().segments) {
+    if (meta.index_type == index_type && meta.field_ids.size() == 1 && meta.field_ids[0] == field_id) {
+      return meta.name;
+    }
+  }
+  return "";
+}
+
+std::shared_ptr<index::Segment> TableSnapshot::Segment(const Uuid& uuid) const {
+  auto it = segments_.find(uuid);
+  return it == segments_.end() ? nullptr : it->second;
+}
+
+void PurgeUnusedSegments() { SegmentCache::Get().Purge(); }
+
+}  // namespace vigil::query
