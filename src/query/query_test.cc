@@ -6,7 +6,6 @@
 #include <set>
 
 #include "testutil/temp_dir.h"
-#include "vigil/generations/generation_manager.h"
 #include "vigil/index/provider.h"
 #include "vigil/storage/datagen.h"
 
@@ -214,39 +213,6 @@ TEST_F(QueryTest, BadQueriesAreRejected) {
   auto nan = Embedding(0);
   nan[3] = std::nanf("");
   EXPECT_EQ(VectorSearch(*snapshot_, "emb", nan, {}).status().code(), StatusCode::kInvalidArgument);
-}
-
-// A reader holding an old generation keeps its exact results while a REPLACE
-// and an append commit and the manager publishes the new version.
-TEST_F(QueryTest, LeaseKeepsExactResultsThroughReplace) {
-  auto manager = *generations::GenerationManager::Open(path_);
-  generations::Lease old_lease = manager->Acquire();
-  auto query = Embedding(42);
-  VectorQueryOptions opts{.k = 10, .nprobes = 2};
-  auto before = *VectorSearch(old_lease.snapshot(), "emb", query, opts);
-  CreateIndex("emb_idx", "emb", index::IndexType::kIvfPq,
-              {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "16"}, {"num_sub_vectors", "2"}},
-              /*replace=*/true);
-  ASSERT_TRUE(manager->Refresh().ok());
-  generations::Lease new_lease = manager->Acquire();
-  EXPECT_GT(new_lease.version(), old_lease.version());
-  EXPECT_EQ(manager->live_generations(), 2u);
-  auto again = *VectorSearch(old_lease.snapshot(), "emb", query, opts);
-  ASSERT_EQ(again.size(), before.size());
-  for (size_t i = 0; i < before.size(); ++i) {
-    EXPECT_EQ(again[i].row, before[i].row);
-    EXPECT_EQ(again[i].distance, before[i].distance);
-  }
-  IoRecorder rec;
-  ASSERT_TRUE(VectorSearch(new_lease.snapshot(), "emb", query, opts, {}, &rec).ok());
-  EXPECT_EQ(rec.segments_used().size(), 1u);
-  EXPECT_FALSE(rec.segments_used().count(SegmentPathOf("emb_idx")));  // the replacement segment
-  // Unchanged segments are shared between the generations, not reopened.
-  for (const auto& meta : old_lease.snapshot().manifest().segments) {
-    if (meta.name != "emb_idx") EXPECT_EQ(old_lease.snapshot().Segment(meta.uuid), new_lease.snapshot().Segment(meta.uuid));
-  }
-  old_lease.Release();
-  EXPECT_EQ(manager->live_generations(), 1u);
 }
 
 }  // namespace
