@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The long tier, outside CI's time budget: a ThreadSanitizer build running the
+# unit tier (which holds the concurrency tests: racing appends, generation
+# publication under readers, racing reservations, group commit), then longer
+# libFuzzer runs. Run as root on Debian 12.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS="${JOBS:-2}"
+bash scripts/install-deps.sh
+
+echo "== ThreadSanitizer build, unit tier"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=thread \
+  -DVIGIL_BUILD_BENCH=OFF
+cmake --build build/tsan -j"$JOBS" --target vigil_unit_tests
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --test-dir build/tsan -L unit -LE fuzz -j"$JOBS" --output-on-failure --timeout 3600
+
+echo "== libFuzzer, long runs"
+FUZZ_SECONDS="${FUZZ_SECONDS:-300}" bash scripts/fuzz.sh
