@@ -1,0 +1,13 @@
+// IdempotencyStore on PostgreSQL: the conformance suite against the throwaway
+// server of the vigil_pg ctest fixture (scripts/pg-test-server.sh).
+#include <gtest/gtest.h>
+
+#include "idempotency/store_conformance.h"
+#include "meta/test_env.h"
+
+namespace vigil::idempotency {
+
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
+                         ::testing::Values(testing::PostgresBackend()), testing::BackendName);
+
+}  // namespace vigil::idempotency
