@@ -1,0 +1,97 @@
+// Ingest: streaming readers that turn CSV, JSON Lines, .fvecs and .npy files
+// into RecordBatches of bounded size, and ImportFile, which appends such a
+// file to a table as one commit (nothing is committed when any row is bad).
+//
+// Readers never load the whole file: they hold one input chunk and one batch.
+// Every error about the input is InvalidArgument naming the file and the
+// place: "file:line:column: ..." for text formats, "file: record N (byte
+// offset B): ..." for vector files.
+//
+// Thread safety: a reader is used by one thread at a time; the free functions
+// are thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "vigil/common/status.h"
+#include "vigil/storage/column.h"
+#include "vigil/storage/fs.h"
+#include "vigil/storage/manifest.h"
+#include "vigil/storage/schema.h"
+
+namespace vigil {
+
+enum class IngestFormat { kCsv, kJsonl, kFvecs, kNpy };
+
+// "csv", "jsonl", "fvecs", "npy".
+std::string_view IngestFormatName(IngestFormat format);
+// Parses a format name ("json" and "ndjson" mean JSON Lines); InvalidArgument otherwise.
+Result<IngestFormat> ParseIngestFormat(std::string_view name);
+// The format implied by the file extension (.csv, .jsonl/.ndjson/.json, .fvecs, .npy).
+Result<IngestFormat> DetectIngestFormat(std::string_view path);
+
+constexpr size_t kDefaultIngestBatchRows = 16384;
+
+struct IngestOptions {
+  std::optional<IngestFormat> format;     // empty: from the extension
+  SchemaPtr schema;                       // target schema; null: inferred / default
+  size_t batch_rows = kDefaultIngestBatchRows;
+  size_t infer_sample_rows = 1000;        // text formats: rows read to infer types
+  size_t infer_sample_bytes = 4 << 20;    // ... and at most this many bytes
+  std::string id_column = "id";           // vector files: 0-based record position
+  std::string vector_column = "vector";   // vector files: the vector itself
+  FileSystem* fs = nullptr;               // null: DefaultFileSystem()
+};
+
+// Opens a streaming reader over `path`. Without a schema, CSV and JSON Lines
+// infer one from a bounded sample; vector files yield (id BIGINT NOT NULL,
+// vector VECTOR(FLOAT32, dim) NOT NULL). With a schema, every value is parsed
+// and range-checked against it; unknown columns and missing non-nullable
+// columns are errors.
+Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& path,
+                                                            const IngestOptions& options);
+// Same over an in-memory file (tests, fuzzing); `name` is used in messages.
+// `format` must be set in `options`.
+Result<std::unique_ptr<RecordBatchReader>> OpenIngestReaderFromBuffer(std::string data,
+                                                                      std::string name,
+                                                                      const IngestOptions& options);
+
+// The schema OpenIngestReader would use for `path` when none is given.
+Result<SchemaPtr> InferIngestSchema(const std::string& path, const IngestOptions& options);
+
+// The default schema of a vector file: id BIGINT NOT NULL, vector VECTOR(FLOAT32, dim) NOT NULL.
+Result<SchemaPtr> VectorFileSchema(uint32_t dim, const IngestOptions& options = {});
+
+// Parses one text cell (CSV field, JSON string) as a value of `type`, with
+// range checks. Vectors are JSON arrays "[0.1, 2, ...]" of exactly dim numbers.
+// Errors are InvalidArgument without a location (callers add it).
+Result<Value> ParseTextValue(std::string_view text, const DataType& type);
+
+struct ImportOptions {
+  IngestOptions ingest;
+  bool create = false;                    // create the table when it does not exist
+  TransactionProperties props;            // operation defaults to "APPEND" / "CREATE_TABLE"
+  std::function<void(uint64_t rows)> progress;  // called after each batch with the total so far
+};
+
+struct ImportResult {
+  uint64_t rows = 0;
+  uint64_t version = 0;                   // the version the import committed
+  bool created = false;
+  SchemaPtr schema;
+};
+
+// Appends the rows of `file` to the dataset at `table_path` in one commit.
+// A missing table is NotFound unless `create`; then it gets `ingest.schema`
+// (or the inferred one), is built aside and published only when every row was
+// accepted. An existing table's own schema is always used. On any error nothing
+// is committed.
+Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file,
+                                const ImportOptions& options);
+
+}  // namespace vigil

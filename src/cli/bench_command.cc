@@ -1,0 +1,94 @@
+// `vigil bench [NAME] [--opt key=value ...] [--out FILE]`: runs a registered
+// benchmark and prints its JSON result; lists the benchmarks without NAME.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "bench/bench.h"
+#include "cli/commands.h"
+
+namespace vigil::cli {
+
+namespace {
+
+struct BenchCliArgs {
+  std::string name;
+  std::vector<std::string> opts;
+  std::string out;
+  std::string work_dir;
+  bool keep = false;
+};
+
+Status ListBenchmarks() {
+  std::printf("benchmarks (run with: vigil bench NAME [--opt key=value ...] [--out FILE]):\n");
+  for (const auto& b : bench::All()) std::printf("  %-12s %s\n", b.name.c_str(), b.description.c_str());
+  return Status::OK();
+}
+
+Result<std::map<std::string, std::string>> ParseOpts(const std::vector<std::string>& opts) {
+  std::map<std::string, std::string> out;
+  for (const auto& o : opts) {
+    size_t eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) return Status::InvalidArgument("--opt '" + o + "' must be key=value");
+    out[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  return out;
+}
+
+Result<std::string> ScratchDir(const std::string& given) {
+  if (!given.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(given, ec);
+    if (ec) return Status::IOError("cannot create " + given + ": " + ec.message());
+    return given;
+  }
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t && *t ? t : "/tmp") + "/vigil-bench-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return Status::FromErrno(errno, "mkdtemp " + tmpl);
+  return tmpl;
+}
+
+Status RunBench(const BenchCliArgs& args) {
+  if (args.name.empty()) return ListBenchmarks();
+  const bench::BenchInfo* info = nullptr;
+  auto all = bench::All();
+  for (const auto& b : all) {
+    if (b.name == args.name) info = &b;
+  }
+  if (info == nullptr) return Status::NotFound("no benchmark named '" + args.name + "' (run `vigil bench` to list them)");
+  bench::BenchArgs bargs;
+  VIGIL_ASSIGN_OR_RETURN(bargs.options, ParseOpts(args.opts));
+  VIGIL_ASSIGN_OR_RETURN(bargs.work_dir, ScratchDir(args.work_dir));
+  Result<nlohmann::json> result = info->fn(bargs);
+  if (!args.keep && args.work_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(bargs.work_dir, ec);
+  }
+  if (!result.ok()) return result.status();
+  std::string text = result->dump(2) + "\n";
+  std::fputs(text.c_str(), stdout);
+  if (!args.out.empty()) {
+    std::ofstream f(args.out, std::ios::binary | std::ios::trunc);
+    f << text;
+    if (!f.good()) return Status::IOError("cannot write " + args.out);
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddBenchCommand(CLI::App* app, Context* ctx) {
+  auto* sub = app->add_subcommand("bench", "Run a benchmark (JSON output); lists the benchmarks when NAME is omitted");
+  auto args = std::make_shared<BenchCliArgs>();
+  sub->add_option("NAME", args->name, "Benchmark name");
+  sub->add_option("--opt", args->opts, "Benchmark option key=value (repeatable), e.g. --opt rows=100000");
+  sub->add_option("--out", args->out, "Also write the JSON result to FILE");
+  sub->add_option("--work-dir", args->work_dir, "Scratch directory (default: a temporary one, removed afterwards)");
+  sub->add_flag("--keep", args->keep, "Keep the temporary scratch directory");
+  ctx->actions.emplace_back(sub, [args]() { return RunBench(*args); });
+}
+
+}  // namespace vigil::cli

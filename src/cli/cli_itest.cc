@@ -1,0 +1,127 @@
+// Process-level tests of the `vigil` binary: init, import (good and bad
+// files), --help, and error exits.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs the vigil binary with `args` (a shell-quoted string) and no VIGIL_ROOT.
+RunResult Vigil(const std::string& args) {
+  std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.Join("root");
+    RunResult r = Vigil("init " + root_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  void Write(const std::string& name, const std::string& text) { std::ofstream(dir_.Join(name)) << text; }
+
+  testing::TempDir dir_;
+  std::string root_;
+};
+
+TEST_F(CliTest, HelpOnEveryCommand) {
+  for (std::string cmd : {"", "init ", "import ", "demo ", "bench "}) {
+    RunResult r = Vigil(cmd + "--help");
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
+    EXPECT_THAT(r.output, HasSubstr("Usage")) << cmd;
+  }
+  EXPECT_THAT(Vigil("import --help").output, HasSubstr("--create"));
+  EXPECT_NE(Vigil("no-such-command").exit_code, 0);
+}
+
+TEST_F(CliTest, InitRefusesExistingRootAndNonEmptyDirectory) {
+  RunResult again = Vigil("init " + root_);
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.output, HasSubstr("already a vigil root"));
+  Write("x.txt", "x");
+  RunResult busy = Vigil("init " + dir_.path());
+  EXPECT_EQ(busy.exit_code, 1);
+  EXPECT_THAT(busy.output, HasSubstr("not empty"));
+}
+
+TEST_F(CliTest, ImportCreatesAppendsAndRejectsMalformedCsvWithoutCommitting) {
+  Write("good.csv", "id,name,score\n1,a,0.5\n2,b,1.5\n");
+  RunResult missing = Vigil("--root " + root_ + " import db.t " + dir_.Join("good.csv"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.output, HasSubstr("--create"));
+
+  RunResult ok = Vigil("--root " + root_ + " import db.t " + dir_.Join("good.csv") + " --create");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("2 rows into local.db.t"));
+  std::string table = root_ + "/db/t.vgl";
+  uint64_t version = *Dataset::LatestVersion(table);
+
+  Write("bad.csv", "id,name,score\n3,c,2.5\n4,d,oops\n");
+  RunResult bad = Vigil("--root " + root_ + " import local.db.t " + dir_.Join("bad.csv"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.output, HasSubstr(dir_.Join("bad.csv") + ":3:5: column 'score'"));
+  EXPECT_THAT(bad.output, HasSubstr("nothing was committed"));
+  EXPECT_EQ(*Dataset::LatestVersion(table), version);
+  EXPECT_EQ((*Dataset::Open(table))->CountRows(), 2u);
+  // Piped stderr: no progress bar escape sequences.
+  EXPECT_THAT(ok.output, ::testing::Not(HasSubstr("\r")));
+}
+
+TEST_F(CliTest, BadNamesAndMissingRootAreClearErrors) {
+  Write("good.csv", "id\n1\n");
+  RunResult bad_name = Vigil("--root " + root_ + " import db.9t " + dir_.Join("good.csv") + " --create");
+  EXPECT_EQ(bad_name.exit_code, 1);
+  EXPECT_THAT(bad_name.output, HasSubstr("table name '9t'"));
+  RunResult no_root = Vigil("import db.t " + dir_.Join("good.csv"));
+  EXPECT_EQ(no_root.exit_code, 1);
+  EXPECT_THAT(no_root.output, HasSubstr("--root"));
+  RunResult not_root = Vigil("--root " + dir_.path() + " import db.t " + dir_.Join("good.csv"));
+  EXPECT_THAT(not_root.output, HasSubstr("is not a vigil root"));
+  RunResult env_root = Vigil("import db.t " + dir_.Join("good.csv") + " --create");
+  EXPECT_EQ(env_root.exit_code, 1);
+  std::string with_env = "VIGIL_ROOT=" + root_ + " " + std::string(VIGIL_CLI_BINARY) + " import db.e " +
+                         dir_.Join("good.csv") + " --create >/dev/null 2>&1";
+  EXPECT_EQ(std::system(with_env.c_str()), 0);
+  EXPECT_TRUE(*DefaultFileSystem()->Exists(root_ + "/db/e.vgl"));
+}
+
+TEST_F(CliTest, DemoShowsTheSampleTable) {
+  RunResult r = Vigil("--root " + root_ + " demo --rows 500 --dim 8");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("local.demo.sample"));
+  EXPECT_THAT(r.output, HasSubstr("rows     500"));
+  EXPECT_THAT(r.output, HasSubstr("emb        VECTOR(FLOAT32, 8) NOT NULL"));
+  EXPECT_THAT(r.output, HasSubstr("| id "));
+  RunResult list = Vigil("bench");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.output, HasSubstr("storage"));
+}
+
+}  // namespace
+}  // namespace vigil

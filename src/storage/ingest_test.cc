@@ -1,0 +1,419 @@
+#include "vigil/storage/ingest.h"
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+#include "vigil/storage/datagen.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+
+SchemaPtr MakeSchemaOrDie(std::vector<Field> fields) {
+  auto s = Schema::Make(std::move(fields));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+Field F(std::string name, DataType t, bool nullable = true) { return Field{-1, std::move(name), t, nullable}; }
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// Reads every batch of an in-memory file; returns the status of the first failure.
+Result<std::vector<RecordBatch>> ReadAll(const std::string& data, IngestFormat format, SchemaPtr schema = nullptr,
+                                         size_t batch_rows = kDefaultIngestBatchRows) {
+  IngestOptions o;
+  o.format = format;
+  o.schema = std::move(schema);
+  o.batch_rows = batch_rows;
+  VIGIL_ASSIGN_OR_RETURN(auto reader, OpenIngestReaderFromBuffer(data, "in.txt", o));
+  std::vector<RecordBatch> out;
+  while (true) {
+    VIGIL_ASSIGN_OR_RETURN(auto batch, reader->Next());
+    if (!batch) break;
+    VIGIL_RETURN_IF_ERROR(batch->Validate());
+    out.push_back(std::move(*batch));
+  }
+  return out;
+}
+
+std::string ErrorOf(const std::string& data, IngestFormat format, SchemaPtr schema = nullptr) {
+  auto r = ReadAll(data, format, std::move(schema));
+  EXPECT_FALSE(r.ok());
+  if (r.ok()) return "";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  return r.status().message();
+}
+
+TEST(IngestFormatTest, DetectsFromExtension) {
+  EXPECT_EQ(*DetectIngestFormat("/a/b.csv"), IngestFormat::kCsv);
+  EXPECT_EQ(*DetectIngestFormat("x.JSONL"), IngestFormat::kJsonl);
+  EXPECT_EQ(*DetectIngestFormat("x.ndjson"), IngestFormat::kJsonl);
+  EXPECT_EQ(*DetectIngestFormat("base.fvecs"), IngestFormat::kFvecs);
+  EXPECT_EQ(*DetectIngestFormat("v.npy"), IngestFormat::kNpy);
+  EXPECT_FALSE(DetectIngestFormat("dir.csv/noext").ok());
+  EXPECT_FALSE(DetectIngestFormat("x.parquet").ok());
+  EXPECT_FALSE(ParseIngestFormat("xml").ok());
+}
+
+TEST(ParseTextValueTest, TypesAndRanges) {
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("-42", DataType::Of(TypeId::kInt64))), -42);
+  EXPECT_FALSE(ParseTextValue("128", DataType::Of(TypeId::kInt8)).ok());
+  EXPECT_FALSE(ParseTextValue("99999999999999999999", DataType::Of(TypeId::kInt64)).ok());
+  EXPECT_FALSE(ParseTextValue("1.5", DataType::Of(TypeId::kInt32)).ok());
+  EXPECT_FALSE(ParseTextValue("1e39", DataType::Of(TypeId::kFloat32)).ok());
+  EXPECT_TRUE(ParseTextValue("1e39", DataType::Of(TypeId::kFloat64)).ok());
+  EXPECT_FALSE(ParseTextValue("nan", DataType::Of(TypeId::kFloat64)).ok());
+  EXPECT_EQ(std::get<bool>(*ParseTextValue("TRUE", DataType::Of(TypeId::kBool))), true);
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-02", DataType::Of(TypeId::kDate))), 1);
+  EXPECT_FALSE(ParseTextValue("2023-02-29", DataType::Of(TypeId::kDate)).ok());
+  EXPECT_TRUE(ParseTextValue("2024-02-29", DataType::Of(TypeId::kDate)).ok());
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-01T00:00:01.5Z", DataType::Of(TypeId::kTimestamp))),
+            1500000);
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-01 01:00:00+01:00", DataType::Of(TypeId::kTimestamp))),
+            0);
+  EXPECT_FALSE(ParseTextValue("1970-01-01T25:00:00", DataType::Of(TypeId::kTimestamp)).ok());
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("-12.5", DataType::Decimal(5, 2))), -1250);
+  EXPECT_FALSE(ParseTextValue("1234.5", DataType::Decimal(5, 2)).ok());
+  EXPECT_FALSE(ParseTextValue("1.234", DataType::Decimal(5, 2)).ok());
+  auto v = ParseTextValue(" [1, -2.5,3e2] ", DataType::Vector(VectorElement::kFloat32, 3));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(std::get<std::vector<float>>(*v), (std::vector<float>{1.0f, -2.5f, 300.0f}));
+  EXPECT_FALSE(ParseTextValue("[1,2]", DataType::Vector(VectorElement::kFloat32, 3)).ok());
+  EXPECT_FALSE(ParseTextValue("[1,2,3,4]", DataType::Vector(VectorElement::kFloat32, 3)).ok());
+  EXPECT_FALSE(ParseTextValue("[1,,3]", DataType::Vector(VectorElement::kFloat32, 3)).ok());
+  EXPECT_FALSE(ParseTextValue("[1,2,1e40]", DataType::Vector(VectorElement::kFloat32, 3)).ok());
+  EXPECT_FALSE(ParseTextValue("[1,2,70000]", DataType::Vector(VectorElement::kFloat16, 3)).ok());
+}
+
+TEST(CsvIngestTest, ParsesTypedColumnsQuotesAndNulls) {
+  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("name", DataType::Of(TypeId::kString)),
+                                 F("score", DataType::Of(TypeId::kFloat64)), F("ok", DataType::Of(TypeId::kBool)),
+                                 F("day", DataType::Of(TypeId::kDate)),
+                                 F("v", DataType::Vector(VectorElement::kFloat32, 2))});
+  std::string csv =
+      "id,name,score,ok,day,v\r\n"
+      "1,\"a, \"\"quoted\"\"\",1.5,true,2024-01-02,\"[1,2]\"\r\n"
+      "2,,,,,\n"
+      "3,\"\",2,false,1970-01-01,\"[3, 4]\"\n"
+      "4,\"two\nlines\",-1,0,1970-01-03,\"[5,6]\"\n";
+  auto r = ReadAll(csv, IngestFormat::kCsv, schema);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  const RecordBatch& b = (*r)[0];
+  ASSERT_EQ(b.num_rows, 4u);
+  EXPECT_EQ(b.columns[1].StringAt(0), "a, \"quoted\"");
+  EXPECT_FALSE(b.columns[1].IsValid(1));  // unquoted empty = NULL
+  EXPECT_TRUE(b.columns[1].IsValid(2));   // quoted empty = ""
+  EXPECT_EQ(b.columns[1].StringAt(2), "");
+  EXPECT_EQ(b.columns[1].StringAt(3), "two\nlines");
+  EXPECT_DOUBLE_EQ(b.columns[2].values<double>()[0], 1.5);
+  EXPECT_FALSE(b.columns[5].IsValid(1));
+  EXPECT_EQ(std::get<std::vector<float>>(b.columns[5].ValueAt(2)), (std::vector<float>{3, 4}));
+  EXPECT_EQ(std::get<int64_t>(b.columns[4].ValueAt(0)), 19724);
+}
+
+TEST(CsvIngestTest, InfersSchemaFromSample) {
+  std::string csv =
+      "id,price,flag,day,ts,label,emb,empty\n"
+      "1,2,true,2024-01-01,2024-01-01T10:00:00Z,x,\"[1,2,3]\",\n"
+      "2,2.5,false,2024-01-02,2024-01-01 11:00:00,7,\"[4,5,6]\",\n";
+  auto r = ReadAll(csv, IngestFormat::kCsv);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Schema& s = *(*r)[0].schema;
+  EXPECT_EQ(s.ToString(),
+            "id BIGINT, price DOUBLE, flag BOOL, day DATE, ts TIMESTAMP, label STRING, "
+            "emb VECTOR(FLOAT32, 3), empty STRING");
+}
+
+TEST(CsvIngestTest, BatchesAreBounded) {
+  std::string csv = "id\n";
+  for (int i = 0; i < 40000; ++i) csv += std::to_string(i) + "\n";
+  auto r = ReadAll(csv, IngestFormat::kCsv, nullptr, 16384);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ((*r)[0].num_rows, 16384u);
+  EXPECT_EQ((*r)[2].num_rows, 40000u - 2 * 16384u);
+  EXPECT_EQ((*r)[2].columns[0].values<int64_t>()[7231], 39999);
+}
+
+TEST(CsvIngestTest, ErrorsNameFileLineAndColumn) {
+  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt32), false), F("name", DataType::Of(TypeId::kString)),
+                                 F("v", DataType::Vector(VectorElement::kFloat32, 2))});
+  EXPECT_THAT(ErrorOf("id,name,v\n1,a,\"[1,2]\"\n2,b\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:3:3: expected 3 fields, found 2"));
+  EXPECT_THAT(ErrorOf("id,name,v\n1,a,\"[1,2]\"\nx,b,\"[1,2]\"\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:3:1: column 'id': 'x' is not an integer"));
+  EXPECT_THAT(ErrorOf("id,name,v\n3000000000,a,\"[1,2]\"\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:2:1: column 'id': value 3000000000 is out of range for INT"));
+  EXPECT_THAT(ErrorOf("id,name,v\n1,a,\"[1,2,3]\"\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:2:5: column 'v': vector has more than 2 elements"));
+  EXPECT_THAT(ErrorOf("id,name,v,extra\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:1:11: unknown column 'extra'"));
+  EXPECT_THAT(ErrorOf("id,9name\n", IngestFormat::kCsv, schema), HasSubstr("in.txt:1:4: column name '9name'"));
+  EXPECT_THAT(ErrorOf("name,v\n", IngestFormat::kCsv, schema), HasSubstr("missing non-nullable column 'id'"));
+  EXPECT_THAT(ErrorOf("id,name,v\n,a,\"[1,2]\"\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:2:1: column 'id': missing value for non-nullable column"));
+  EXPECT_THAT(ErrorOf("id,name\n1,\"open\n", IngestFormat::kCsv), HasSubstr("in.txt:2:3: unterminated quoted field"));
+  EXPECT_THAT(ErrorOf("id,name\n1,a\"b\n", IngestFormat::kCsv), HasSubstr("in.txt:2:4: unexpected '\"'"));
+  EXPECT_THAT(ErrorOf("", IngestFormat::kCsv), HasSubstr("header line is required"));
+  // A value that does not fit the type inferred from the sample.
+  std::string late = "n\n";
+  for (int i = 0; i < 5; ++i) late += "1\n";
+  IngestOptions o;
+  o.format = IngestFormat::kCsv;
+  o.infer_sample_rows = 3;
+  auto reader = OpenIngestReaderFromBuffer(late + "abc\n", "late.csv", o);
+  ASSERT_TRUE(reader.ok());
+  auto batch = (*reader)->Next();
+  ASSERT_FALSE(batch.ok());
+  EXPECT_THAT(batch.status().message(), HasSubstr("late.csv:7:1: column 'n'"));
+}
+
+TEST(JsonlIngestTest, ParsesAndInfers) {
+  std::string jsonl =
+      "{\"id\": 1, \"cat\": \"a\", \"ts\": \"2024-01-01T00:00:00Z\", \"emb\": [1, 2.5], \"x\": 1.5}\n"
+      "\n"
+      "{\"id\": 2, \"cat\": null, \"ts\": \"2024-01-02T00:00:00Z\", \"emb\": [3, 4]}\n";
+  auto r = ReadAll(jsonl, IngestFormat::kJsonl);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const RecordBatch& b = (*r)[0];
+  EXPECT_EQ(b.schema->ToString(), "id BIGINT, cat STRING, ts TIMESTAMP, emb VECTOR(FLOAT32, 2), x DOUBLE");
+  ASSERT_EQ(b.num_rows, 2u);
+  EXPECT_FALSE(b.columns[1].IsValid(1));
+  EXPECT_FALSE(b.columns[4].IsValid(1));
+  EXPECT_EQ(std::get<std::vector<float>>(b.columns[3].ValueAt(0)), (std::vector<float>{1, 2.5}));
+  EXPECT_EQ(b.columns[2].values<int64_t>()[1], 1704153600000000);
+}
+
+TEST(JsonlIngestTest, ErrorsNameFileLineAndColumn) {
+  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt16), false), F("name", DataType::Of(TypeId::kString)),
+                                 F("v", DataType::Vector(VectorElement::kFloat32, 2))});
+  EXPECT_THAT(ErrorOf("{\"id\": 1}\n{\"id\": 2,, }\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:2:10: malformed JSON"));
+  EXPECT_THAT(ErrorOf("{\"id\": 1, \"nope\": 2}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:1:11: unknown column 'nope'"));
+  EXPECT_THAT(ErrorOf("{\"id\": 1, \"bad-name\": 2}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:1:11: column name 'bad-name'"));
+  EXPECT_THAT(ErrorOf("{\"name\": \"a\"}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:1:1: missing non-nullable column 'id'"));
+  EXPECT_THAT(ErrorOf("{\"id\": 40000}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:1:2: column 'id': value 40000 is out of range for SMALLINT"));
+  EXPECT_THAT(ErrorOf("{\"id\": 1, \"v\": [1, 2, 3]}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:1:11: column 'v': vector has dimension 3, expected 2"));
+  EXPECT_THAT(ErrorOf("{\"id\": 1, \"name\": 5}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("column 'name': expected a string"));
+  EXPECT_THAT(ErrorOf("[1, 2]\n", IngestFormat::kJsonl, schema), HasSubstr("in.txt:1:1: expected a JSON object"));
+}
+
+class VectorFileTest : public ::testing::Test {
+ protected:
+  std::shared_ptr<const DataGenerator> Gen(uint64_t rows, uint32_t dim) {
+    DatagenOptions o;
+    o.rows = rows;
+    o.dim = dim;
+    o.latent_dim = std::min<uint32_t>(dim, 8);
+    o.columns = {"emb"};
+    return *DataGenerator::Make(o);
+  }
+
+  // Reads `path` and checks every row equals the generator's embedding (within `tol`).
+  void ExpectMatches(const std::string& path, const DataGenerator& gen, float tol) {
+    IngestOptions o;
+    o.batch_rows = 1000;
+    auto reader = OpenIngestReader(path, o);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    EXPECT_EQ((*reader)->schema()->ToString(),
+              "id BIGINT NOT NULL, vector VECTOR(FLOAT32, " + std::to_string(gen.options().dim) + ") NOT NULL");
+    uint64_t row = 0;
+    std::vector<float> want(gen.options().dim);
+    while (true) {
+      auto b = (*reader)->Next();
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      if (!*b) break;
+      ASSERT_LE((*b)->num_rows, 1000u);
+      for (size_t i = 0; i < (*b)->num_rows; ++i, ++row) {
+        EXPECT_EQ((*b)->columns[0].values<int64_t>()[i], static_cast<int64_t>(row));
+        gen.Embedding(row, want.data());
+        const float* got = (*b)->columns[1].values<float>() + i * want.size();
+        for (size_t d = 0; d < want.size(); ++d) ASSERT_NEAR(got[d], want[d], tol) << row << "," << d;
+      }
+    }
+    EXPECT_EQ(row, gen.options().rows);
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(VectorFileTest, FvecsRoundTrip) {
+  auto gen = Gen(2500, 16);
+  ASSERT_TRUE(WriteFvecs(*gen, dir_.Join("a.fvecs")).ok());
+  ExpectMatches(dir_.Join("a.fvecs"), *gen, 0);
+}
+
+TEST_F(VectorFileTest, NpyRoundTripF4AndF2) {
+  auto gen = Gen(1500, 12);
+  ASSERT_TRUE(WriteNpy(*gen, dir_.Join("a.npy")).ok());
+  ExpectMatches(dir_.Join("a.npy"), *gen, 0);
+  ASSERT_TRUE(WriteNpy(*gen, dir_.Join("h.npy"), VectorElement::kFloat16).ok());
+  ExpectMatches(dir_.Join("h.npy"), *gen, 0.01f);
+}
+
+TEST_F(VectorFileTest, FvecsDimensionMismatchAndTruncation) {
+  std::string rec;
+  auto add = [&](int32_t d, int n) {
+    rec.append(reinterpret_cast<const char*>(&d), 4);
+    for (int i = 0; i < n; ++i) {
+      float f = static_cast<float>(i);
+      rec.append(reinterpret_cast<const char*>(&f), 4);
+    }
+  };
+  add(2, 2);
+  add(2, 2);
+  add(3, 3);
+  EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs), HasSubstr("in.txt: record 2 (byte offset 24): vector dimension 3"));
+  rec.clear();
+  add(2, 2);
+  add(2, 1);
+  EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs), HasSubstr("in.txt: record 1 (byte offset 12): truncated record"));
+  rec.clear();
+  add(2, 1);
+  float inf = std::numeric_limits<float>::infinity();
+  rec.append(reinterpret_cast<const char*>(&inf), 4);
+  EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs), HasSubstr("record 0 (byte offset 8): vector element 1 is not a finite"));
+  EXPECT_THAT(ErrorOf("\x01\x00", IngestFormat::kFvecs), HasSubstr("too short"));
+  rec.clear();
+  add(-1, 0);
+  EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs), HasSubstr("dimension -1 is out of range"));
+}
+
+std::string Npy(const std::string& dict, const std::string& data) {
+  std::string h = "\x93NUMPY";
+  h += '\x01';
+  h += '\x00';
+  h.push_back(static_cast<char>(dict.size()));
+  h.push_back(0);
+  return h + dict + data;
+}
+
+TEST_F(VectorFileTest, NpyHeaderErrors) {
+  std::string eight(8, '\0');
+  EXPECT_TRUE(ReadAll(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1), }\n", eight),
+                      IngestFormat::kNpy).ok());
+  EXPECT_THAT(ErrorOf(Npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 1), }", eight), IngestFormat::kNpy),
+              HasSubstr("dtype '>f4' is not supported"));
+  EXPECT_THAT(ErrorOf(Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1), }", eight), IngestFormat::kNpy),
+              HasSubstr("only C order"));
+  EXPECT_THAT(ErrorOf(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (8,), }", eight), IngestFormat::kNpy),
+              HasSubstr("shape must be 2-D"));
+  EXPECT_THAT(ErrorOf(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, 1), }", eight), IngestFormat::kNpy),
+              HasSubstr("record 2 (byte offset 77): truncated data"));
+  EXPECT_THAT(ErrorOf(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1), }", eight), IngestFormat::kNpy),
+              HasSubstr("4 unexpected bytes"));
+  EXPECT_THAT(ErrorOf("NUMPY", IngestFormat::kNpy), HasSubstr("bad magic"));
+}
+
+TEST_F(VectorFileTest, GivenSchemaTargetsNamedAndFloat16Columns) {
+  auto gen = Gen(100, 4);
+  ASSERT_TRUE(WriteFvecs(*gen, dir_.Join("a.fvecs")).ok());
+  IngestOptions o;
+  o.schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("note", DataType::Of(TypeId::kString)),
+                              F("emb", DataType::Vector(VectorElement::kFloat16, 4), false)});
+  auto reader = OpenIngestReader(dir_.Join("a.fvecs"), o);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto b = (*reader)->Next();
+  ASSERT_TRUE(b.ok() && *b);
+  EXPECT_EQ((*b)->num_rows, 100u);
+  EXPECT_FALSE((*b)->columns[1].IsValid(0));
+  std::vector<float> want(4);
+  gen->Embedding(99, want.data());
+  EXPECT_NEAR(std::get<std::vector<float>>((*b)->columns[2].ValueAt(99))[3], want[3], 0.01);
+
+  o.schema = MakeSchemaOrDie({F("emb", DataType::Vector(VectorElement::kFloat32, 5), false)});
+  EXPECT_THAT(OpenIngestReader(dir_.Join("a.fvecs"), o).status().message(), HasSubstr("vectors have dimension 4"));
+}
+
+class ImportTest : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+  std::string table_ = dir_.Join("db/t.vgl");
+};
+
+TEST_F(ImportTest, CreateAppendAndRejectBadFileWithoutCommitting) {
+  WriteText(dir_.Join("good.csv"), "id,name\n1,a\n2,b\n");
+  ImportOptions o;
+  EXPECT_EQ(ImportFile(table_, dir_.Join("good.csv"), o).status().code(), StatusCode::kNotFound);
+  o.create = true;
+  uint64_t progress = 0;
+  o.progress = [&](uint64_t rows) { progress = rows; };
+  auto r = ImportFile(table_, dir_.Join("good.csv"), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->created);
+  EXPECT_EQ(r->rows, 2u);
+  EXPECT_EQ(progress, 2u);
+  auto ds = Dataset::Open(table_);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ((*ds)->CountRows(), 2u);
+  EXPECT_EQ((*ds)->version(), r->version);
+
+  WriteText(dir_.Join("bad.csv"), "id,name\n3,c\nfour,d\n");
+  auto bad = ImportFile(table_, dir_.Join("bad.csv"), o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("bad.csv:3:1: column 'id'"));
+  EXPECT_EQ(*Dataset::LatestVersion(table_), r->version);
+  EXPECT_EQ((*Dataset::Open(table_))->CountRows(), 2u);
+
+  auto more = ImportFile(table_, dir_.Join("good.csv"), o);
+  ASSERT_TRUE(more.ok()) << more.status().ToString();
+  EXPECT_FALSE(more->created);
+  EXPECT_EQ(more->version, r->version + 1);
+  EXPECT_EQ((*Dataset::Open(table_))->CountRows(), 4u);
+}
+
+TEST_F(ImportTest, FailedCreateLeavesNothingBehind) {
+  WriteText(dir_.Join("bad.jsonl"), "{\"id\": 1}\n{\"id\": 2\n");
+  ImportOptions o;
+  o.create = true;
+  o.ingest.infer_sample_rows = 1;  // the bad line is found while appending, after the table was staged
+  auto r = ImportFile(table_, dir_.Join("bad.jsonl"), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("bad.jsonl:2:"));
+  EXPECT_FALSE(*DefaultFileSystem()->Exists(table_));
+  EXPECT_TRUE(DefaultFileSystem()->ListDir(dir_.Join("db"))->empty());
+}
+
+TEST_F(ImportTest, ImportsFvecsIntoNamedVectorColumn) {
+  DatagenOptions g;
+  g.rows = 3000;
+  g.dim = 8;
+  g.latent_dim = 4;
+  g.columns = {"emb"};
+  auto gen = *DataGenerator::Make(g);
+  ASSERT_TRUE(WriteFvecs(*gen, dir_.Join("v.fvecs")).ok());
+  ImportOptions o;
+  o.create = true;
+  auto r = ImportFile(table_, dir_.Join("v.fvecs"), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->rows, 3000u);
+  auto ds = *Dataset::Open(table_);
+  auto scan = ds->Scan();
+  ASSERT_TRUE(scan.ok());
+  uint64_t rows = 0;
+  while (true) {
+    auto b = (*scan)->Next();
+    ASSERT_TRUE(b.ok());
+    if (!*b) break;
+    rows += (*b)->num_rows;
+  }
+  EXPECT_EQ(rows, 3000u);
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,164 @@
+#include "vigil/storage/root.h"
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+#include "vigil/common/names.h"
+
+namespace vigil {
+
+namespace {
+
+constexpr size_t kMaxMarkerBytes = 64 * 1024;
+
+std::string EncodeMarker(const RootMarker& m) {
+  nlohmann::json j = {{"format_version", m.format_version},
+                      {"catalog", m.catalog},
+                      {"catalog_incarnation", m.incarnation.ToString()},
+                      {"created_micros", m.created_micros}};
+  return j.dump(2) + "\n";
+}
+
+Result<RootMarker> DecodeMarker(const std::string& bytes, const std::string& where) {
+  RootMarker m;
+  std::string incarnation;
+  try {
+    nlohmann::json j = nlohmann::json::parse(bytes);
+    m.format_version = j.at("format_version").get<int>();
+    m.catalog = j.at("catalog").get<std::string>();
+    incarnation = j.at("catalog_incarnation").get<std::string>();
+    m.created_micros = j.at("created_micros").get<int64_t>();
+  } catch (const std::exception& e) {
+    return Status::Corruption(where + " is not a valid vigil root marker: " + e.what());
+  }
+  if (m.format_version > kRootFormatVersion) {
+    return Status::NotSupported(where + " has format version " + std::to_string(m.format_version) +
+                                "; this build reads up to " + std::to_string(kRootFormatVersion));
+  }
+  Result<Uuid> uuid = Uuid::Parse(incarnation);
+  if (!uuid.ok()) return Status::Corruption(where + ": bad catalog_incarnation: " + uuid.status().message());
+  m.incarnation = *uuid;
+  Status st = ValidateIdentifier(m.catalog, "catalog name");
+  if (!st.ok()) return Status::Corruption(where + ": " + st.message());
+  return m;
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+FileSystem* FsOr(FileSystem* fs) { return fs ? fs : DefaultFileSystem(); }
+
+}  // namespace
+
+Result<TableName> ParseTableName(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    size_t dot = text.find('.', start);
+    parts.push_back(text.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (parts.size() < 2 || parts.size() > 3) {
+    return Status::InvalidArgument("table name '" + std::string(text.substr(0, 200)) +
+                                   "' must be db.table or catalog.db.table");
+  }
+  TableName name;
+  size_t i = 0;
+  if (parts.size() == 3) {
+    VIGIL_RETURN_IF_ERROR(ValidateIdentifier(parts[i], "catalog name"));
+    name.catalog = std::string(parts[i++]);
+  }
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(parts[i], "database name"));
+  name.db = std::string(parts[i++]);
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(parts[i], "table name"));
+  name.table = std::string(parts[i]);
+  return name;
+}
+
+Result<Root> Root::Init(const std::string& dir, FileSystem* fs) {
+  fs = FsOr(fs);
+  if (dir.empty()) return Status::InvalidArgument("root directory is empty");
+  std::string marker_path = JoinPath(dir, kRootMarkerFile);
+  VIGIL_ASSIGN_OR_RETURN(bool exists, fs->Exists(dir));
+  if (exists) {
+    VIGIL_ASSIGN_OR_RETURN(bool marked, fs->Exists(marker_path));
+    if (marked) return Status::AlreadyExists(dir + " is already a vigil root");
+    Result<std::vector<std::string>> entries = fs->ListDir(dir);
+    if (!entries.ok()) return entries.status().WithContext("cannot use " + dir + " as a root");
+    if (!entries->empty()) {
+      return Status::FailedPrecondition(dir + " is not empty and is not a vigil root; choose an empty or new directory");
+    }
+  }
+  VIGIL_RETURN_IF_ERROR(fs->CreateDirs(dir));
+  RootMarker m;
+  m.incarnation = Uuid::Generate();
+  m.created_micros = NowMicros();
+  Status st = WriteFileDurably(fs, marker_path, EncodeMarker(m));
+  if (st.Is(StatusCode::kAlreadyExists)) return Status::AlreadyExists(dir + " is already a vigil root");
+  VIGIL_RETURN_IF_ERROR(st);
+  VIGIL_RETURN_IF_ERROR(fs->SyncDir(dir));
+  VIGIL_RETURN_IF_ERROR(fs->SyncDir(DirName(dir).empty() ? "." : DirName(dir)));
+  return Root(dir, m, fs);
+}
+
+Result<Root> Root::Open(const std::string& dir, FileSystem* fs) {
+  fs = FsOr(fs);
+  std::string marker_path = JoinPath(dir, kRootMarkerFile);
+  VIGIL_ASSIGN_OR_RETURN(bool marked, fs->Exists(marker_path));
+  if (!marked) {
+    return Status::FailedPrecondition(dir + " is not a vigil root (no " + std::string(kRootMarkerFile) +
+                                      "); create one with `vigil init " + dir + "`");
+  }
+  VIGIL_ASSIGN_OR_RETURN(std::string bytes, fs->ReadFile(marker_path, kMaxMarkerBytes));
+  VIGIL_ASSIGN_OR_RETURN(RootMarker m, DecodeMarker(bytes, marker_path));
+  return Root(dir, m, fs);
+}
+
+Result<std::string> Root::TablePath(const TableName& name) const {
+  if (name.catalog != marker_.catalog) {
+    return Status::InvalidArgument("catalog '" + name.catalog + "' is not this root's catalog '" + marker_.catalog +
+                                   "'");
+  }
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name.db, "database name"));
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name.table, "table name"));
+  return JoinPath(JoinPath(path_, name.db), name.table + std::string(kTableDirSuffix));
+}
+
+Result<bool> Root::TableExists(const TableName& name) const {
+  VIGIL_ASSIGN_OR_RETURN(std::string path, TablePath(name));
+  return fs_->Exists(path);
+}
+
+Result<std::vector<std::string>> Root::ListDatabases() const {
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(path_));
+  std::vector<std::string> dbs;
+  for (const auto& e : entries) {
+    if (!ValidateIdentifier(e, "database name").ok()) continue;
+    VIGIL_ASSIGN_OR_RETURN(bool link, fs_->IsSymlink(JoinPath(path_, e)));
+    if (link || !fs_->ListDir(JoinPath(path_, e)).ok()) continue;  // files are not databases
+    dbs.push_back(e);
+  }
+  return dbs;
+}
+
+Result<std::vector<std::string>> Root::ListTables(std::string_view db) const {
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(db, "database name"));
+  std::string dir = JoinPath(path_, db);
+  VIGIL_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir));
+  if (!exists) return Status::NotFound("database '" + std::string(db) + "' does not exist");
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(dir));
+  std::vector<std::string> tables;
+  for (const auto& e : entries) {
+    if (e.size() <= kTableDirSuffix.size() || !e.ends_with(kTableDirSuffix)) continue;
+    std::string name = e.substr(0, e.size() - kTableDirSuffix.size());
+    if (ValidateIdentifier(name, "table name").ok()) tables.push_back(name);
+  }
+  return tables;
+}
+
+}  // namespace vigil

@@ -1,0 +1,80 @@
+#include "vigil/storage/root.h"
+
+#include <fstream>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(TableNameTest, ParsesTwoAndThreeParts) {
+  auto n = ParseTableName("db.t");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->ToString(), "local.db.t");
+  n = ParseTableName("other.db_1._t");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->catalog, "other");
+  EXPECT_EQ(n->table, "_t");
+  EXPECT_THAT(ParseTableName("t").status().message(), HasSubstr("must be db.table or catalog.db.table"));
+  EXPECT_THAT(ParseTableName("a.b.c.d").status().message(), HasSubstr("must be db.table"));
+  EXPECT_THAT(ParseTableName("db.").status().message(), HasSubstr("table name is empty"));
+  EXPECT_THAT(ParseTableName("1db.t").status().message(), HasSubstr("database name '1db'"));
+  EXPECT_THAT(ParseTableName("db.t-x").status().message(), HasSubstr("table name 't-x'"));
+  EXPECT_FALSE(ParseTableName("db." + std::string(65, 'a')).ok());
+}
+
+TEST(RootTest, InitOpenAndTablePaths) {
+  testing::TempDir dir;
+  std::string path = dir.Join("root");
+  auto root = Root::Init(path);
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  EXPECT_FALSE(root->marker().incarnation.IsNil());
+  EXPECT_EQ(Root::Init(path).status().code(), StatusCode::kAlreadyExists);
+  auto opened = Root::Open(path);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ(opened->marker().incarnation, root->marker().incarnation);
+  EXPECT_EQ(opened->marker().catalog, "local");
+  EXPECT_GT(opened->marker().created_micros, 0);
+
+  auto tp = opened->TablePath(*ParseTableName("db.docs"));
+  ASSERT_TRUE(tp.ok());
+  EXPECT_EQ(*tp, path + "/db/docs.vgl");
+  EXPECT_FALSE(opened->TablePath(*ParseTableName("remote.db.docs")).ok());
+  EXPECT_FALSE(*opened->TableExists(*ParseTableName("db.docs")));
+}
+
+TEST(RootTest, RefusesNonEmptyNonRootAndDetectsNonRoot) {
+  testing::TempDir dir;
+  std::ofstream(dir.Join("file.txt")) << "x";
+  EXPECT_EQ(Root::Init(dir.path()).status().code(), StatusCode::kFailedPrecondition);
+  auto st = Root::Open(dir.path()).status();
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(st.message(), HasSubstr("is not a vigil root"));
+  std::ofstream(dir.Join(std::string(kRootMarkerFile))) << "{not json";
+  EXPECT_EQ(Root::Open(dir.path()).status().code(), StatusCode::kCorruption);
+}
+
+TEST(RootTest, ListsDatabasesAndTables) {
+  testing::TempDir dir;
+  auto root = Root::Init(dir.Join("r"));
+  ASSERT_TRUE(root.ok());
+  FileSystem* fs = DefaultFileSystem();
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/orders.vgl")).ok());
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/items.vgl")).ok());
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/.items.vgl.importing-x")).ok());
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/analytics")).ok());
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/not-a-db")).ok());
+  EXPECT_EQ(*root->ListDatabases(), (std::vector<std::string>{"analytics", "sales"}));
+  EXPECT_EQ(*root->ListTables("sales"), (std::vector<std::string>{"items", "orders"}));
+  EXPECT_TRUE(root->ListTables("analytics")->empty());
+  EXPECT_EQ(root->ListTables("missing").status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(root->ListTables("../x").ok());
+}
+
+}  // namespace
+}  // namespace vigil
