@@ -1,0 +1,186 @@
+// Private to the index layer: what the BTREE and BITMAP segments share —
+// key kinds and their on-disk encoding, a bounds-checked byte reader, the
+// common file footer, predicate checks, and the sorted (key, row address)
+// input both builders start from.
+//
+// Common file shape: magic (8 bytes), body, metadata block, then a 40-byte
+// footer: u64 metadata offset, u64 metadata size, u64 row count, u64 XXH3-64
+// of the metadata block, magic. All integers little-endian.
+// Pure functions and value types; thread-safe.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "vigil/index/scalar.h"
+
+namespace vigil::index::internal {
+
+static_assert(std::endian::native == std::endian::little, "on-disk formats assume little-endian");
+
+// How the values of a column are held as keys: bool and every integer-like
+// type (INT*, DATE, TIMESTAMP, DECIMAL unscaled) as int64, FLOAT/DOUBLE as
+// double bits (canonical: -0 stored as +0, every NaN as one quiet NaN), STRING as bytes.
+enum class KeyKind : uint8_t { kBool = 1, kInt = 2, kFloat = 3, kString = 4 };
+KeyKind KeyKindOf(const DataType& type);
+
+// Whether `v` is a predicate value that can be compared with values of `type`.
+bool Comparable(const Value& v, const DataType& type);
+// InvalidArgument when `p` has the wrong number of values for its op or a
+// non-null value that cannot be compared with `type`.
+Status ValidatePredicateShape(const ScalarPredicate& p, const DataType& type);
+
+// Fixed key of a non-string value as stored (int64 bits or canonical double bits).
+int64_t FixedKeyOf(const Value& v, KeyKind kind);
+// Whether a stored fixed key is valid for `kind` (bools 0/1, doubles canonical).
+bool ValidFixedKey(int64_t key, KeyKind kind);
+// The Value of a stored fixed key.
+Value FixedKeyValue(int64_t key, KeyKind kind);
+// Order-preserving int64 for canonical double bits (NaN last), and back.
+int64_t FloatSortKey(int64_t bits);
+int64_t FloatFromSortKey(int64_t sort_key);
+
+inline void PutU8(std::string* out, uint8_t v) { out->push_back(static_cast<char>(v)); }
+inline void PutU32(std::string* out, uint32_t v) {
+  out->append(reinterpret_cast<const char*>(&v), 4);
+}
+inline void PutU64(std::string* out, uint64_t v) {
+  out->append(reinterpret_cast<const char*>(&v), 8);
+}
+
+// Reads little-endian values without ever passing the end of its buffer.
+class ByteReader {
+ public:
+  explicit ByteReader(std::string_view data) : data_(data) {}
+  size_t remaining() const { return data_.size() - pos_; }
+  // Each returns false (consuming nothing) when too few bytes remain.
+  bool U8(uint8_t* v) { return Fixed(v); }
+  bool U32(uint32_t* v) { return Fixed(v); }
+  bool U64(uint64_t* v) { return Fixed(v); }
+  bool I64(int64_t* v) { return Fixed(v); }
+  bool Bytes(size_t n, std::string_view* out) {
+    if (n > remaining()) return false;
+    *out = data_.substr(pos_, n);
+    pos_ += n;
+    return true;
+  }
+
+ private:
+  template <typename T>
+  bool Fixed(T* v) {
+    if (sizeof(T) > remaining()) return false;
+    std::memcpy(v, data_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return true;
+  }
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+// A key in a page directory or dictionary: 8 bytes (fixed kinds) or u32 length + bytes.
+void PutKey(std::string* out, const Value& key, KeyKind kind);
+// False when truncated, too long or of the wrong kind.
+bool ReadKey(ByteReader* r, KeyKind kind, Value* key);
+
+constexpr size_t kFooterSize = 40;
+struct Footer {
+  uint64_t meta_offset = 0;
+  uint64_t meta_size = 0;
+  uint64_t num_rows = 0;
+  uint64_t meta_checksum = 0;
+};
+std::string EncodeFooter(const Footer& f, std::string_view magic);
+// Reads and checks the magic, footer and metadata block of a file (size
+// bounds, checksum). Returns the verified metadata bytes. Corruption names `what`.
+Result<std::string> ReadMetadata(const RandomAccessFile& file, std::string_view magic,
+                                 std::string_view what, Footer* footer);
+
+// The live rows of a build, sorted by (key, row address).
+struct SortedKeys {
+  KeyKind kind = KeyKind::kInt;
+  std::vector<std::pair<int64_t, RowAddress>> fixed;  // fixed kinds, keys as stored
+  std::string arena;                                  // kString: every value's bytes
+  std::vector<uint64_t> offsets;  // kString: value i is arena[offsets[i], offsets[i+1])
+  std::vector<RowAddress> rows;   // kString: row of value i
+  std::vector<uint32_t> order;    // kString: value indexes in sorted order
+
+  size_t size() const { return kind == KeyKind::kString ? order.size() : fixed.size(); }
+  RowAddress RowAt(size_t i) const {
+    return kind == KeyKind::kString ? rows[order[i]] : fixed[i].second;
+  }
+  std::string_view StringAt(size_t i) const {
+    uint32_t v = order[i];
+    return std::string_view(arena).substr(offsets[v], offsets[v + 1] - offsets[v]);
+  }
+  Value ValueAt(size_t i) const;
+  bool SameKey(size_t i, size_t j) const;
+};
+
+// Checks `field` against `type_ok` and the dataset (InvalidArgument, before any
+// file is written), then reads the live rows of `fragments` and sorts them.
+Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field,
+                                     const std::vector<uint32_t>& fragments,
+                                     bool (*type_ok)(const DataType&), std::string_view index_type,
+                                     const ProgressFn& progress);
+
+// Whether row address `row` lies in one of the sorted `covered` fragments.
+bool CoveredRow(const std::vector<uint32_t>& covered, RowAddress row);
+
+// A thread-safe LRU of decoded items (pages, bitmaps) by index, bounded by bytes.
+template <typename T>
+class LruCache {
+ public:
+  explicit LruCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+  std::shared_ptr<const T> Get(size_t key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->item;
+  }
+  void Put(size_t key, std::shared_ptr<const T> item, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.count(key) != 0 || bytes > capacity_) return;
+    lru_.push_front(Entry{key, std::move(item), bytes});
+    map_[key] = lru_.begin();
+    usage_ += bytes;
+    while (usage_ > capacity_) {
+      usage_ -= lru_.back().bytes;
+      map_.erase(lru_.back().key);
+      lru_.pop_back();
+    }
+  }
+  size_t usage_bytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return usage_;
+  }
+
+ private:
+  struct Entry {
+    size_t key;
+    std::shared_ptr<const T> item;
+    size_t bytes;
+  };
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  mutable std::list<Entry> lru_;  // GUARDED_BY(mu_); front = most recent
+  std::unordered_map<size_t, typename std::list<Entry>::iterator> map_;  // GUARDED_BY(mu_)
+  size_t usage_ = 0;                                                     // GUARDED_BY(mu_)
+};
+
+// BTREE build with explicit page limits (tests use tiny pages).
+Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field,
+                              const std::vector<uint32_t>& fragments, SegmentWriter* writer,
+                              const ProgressFn& progress, size_t max_page_entries,
+                              size_t max_page_bytes);
+
+}  // namespace vigil::index::internal
