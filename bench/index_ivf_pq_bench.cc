@@ -1,0 +1,358 @@
+// `vigil bench index-ivfpq`: IVF_PQ build and search in Vigil against raw FAISS
+// doing the same work on the same vectors with the same thread settings.
+//
+// N x dim FLOAT32 embedding-like vectors (datagen) are written to a Vigil
+// dataset. Build: Vigil = TrainIvfPq + BuildIvfPqSegment (reading the dataset,
+// writing segment files), run in a forked child whose peak RSS is read through
+// wait4; raw = faiss::IndexIVFPQ train on the same sample + add of all vectors.
+// Search: serial single-query latency (p50/p99) and QPS at `nprobes`, and
+// recall@10 against exact search (faiss::IndexFlatL2) on a sample of queries.
+// Every Vigil build is forked before the parent first uses OpenMP (libgomp is
+// not fork-safe); raw FAISS builds run in forked children too, alternating with
+// Vigil's, so load changes on a shared machine hit both alike. Figures are
+// medians over `runs`.
+//
+// Options: rows (1000000), dim (128), partitions (1024), sub_vectors (16),
+// nprobes (20), queries (1000), recall_queries (100), max_iterations (50),
+// sample_rate (256), runs (1).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/index_io.h>
+
+#include "bench/bench.h"
+#include "src/index/ivf_pq_internal.h"
+#include "vigil/index/ivf_pq.h"
+#include "vigil/storage/datagen.h"
+
+namespace vigil::bench {
+namespace {
+
+using index::IvfPqParams;
+using index::IvfPqSegment;
+
+constexpr double kBuildRatioTarget = 1.15;
+constexpr double kQpsRatioTarget = 0.7;
+constexpr int64_t kRssTargetBytes = int64_t{512} << 20;
+constexpr uint32_t kK = 10;
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct Config {
+  uint64_t rows, queries, recall_queries;
+  uint32_t dim, nprobes;
+  int runs;
+  IvfPqParams params;
+};
+
+Config ParseConfig(const BenchArgs& args) {
+  Config c;
+  c.rows = static_cast<uint64_t>(args.Int("rows", 1000000));
+  c.dim = static_cast<uint32_t>(args.Int("dim", 128));
+  c.nprobes = static_cast<uint32_t>(args.Int("nprobes", 20));
+  c.queries = static_cast<uint64_t>(args.Int("queries", 1000));
+  c.recall_queries = static_cast<uint64_t>(args.Int("recall_queries", 100));
+  c.runs = static_cast<int>(std::max<int64_t>(1, args.Int("runs", 1)));
+  c.params.metric = index::Metric::kL2;
+  c.params.num_partitions = static_cast<uint32_t>(args.Int("partitions", 1024));
+  c.params.num_sub_vectors = static_cast<uint32_t>(args.Int("sub_vectors", 16));
+  c.params.max_iterations = static_cast<uint32_t>(args.Int("max_iterations", 50));
+  c.params.sample_rate = static_cast<uint32_t>(args.Int("sample_rate", 256));
+  return c;
+}
+
+TransactionProperties Props(std::string op) {
+  TransactionProperties p;
+  p.operation = std::move(op);
+  return p;
+}
+
+// What a forked Vigil build reports back.
+struct VigilBuild {
+  double seconds = 0;
+  int64_t peak_rss_bytes = 0;
+  IndexSegmentMeta meta;
+};
+
+// Child side: builds the segment and returns the JSON to report.
+nlohmann::json BuildInChild(const std::string& path, const Config& c, const Uuid& uuid) {
+  auto run = [&]() -> Result<nlohmann::json> {
+    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path));
+    const Field& field = ds->schema()->field(*ds->schema()->IndexOf("emb"));
+    std::vector<uint32_t> frags;
+    for (const auto& f : ds->manifest().fragments) frags.push_back(f.id);
+    auto t0 = Clock::now();
+    VIGIL_ASSIGN_OR_RETURN(auto model, index::TrainIvfPq(*ds, field, frags, c.params, nullptr));
+    double train_s = Since(t0);
+    VIGIL_ASSIGN_OR_RETURN(auto writer, index::SegmentWriter::Create(ds->fs(), ds->path(), uuid));
+    VIGIL_RETURN_IF_ERROR(index::BuildIvfPqSegment(*ds, field, frags, model, writer.get(), nullptr));
+    VIGIL_ASSIGN_OR_RETURN(auto files, writer->Finish());
+    nlohmann::json j = {{"seconds", Since(t0)}, {"train_seconds", train_s}, {"field_id", field.id},
+                        {"version", ds->version()}, {"fragments", frags}};
+    for (const auto& f : files) j["files"].push_back({{"name", f.name}, {"size", f.size}, {"checksum", f.checksum}});
+    return j;
+  };
+  auto r = run();
+  return r.ok() ? *r : nlohmann::json{{"error", r.status().ToString()}};
+}
+
+// Runs `body` in a forked child; returns its JSON report and peak RSS (bytes).
+Result<std::pair<nlohmann::json, int64_t>> RunInChild(const std::function<nlohmann::json()>& body) {
+  int fds[2];
+  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::FromErrno(errno, "fork");
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out = body().dump();
+    for (size_t at = 0; at < out.size();) {
+      ssize_t n = ::write(fds[1], out.data() + at, out.size() - at);
+      if (n <= 0) ::_exit(2);
+      at += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  struct rusage ru {};
+  if (::wait4(pid, &status, 0, &ru) != pid) return Status::FromErrno(errno, "wait4");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Status::Internal("a benchmark child failed");
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + text);
+  return std::make_pair(j, static_cast<int64_t>(ru.ru_maxrss) * 1024);
+}
+
+Result<VigilBuild> ForkVigilBuild(const std::string& path, const Config& c) {
+  Uuid uuid = Uuid::Generate();
+  VIGIL_ASSIGN_OR_RETURN(auto child, RunInChild([&] { return BuildInChild(path, c, uuid); }));
+  const nlohmann::json& j = child.first;
+  VigilBuild b;
+  b.seconds = j["seconds"].get<double>();
+  b.peak_rss_bytes = child.second;
+  b.meta.name = "bench_idx";
+  b.meta.uuid = uuid;
+  b.meta.field_ids = {j["field_id"].get<int32_t>()};
+  b.meta.index_type = "IVF_PQ";
+  b.meta.built_at_version = j["version"].get<uint64_t>();
+  b.meta.covered_fragments = j["fragments"].get<std::vector<uint32_t>>();
+  for (const auto& f : j["files"]) {
+    b.meta.files.push_back({f["name"].get<std::string>(), f["size"].get<uint64_t>(), f["checksum"].get<uint64_t>()});
+  }
+  return b;
+}
+
+// Raw FAISS: train on the rows at the same sample ordinals, add every vector.
+std::unique_ptr<faiss::IndexIVFPQ> RawBuild(const float* xb, const Config& c, faiss::IndexFlatL2* quantizer,
+                                            double* seconds) {
+  index::ConfigureFaissThreads(c.rows);
+  auto ordinals = index::SampleOrdinals(c.rows, index::TrainingSampleSize(c.params, c.rows));
+  std::vector<float> sample(ordinals.size() * c.dim);
+  for (size_t i = 0; i < ordinals.size(); ++i) {
+    std::memcpy(&sample[i * c.dim], xb + ordinals[i] * c.dim, c.dim * sizeof(float));
+  }
+  auto ivf = std::make_unique<faiss::IndexIVFPQ>(quantizer, c.dim, c.params.num_partitions,
+                                                 c.params.num_sub_vectors, 8);
+  ivf->cp.niter = static_cast<int>(c.params.max_iterations);
+  ivf->pq.cp.niter = static_cast<int>(c.params.max_iterations);
+  auto t0 = Clock::now();
+  ivf->train(static_cast<faiss::Index::idx_t>(ordinals.size()), sample.data());
+  ivf->add(static_cast<faiss::Index::idx_t>(c.rows), xb);
+  *seconds = Since(t0);
+  return ivf;
+}
+
+// Every vector, in generator order (= global row number), as an exact index.
+void FillFlat(const DataGenerator& gen, const Config& c, faiss::IndexFlatL2* flat) {
+  flat->codes.resize(c.rows * c.dim * sizeof(float));
+  for (uint64_t r = 0; r < c.rows; ++r) gen.Embedding(r, flat->get_xb() + r * c.dim);
+  flat->ntotal = static_cast<faiss::Index::idx_t>(c.rows);
+}
+
+// A raw FAISS build in a child (so runs interleave with Vigil's); the index is
+// written to `out` for the parent's searches.
+Result<double> ForkRawBuild(const DataGenerator& gen, const Config& c, const std::string& out) {
+  VIGIL_ASSIGN_OR_RETURN(auto child, RunInChild([&]() -> nlohmann::json {
+    faiss::IndexFlatL2 flat(c.dim);
+    FillFlat(gen, c, &flat);
+    faiss::IndexFlatL2 quantizer(c.dim);
+    double seconds = 0;
+    auto ivf = RawBuild(flat.get_xb(), c, &quantizer, &seconds);
+    try {
+      faiss::write_index(ivf.get(), out.c_str());
+    } catch (const std::exception& e) {
+      return {{"error", e.what()}};
+    }
+    return {{"seconds", seconds}};
+  }));
+  return child.first["seconds"].get<double>();
+}
+
+struct SearchStats {
+  double p50_us = 0, p99_us = 0, qps = 0;
+};
+
+// Runs `search(i)` serially for every query; latency percentiles and QPS.
+template <typename Fn>
+SearchStats TimeQueries(uint64_t n, Fn search) {
+  std::vector<double> us(n);
+  auto t0 = Clock::now();
+  for (uint64_t i = 0; i < n; ++i) {
+    auto q0 = Clock::now();
+    search(i);
+    us[i] = Since(q0) * 1e6;
+  }
+  double total = Since(t0);
+  std::sort(us.begin(), us.end());
+  return {us[n / 2], us[std::min<uint64_t>(n - 1, n * 99 / 100)], static_cast<double>(n) / total};
+}
+
+nlohmann::json StatsJson(const std::vector<SearchStats>& s, double recall) {
+  std::vector<double> p50, p99, qps;
+  for (const auto& x : s) {
+    p50.push_back(x.p50_us);
+    p99.push_back(x.p99_us);
+    qps.push_back(x.qps);
+  }
+  return {{"p50_us", Median(p50)}, {"p99_us", Median(p99)}, {"qps", Median(qps)}, {"recall_at_10", recall}};
+}
+
+double Recall(const std::vector<std::vector<int64_t>>& got, const std::vector<faiss::Index::idx_t>& exact) {
+  size_t hits = 0;
+  for (size_t q = 0; q < got.size(); ++q) {
+    for (int64_t id : got[q]) hits += std::count(exact.begin() + q * kK, exact.begin() + (q + 1) * kK, id);
+  }
+  return got.empty() ? 0 : static_cast<double>(hits) / (got.size() * kK);
+}
+
+Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
+  Config c = ParseConfig(args);
+  if (c.rows < c.params.num_partitions || c.queries == 0 || c.recall_queries > c.queries) {
+    return Status::InvalidArgument("need rows >= partitions and 0 < recall_queries <= queries");
+  }
+  DatagenOptions gopt;
+  gopt.rows = c.rows;
+  gopt.dim = c.dim;
+  gopt.columns = {"id", "emb"};
+  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(gopt));
+  std::string path = args.work_dir + "/ivfpq.vgl";
+  auto t0 = Clock::now();
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(path, gen->schema(), Props("CREATE_TABLE")));
+  auto reader = gen->NewReader();
+  VIGIL_ASSIGN_OR_RETURN(ds, ds->Append(reader.get(), Props("APPEND")));
+  double load_s = Since(t0);
+
+  std::vector<VigilBuild> vigil;
+  std::vector<double> raw_s;
+  std::string raw_path = args.work_dir + "/raw.faiss";
+  for (int r = 0; r < c.runs; ++r) {  // the parent uses no OpenMP before the last fork
+    VIGIL_ASSIGN_OR_RETURN(VigilBuild b, ForkVigilBuild(path, c));
+    vigil.push_back(std::move(b));
+    VIGIL_ASSIGN_OR_RETURN(double seconds, ForkRawBuild(*gen, c, raw_path));
+    raw_s.push_back(seconds);
+  }
+  int threads = index::ConfigureFaissThreads(c.rows);
+  faiss::IndexFlatL2 flat(c.dim);
+  FillFlat(*gen, c, &flat);
+  std::unique_ptr<faiss::IndexIVFPQ> raw;
+  try {
+    raw.reset(dynamic_cast<faiss::IndexIVFPQ*>(faiss::read_index(raw_path.c_str())));
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("reading the raw FAISS index: ") + e.what());
+  }
+  if (raw == nullptr) return Status::Internal("the raw FAISS index is not an IndexIVFPQ");
+
+  std::vector<float> queries(c.queries * c.dim);
+  for (uint64_t q = 0; q < c.queries; ++q) gen->Embedding(c.rows + 1000 + q, &queries[q * c.dim]);
+  std::vector<float> exact_d(c.recall_queries * kK);
+  std::vector<faiss::Index::idx_t> exact(c.recall_queries * kK);
+  flat.search(static_cast<faiss::Index::idx_t>(c.recall_queries), queries.data(), kK, exact_d.data(), exact.data());
+
+  VIGIL_ASSIGN_OR_RETURN(auto files, index::SegmentFiles::Open(ds->fs(), ds->path(), vigil.back().meta));
+  VIGIL_ASSIGN_OR_RETURN(auto seg, IvfPqSegment::Open(files));
+  std::map<uint32_t, uint64_t> first_row;  // fragment id -> global row number of its offset 0
+  uint64_t base = 0;
+  for (const auto& f : ds->manifest().fragments) {
+    first_row[f.id] = base;
+    base += f.num_rows;
+  }
+  std::vector<std::vector<int64_t>> vigil_ids(c.recall_queries), raw_ids(c.recall_queries);
+  std::vector<SearchStats> vigil_stats, raw_stats;
+  Status search_error;
+  faiss::SearchParametersIVF sp;
+  sp.nprobe = c.nprobes;
+  for (int r = 0; r < c.runs; ++r) {
+    vigil_stats.push_back(TimeQueries(c.queries, [&](uint64_t q) {
+      auto got = seg->Search(&queries[q * c.dim], kK, c.nprobes, nullptr);
+      if (!got.ok()) return void(search_error = got.status());
+      if (q >= c.recall_queries) return;
+      vigil_ids[q].clear();
+      for (const auto& s : *got) vigil_ids[q].push_back(first_row[RowFragment(s.row)] + RowOffset(s.row));
+    }));
+    raw_stats.push_back(TimeQueries(c.queries, [&](uint64_t q) {
+      float d[kK];
+      faiss::Index::idx_t l[kK];
+      raw->search(1, &queries[q * c.dim], kK, d, l, &sp);
+      if (q < c.recall_queries) raw_ids[q].assign(l, l + kK);
+    }));
+  }
+  VIGIL_RETURN_IF_ERROR(search_error);
+
+  std::vector<double> vigil_s, rss;
+  for (const auto& b : vigil) {
+    vigil_s.push_back(b.seconds);
+    rss.push_back(static_cast<double>(b.peak_rss_bytes));
+  }
+  nlohmann::json vs = StatsJson(vigil_stats, Recall(vigil_ids, exact));
+  nlohmann::json rs = StatsJson(raw_stats, Recall(raw_ids, exact));
+  double build_ratio = Median(vigil_s) / Median(raw_s);
+  double qps_ratio = vs["qps"].get<double>() / rs["qps"].get<double>();
+  return nlohmann::json{
+      {"benchmark", "index-ivfpq"},
+      {"config", {{"rows", c.rows}, {"dim", c.dim}, {"partitions", c.params.num_partitions},
+                  {"sub_vectors", c.params.num_sub_vectors}, {"max_iterations", c.params.max_iterations},
+                  {"sample_rows", index::TrainingSampleSize(c.params, c.rows)}, {"nprobes", c.nprobes},
+                  {"queries", c.queries}, {"recall_queries", c.recall_queries}, {"runs", c.runs},
+                  {"omp_threads", threads}, {"blas_threads", 1}}},
+      {"dataset_load_seconds", load_s},
+      {"build", {{"vigil_seconds", Median(vigil_s)}, {"faiss_seconds", Median(raw_s)}, {"ratio", build_ratio},
+                 {"ratio_target_max", kBuildRatioTarget}, {"vigil_peak_rss_mib", Median(rss) / (1 << 20)},
+                 {"rss_target_max_mib", kRssTargetBytes >> 20},
+                 {"vigil_runs_seconds", vigil_s}, {"faiss_runs_seconds", raw_s}}},
+      {"search", {{"vigil", vs}, {"faiss", rs}, {"qps_ratio", qps_ratio}, {"qps_ratio_target_min", kQpsRatioTarget}}},
+      {"pass", {{"build_ratio", build_ratio <= kBuildRatioTarget},
+                {"peak_rss", Median(rss) <= static_cast<double>(kRssTargetBytes)},
+                {"qps_ratio", qps_ratio >= kQpsRatioTarget}}}};
+}
+
+}  // namespace
+
+VIGIL_REGISTER_BENCH("index-ivfpq", "IVF_PQ build time, peak RSS, latency, QPS and recall vs raw FAISS",
+                     RunIvfPqBench);
+
+}  // namespace vigil::bench
