@@ -1,0 +1,185 @@
+// The durable index-job record (seed 000 appendix B), its events, the
+// same-name fence key (seed 000 section 5) and the text rules of the job
+// store: index-name normalization v1, resolution notes and bounded sanitized
+// messages. Plain values and pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/jobs/job_state.h"
+
+namespace vigil::jobs {
+
+enum class Operation { kCreate, kReplace, kDrop, kBuild };
+enum class IfMode { kNone, kIfNotExists, kIfExists };
+enum class SqlCategory { kAnn, kBtree, kBitmap, kFts };
+
+std::string_view Name(Operation v);    // CREATE | REPLACE | DROP | BUILD
+std::string_view Name(IfMode v);       // NONE | IF_NOT_EXISTS | IF_EXISTS
+std::string_view Name(SqlCategory v);  // ANN | BTREE | BITMAP | FTS
+// Parse the names above; Corruption for unknown text (they come from storage).
+Result<Operation> ParseOperation(std::string_view s);
+Result<IfMode> ParseIfMode(std::string_view s);
+Result<SqlCategory> ParseSqlCategory(std::string_view s);
+
+constexpr std::string_view kProviderDirectory = "DIRECTORY";
+constexpr int kNormalizationV1 = 1;
+constexpr size_t kMaxIndexNameBytes = 256;
+constexpr size_t kMaxMessageBytes = 1024;  // error messages, notes (bounds::kMaxExternalStringBytes)
+
+// Normalization v1 of an exact index name: ASCII A-Z become a-z (what Java's
+// toLowerCase(Locale.ROOT) does to ASCII); every other byte, including each
+// byte of a non-ASCII UTF-8 sequence, is kept as it is. Not Unicode case folding.
+std::string NormalizeIndexNameV1(std::string_view exact_name);
+
+// A resolution note: trimmed, control characters removed. InvalidArgument when
+// the input is not UTF-8, or the result is empty or longer than 1,024 bytes.
+Result<std::string> NormalizeNote(std::string_view note);
+
+// A provider or worker message made safe to persist: control characters
+// removed, invalid UTF-8 replaced by '?', cut to at most 1,024 bytes on a
+// character boundary. Never fails.
+std::string SanitizeMessage(std::string_view message);
+
+// Same-name fence key: one per (catalog incarnation, table incarnation,
+// normalization version, normalized name).
+struct FenceKey {
+  std::string catalog_incarnation;
+  std::string table_incarnation;
+  int normalization_version = kNormalizationV1;
+  std::string normalized_name;
+
+  bool operator==(const FenceKey&) const = default;
+};
+
+// What an admission asks for; immutable once admitted.
+struct JobSpec {
+  std::string catalog_name = "local";
+  std::string database_name;
+  std::string table_name;
+  std::string catalog_incarnation;
+  std::string table_incarnation;
+  std::string locator;  // dataset path
+  std::string index_name;  // exact display name
+  Operation operation = Operation::kCreate;
+  IfMode if_mode = IfMode::kNone;
+  std::vector<std::string> columns;
+  std::optional<SqlCategory> category;     // absent for DROP
+  std::optional<std::string> physical_type;  // IVF_PQ | BTREE | BITMAP | FTS; absent for DROP
+  std::string properties_json = "{}";      // allowlisted, <= 400 bytes
+  int64_t start_version = 0;
+  std::string schema_fingerprint;
+
+  bool operator==(const JobSpec&) const = default;
+};
+
+// InvalidArgument naming the first field that is missing or out of bounds.
+Status ValidateSpec(const JobSpec& spec);
+
+// One dispatch of a job (I1): persisted before anything is sent.
+struct AttemptIdentity {
+  std::string executor_node_id;
+  int64_t node_epoch = 0;
+  std::string attempt_id;
+  int64_t attempt_number = 1;
+  int64_t dispatch_generation = 1;
+  int64_t leader_epoch = 0;
+  int64_t deadline_at_ms = 0;
+
+  bool operator==(const AttemptIdentity&) const = default;
+};
+
+struct JobRecord {
+  // Set at admission; never changed by a transition.
+  int64_t job_id = 0;
+  std::string creator;
+  int64_t created_at_ms = 0;
+  JobSpec spec;
+  FenceKey fence;
+  std::string provider = std::string(kProviderDirectory);
+
+  int64_t revision = 0;  // 1 after admission, +1 per transition
+  JobState state;
+  std::optional<int64_t> started_at_ms;
+  std::optional<int64_t> finished_at_ms;
+  std::optional<AttemptIdentity> attempt;
+  bool invoked = false;
+  bool termination_proven = false;
+  std::optional<std::string> error_code;     // typed, e.g. COMMIT_CONFLICT
+  std::optional<std::string> error_message;  // sanitized, <= 1,024 bytes
+  std::optional<int64_t> committed_version;
+  std::optional<int64_t> last_observed_version;
+  std::optional<std::string> last_observed_fingerprint;
+  int64_t refresh_generation = 0;
+  int64_t refresh_retries = 0;
+  std::optional<int64_t> refresh_next_at_ms;
+  std::optional<std::string> refresh_last_error;
+  std::optional<int64_t> reconcile_next_at_ms;
+  std::optional<int64_t> reconcile_last_at_ms;
+  int64_t reconcile_backoff_s = 0;
+  std::optional<std::string> resolution_id;  // the pending ACK / FORCE request
+  std::optional<std::string> progress_phase;
+  int64_t progress_done = 0;
+  int64_t progress_total = 0;
+  // Retention (set by JobStore::Archive only).
+  std::optional<int64_t> archived_at_ms;
+  bool tombstone = false;
+
+  bool operator==(const JobRecord&) const = default;
+};
+
+// Event kinds.
+namespace event {
+constexpr std::string_view kAdmitted = "ADMITTED";
+constexpr std::string_view kCancelRequested = "CANCEL_REQUESTED";
+constexpr std::string_view kCancelled = "CANCELLED";
+constexpr std::string_view kDispatched = "DISPATCHED";
+constexpr std::string_view kResult = "RESULT";
+constexpr std::string_view kChangeObserved = "CHANGE_OBSERVED";
+constexpr std::string_view kTerminationProven = "TERMINATION_PROVEN";
+constexpr std::string_view kFinalRead = "FINAL_READ";
+constexpr std::string_view kAttributed = "ATTRIBUTED";
+constexpr std::string_view kRefreshStarted = "REFRESH_STARTED";
+constexpr std::string_view kRefreshDone = "REFRESH_DONE";
+constexpr std::string_view kRefreshFailed = "REFRESH_FAILED";
+constexpr std::string_view kAckRequested = "ACK_REQUESTED";
+constexpr std::string_view kAckCompleted = "ACK_COMPLETED";
+constexpr std::string_view kForceRequested = "FORCE_REQUESTED";
+constexpr std::string_view kForceCompleted = "FORCE_COMPLETED";
+constexpr std::string_view kSupersededByEmergencyForce = "SUPERSEDED_BY_EMERGENCY_FORCE";
+constexpr std::string_view kEmergencyForceRequested = "FORCE_WITHOUT_REFRESH_REQUESTED";
+constexpr std::string_view kEmergencyForceCompleted = "FORCE_WITHOUT_REFRESH_COMPLETED";
+}  // namespace event
+
+// An event a transition appends (the store adds job id, seq, part, time, actor
+// and the from/to states to its detail).
+struct EventDraft {
+  std::string kind;
+  std::optional<std::string> resolution_id;
+  std::optional<std::string> note;
+  std::map<std::string, std::string> detail;
+};
+
+// One persisted, append-only event. seq is the revision its transition produced;
+// part orders several events of one transition.
+struct JobEvent {
+  int64_t job_id = 0;
+  int64_t seq = 0;
+  int64_t part = 0;
+  int64_t at_ms = 0;
+  std::string kind;
+  std::string actor;
+  std::optional<std::string> resolution_id;
+  std::optional<std::string> note;
+  std::string detail_json;  // a JSON object
+
+  bool operator==(const JobEvent&) const = default;
+};
+
+}  // namespace vigil::jobs

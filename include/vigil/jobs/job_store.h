@@ -1,0 +1,229 @@
+// The durable job store (seed 000 sections 5, 7-9, appendices B and C;
+// DESIGN.md sections 2, 3, 5): the table registry (catalog and table
+// incarnations, locators), index jobs with their append-only events, same-name
+// fences, target guards, the leader lease, node epochs and per-table refresh
+// generations, on meta::Database (SQLite or PostgreSQL, one shared conformance
+// suite). Every job write is one transaction: a compare-and-set on the job's
+// revision (and, for leader-driven transitions, the leader epoch), the new
+// state from job_state.h checked with CheckLegal, one `revision+1` event, and
+// the fence and target guard released exactly when HoldsFence() turns false.
+// Nothing is kept in memory: reopening the store sees everything.
+//
+// Times are Unix milliseconds passed by the caller (tests inject them).
+// Thread safety: a JobStore is thread-safe; overloads taking a meta::Transaction
+// run on the caller's transaction (used by one thread at a time).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/jobs/job_record.h"
+#include "vigil/jobs/job_state.h"
+#include "vigil/meta/database.h"
+
+namespace vigil::jobs {
+
+struct JobStoreOptions {
+  std::string uri;  // see meta::Database::Open
+  meta::DatabaseOptions database;
+};
+
+struct TableEntry {
+  std::string catalog_name;
+  std::string database_name;
+  std::string table_name;
+  std::string catalog_incarnation;
+  std::string table_incarnation;
+  std::string locator;
+  int64_t created_at_ms = 0;
+
+  bool operator==(const TableEntry&) const = default;
+};
+
+constexpr int kMaxListLimit = 1000;
+
+// A bounded job listing; newest job first.
+struct JobFilter {
+  std::optional<std::string> catalog_name;
+  std::optional<std::string> database_name;
+  std::optional<std::string> table_name;
+  std::optional<std::string> state;  // a DerivedState() value, e.g. "OUTCOME_UNKNOWN"
+  std::optional<Outcome> outcome;
+  bool include_archived = false;  // archived jobs and tombstones
+  int limit = 100;                // 1..kMaxListLimit
+};
+
+// The compare-and-set of one transition.
+struct Cas {
+  int64_t job_id = 0;
+  int64_t revision = 0;                 // the revision the caller loaded
+  std::optional<int64_t> leader_epoch;  // set for leader-driven transitions
+  std::string actor;                    // recorded on the event
+  int64_t now_ms = 0;
+};
+
+// What a transition function produces: the next record (starting as a copy of
+// the current one) and at least one event.
+struct Transition {
+  JobRecord next;
+  std::vector<EventDraft> events;
+};
+// Maps the loaded record to the next one using a job_state.h transition.
+using TransitionFn = std::function<Status(const JobRecord& current, Transition* t)>;
+
+// A classified attempt result (seed 000 section 7.4) from the matching attempt.
+struct AttemptReport {
+  std::string attempt_id;
+  AttemptResult result = AttemptResult::kUnknown;
+  bool observed_change = false;
+  bool invoked = false;
+  std::optional<std::string> error_code;     // [A-Z0-9_]{1,64}
+  std::optional<std::string> error_message;  // sanitized and cut to 1,024 bytes on write
+  std::optional<int64_t> committed_version;
+};
+
+struct LeaderLease {
+  std::string holder;  // "" when never held
+  int64_t epoch = 0;
+  int64_t acquired_at_ms = 0;
+  int64_t expires_at_ms = 0;
+};
+
+struct NodeInfo {
+  std::string node_id;
+  int64_t epoch = 0;
+  int64_t started_at_ms = 0;
+  int64_t heartbeat_at_ms = 0;
+  int64_t pid = 0;
+  std::string host;
+};
+
+struct ArchiveResult {
+  int64_t archived = 0;    // terminal jobs with a released fence
+  int64_t tombstoned = 0;  // UNKNOWN jobs still holding their fence
+};
+
+class JobStore {
+ public:
+  // Opens its own pool on `options.uri` and applies the "jobs" migrations.
+  static Result<std::unique_ptr<JobStore>> Open(const JobStoreOptions& options);
+  // Applies the "jobs" migrations to `db`. Idempotent.
+  static Status MigrateSchema(meta::Database& db, int64_t now_ms);
+
+  meta::Database& database() { return *db_; }
+
+  // ---- Table registry ----
+  // Registers a new table (and its catalog on first use) with fresh random incarnations.
+  // AlreadyExists when the name is registered.
+  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
+                                   const std::string& table, const std::string& locator, int64_t now_ms);
+  Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,
+                                                const std::string& table);
+  // Drops a registered table after CheckNoGuard; a re-registered one gets a new incarnation.
+  // NotFound when not registered; FailedPrecondition when guarded.
+  Status DropTable(const std::string& catalog, const std::string& database, const std::string& table);
+  Status DropTable(meta::Transaction& txn, const std::string& catalog, const std::string& database,
+                   const std::string& table);
+  // For DROP TABLE / target-changing DDL inside the caller's write transaction: locks the table
+  // row, then FailedPrecondition naming the active or unknown job ids that guard it.
+  Status CheckNoGuard(meta::Transaction& txn, const std::string& table_incarnation);
+
+  // ---- Jobs ----
+  // T1 in one write transaction: table registered with the spec's incarnations (else NotFound),
+  // fence free (else AlreadyExists naming its job; a case-only collision with another exact name
+  // is InvalidArgument "ambiguous"), then job PENDING/NONE, fence, target guard, event 1.
+  Result<JobRecord> Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms);
+  Result<JobRecord> Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor, int64_t now_ms);
+  // NotFound when there is no such job (archived jobs and tombstones are found).
+  Result<JobRecord> Get(int64_t job_id);
+  // InvalidArgument for a limit outside 1..kMaxListLimit or an unknown state name.
+  Result<std::vector<JobRecord>> List(const JobFilter& filter);
+  // Every event of the job, by (seq, part).
+  Result<std::vector<JobEvent>> Events(int64_t job_id);
+
+  // The generic compare-and-set: CommitConflict (nothing changed) when the job is not at
+  // cas.revision or cas.leader_epoch is not the live leader epoch; otherwise fn's error, or
+  // the next record written with revision+1, its events, and the fence and guard released
+  // when HoldsFence() turns false. Internal when fn changes admitted fields or re-takes a fence.
+  Result<JobRecord> Apply(const Cas& cas, const TransitionFn& fn);
+
+  // ---- Transitions (each one Apply) ----
+  // T2 as two CASes: PENDING -> CANCELLING, then CANCELLED_BEFORE_DISPATCH (fence released).
+  Result<JobRecord> Cancel(const Cas& cas);
+  // T2's second CAS alone: completes a durable CANCELLING (crash cut C3).
+  Result<JobRecord> CompleteCancel(const Cas& cas);
+  // T3: needs cas.leader_epoch == attempt.leader_epoch and the node's current epoch
+  // (FailedPrecondition otherwise); the attempt identity is durable when this returns (I1).
+  Result<JobRecord> Dispatch(const Cas& cas, const AttemptIdentity& attempt);
+  // NOOP / NOT_COMMITTED decided before dispatch (AttemptResult kNoop or kNotInvoked).
+  Result<JobRecord> ConcludeBeforeDispatch(const Cas& cas, AttemptResult result, bool observed_change);
+  // T4-T8 from the matching attempt (CommitConflict for another attempt id).
+  Result<JobRecord> RecordResult(const Cas& cas, const AttemptReport& report);
+  // T9: the watcher saw the version or index change.
+  Result<JobRecord> ObserveChange(const Cas& cas, int64_t version, const std::string& fingerprint);
+  // T10: matching termination proof, then the final authoritative read.
+  Result<JobRecord> ProveTermination(const Cas& cas, const std::string& attempt_id);
+  Result<JobRecord> FinishFinalRead(const Cas& cas, int64_t version, const std::string& fingerprint);
+  // Vigil's provenance attribution after termination proof.
+  Result<JobRecord> Attribute(const Cas& cas, bool committed, std::optional<int64_t> committed_version);
+  // T11: REQUIRED|RETRY_PENDING -> RUNNING with a new job refresh generation (in the record).
+  Result<JobRecord> RefreshStart(const Cas& cas);
+  // T11-T13 completion for `refresh_generation` (CommitConflict when older): DONE bumps the
+  // table's refresh generation in the same transaction and completes a pending ACK/FORCE;
+  // a failure becomes RETRY_PENDING with a persisted backoff.
+  Result<JobRecord> RefreshDone(const Cas& cas, int64_t refresh_generation, bool ok,
+                                const std::string& error = "");
+  // T12 / T13 requests with a note (see NormalizeNote). Repeating the pending request of the
+  // same action, actor and note joins it (no new revision).
+  Result<JobRecord> RequestAck(const Cas& cas, const std::string& note);
+  Result<JobRecord> RequestForce(const Cas& cas, const std::string& note);
+  // T14 in one CAS: supersedes a pending resolution, skips refresh, releases fence and guard.
+  Result<JobRecord> ForceWithoutRefresh(const Cas& cas, const std::string& note);
+
+  // ---- Leader lease ----
+  // Succeeds when free, expired, or held (unexpired) by `holder`. The epoch increases on every
+  // change of holder and after a lapse; Busy when another holder's lease is live.
+  Result<LeaderLease> AcquireLeader(const std::string& holder, int64_t now_ms, int64_t ttl_ms);
+  // Extends a live lease; CommitConflict when `holder`/`epoch` no longer hold it or it expired.
+  Result<LeaderLease> RenewLeader(const std::string& holder, int64_t epoch, int64_t now_ms, int64_t ttl_ms);
+  Result<LeaderLease> GetLeader();
+  // Inside the caller's write transaction: locks the lease row; CommitConflict unless `epoch`
+  // is the live leader epoch at now_ms.
+  Status CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms);
+
+  // ---- Nodes ----
+  // Registers a start of `node_id`; returns its new epoch (1, 2, ...).
+  Result<int64_t> RegisterNode(const std::string& node_id, int64_t pid, const std::string& host, int64_t now_ms);
+  // CommitConflict when `epoch` was replaced; NotFound for an unknown node.
+  Status Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms);
+  Result<std::optional<NodeInfo>> GetNode(const std::string& node_id);
+
+  // ---- Refresh generations ----
+  Result<int64_t> BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation,
+                                        int64_t now_ms);
+  // 0 when never bumped.
+  Result<int64_t> GetRefreshGeneration(const std::string& table_incarnation);
+
+  // ---- Retention ----
+  // Terminal jobs finished before `before_ms` whose fence is released get archived_at = now;
+  // UNKNOWN ones still holding their fence become tombstones. Nothing is deleted.
+  Result<ArchiveResult> Archive(int64_t before_ms, int64_t now_ms);
+
+  explicit JobStore(std::unique_ptr<meta::Database> db) : db_(std::move(db)) {}
+
+ private:
+  // Runs in one transaction after fn, before the write (e.g. node epoch check, table bump).
+  using TxnHook = std::function<Status(meta::Connection&, const JobRecord& current, const Transition&)>;
+  Result<JobRecord> ApplyWith(const Cas& cas, const TransitionFn& fn, const TxnHook& hook);
+  Result<JobRecord> RequestResolution(const Cas& cas, const std::string& note, bool force);
+  Status WithWrite(const std::function<Status(meta::Connection&)>& fn);
+
+  const std::unique_ptr<meta::Database> db_;
+};
+
+}  // namespace vigil::jobs

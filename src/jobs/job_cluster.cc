@@ -1,0 +1,157 @@
+// JobStore: the leader lease, node epochs, per-table refresh generations and
+// retention. Each write is one short transaction.
+#include "jobs/job_schema.h"
+#include "jobs/job_store_internal.h"
+#include "vigil/jobs/job_store.h"
+
+namespace vigil::jobs {
+
+namespace {
+
+using meta::Connection;
+using meta::Row;
+
+Result<LeaderLease> LoadLease(Connection& conn, bool lock) {
+  std::string sql = lock ? internal::Locked(conn, sql::kSelectLease) : std::string(sql::kSelectLease);
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql));
+  if (!row) return Status::Corruption("the leader lease row is missing");
+  LeaderLease l;
+  VIGIL_ASSIGN_OR_RETURN(l.holder, row->Text(0));
+  VIGIL_ASSIGN_OR_RETURN(l.epoch, row->Int(1));
+  VIGIL_ASSIGN_OR_RETURN(l.acquired_at_ms, row->Int(2));
+  VIGIL_ASSIGN_OR_RETURN(l.expires_at_ms, row->Int(3));
+  return l;
+}
+
+Status StoreLease(Connection& conn, const LeaderLease& l) {
+  return conn.Execute(sql::kUpdateLease, {l.holder, l.epoch, l.acquired_at_ms, l.expires_at_ms}).status();
+}
+
+bool Live(const LeaderLease& l, int64_t now_ms) { return !l.holder.empty() && l.expires_at_ms > now_ms; }
+
+Result<NodeInfo> ParseNode(const Row& row) {
+  NodeInfo n;
+  VIGIL_ASSIGN_OR_RETURN(n.node_id, row.Text(0));
+  VIGIL_ASSIGN_OR_RETURN(n.epoch, row.Int(1));
+  VIGIL_ASSIGN_OR_RETURN(n.started_at_ms, row.Int(2));
+  VIGIL_ASSIGN_OR_RETURN(n.heartbeat_at_ms, row.Int(3));
+  VIGIL_ASSIGN_OR_RETURN(n.pid, row.Int(4));
+  VIGIL_ASSIGN_OR_RETURN(n.host, row.Text(5));
+  return n;
+}
+
+}  // namespace
+
+namespace internal {
+
+Status CheckLeaderOn(Connection& conn, int64_t epoch, int64_t now_ms) {
+  VIGIL_ASSIGN_OR_RETURN(LeaderLease l, LoadLease(conn, true));
+  if (l.epoch != epoch || !Live(l, now_ms)) {
+    return Status::CommitConflict("leader epoch " + std::to_string(epoch) + " is not live (lease epoch " +
+                                  std::to_string(l.epoch) + ")");
+  }
+  return Status::OK();
+}
+
+}  // namespace internal
+
+Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t now_ms, int64_t ttl_ms) {
+  VIGIL_RETURN_IF_ERROR(internal::CheckText("leader holder", holder, kMaxIndexNameBytes));
+  if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
+  LeaderLease out;
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(out, LoadLease(conn, true));
+    if (Live(out, now_ms) && out.holder != holder) {
+      return Status::Busy("leader lease is held by " + out.holder + " until " + std::to_string(out.expires_at_ms));
+    }
+    if (!Live(out, now_ms)) out = LeaderLease{holder, out.epoch + 1, now_ms, 0};  // a new holder or a lapse
+    out.expires_at_ms = now_ms + ttl_ms;
+    return StoreLease(conn, out);
+  }));
+  return out;
+}
+
+Result<LeaderLease> JobStore::RenewLeader(const std::string& holder, int64_t epoch, int64_t now_ms, int64_t ttl_ms) {
+  if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
+  LeaderLease out;
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(out, LoadLease(conn, true));
+    if (out.holder != holder || out.epoch != epoch || !Live(out, now_ms)) {
+      return Status::CommitConflict("leader lease of " + holder + " at epoch " + std::to_string(epoch) + " is lost");
+    }
+    out.expires_at_ms = now_ms + ttl_ms;
+    return StoreLease(conn, out);
+  }));
+  return out;
+}
+
+Result<LeaderLease> JobStore::GetLeader() {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  return LoadLease(*conn, false);
+}
+
+Status JobStore::CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms) {
+  if (!txn.active()) return Status::FailedPrecondition("leader check: transaction is not active");
+  return internal::CheckLeaderOn(txn.conn(), epoch, now_ms);
+}
+
+Result<int64_t> JobStore::RegisterNode(const std::string& node_id, int64_t pid, const std::string& host,
+                                       int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(internal::CheckText("node id", node_id, kMaxIndexNameBytes));
+  VIGIL_RETURN_IF_ERROR(internal::CheckText("host", host, kMaxIndexNameBytes));
+  int64_t epoch = 0;
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kRegisterNode, {node_id, now_ms, pid, host}));
+    if (rows.size() != 1) return Status::Internal("node registration returned no epoch");
+    VIGIL_ASSIGN_OR_RETURN(epoch, rows[0].Int(0));
+    return Status::OK();
+  }));
+  return epoch;
+}
+
+Status JobStore::Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms) {
+  return WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(int64_t n, conn.Execute(sql::kHeartbeatNode, {node_id, epoch, now_ms}));
+    if (n == 1) return Status::OK();
+    VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectNode, {node_id}));
+    if (!row) return Status::NotFound("node " + node_id + " is not registered");
+    return Status::CommitConflict("node " + node_id + " epoch " + std::to_string(epoch) + " was replaced");
+  });
+}
+
+Result<std::optional<NodeInfo>> JobStore::GetNode(const std::string& node_id) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn->QueryOptional(sql::kSelectNode, {node_id}));
+  if (!row) return std::optional<NodeInfo>();
+  VIGIL_ASSIGN_OR_RETURN(NodeInfo n, ParseNode(*row));
+  return std::optional<NodeInfo>(std::move(n));
+}
+
+Result<int64_t> JobStore::BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation,
+                                                int64_t now_ms) {
+  if (!txn.active()) return Status::FailedPrecondition("refresh generation: transaction is not active");
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows,
+                         txn.conn().Query(sql::kBumpRefreshGeneration, {table_incarnation, now_ms}));
+  if (rows.size() != 1) return Status::Internal("refresh generation bump returned no row");
+  return rows[0].Int(0);
+}
+
+Result<int64_t> JobStore::GetRefreshGeneration(const std::string& table_incarnation) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn->QueryOptional(sql::kSelectRefreshGeneration,
+                                                                    {table_incarnation}));
+  if (!row) return int64_t{0};
+  return row->Int(0);
+}
+
+Result<ArchiveResult> JobStore::Archive(int64_t before_ms, int64_t now_ms) {
+  ArchiveResult out;
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(out.archived, conn.Execute(sql::kArchiveReleased, {now_ms, before_ms}));
+    VIGIL_ASSIGN_OR_RETURN(out.tombstoned, conn.Execute(sql::kTombstoneUnknown, {now_ms, before_ms}));
+    return Status::OK();
+  }));
+  return out;
+}
+
+}  // namespace vigil::jobs

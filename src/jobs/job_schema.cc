@@ -1,0 +1,295 @@
+#include "jobs/job_schema.h"
+
+namespace vigil::jobs {
+
+namespace {
+
+// SQLite, version 1. Released: never edit; add version 2 instead.
+constexpr std::string_view kSqliteV1 = R"sql(
+CREATE TABLE vigil_catalogs (
+  catalog_name TEXT PRIMARY KEY,
+  catalog_incarnation TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE vigil_tables (
+  catalog_name TEXT NOT NULL REFERENCES vigil_catalogs (catalog_name),
+  database_name TEXT NOT NULL,
+  table_name TEXT NOT NULL,
+  table_incarnation TEXT NOT NULL UNIQUE,
+  locator TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (catalog_name, database_name, table_name)
+);
+CREATE TABLE index_jobs (
+  job_id INTEGER PRIMARY KEY AUTOINCREMENT,
+  revision INTEGER NOT NULL CHECK (revision >= 1),
+  creator TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  catalog_name TEXT NOT NULL,
+  database_name TEXT NOT NULL,
+  table_name TEXT NOT NULL,
+  catalog_incarnation TEXT NOT NULL,
+  table_incarnation TEXT NOT NULL,
+  locator TEXT NOT NULL,
+  index_name TEXT NOT NULL,
+  normalization_version INTEGER NOT NULL,
+  normalized_name TEXT NOT NULL,
+  provider TEXT NOT NULL CHECK (provider = 'DIRECTORY'),
+  operation TEXT NOT NULL CHECK (operation IN ('CREATE', 'REPLACE', 'DROP', 'BUILD')),
+  if_mode TEXT NOT NULL CHECK (if_mode IN ('NONE', 'IF_NOT_EXISTS', 'IF_EXISTS')),
+  columns_json TEXT NOT NULL,
+  sql_category TEXT CHECK (sql_category IN ('ANN', 'BTREE', 'BITMAP', 'FTS')),
+  physical_type TEXT,
+  properties_json TEXT NOT NULL,
+  start_version INTEGER NOT NULL,
+  schema_fingerprint TEXT NOT NULL,
+  execution TEXT NOT NULL CHECK (execution IN ('PENDING', 'CANCELLING', 'RUNNING', 'TERMINAL')),
+  outcome TEXT NOT NULL CHECK (outcome IN ('NONE', 'COMMITTED', 'NOT_COMMITTED', 'NOOP',
+                                           'CANCELLED_BEFORE_DISPATCH', 'UNKNOWN')),
+  refresh TEXT NOT NULL CHECK (refresh IN ('NOT_REQUIRED', 'REQUIRED', 'RUNNING', 'DONE',
+                                           'RETRY_PENDING', 'SKIPPED_BY_FORCE')),
+  reconcile TEXT NOT NULL CHECK (reconcile IN ('NONE', 'WATCHING', 'RETRY_PENDING', 'FINAL_READ_PENDING',
+                                               'STOPPED_TERMINATION_PROVEN', 'STOPPED_BY_FORCE')),
+  disposition TEXT NOT NULL CHECK (disposition IN ('NONE', 'ACK_REFRESH_PENDING', 'ACKNOWLEDGED',
+                                                   'FORCE_REFRESH_PENDING', 'FORCE_RELEASED')),
+  executor_node_id TEXT,
+  node_epoch INTEGER,
+  attempt_id TEXT,
+  attempt_number INTEGER,
+  dispatch_generation INTEGER,
+  leader_epoch INTEGER,
+  deadline_at INTEGER,
+  invoked INTEGER NOT NULL DEFAULT 0 CHECK (invoked IN (0, 1)),
+  termination_proven INTEGER NOT NULL DEFAULT 0 CHECK (termination_proven IN (0, 1)),
+  error_code TEXT,
+  error_message TEXT CHECK (length(error_message) <= 1024),
+  committed_version INTEGER,
+  last_observed_version INTEGER,
+  last_observed_fingerprint TEXT,
+  refresh_generation INTEGER NOT NULL DEFAULT 0,
+  refresh_retries INTEGER NOT NULL DEFAULT 0,
+  refresh_next_at INTEGER,
+  refresh_last_error TEXT,
+  reconcile_next_at INTEGER,
+  reconcile_last_at INTEGER,
+  reconcile_backoff_s INTEGER NOT NULL DEFAULT 0,
+  resolution_id TEXT,
+  progress_phase TEXT,
+  progress_done INTEGER NOT NULL DEFAULT 0,
+  progress_total INTEGER NOT NULL DEFAULT 0,
+  archived_at INTEGER,
+  tombstone INTEGER NOT NULL DEFAULT 0 CHECK (tombstone IN (0, 1))
+);
+CREATE INDEX idx_index_jobs_target ON index_jobs
+  (catalog_name, database_name, table_name, outcome, job_id);
+CREATE INDEX idx_index_jobs_unarchived ON index_jobs
+  (catalog_name, database_name, table_name, job_id) WHERE archived_at IS NULL;
+CREATE INDEX idx_index_jobs_retention ON index_jobs (finished_at)
+  WHERE archived_at IS NULL AND execution = 'TERMINAL';
+CREATE TABLE index_job_events (
+  job_id INTEGER NOT NULL REFERENCES index_jobs (job_id),
+  seq INTEGER NOT NULL,
+  part INTEGER NOT NULL,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  resolution_id TEXT,
+  note TEXT CHECK (length(note) <= 1024),
+  detail TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq, part)
+);
+CREATE INDEX idx_index_job_events_resolution ON index_job_events (resolution_id)
+  WHERE resolution_id IS NOT NULL;
+CREATE TRIGGER index_job_events_no_update BEFORE UPDATE ON index_job_events
+BEGIN SELECT RAISE(ABORT, 'index_job_events is append-only'); END;
+CREATE TRIGGER index_job_events_no_delete BEFORE DELETE ON index_job_events
+BEGIN SELECT RAISE(ABORT, 'index_job_events is append-only'); END;
+CREATE TABLE index_fences (
+  catalog_incarnation TEXT NOT NULL,
+  table_incarnation TEXT NOT NULL,
+  normalization_version INTEGER NOT NULL,
+  normalized_name TEXT NOT NULL,
+  job_id INTEGER NOT NULL UNIQUE REFERENCES index_jobs (job_id),
+  PRIMARY KEY (catalog_incarnation, table_incarnation, normalization_version, normalized_name)
+);
+CREATE TABLE index_target_guards (
+  table_incarnation TEXT NOT NULL,
+  job_id INTEGER NOT NULL UNIQUE REFERENCES index_jobs (job_id),
+  PRIMARY KEY (table_incarnation, job_id)
+);
+CREATE TABLE leader_lease (
+  lease_id INTEGER PRIMARY KEY CHECK (lease_id = 1),
+  holder TEXT NOT NULL,
+  epoch INTEGER NOT NULL,
+  acquired_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+INSERT INTO leader_lease (lease_id, holder, epoch, acquired_at, expires_at) VALUES (1, '', 0, 0, 0);
+CREATE TABLE cluster_nodes (
+  node_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  host TEXT NOT NULL
+);
+CREATE TABLE table_refresh_generations (
+  table_incarnation TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+)sql";
+
+// PostgreSQL, version 1. Released: never edit; add version 2 instead.
+constexpr std::string_view kPostgresV1 = R"sql(
+CREATE TABLE vigil_catalogs (
+  catalog_name TEXT PRIMARY KEY,
+  catalog_incarnation TEXT NOT NULL UNIQUE,
+  created_at BIGINT NOT NULL
+);
+CREATE TABLE vigil_tables (
+  catalog_name TEXT NOT NULL REFERENCES vigil_catalogs (catalog_name),
+  database_name TEXT NOT NULL,
+  table_name TEXT NOT NULL,
+  table_incarnation TEXT NOT NULL UNIQUE,
+  locator TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (catalog_name, database_name, table_name)
+);
+CREATE TABLE index_jobs (
+  job_id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+  revision BIGINT NOT NULL CHECK (revision >= 1),
+  creator TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  started_at BIGINT,
+  finished_at BIGINT,
+  catalog_name TEXT NOT NULL,
+  database_name TEXT NOT NULL,
+  table_name TEXT NOT NULL,
+  catalog_incarnation TEXT NOT NULL,
+  table_incarnation TEXT NOT NULL,
+  locator TEXT NOT NULL,
+  index_name TEXT NOT NULL,
+  normalization_version INTEGER NOT NULL,
+  normalized_name TEXT NOT NULL,
+  provider TEXT NOT NULL CHECK (provider = 'DIRECTORY'),
+  operation TEXT NOT NULL CHECK (operation IN ('CREATE', 'REPLACE', 'DROP', 'BUILD')),
+  if_mode TEXT NOT NULL CHECK (if_mode IN ('NONE', 'IF_NOT_EXISTS', 'IF_EXISTS')),
+  columns_json TEXT NOT NULL,
+  sql_category TEXT CHECK (sql_category IN ('ANN', 'BTREE', 'BITMAP', 'FTS')),
+  physical_type TEXT,
+  properties_json TEXT NOT NULL,
+  start_version BIGINT NOT NULL,
+  schema_fingerprint TEXT NOT NULL,
+  execution TEXT NOT NULL CHECK (execution IN ('PENDING', 'CANCELLING', 'RUNNING', 'TERMINAL')),
+  outcome TEXT NOT NULL CHECK (outcome IN ('NONE', 'COMMITTED', 'NOT_COMMITTED', 'NOOP',
+                                           'CANCELLED_BEFORE_DISPATCH', 'UNKNOWN')),
+  refresh TEXT NOT NULL CHECK (refresh IN ('NOT_REQUIRED', 'REQUIRED', 'RUNNING', 'DONE',
+                                           'RETRY_PENDING', 'SKIPPED_BY_FORCE')),
+  reconcile TEXT NOT NULL CHECK (reconcile IN ('NONE', 'WATCHING', 'RETRY_PENDING', 'FINAL_READ_PENDING',
+                                               'STOPPED_TERMINATION_PROVEN', 'STOPPED_BY_FORCE')),
+  disposition TEXT NOT NULL CHECK (disposition IN ('NONE', 'ACK_REFRESH_PENDING', 'ACKNOWLEDGED',
+                                                   'FORCE_REFRESH_PENDING', 'FORCE_RELEASED')),
+  executor_node_id TEXT,
+  node_epoch BIGINT,
+  attempt_id TEXT,
+  attempt_number BIGINT,
+  dispatch_generation BIGINT,
+  leader_epoch BIGINT,
+  deadline_at BIGINT,
+  invoked INTEGER NOT NULL DEFAULT 0 CHECK (invoked IN (0, 1)),
+  termination_proven INTEGER NOT NULL DEFAULT 0 CHECK (termination_proven IN (0, 1)),
+  error_code TEXT,
+  error_message TEXT CHECK (length(error_message) <= 1024),
+  committed_version BIGINT,
+  last_observed_version BIGINT,
+  last_observed_fingerprint TEXT,
+  refresh_generation BIGINT NOT NULL DEFAULT 0,
+  refresh_retries BIGINT NOT NULL DEFAULT 0,
+  refresh_next_at BIGINT,
+  refresh_last_error TEXT,
+  reconcile_next_at BIGINT,
+  reconcile_last_at BIGINT,
+  reconcile_backoff_s BIGINT NOT NULL DEFAULT 0,
+  resolution_id TEXT,
+  progress_phase TEXT,
+  progress_done BIGINT NOT NULL DEFAULT 0,
+  progress_total BIGINT NOT NULL DEFAULT 0,
+  archived_at BIGINT,
+  tombstone INTEGER NOT NULL DEFAULT 0 CHECK (tombstone IN (0, 1))
+);
+CREATE INDEX idx_index_jobs_target ON index_jobs
+  (catalog_name, database_name, table_name, outcome, job_id);
+CREATE INDEX idx_index_jobs_unarchived ON index_jobs
+  (catalog_name, database_name, table_name, job_id) WHERE archived_at IS NULL;
+CREATE INDEX idx_index_jobs_retention ON index_jobs (finished_at)
+  WHERE archived_at IS NULL AND execution = 'TERMINAL';
+CREATE TABLE index_job_events (
+  job_id BIGINT NOT NULL REFERENCES index_jobs (job_id),
+  seq BIGINT NOT NULL,
+  part INTEGER NOT NULL,
+  at BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  actor TEXT NOT NULL,
+  resolution_id TEXT,
+  note TEXT CHECK (length(note) <= 1024),
+  detail TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq, part)
+);
+CREATE INDEX idx_index_job_events_resolution ON index_job_events (resolution_id)
+  WHERE resolution_id IS NOT NULL;
+CREATE FUNCTION index_job_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN RAISE EXCEPTION 'index_job_events is append-only'; END $fn$;
+CREATE TRIGGER index_job_events_append_only BEFORE UPDATE OR DELETE ON index_job_events
+  FOR EACH ROW EXECUTE FUNCTION index_job_events_append_only();
+CREATE TABLE index_fences (
+  catalog_incarnation TEXT NOT NULL,
+  table_incarnation TEXT NOT NULL,
+  normalization_version INTEGER NOT NULL,
+  normalized_name TEXT NOT NULL,
+  job_id BIGINT NOT NULL UNIQUE REFERENCES index_jobs (job_id),
+  PRIMARY KEY (catalog_incarnation, table_incarnation, normalization_version, normalized_name)
+);
+CREATE TABLE index_target_guards (
+  table_incarnation TEXT NOT NULL,
+  job_id BIGINT NOT NULL UNIQUE REFERENCES index_jobs (job_id),
+  PRIMARY KEY (table_incarnation, job_id)
+);
+CREATE TABLE leader_lease (
+  lease_id INTEGER PRIMARY KEY CHECK (lease_id = 1),
+  holder TEXT NOT NULL,
+  epoch BIGINT NOT NULL,
+  acquired_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL
+);
+INSERT INTO leader_lease (lease_id, holder, epoch, acquired_at, expires_at) VALUES (1, '', 0, 0, 0);
+CREATE TABLE cluster_nodes (
+  node_id TEXT PRIMARY KEY,
+  epoch BIGINT NOT NULL,
+  started_at BIGINT NOT NULL,
+  heartbeat_at BIGINT NOT NULL,
+  pid BIGINT NOT NULL,
+  host TEXT NOT NULL
+);
+CREATE TABLE table_refresh_generations (
+  table_incarnation TEXT PRIMARY KEY,
+  generation BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+)sql";
+
+}  // namespace
+
+const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
+  static const std::vector<meta::Migration> kSqlite = {
+      {1, "create the job store", kSqliteV1},
+  };
+  static const std::vector<meta::Migration> kPostgres = {
+      {1, "create the job store", kPostgresV1},
+  };
+  return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
+}
+
+}  // namespace vigil::jobs

@@ -1,0 +1,318 @@
+// JobStore: opening, the table registry and target guards, admission (T1),
+// reads, and the generic compare-and-set every transition goes through.
+#include "vigil/jobs/job_store.h"
+
+#include "jobs/job_list.h"
+#include "jobs/job_rows.h"
+#include "jobs/job_schema.h"
+#include "jobs/job_store_internal.h"
+#include "vigil/common/uuid.h"
+#include "vigil/meta/migrations.h"
+
+namespace vigil::jobs {
+
+namespace internal {
+
+std::string Locked(meta::Connection& conn, std::string_view sql) {
+  return std::string(sql) + std::string(conn.profile().lock_rows);
+}
+
+Result<std::optional<JobRecord>> LoadJob(meta::Connection& conn, int64_t job_id, bool lock) {
+  std::string sql = lock ? Locked(conn, sql::kSelectJob) : std::string(sql::kSelectJob);
+  VIGIL_ASSIGN_OR_RETURN(std::optional<meta::Row> row, conn.QueryOptional(sql, {job_id}));
+  if (!row) return std::optional<JobRecord>();
+  VIGIL_ASSIGN_OR_RETURN(JobRecord rec, ParseJob(*row));
+  return std::optional<JobRecord>(std::move(rec));
+}
+
+std::string StateText(const JobState& s) {
+  return std::string(Name(s.execution)) + "/" + std::string(Name(s.outcome)) + "/" +
+         std::string(Name(s.refresh)) + "/" + std::string(Name(s.reconcile)) + "/" +
+         std::string(Name(s.disposition));
+}
+
+Status CheckText(std::string_view what, std::string_view value, size_t max_bytes) {
+  if (value.empty() || value.size() > max_bytes || SanitizeMessage(value) != value) {
+    return Status::InvalidArgument(std::string(what) + " must be 1.." + std::to_string(max_bytes) +
+                                   " bytes of printable UTF-8");
+  }
+  return Status::OK();
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::CheckText;
+using internal::Locked;
+using meta::Connection;
+using meta::Row;
+
+Result<TableEntry> ParseTable(const Row& row) {
+  TableEntry t;
+  VIGIL_ASSIGN_OR_RETURN(t.catalog_name, row.Text(0));
+  VIGIL_ASSIGN_OR_RETURN(t.database_name, row.Text(1));
+  VIGIL_ASSIGN_OR_RETURN(t.table_name, row.Text(2));
+  VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, row.Text(3));
+  VIGIL_ASSIGN_OR_RETURN(t.table_incarnation, row.Text(4));
+  VIGIL_ASSIGN_OR_RETURN(t.locator, row.Text(5));
+  VIGIL_ASSIGN_OR_RETURN(t.created_at_ms, row.Int(6));
+  return t;
+}
+
+Result<std::optional<TableEntry>> LoadTable(Connection& conn, std::string_view sql, const meta::Params& p) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql, p));
+  if (!row) return std::optional<TableEntry>();
+  VIGIL_ASSIGN_OR_RETURN(TableEntry t, ParseTable(*row));
+  return std::optional<TableEntry>(std::move(t));
+}
+
+Result<std::string> EnsureCatalog(Connection& conn, const std::string& catalog, int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(
+      conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectCatalog, {catalog}));
+  if (!row) return Status::Internal("catalog '" + catalog + "' vanished after insert");
+  return row->Text(0);
+}
+
+Status CheckNoGuardOn(Connection& conn, const std::string& table_incarnation) {
+  VIGIL_RETURN_IF_ERROR(
+      conn.Query(Locked(conn, sql::kSelectTableByIncarnation), {table_incarnation}).status());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kSelectGuards, {table_incarnation}));
+  if (rows.empty()) return Status::OK();
+  std::string ids;
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(int64_t id, row.Int(0));
+    ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  }
+  return Status::FailedPrecondition("table incarnation " + table_incarnation +
+                                    " is guarded by active or unknown index jobs: " + ids);
+}
+
+Status DropTableOn(Connection& conn, const std::string& catalog, const std::string& database,
+                   const std::string& table) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<TableEntry> t,
+                         LoadTable(conn, Locked(conn, sql::kSelectTable), {catalog, database, table}));
+  if (!t) return Status::NotFound("table " + catalog + "." + database + "." + table + " is not registered");
+  VIGIL_RETURN_IF_ERROR(CheckNoGuardOn(conn, t->table_incarnation));
+  return conn.Execute(sql::kDeleteTable, {t->table_incarnation}).status();
+}
+
+// NotFound unless the spec's table is registered with the spec's incarnations; locks its row.
+Status CheckTarget(Connection& conn, const JobSpec& spec) {
+  VIGIL_ASSIGN_OR_RETURN(
+      std::optional<TableEntry> t,
+      LoadTable(conn, Locked(conn, sql::kSelectTable), {spec.catalog_name, spec.database_name, spec.table_name}));
+  if (!t || t->table_incarnation != spec.table_incarnation ||
+      t->catalog_incarnation != spec.catalog_incarnation) {
+    return Status::NotFound("table " + spec.catalog_name + "." + spec.database_name + "." + spec.table_name +
+                            " is not registered with incarnation " + spec.table_incarnation);
+  }
+  return Status::OK();
+}
+
+// OK when the fence key is free; AlreadyExists naming its holder, or InvalidArgument when the
+// holder's exact name differs only in case.
+Status CheckFenceFree(Connection& conn, const FenceKey& key, const std::string& exact_name) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row,
+                         conn.QueryOptional(sql::kSelectFence, {key.catalog_incarnation, key.table_incarnation,
+                                                                key.normalization_version, key.normalized_name}));
+  if (!row) return Status::OK();
+  VIGIL_ASSIGN_OR_RETURN(int64_t holder, row->Int(0));
+  VIGIL_ASSIGN_OR_RETURN(std::string holder_name, row->Text(1));
+  if (holder_name == exact_name) {
+    return Status::AlreadyExists("index '" + exact_name + "' is fenced by job " + std::to_string(holder));
+  }
+  return Status::InvalidArgument("ambiguous index name '" + exact_name + "': job " + std::to_string(holder) +
+                                 " holds '" + holder_name + "', which differs only in case");
+}
+
+Status InsertEvent(Connection& conn, const JobRecord& rec, int64_t part, const EventDraft& d,
+                   const std::string& actor, int64_t now_ms, const JobState& from) {
+  std::map<std::string, std::string> detail = d.detail;
+  detail["from"] = internal::StateText(from);
+  detail["to"] = internal::StateText(rec.state);
+  detail["state"] = std::string(DerivedState(rec.state));
+  JobEvent ev{rec.job_id, rec.revision, part, now_ms, d.kind, actor, d.resolution_id, d.note, DetailJson(detail)};
+  return conn.Execute(sql::kInsertEvent, EventParams(ev)).status();
+}
+
+Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::string& actor, int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(CheckTarget(conn, spec));
+  JobRecord rec;
+  rec.creator = actor;
+  rec.created_at_ms = now_ms;
+  rec.spec = spec;
+  rec.fence = {spec.catalog_incarnation, spec.table_incarnation, kNormalizationV1,
+               NormalizeIndexNameV1(spec.index_name)};
+  rec.revision = 1;
+  VIGIL_ASSIGN_OR_RETURN(rec.state, jobs::Admit());
+  VIGIL_RETURN_IF_ERROR(CheckLegal(rec.state));
+  VIGIL_RETURN_IF_ERROR(CheckFenceFree(conn, rec.fence, spec.index_name));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> ids, conn.Query(sql::kInsertJob, AdmissionParams(rec)));
+  if (ids.size() != 1) return Status::Internal("job insert returned no id");
+  VIGIL_ASSIGN_OR_RETURN(rec.job_id, ids[0].Int(0));
+  const FenceKey& k = rec.fence;
+  VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertFence, {k.catalog_incarnation, k.table_incarnation,
+                                                         k.normalization_version, k.normalized_name, rec.job_id})
+                            .status());
+  VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertGuard, {spec.table_incarnation, rec.job_id}).status());
+  EventDraft admitted{std::string(event::kAdmitted), std::nullopt, std::nullopt,
+                      {{"operation", std::string(Name(spec.operation))}, {"index", spec.index_name}}};
+  VIGIL_RETURN_IF_ERROR(InsertEvent(conn, rec, 0, admitted, actor, now_ms, rec.state));
+  return rec;
+}
+
+// Internal when the transition touched what admission fixed, or re-takes a released fence.
+Status CheckTransition(const JobRecord& cur, const Transition& t) {
+  const JobRecord& n = t.next;
+  if (n.job_id != cur.job_id || n.creator != cur.creator || n.created_at_ms != cur.created_at_ms ||
+      !(n.spec == cur.spec) || !(n.fence == cur.fence) || n.provider != cur.provider) {
+    return Status::Internal("job " + std::to_string(cur.job_id) + ": a transition changed admitted fields");
+  }
+  if (t.events.empty()) return Status::Internal("job " + std::to_string(cur.job_id) + ": transition has no event");
+  if (!HoldsFence(cur.state) && HoldsFence(n.state)) {
+    return Status::Internal("job " + std::to_string(cur.job_id) + ": a transition cannot re-take a released fence");
+  }
+  return CheckLegal(n.state);
+}
+
+Status ReleaseFence(Connection& conn, int64_t job_id) {
+  VIGIL_ASSIGN_OR_RETURN(int64_t fences, conn.Execute(sql::kDeleteFence, {job_id}));
+  if (fences != 1) return Status::Corruption("job " + std::to_string(job_id) + " did not hold its fence");
+  return conn.Execute(sql::kDeleteGuard, {job_id}).status();
+}
+
+}  // namespace
+
+Status JobStore::MigrateSchema(meta::Database& db, int64_t now_ms) {
+  return meta::ApplyMigrations(db, kSchemaComponent, SchemaMigrations(db.profile().dialect), now_ms).status();
+}
+
+Result<std::unique_ptr<JobStore>> JobStore::Open(const JobStoreOptions& options) {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<meta::Database> db, meta::Database::Open(options.uri, options.database));
+  VIGIL_RETURN_IF_ERROR(MigrateSchema(*db, 0).WithContext("jobs schema"));
+  return std::make_unique<JobStore>(std::move(db));
+}
+
+Status JobStore::WithWrite(const std::function<Status(meta::Connection&)>& fn) {
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
+  VIGIL_RETURN_IF_ERROR(fn(txn.conn()));
+  return txn.Commit();
+}
+
+Result<TableEntry> JobStore::RegisterTable(const std::string& catalog, const std::string& database,
+                                           const std::string& table, const std::string& locator, int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxIndexNameBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxIndexNameBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxIndexNameBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("locator", locator, kMaxMessageBytes));
+  TableEntry t{catalog, database, table, "", Uuid::Generate().ToString(), locator, now_ms};
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, EnsureCatalog(conn, catalog, now_ms));
+    return conn.Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms})
+        .status();
+  }));
+  return t;
+}
+
+Result<std::optional<TableEntry>> JobStore::LookupTable(const std::string& catalog, const std::string& database,
+                                                        const std::string& table) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  return LoadTable(*conn, sql::kSelectTable, {catalog, database, table});
+}
+
+Status JobStore::DropTable(const std::string& catalog, const std::string& database, const std::string& table) {
+  return WithWrite([&](Connection& conn) { return DropTableOn(conn, catalog, database, table); });
+}
+
+Status JobStore::DropTable(meta::Transaction& txn, const std::string& catalog, const std::string& database,
+                           const std::string& table) {
+  if (!txn.active()) return Status::FailedPrecondition("drop table: transaction is not active");
+  return DropTableOn(txn.conn(), catalog, database, table);
+}
+
+Status JobStore::CheckNoGuard(meta::Transaction& txn, const std::string& table_incarnation) {
+  if (!txn.active()) return Status::FailedPrecondition("guard check: transaction is not active");
+  return CheckNoGuardOn(txn.conn(), table_incarnation);
+}
+
+Result<JobRecord> JobStore::Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms) {
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
+  VIGIL_ASSIGN_OR_RETURN(JobRecord rec, Admit(txn, spec, actor, now_ms));
+  VIGIL_RETURN_IF_ERROR(txn.Commit());
+  return rec;
+}
+
+Result<JobRecord> JobStore::Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor,
+                                  int64_t now_ms) {
+  if (!txn.active()) return Status::FailedPrecondition("admit: transaction is not active");
+  VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
+  VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
+  return AdmitOn(txn.conn(), spec, actor, now_ms);
+}
+
+Result<JobRecord> JobStore::Get(int64_t job_id) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> rec, internal::LoadJob(*conn, job_id, false));
+  if (!rec) return Status::NotFound("no index job " + std::to_string(job_id));
+  return std::move(*rec);
+}
+
+Result<std::vector<JobRecord>> JobStore::List(const JobFilter& filter) {
+  VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(filter));
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(q.sql, q.params));
+  std::vector<JobRecord> out;
+  out.reserve(rows.size());
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(JobRecord rec, ParseJob(row));
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+Result<std::vector<JobEvent>> JobStore::Events(int64_t job_id) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectEvents, {job_id}));
+  std::vector<JobEvent> out;
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(JobEvent ev, ParseEvent(row));
+    out.push_back(std::move(ev));
+  }
+  return out;
+}
+
+Result<JobRecord> JobStore::Apply(const Cas& cas, const TransitionFn& fn) { return ApplyWith(cas, fn, nullptr); }
+
+Result<JobRecord> JobStore::ApplyWith(const Cas& cas, const TransitionFn& fn, const TxnHook& hook) {
+  VIGIL_RETURN_IF_ERROR(CheckText("actor", cas.actor, kMaxIndexNameBytes));
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
+  Connection& conn = txn.conn();
+  if (cas.leader_epoch) VIGIL_RETURN_IF_ERROR(internal::CheckLeaderOn(conn, *cas.leader_epoch, cas.now_ms));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> cur, internal::LoadJob(conn, cas.job_id, true));
+  if (!cur) return Status::NotFound("no index job " + std::to_string(cas.job_id));
+  if (cur->revision != cas.revision) {
+    return Status::CommitConflict("job " + std::to_string(cas.job_id) + " is at revision " +
+                                  std::to_string(cur->revision) + ", not " + std::to_string(cas.revision));
+  }
+  Transition t{*cur, {}};
+  VIGIL_RETURN_IF_ERROR(fn(*cur, &t));
+  VIGIL_RETURN_IF_ERROR(CheckTransition(*cur, t));
+  if (hook) VIGIL_RETURN_IF_ERROR(hook(conn, *cur, t));
+  JobRecord& next = t.next;
+  next.revision = cur->revision + 1;
+  next.archived_at_ms = cur->archived_at_ms;
+  next.tombstone = cur->tombstone;
+  VIGIL_ASSIGN_OR_RETURN(int64_t updated, conn.Execute(sql::kUpdateJob, MutableParams(next, cur->revision)));
+  if (updated != 1) return Status::CommitConflict("job " + std::to_string(cas.job_id) + " changed concurrently");
+  for (size_t i = 0; i < t.events.size(); ++i) {
+    VIGIL_RETURN_IF_ERROR(InsertEvent(conn, next, static_cast<int64_t>(i), t.events[i], cas.actor, cas.now_ms,
+                                      cur->state));
+  }
+  if (HoldsFence(cur->state) && !HoldsFence(next.state)) VIGIL_RETURN_IF_ERROR(ReleaseFence(conn, next.job_id));
+  VIGIL_RETURN_IF_ERROR(txn.Commit());
+  return std::move(next);
+}
+
+}  // namespace vigil::jobs

@@ -1,0 +1,715 @@
+// The JobStore conformance suite: every contract of job_store.h, run on SQLite
+// by job_store_test.cc and on PostgreSQL by job_store_itest.cc. Times are
+// explicit arguments (an injected clock), so expiry and backoff are tested
+// without sleeping. Include from exactly one file per test binary.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "jobs/job_list.h"
+#include "meta/test_env.h"
+#include "vigil/jobs/job_store.h"
+
+namespace vigil::jobs {
+
+constexpr int64_t kT0 = 1'700'000'000'000;  // Unix ms
+constexpr int64_t kLeaseTtl = 10'000;
+
+#define ASSERT_OK(expr)                                      \
+  do {                                                       \
+    const ::vigil::Status _st = (expr);                      \
+    ASSERT_TRUE(_st.ok()) << #expr << ": " << _st.ToString(); \
+  } while (0)
+
+class JobStoreConformanceTest : public ::testing::TestWithParam<testing::DatabaseBackend> {
+ protected:
+  void SetUp() override {
+    auto env = GetParam().make();
+    ASSERT_TRUE(env.ok()) << env.status().ToString();
+    env_ = std::move(env).value();
+    Reopen();
+    ASSERT_NE(store_, nullptr);
+    auto table = store_->RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    table_ = *table;
+    auto lease = store_->AcquireLeader("leader-a", now_, kLeaseTtl);
+    ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+    epoch_ = lease->epoch;
+    auto node = store_->RegisterNode("node-1", 4242, "host-1", now_);
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    node_epoch_ = *node;
+  }
+
+  void Reopen() {
+    store_.reset();
+    JobStoreOptions opts;
+    opts.uri = env_->uri();
+    auto store = JobStore::Open(opts);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+  }
+
+  JobSpec Spec(const std::string& index_name, const TableEntry* table = nullptr) const {
+    const TableEntry& t = table ? *table : table_;
+    JobSpec s;
+    s.catalog_name = t.catalog_name;
+    s.database_name = t.database_name;
+    s.table_name = t.table_name;
+    s.catalog_incarnation = t.catalog_incarnation;
+    s.table_incarnation = t.table_incarnation;
+    s.locator = t.locator;
+    s.index_name = index_name;
+    s.columns = {"emb"};
+    s.category = SqlCategory::kAnn;
+    s.physical_type = "IVF_PQ";
+    s.properties_json = R"({"metric":"l2","num_partitions":"4"})";
+    s.start_version = 7;
+    s.schema_fingerprint = "fp-7";
+    return s;
+  }
+
+  JobRecord MustAdmit(const std::string& name) {
+    auto rec = store_->Admit(Spec(name), "alice", now_);
+    EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+    return rec.ok() ? *rec : JobRecord{};
+  }
+
+  // A CAS on `rec` as loaded, by the leader.
+  Cas Leader(const JobRecord& rec) const { return Cas{rec.job_id, rec.revision, epoch_, "leader-a", now_}; }
+  Cas User(const JobRecord& rec) const { return Cas{rec.job_id, rec.revision, std::nullopt, "alice", now_}; }
+
+  AttemptIdentity Attempt(const std::string& id = "attempt-1") const {
+    return AttemptIdentity{"node-1", node_epoch_, id, 1, 1, epoch_, now_ + 60'000};
+  }
+
+  JobRecord MustOk(const Result<JobRecord>& r) {
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : JobRecord{};
+  }
+
+  JobRecord Running(const std::string& name) { return MustOk(store_->Dispatch(Leader(MustAdmit(name)), Attempt())); }
+
+  JobRecord Finished(const std::string& name, AttemptResult result, bool observed_change = false) {
+    JobRecord r = Running(name);
+    AttemptReport rep;
+    rep.attempt_id = "attempt-1";
+    rep.result = result;
+    rep.observed_change = observed_change;
+    rep.invoked = result != AttemptResult::kNotInvoked;
+    return MustOk(store_->RecordResult(Leader(r), rep));
+  }
+
+  int64_t CountFor(const char* table, int64_t job_id) {
+    auto conn = store_->database().Acquire();
+    EXPECT_TRUE(conn.ok());
+    auto rows = (*conn)->Query(std::string("SELECT count(*) FROM ") + table + " WHERE job_id = $1", {job_id});
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *(*rows)[0].Int(0) : -1;
+  }
+  bool HoldsFenceRow(int64_t job_id) { return CountFor("index_fences", job_id) == 1; }
+  bool HoldsGuardRow(int64_t job_id) { return CountFor("index_target_guards", job_id) == 1; }
+
+  std::vector<JobEvent> MustEvents(int64_t job_id) {
+    auto ev = store_->Events(job_id);
+    EXPECT_TRUE(ev.ok()) << ev.status().ToString();
+    return ev.ok() ? *ev : std::vector<JobEvent>{};
+  }
+
+  // Checks the last transition: persisted record equals `rec`, revision `rev`, last event kind
+  // and seq, and fence/guard rows present exactly when HoldsFence says so.
+  void ExpectPersisted(const JobRecord& rec, int64_t rev, const std::string& last_kind) {
+    EXPECT_EQ(rec.revision, rev);
+    JobRecord loaded = MustOk(store_->Get(rec.job_id));
+    EXPECT_EQ(loaded, rec);
+    std::vector<JobEvent> ev = MustEvents(rec.job_id);
+    ASSERT_FALSE(ev.empty());
+    EXPECT_EQ(ev.back().kind, last_kind);
+    EXPECT_EQ(ev.back().seq, rev);
+    EXPECT_EQ(HoldsFenceRow(rec.job_id), HoldsFence(rec.state));
+    EXPECT_EQ(HoldsGuardRow(rec.job_id), HoldsFence(rec.state));
+  }
+
+  JobState S(Execution e, Outcome o, RefreshState r, ReconcileState c = ReconcileState::kNone,
+             Disposition d = Disposition::kNone) {
+    return JobState{e, o, r, c, d};
+  }
+
+  std::unique_ptr<testing::TestDatabaseEnv> env_;
+  std::unique_ptr<JobStore> store_;
+  int64_t now_ = kT0;
+  TableEntry table_;
+  int64_t epoch_ = 0;
+  int64_t node_epoch_ = 0;
+};
+
+TEST_P(JobStoreConformanceTest, T1AdmissionWritesJobFenceGuardAndFirstEvent) {
+  JobRecord r = MustAdmit("Emb_Idx");
+  EXPECT_GT(r.job_id, 0);
+  EXPECT_EQ(r.state, JobState{});
+  EXPECT_EQ(r.fence.normalized_name, "emb_idx");
+  EXPECT_EQ(r.fence.normalization_version, 1);
+  EXPECT_EQ(r.fence.table_incarnation, table_.table_incarnation);
+  EXPECT_EQ(r.provider, "DIRECTORY");
+  EXPECT_EQ(r.spec, Spec("Emb_Idx"));
+  EXPECT_EQ(r.creator, "alice");
+  ExpectPersisted(r, 1, "ADMITTED");
+  JobRecord second = MustAdmit("other_idx");
+  EXPECT_GT(second.job_id, r.job_id);
+}
+
+TEST_P(JobStoreConformanceTest, AdmissionNeedsTheRegisteredIncarnation) {
+  JobSpec s = Spec("idx");
+  s.table_incarnation = "not-the-incarnation";
+  EXPECT_EQ(store_->Admit(s, "alice", now_).status().code(), StatusCode::kNotFound);
+  s = Spec("idx");
+  s.table_name = "missing";
+  EXPECT_EQ(store_->Admit(s, "alice", now_).status().code(), StatusCode::kNotFound);
+  // Dropped and re-created: a new incarnation; the old one cannot admit.
+  ASSERT_OK(store_->DropTable("local", "db", "docs"));
+  auto again = store_->RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->table_incarnation, table_.table_incarnation);
+  EXPECT_EQ(again->catalog_incarnation, table_.catalog_incarnation);
+  EXPECT_EQ(store_->Admit(Spec("idx"), "alice", now_).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(store_->Admit(Spec("idx", &*again), "alice", now_).ok());
+  EXPECT_EQ(store_->RegisterTable("local", "db", "docs", "/x", now_).status().code(), StatusCode::kAlreadyExists);
+  auto looked = store_->LookupTable("local", "db", "docs");
+  ASSERT_TRUE(looked.ok() && looked->has_value());
+  EXPECT_EQ(**looked, *again);
+}
+
+TEST_P(JobStoreConformanceTest, FenceBlocksSameNameUntilReleasedAndRefusesCaseOnlyCollisions) {
+  JobRecord first = MustAdmit("emb_idx");
+  auto dup = store_->Admit(Spec("emb_idx"), "bob", now_);
+  EXPECT_EQ(dup.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(dup.status().message().find(std::to_string(first.job_id)), std::string::npos);
+  auto case_only = store_->Admit(Spec("EMB_idx"), "bob", now_);
+  EXPECT_EQ(case_only.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(case_only.status().message().find("ambiguous"), std::string::npos);
+  // Another table's same name is a different fence key.
+  auto other = store_->RegisterTable("local", "db", "other", "/root/db/other.vgl", now_);
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(store_->Admit(Spec("emb_idx", &*other), "bob", now_).ok());
+  MustOk(store_->Cancel(User(first)));
+  EXPECT_TRUE(store_->Admit(Spec("EMB_IDX"), "bob", now_).ok());
+}
+
+TEST_P(JobStoreConformanceTest, T2CancelIsTwoCasesAndReleasesTheFence) {
+  JobRecord r = MustAdmit("idx");
+  JobRecord done = MustOk(store_->Cancel(User(r)));
+  EXPECT_EQ(done.state, S(Execution::kTerminal, Outcome::kCancelledBeforeDispatch, RefreshState::kNotRequired));
+  EXPECT_EQ(done.finished_at_ms, now_);
+  ExpectPersisted(done, 3, "CANCELLED");
+  std::vector<JobEvent> ev = MustEvents(r.job_id);
+  ASSERT_EQ(ev.size(), 3u);
+  EXPECT_EQ(ev[1].kind, "CANCEL_REQUESTED");
+  EXPECT_EQ(ev[1].seq, 2);
+  EXPECT_EQ(DerivedState(done.state), "CANCELLED");
+  // A cancelled job cannot be dispatched.
+  EXPECT_EQ(store_->Dispatch(Leader(done), Attempt()).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(JobStoreConformanceTest, T2DurableCancellingIsCompletedAfterACrash) {
+  JobRecord r = MustAdmit("idx");
+  JobRecord mid = MustOk(store_->Apply(User(r), [](const JobRecord& cur, Transition* t) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(t->next.state, BeginCancel(cur.state));
+    t->events.push_back({"CANCEL_REQUESTED", std::nullopt, std::nullopt, {}});
+    return Status::OK();
+  }));
+  ExpectPersisted(mid, 2, "CANCEL_REQUESTED");
+  EXPECT_TRUE(HoldsFenceRow(r.job_id));
+  Reopen();
+  // Dispatch loses to the durable CANCELLING (C2/C3).
+  EXPECT_EQ(store_->Dispatch(Leader(mid), Attempt()).status().code(), StatusCode::kFailedPrecondition);
+  JobRecord done = MustOk(store_->CompleteCancel(User(mid)));
+  ExpectPersisted(done, 3, "CANCELLED");
+}
+
+TEST_P(JobStoreConformanceTest, T3DispatchPersistsAttemptIdentityBeforeReturning) {
+  JobRecord r = MustAdmit("idx");
+  JobRecord run = MustOk(store_->Dispatch(Leader(r), Attempt()));
+  EXPECT_EQ(run.state.execution, Execution::kRunning);
+  ASSERT_TRUE(run.attempt.has_value());
+  EXPECT_EQ(*run.attempt, Attempt());
+  EXPECT_EQ(run.attempt->leader_epoch, epoch_);
+  EXPECT_EQ(run.started_at_ms, now_);
+  ExpectPersisted(run, 2, "DISPATCHED");
+  EXPECT_EQ(store_->Cancel(User(run)).status().code(), StatusCode::kFailedPrecondition);
+  // A replaced node epoch or a missing leader epoch refuses dispatch.
+  JobRecord r2 = MustAdmit("idx2");
+  ASSERT_TRUE(store_->RegisterNode("node-1", 4243, "host-1", now_).ok());
+  EXPECT_EQ(store_->Dispatch(Leader(r2), Attempt()).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->Dispatch(User(r2), Attempt()).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MustOk(store_->Get(r2.job_id)).revision, 1);
+}
+
+TEST_P(JobStoreConformanceTest, T4NeverInvokedIsNotCommittedAndReleasesWithoutChange) {
+  JobRecord r = Finished("idx", AttemptResult::kNotInvoked);
+  EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kNotCommitted, RefreshState::kNotRequired));
+  EXPECT_FALSE(r.invoked);
+  ExpectPersisted(r, 3, "RESULT");
+  EXPECT_FALSE(HoldsFenceRow(r.job_id));
+  JobRecord changed = Finished("idx2", AttemptResult::kNotInvoked, true);
+  EXPECT_EQ(changed.state.refresh, RefreshState::kRequired);
+  ExpectPersisted(changed, 3, "RESULT");
+  EXPECT_TRUE(HoldsFenceRow(changed.job_id));
+}
+
+TEST_P(JobStoreConformanceTest, T5CommittedHoldsTheFenceUntilRefreshIsDone) {
+  JobRecord run = Running("idx");
+  AttemptReport rep{"attempt-1", AttemptResult::kCommitted, false, true, std::nullopt, std::nullopt, 8};
+  JobRecord r = MustOk(store_->RecordResult(Leader(run), rep));
+  EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kCommitted, RefreshState::kRequired));
+  EXPECT_EQ(r.committed_version, 8);
+  EXPECT_TRUE(r.invoked);
+  EXPECT_EQ(r.finished_at_ms, now_);
+  ExpectPersisted(r, 3, "RESULT");
+  EXPECT_TRUE(HoldsFenceRow(r.job_id));
+  EXPECT_EQ(DerivedState(r.state), "REFRESHING");
+}
+
+TEST_P(JobStoreConformanceTest, T6NotCommittedWithoutChangeReleasesAtOnce) {
+  JobRecord run = Running("idx");
+  AttemptReport rep{"attempt-1", AttemptResult::kNotCommitted, false, true, "COMMIT_CONFLICT",
+                    std::string("conflict\x01 at v8\n"), std::nullopt};
+  JobRecord r = MustOk(store_->RecordResult(Leader(run), rep));
+  EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kNotCommitted, RefreshState::kNotRequired));
+  EXPECT_EQ(r.error_code, "COMMIT_CONFLICT");
+  EXPECT_EQ(r.error_message, "conflict at v8");
+  ExpectPersisted(r, 3, "RESULT");
+  EXPECT_FALSE(HoldsFenceRow(r.job_id));
+  EXPECT_FALSE(HoldsGuardRow(r.job_id));
+}
+
+TEST_P(JobStoreConformanceTest, T7NoCommitWithChangeAndNoopRequireRefresh) {
+  JobRecord changed = Finished("idx", AttemptResult::kNotCommittedChanged);
+  EXPECT_EQ(changed.state, S(Execution::kTerminal, Outcome::kNotCommitted, RefreshState::kRequired));
+  ExpectPersisted(changed, 3, "RESULT");
+  JobRecord noop = Finished("idx2", AttemptResult::kNoop);
+  EXPECT_EQ(noop.state, S(Execution::kTerminal, Outcome::kNoop, RefreshState::kRequired));
+  ExpectPersisted(noop, 3, "RESULT");
+  EXPECT_TRUE(HoldsFenceRow(noop.job_id));
+  // NOOP decided before dispatch, with nothing observed, releases at once.
+  JobRecord pre = MustOk(store_->ConcludeBeforeDispatch(User(MustAdmit("idx3")), AttemptResult::kNoop, false));
+  EXPECT_EQ(pre.state, S(Execution::kTerminal, Outcome::kNoop, RefreshState::kNotRequired));
+  ExpectPersisted(pre, 2, "RESULT");
+}
+
+TEST_P(JobStoreConformanceTest, T8UnknownWatchesAndKeepsTheFence) {
+  JobRecord run = Running("idx");
+  std::string long_message(3000, 'x');
+  AttemptReport rep{"attempt-1", AttemptResult::kUnknown, false, true, "IO", long_message, std::nullopt};
+  JobRecord r = MustOk(store_->RecordResult(Leader(run), rep));
+  EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired,
+                       ReconcileState::kWatching));
+  EXPECT_EQ(r.error_message->size(), 1024u);
+  EXPECT_EQ(r.reconcile_next_at_ms, now_ + 30'000);
+  EXPECT_EQ(r.reconcile_backoff_s, 30);
+  ExpectPersisted(r, 3, "RESULT");
+  EXPECT_TRUE(HoldsFenceRow(r.job_id));
+  EXPECT_EQ(DerivedState(r.state), "OUTCOME_UNKNOWN");
+  // A stale callback of another attempt is rejected.
+  AttemptReport stale = rep;
+  stale.attempt_id = "attempt-0";
+  EXPECT_EQ(store_->RecordResult(Leader(run), stale).status().code(), StatusCode::kCommitConflict);
+}
+
+TEST_P(JobStoreConformanceTest, T9WatcherObservationRequiresRefresh) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  now_ += 5'000;  // within the leader lease
+  JobRecord r = MustOk(store_->ObserveChange(Leader(u), 9, "fp-9"));
+  EXPECT_EQ(r.state.refresh, RefreshState::kRequired);
+  EXPECT_EQ(r.state.outcome, Outcome::kUnknown);
+  EXPECT_EQ(r.last_observed_version, 9);
+  EXPECT_EQ(r.last_observed_fingerprint, "fp-9");
+  EXPECT_EQ(r.reconcile_last_at_ms, now_);
+  ExpectPersisted(r, 4, "CHANGE_OBSERVED");
+}
+
+TEST_P(JobStoreConformanceTest, T10TerminationProofThenFinalReadKeepsUnknownAndFence) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  EXPECT_EQ(store_->ProveTermination(Leader(u), "attempt-9").status().code(), StatusCode::kCommitConflict);
+  JobRecord p = MustOk(store_->ProveTermination(Leader(u), "attempt-1"));
+  EXPECT_EQ(p.state.reconcile, ReconcileState::kFinalReadPending);
+  EXPECT_TRUE(p.termination_proven);
+  ExpectPersisted(p, 4, "TERMINATION_PROVEN");
+  JobRecord f = MustOk(store_->FinishFinalRead(Leader(p), 8, "fp-8"));
+  EXPECT_EQ(f.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired,
+                       ReconcileState::kStoppedTerminationProven));
+  EXPECT_FALSE(f.reconcile_next_at_ms.has_value());
+  ExpectPersisted(f, 5, "FINAL_READ");
+  EXPECT_TRUE(HoldsFenceRow(f.job_id));
+}
+
+TEST_P(JobStoreConformanceTest, ProvenanceAttributionReleasesAfterRefresh) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  JobRecord p = MustOk(store_->ProveTermination(Leader(u), "attempt-1"));
+  JobRecord a = MustOk(store_->Attribute(Leader(p), true, 8));
+  EXPECT_EQ(a.state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(a.state.refresh, RefreshState::kRequired);
+  EXPECT_EQ(a.committed_version, 8);
+  ExpectPersisted(a, 5, "ATTRIBUTED");
+  JobRecord s = MustOk(store_->RefreshStart(Leader(a)));
+  JobRecord d = MustOk(store_->RefreshDone(Leader(s), s.refresh_generation, true));
+  EXPECT_EQ(DerivedState(d.state), "FINISHED");
+  ExpectPersisted(d, 7, "REFRESH_DONE");
+  EXPECT_FALSE(HoldsFenceRow(d.job_id));
+}
+
+TEST_P(JobStoreConformanceTest, T11RefreshRunsRetriesAndReleasesWhenDone) {
+  JobRecord c = Finished("idx", AttemptResult::kCommitted);
+  EXPECT_EQ(store_->GetRefreshGeneration(table_.table_incarnation).value(), 0);
+  JobRecord s = MustOk(store_->RefreshStart(Leader(c)));
+  EXPECT_EQ(s.state.refresh, RefreshState::kRunning);
+  EXPECT_EQ(s.refresh_generation, 1);
+  ExpectPersisted(s, 4, "REFRESH_STARTED");
+  now_ += 1000;
+  JobRecord f = MustOk(store_->RefreshDone(Leader(s), 1, false, "cache\tunreachable"));
+  EXPECT_EQ(f.state.refresh, RefreshState::kRetryPending);
+  EXPECT_EQ(f.refresh_retries, 1);
+  EXPECT_EQ(f.refresh_last_error, "cacheunreachable");
+  EXPECT_EQ(f.refresh_next_at_ms, now_ + 30'000);
+  EXPECT_EQ(DerivedState(f.state), "COMMITTED_REFRESH_PENDING");
+  ExpectPersisted(f, 5, "REFRESH_FAILED");
+  EXPECT_TRUE(HoldsFenceRow(f.job_id));
+  JobRecord s2 = MustOk(store_->RefreshStart(Leader(f)));
+  EXPECT_EQ(s2.refresh_generation, 2);
+  // A callback of the older refresh generation cannot complete it.
+  EXPECT_EQ(store_->RefreshDone(Leader(s2), 1, true).status().code(), StatusCode::kCommitConflict);
+  JobRecord d = MustOk(store_->RefreshDone(Leader(s2), 2, true));
+  EXPECT_EQ(d.state.refresh, RefreshState::kDone);
+  ExpectPersisted(d, 7, "REFRESH_DONE");
+  EXPECT_FALSE(HoldsGuardRow(d.job_id));
+  EXPECT_EQ(store_->GetRefreshGeneration(table_.table_incarnation).value(), 1);
+}
+
+TEST_P(JobStoreConformanceTest, T12AckRefreshesAndKeepsTheFenceWithLinkedEvents) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  JobRecord a = MustOk(store_->RequestAck(User(u), "  looked at it\n  "));
+  EXPECT_EQ(a.state.disposition, Disposition::kAckRefreshPending);
+  EXPECT_EQ(a.state.refresh, RefreshState::kRequired);
+  ASSERT_TRUE(a.resolution_id.has_value());
+  ExpectPersisted(a, 4, "ACK_REQUESTED");
+  // The identical retry joins the pending request; another note is refused by the state machine.
+  JobRecord joined = MustOk(store_->RequestAck(User(u), "looked at it"));
+  EXPECT_EQ(joined.revision, 4);
+  EXPECT_EQ(joined.resolution_id, a.resolution_id);
+  EXPECT_EQ(store_->RequestAck(User(a), "other").status().code(), StatusCode::kFailedPrecondition);
+  JobRecord s = MustOk(store_->RefreshStart(Leader(a)));
+  JobRecord d = MustOk(store_->RefreshDone(Leader(s), s.refresh_generation, true));
+  EXPECT_EQ(d.state.disposition, Disposition::kAcknowledged);
+  EXPECT_EQ(d.state.outcome, Outcome::kUnknown);
+  EXPECT_FALSE(d.resolution_id.has_value());
+  ExpectPersisted(d, 6, "ACK_COMPLETED");
+  EXPECT_TRUE(HoldsFenceRow(d.job_id));
+  std::vector<JobEvent> ev = MustEvents(d.job_id);
+  ASSERT_GE(ev.size(), 2u);
+  EXPECT_EQ(ev[ev.size() - 2].kind, "REFRESH_DONE");
+  EXPECT_EQ(ev.back().resolution_id, a.resolution_id);
+  EXPECT_EQ(ev.back().seq, 6);
+  EXPECT_EQ(ev.back().part, 1);
+  EXPECT_EQ(ev[3].note, "looked at it");
+  EXPECT_EQ(ev[3].actor, "alice");
+}
+
+TEST_P(JobStoreConformanceTest, T13ForceReleasesAfterRefresh) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  JobRecord f = MustOk(store_->RequestForce(User(u), "worker host lost; accepted"));
+  EXPECT_EQ(f.state.disposition, Disposition::kForceRefreshPending);
+  ExpectPersisted(f, 4, "FORCE_REQUESTED");
+  EXPECT_TRUE(HoldsFenceRow(f.job_id));
+  JobRecord s = MustOk(store_->RefreshStart(Leader(f)));
+  JobRecord d = MustOk(store_->RefreshDone(Leader(s), s.refresh_generation, true));
+  EXPECT_EQ(d.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kDone,
+                       ReconcileState::kStoppedByForce, Disposition::kForceReleased));
+  ExpectPersisted(d, 6, "FORCE_COMPLETED");
+  EXPECT_FALSE(HoldsFenceRow(d.job_id));
+  EXPECT_EQ(MustEvents(d.job_id).back().resolution_id, f.resolution_id);
+  EXPECT_TRUE(store_->Admit(Spec("idx"), "bob", now_).ok());
+}
+
+TEST_P(JobStoreConformanceTest, T14ForceWithoutRefreshSupersedesAndReleasesInOneCas) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  JobRecord a = MustOk(store_->RequestAck(User(u), "ack first"));
+  JobRecord f = MustOk(store_->ForceWithoutRefresh(Cas{a.job_id, a.revision, std::nullopt, "admin", now_},
+                                                   "emergency"));
+  EXPECT_EQ(f.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kSkippedByForce,
+                       ReconcileState::kStoppedByForce, Disposition::kForceReleased));
+  EXPECT_EQ(f.refresh_generation, a.refresh_generation + 1);
+  EXPECT_EQ(DerivedState(f.state), "OUTCOME_UNKNOWN");
+  ExpectPersisted(f, 5, "FORCE_WITHOUT_REFRESH_COMPLETED");
+  std::vector<JobEvent> ev = MustEvents(f.job_id);
+  ASSERT_EQ(ev.size(), 7u);
+  EXPECT_EQ(ev[4].kind, "SUPERSEDED_BY_EMERGENCY_FORCE");
+  EXPECT_EQ(ev[4].resolution_id, a.resolution_id);
+  EXPECT_EQ(ev[5].kind, "FORCE_WITHOUT_REFRESH_REQUESTED");
+  EXPECT_EQ(ev[5].note, "emergency");
+  EXPECT_EQ(ev[6].resolution_id, ev[5].resolution_id);
+  EXPECT_EQ(ev[6].seq, 5);
+  // A known outcome whose refresh keeps failing can be force-released too.
+  JobRecord c = Finished("idx2", AttemptResult::kCommitted);
+  JobRecord k = MustOk(store_->ForceWithoutRefresh(User(c), "cache down"));
+  EXPECT_EQ(DerivedState(k.state), "COMMITTED_REFRESH_SKIPPED");
+  EXPECT_FALSE(HoldsFenceRow(k.job_id));
+}
+
+TEST_P(JobStoreConformanceTest, StaleRevisionAndStaleLeaderEpochChangeNothing) {
+  JobRecord r = MustAdmit("idx");
+  Cas stale = Leader(r);
+  stale.revision = 7;
+  EXPECT_EQ(store_->Dispatch(stale, Attempt()).status().code(), StatusCode::kCommitConflict);
+  // Leadership moves to another holder after expiry: the old epoch is rejected.
+  now_ += kLeaseTtl + 1;
+  auto b = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->epoch, epoch_ + 1);
+  EXPECT_EQ(store_->Dispatch(Leader(r), Attempt()).status().code(), StatusCode::kCommitConflict);
+  EXPECT_EQ(MustOk(store_->Get(r.job_id)), r);
+  EXPECT_EQ(MustEvents(r.job_id).size(), 1u);
+  epoch_ = b->epoch;
+  EXPECT_TRUE(store_->Dispatch(Leader(r), Attempt()).ok());
+  // An expired lease of the current epoch is not live either.
+  now_ += kLeaseTtl;
+  JobRecord r2 = MustAdmit("idx2");
+  EXPECT_EQ(store_->ConcludeBeforeDispatch(Leader(r2), AttemptResult::kNoop, false).status().code(),
+            StatusCode::kCommitConflict);
+}
+
+TEST_P(JobStoreConformanceTest, ApplyRejectsIllegalOrIdentityChangingTransitions) {
+  JobRecord r = MustAdmit("idx");
+  auto renamed = store_->Apply(User(r), [](const JobRecord&, Transition* t) -> Status {
+    t->next.spec.index_name = "other";
+    t->events.push_back({"X", std::nullopt, std::nullopt, {}});
+    return Status::OK();
+  });
+  EXPECT_EQ(renamed.status().code(), StatusCode::kInternal);
+  auto illegal = store_->Apply(User(r), [](const JobRecord&, Transition* t) -> Status {
+    t->next.state.outcome = Outcome::kCommitted;  // PENDING with an outcome
+    t->events.push_back({"X", std::nullopt, std::nullopt, {}});
+    return Status::OK();
+  });
+  EXPECT_EQ(illegal.status().code(), StatusCode::kInternal);
+  EXPECT_EQ(MustOk(store_->Get(r.job_id)), r);
+  EXPECT_EQ(store_->Get(r.job_id + 100).status().code(), StatusCode::kNotFound);
+}
+
+TEST_P(JobStoreConformanceTest, GuardBlocksDropTableWhileAJobIsActiveOrUnknown) {
+  JobRecord r = MustAdmit("idx");
+  Status st = store_->DropTable("local", "db", "docs");
+  EXPECT_EQ(st.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(st.message().find(std::to_string(r.job_id)), std::string::npos);
+  {
+    auto txn = store_->database().Begin(meta::TxnMode::kWrite);
+    ASSERT_TRUE(txn.ok());
+    EXPECT_EQ(store_->CheckNoGuard(*txn, table_.table_incarnation).code(), StatusCode::kFailedPrecondition);
+  }
+  JobRecord run = MustOk(store_->Dispatch(Leader(r), Attempt()));
+  AttemptReport rep{"attempt-1", AttemptResult::kUnknown, false, true, std::nullopt, std::nullopt, std::nullopt};
+  JobRecord u = MustOk(store_->RecordResult(Leader(run), rep));
+  EXPECT_EQ(store_->DropTable("local", "db", "docs").code(), StatusCode::kFailedPrecondition);
+  MustOk(store_->ForceWithoutRefresh(User(u), "gone"));
+  ASSERT_OK(store_->DropTable("local", "db", "docs"));
+  EXPECT_EQ(store_->DropTable("local", "db", "docs").code(), StatusCode::kNotFound);
+  auto looked = store_->LookupTable("local", "db", "docs");
+  ASSERT_TRUE(looked.ok());
+  EXPECT_FALSE(looked->has_value());
+}
+
+TEST_P(JobStoreConformanceTest, ArchiveKeepsUnknownJobsAsResolvableTombstones) {
+  JobRecord done = Finished("a", AttemptResult::kNotCommitted);  // released
+  JobRecord refreshing = Finished("b", AttemptResult::kCommitted);  // holds until refresh
+  JobRecord unknown = Finished("c", AttemptResult::kUnknown);       // holds until FORCE
+  JobRecord pending = MustAdmit("d");
+  now_ += 1000;
+  auto res = store_->Archive(now_, now_);
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_EQ(res->archived, 1);
+  EXPECT_EQ(res->tombstoned, 1);
+  EXPECT_EQ(MustOk(store_->Get(done.job_id)).archived_at_ms, now_);
+  EXPECT_FALSE(MustOk(store_->Get(refreshing.job_id)).archived_at_ms.has_value());
+  EXPECT_FALSE(MustOk(store_->Get(pending.job_id)).archived_at_ms.has_value());
+  JobRecord tomb = MustOk(store_->Get(unknown.job_id));
+  EXPECT_TRUE(tomb.tombstone);
+  EXPECT_EQ(tomb.state, unknown.state);
+  EXPECT_TRUE(HoldsFenceRow(unknown.job_id));
+  JobFilter f;
+  auto visible = store_->List(f);
+  ASSERT_TRUE(visible.ok());
+  EXPECT_EQ(visible->size(), 2u);
+  f.include_archived = true;
+  f.state = "OUTCOME_UNKNOWN";
+  auto with_archived = store_->List(f);
+  ASSERT_TRUE(with_archived.ok());
+  ASSERT_EQ(with_archived->size(), 1u);
+  EXPECT_EQ((*with_archived)[0].job_id, unknown.job_id);
+  // Still resolvable; the events stay.
+  JobRecord forced = MustOk(store_->ForceWithoutRefresh(User(tomb), "archived but unknown"));
+  EXPECT_TRUE(forced.tombstone);
+  EXPECT_FALSE(HoldsFenceRow(unknown.job_id));
+  EXPECT_EQ(MustEvents(unknown.job_id).size(), 5u);
+  EXPECT_EQ(store_->Archive(now_ + 1, now_).value().archived, 0);
+}
+
+TEST_P(JobStoreConformanceTest, LeaderLeaseEpochsAcrossTwoHoldersWithExpiry) {
+  auto same = store_->AcquireLeader("leader-a", now_ + 1, kLeaseTtl);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->epoch, epoch_);
+  EXPECT_EQ(same->expires_at_ms, now_ + 1 + kLeaseTtl);
+  EXPECT_EQ(store_->AcquireLeader("leader-b", now_ + 2, kLeaseTtl).status().code(), StatusCode::kBusy);
+  auto renewed = store_->RenewLeader("leader-a", epoch_, now_ + 5000, kLeaseTtl);
+  ASSERT_TRUE(renewed.ok());
+  EXPECT_EQ(renewed->expires_at_ms, now_ + 5000 + kLeaseTtl);
+  int64_t t = now_ + 5000 + kLeaseTtl;  // expired exactly now
+  auto b = store_->AcquireLeader("leader-b", t, kLeaseTtl);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->epoch, epoch_ + 1);
+  EXPECT_EQ(store_->RenewLeader("leader-a", epoch_, t, kLeaseTtl).status().code(), StatusCode::kCommitConflict);
+  auto back = store_->AcquireLeader("leader-a", t + kLeaseTtl, kLeaseTtl);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->epoch, epoch_ + 2);
+  auto got = store_->GetLeader();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->holder, "leader-a");
+  EXPECT_EQ(got->epoch, epoch_ + 2);
+  auto txn = store_->database().Begin(meta::TxnMode::kWrite);
+  ASSERT_TRUE(txn.ok());
+  EXPECT_TRUE(store_->CheckLeader(*txn, epoch_ + 2, t + kLeaseTtl).ok());
+  EXPECT_EQ(store_->CheckLeader(*txn, epoch_ + 1, t + kLeaseTtl).code(), StatusCode::kCommitConflict);
+}
+
+TEST_P(JobStoreConformanceTest, NodeEpochsIncreasePerStart) {
+  auto e2 = store_->RegisterNode("node-1", 5000, "host-1b", now_ + 1);
+  ASSERT_TRUE(e2.ok());
+  EXPECT_EQ(*e2, node_epoch_ + 1);
+  EXPECT_EQ(store_->RegisterNode("node-2", 1, "host-2", now_).value(), 1);
+  EXPECT_EQ(store_->Heartbeat("node-1", node_epoch_, now_ + 2).code(), StatusCode::kCommitConflict);
+  ASSERT_OK(store_->Heartbeat("node-1", *e2, now_ + 3));
+  EXPECT_EQ(store_->Heartbeat("node-9", 1, now_).code(), StatusCode::kNotFound);
+  auto n = store_->GetNode("node-1");
+  ASSERT_TRUE(n.ok() && n->has_value());
+  EXPECT_EQ((*n)->epoch, *e2);
+  EXPECT_EQ((*n)->pid, 5000);
+  EXPECT_EQ((*n)->host, "host-1b");
+  EXPECT_EQ((*n)->heartbeat_at_ms, now_ + 3);
+  EXPECT_FALSE(store_->GetNode("node-9").value().has_value());
+}
+
+TEST_P(JobStoreConformanceTest, ResolutionNotesAreValidated) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  EXPECT_EQ(store_->RequestAck(User(u), "   ").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->RequestAck(User(u), "\n\t").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->RequestForce(User(u), std::string(1025, 'n')).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ForceWithoutRefresh(User(u), "bad \xff utf8").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MustOk(store_->Get(u.job_id)).revision, u.revision);
+  JobRecord ok = MustOk(store_->RequestForce(User(u), std::string(1024, 'n') + "  "));
+  EXPECT_EQ(MustEvents(ok.job_id).back().note->size(), 1024u);
+}
+
+TEST_P(JobStoreConformanceTest, EventsAreAppendOnly) {
+  JobRecord r = MustAdmit("idx");
+  auto conn = store_->database().Acquire();
+  ASSERT_TRUE(conn.ok());
+  EXPECT_FALSE((*conn)->Execute("UPDATE index_job_events SET kind = 'X' WHERE job_id = $1", {r.job_id}).ok());
+  EXPECT_FALSE((*conn)->Execute("DELETE FROM index_job_events WHERE job_id = $1", {r.job_id}).ok());
+  EXPECT_EQ(MustEvents(r.job_id).size(), 1u);
+}
+
+TEST_P(JobStoreConformanceTest, ReopeningReplaysEveryRecordFromStorage) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  JobRecord a = MustOk(store_->RequestAck(User(u), "note"));
+  JobRecord p = MustAdmit("idx2");
+  std::vector<JobEvent> events = MustEvents(a.job_id);
+  Reopen();
+  EXPECT_EQ(MustOk(store_->Get(a.job_id)), a);
+  EXPECT_EQ(MustOk(store_->Get(p.job_id)), p);
+  EXPECT_EQ(MustEvents(a.job_id), events);
+  EXPECT_EQ(store_->GetLeader().value().epoch, epoch_);
+  EXPECT_EQ(store_->Admit(Spec("IDX"), "bob", now_).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->DropTable("local", "db", "docs").code(), StatusCode::kFailedPrecondition);
+  // The reopened store continues the same job: ACK joins, refresh completes it.
+  JobRecord s = MustOk(store_->RefreshStart(Leader(a)));
+  EXPECT_EQ(MustOk(store_->RefreshDone(Leader(s), s.refresh_generation, true)).state.disposition,
+            Disposition::kAcknowledged);
+}
+
+TEST_P(JobStoreConformanceTest, ListFiltersAreBoundedAndExact) {
+  JobRecord u = Finished("u", AttemptResult::kUnknown);
+  JobRecord c = Finished("c", AttemptResult::kCommitted);
+  JobRecord p = MustAdmit("p");
+  auto other = store_->RegisterTable("local", "db2", "docs", "/root/db2/docs.vgl", now_);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(store_->Admit(Spec("p", &*other), "bob", now_).ok());
+  JobFilter f;
+  f.catalog_name = "local";
+  f.database_name = "db";
+  auto all = store_->List(f);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].job_id, p.job_id);  // newest first
+  f.limit = 2;
+  EXPECT_EQ(store_->List(f).value().size(), 2u);
+  f.limit = 100;
+  f.state = "REFRESHING";
+  auto refreshing = store_->List(f);
+  ASSERT_EQ(refreshing.value().size(), 1u);
+  EXPECT_EQ(refreshing.value()[0].job_id, c.job_id);
+  f.state.reset();
+  f.outcome = Outcome::kUnknown;
+  EXPECT_EQ(store_->List(f).value().at(0).job_id, u.job_id);
+  f.limit = 0;
+  EXPECT_EQ(store_->List(f).status().code(), StatusCode::kInvalidArgument);
+  f.limit = kMaxListLimit + 1;
+  EXPECT_EQ(store_->List(f).status().code(), StatusCode::kInvalidArgument);
+  f.limit = 10;
+  f.state = "BOGUS";
+  EXPECT_EQ(store_->List(f).status().code(), StatusCode::kInvalidArgument);
+}
+
+// 100k archived jobs of one table: listing its OUTCOME_UNKNOWN jobs is an index search.
+TEST_P(JobStoreConformanceTest, UnknownListingOfATableUsesAnIndexWith100kArchivedJobs) {
+  JobRecord u = Finished("u", AttemptResult::kUnknown);
+  {
+    auto txn = store_->database().Begin(meta::TxnMode::kWrite);
+    ASSERT_TRUE(txn.ok());
+    ASSERT_OK(txn->conn()
+                  .Execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)"
+                           " INSERT INTO index_jobs (revision, creator, created_at, finished_at, catalog_name,"
+                           " database_name, table_name, catalog_incarnation, table_incarnation, locator,"
+                           " index_name, normalization_version, normalized_name, provider, operation, if_mode,"
+                           " columns_json, properties_json, start_version, schema_fingerprint, execution,"
+                           " outcome, refresh, reconcile, disposition, archived_at)"
+                           " SELECT 3, 'bulk', CAST($1 AS BIGINT), CAST($1 AS BIGINT), 'local', 'db', 'docs', $2, $3, '/l', 'idx', 1, 'idx',"
+                           " 'DIRECTORY', 'CREATE', 'NONE', '[]', '{}', 1, 'fp', 'TERMINAL', 'NOT_COMMITTED',"
+                           " 'DONE', 'NONE', 'NONE', CAST($1 AS BIGINT) FROM n",
+                           {now_, table_.catalog_incarnation, table_.table_incarnation})
+                  .status());
+    ASSERT_OK(txn->conn().ExecuteScript("ANALYZE"));
+    ASSERT_OK(txn->Commit());
+  }
+  JobFilter f;
+  f.catalog_name = "local";
+  f.database_name = "db";
+  f.table_name = "docs";
+  f.state = "OUTCOME_UNKNOWN";
+  f.include_archived = true;
+  auto listed = store_->List(f);
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].job_id, u.job_id);
+  auto q = BuildListQuery(f);
+  ASSERT_TRUE(q.ok());
+  const bool sqlite = store_->database().profile().dialect == meta::Dialect::kSqlite;
+  auto conn = store_->database().Acquire();
+  ASSERT_TRUE(conn.ok());
+  auto plan = (*conn)->Query((sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN ") + q->sql, q->params);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  std::string text;
+  for (const auto& row : *plan) text += row.at(row.size() - 1).DebugString() + "\n";
+  EXPECT_NE(text.find("idx_index_jobs_target"), std::string::npos) << text;
+  EXPECT_EQ(text.find(sqlite ? "SCAN index_jobs" : "Seq Scan on index_jobs"), std::string::npos) << text;
+}
+
+}  // namespace vigil::jobs

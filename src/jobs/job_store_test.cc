@@ -1,0 +1,121 @@
+// JobStore on SQLite (the embedded default): the conformance suite, admission
+// racing DROP TABLE on threads, the schema's migrations, and the pure text
+// rules of job_record.h.
+#include "vigil/jobs/job_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "jobs/job_schema.h"
+#include "jobs/job_store_conformance.h"
+#include "meta/test_env.h"
+
+namespace vigil::jobs {
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, JobStoreConformanceTest, ::testing::Values(testing::SqliteBackend()),
+                         testing::BackendName);
+
+namespace {
+
+// A DROP TABLE (guard check + delete in one write transaction) and an admission race on two
+// threads: exactly one wins, and the loser changed nothing (C2).
+TEST_P(JobStoreConformanceTest, AdmissionRacingDropTableSerializesSoExactlyOneWins) {
+  for (int round = 0; round < 20; ++round) {
+    std::string name = "t" + std::to_string(round);
+    auto table = store_->RegisterTable("local", "db", name, "/root/db/" + name, now_);
+    ASSERT_TRUE(table.ok());
+    std::atomic<int> go{0};
+    Result<JobRecord> admitted = Status::Internal("not run");
+    Status dropped = Status::Internal("not run");
+    std::thread admit([&] {
+      while (go.load() == 0) {
+      }
+      admitted = store_->Admit(Spec("idx", &*table), "alice", now_);
+    });
+    std::thread drop([&] {
+      while (go.load() == 0) {
+      }
+      auto txn = store_->database().Begin(meta::TxnMode::kWrite);
+      dropped = txn.ok() ? store_->DropTable(*txn, "local", "db", name) : txn.status();
+      if (dropped.ok()) dropped = txn->Commit();
+    });
+    go.store(1);
+    admit.join();
+    drop.join();
+    ASSERT_NE(admitted.ok(), dropped.ok()) << admitted.status().ToString() << " / " << dropped.ToString();
+    if (admitted.ok()) {
+      EXPECT_EQ(dropped.code(), StatusCode::kFailedPrecondition);
+      EXPECT_TRUE(store_->LookupTable("local", "db", name).value().has_value());
+    } else {
+      EXPECT_EQ(admitted.status().code(), StatusCode::kNotFound);
+      JobFilter f;
+      f.table_name = name;
+      EXPECT_TRUE(store_->List(f).value().empty());
+    }
+  }
+}
+
+TEST(JobRecordTest, NormalizationV1LowercasesAsciiOnlyAndKeepsOtherBytes) {
+  EXPECT_EQ(NormalizeIndexNameV1("Emb_IDX_9"), "emb_idx_9");
+  EXPECT_EQ(NormalizeIndexNameV1("\xC3\x84pfel"), "\xC3\x84pfel");  // "Äpfel": Ä is not folded
+  EXPECT_EQ(NormalizeIndexNameV1("\xC3\x84PFEL"), "\xC3\x84pfel");
+}
+
+TEST(JobRecordTest, NotesAreTrimmedStrippedOfControlsAndBounded) {
+  EXPECT_EQ(NormalizeNote("  host lost;\x07 accepted \n").value(), "host lost; accepted");
+  EXPECT_EQ(NormalizeNote("caf\xC3\xA9\xC2\x85").value(), "caf\xC3\xA9");  // C1 control removed
+  EXPECT_EQ(NormalizeNote(" \t\r\n ").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(NormalizeNote(std::string(1025, 'x')).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(NormalizeNote("\xC3").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(NormalizeNote(std::string(1024, 'x')).value().size(), 1024u);
+}
+
+TEST(JobRecordTest, MessagesAreSanitizedAndCutOnACharacterBoundary) {
+  EXPECT_EQ(SanitizeMessage("a\nb\xFF" "c"), "ab?c");
+  std::string long_msg = std::string(1023, 'x') + "\xE2\x82\xAC";  // the euro sign straddles 1,024
+  EXPECT_EQ(SanitizeMessage(long_msg), std::string(1023, 'x'));
+}
+
+TEST(JobRecordTest, SpecValidationNamesTheBadField) {
+  JobSpec s;
+  EXPECT_EQ(ValidateSpec(s).code(), StatusCode::kInvalidArgument);
+  s.database_name = "db";
+  s.table_name = "t";
+  s.catalog_incarnation = "c";
+  s.table_incarnation = "t1";
+  s.locator = "/l";
+  s.index_name = "idx";
+  s.schema_fingerprint = "fp";
+  s.operation = Operation::kDrop;
+  EXPECT_TRUE(ValidateSpec(s).ok());
+  s.operation = Operation::kCreate;
+  EXPECT_NE(ValidateSpec(s).message().find("columns"), std::string::npos);
+  s.columns = {"emb"};
+  s.category = SqlCategory::kAnn;
+  s.physical_type = "IVF_PQ";
+  EXPECT_TRUE(ValidateSpec(s).ok());
+  s.properties_json = std::string(401, ' ');
+  EXPECT_EQ(ValidateSpec(s).code(), StatusCode::kInvalidArgument);
+}
+
+TEST(JobSchemaTest, EachBackendHasNumberedMigrationsWithTheListingIndex) {
+  for (meta::Dialect d : {meta::Dialect::kSqlite, meta::Dialect::kPostgres}) {
+    const auto& migrations = SchemaMigrations(d);
+    ASSERT_FALSE(migrations.empty());
+    for (size_t i = 0; i < migrations.size(); ++i) EXPECT_EQ(migrations[i].version, int(i + 1));
+    EXPECT_NE(std::string(migrations[0].sql).find("(catalog_name, database_name, table_name, outcome, job_id)"),
+              std::string::npos);
+  }
+}
+
+// Released migrations are never edited: these checksums are of the SQL as released. A change
+// here means a released migration was edited; add a new migration instead.
+TEST(JobSchemaTest, ReleasedMigrationsAreUnchanged) {
+  EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kSqlite)[0].sql), "6db65d840dfbace9");
+  EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kPostgres)[0].sql), "cbfe53b317010277");
+}
+
+}  // namespace
+}  // namespace vigil::jobs
