@@ -51,24 +51,39 @@ Result<std::string> ScratchDir(const std::string& given) {
   return tmpl;
 }
 
-Status RunBench(const BenchCliArgs& args) {
-  if (args.name.empty()) return ListBenchmarks();
-  const bench::BenchInfo* info = nullptr;
-  auto all = bench::All();
-  for (const auto& b : all) {
-    if (b.name == args.name) info = &b;
-  }
-  if (info == nullptr) return Status::NotFound("no benchmark named '" + args.name + "' (run `vigil bench` to list them)");
+// Runs one benchmark in its own scratch directory.
+Result<nlohmann::json> RunOne(const bench::BenchInfo& info, const BenchCliArgs& args) {
   bench::BenchArgs bargs;
   VIGIL_ASSIGN_OR_RETURN(bargs.options, ParseOpts(args.opts));
   VIGIL_ASSIGN_OR_RETURN(bargs.work_dir, ScratchDir(args.work_dir));
-  Result<nlohmann::json> result = info->fn(bargs);
+  Result<nlohmann::json> result = info.fn(bargs);
   if (!args.keep && args.work_dir.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(bargs.work_dir, ec);
   }
-  if (!result.ok()) return result.status();
-  std::string text = result->dump(2) + "\n";
+  return result;
+}
+
+// NAME selects one benchmark, or every benchmark named NAME-* (e.g. `index`
+// runs index-ivfpq, index-scalar and index-fts) as one JSON object.
+Status RunBench(const BenchCliArgs& args) {
+  if (args.name.empty()) return ListBenchmarks();
+  std::vector<bench::BenchInfo> selected;
+  for (const auto& b : bench::All()) {
+    if (b.name == args.name || b.name.rfind(args.name + "-", 0) == 0) selected.push_back(b);
+  }
+  if (selected.empty()) {
+    return Status::NotFound("no benchmark named '" + args.name + "' (run `vigil bench` to list them)");
+  }
+  nlohmann::json out;
+  if (selected.size() == 1 && selected[0].name == args.name) {
+    VIGIL_ASSIGN_OR_RETURN(out, RunOne(selected[0], args));
+  } else {
+    for (const auto& b : selected) {
+      VIGIL_ASSIGN_OR_RETURN(out[b.name], RunOne(b, args));
+    }
+  }
+  std::string text = out.dump(2) + "\n";
   std::fputs(text.c_str(), stdout);
   if (!args.out.empty()) {
     std::ofstream f(args.out, std::ios::binary | std::ios::trunc);

@@ -1,11 +1,13 @@
 // `vigil demo`: creates a sample table with the data generator, imports it
-// through the JSON Lines path and prints what the table holds.
+// through the JSON Lines path, prints what the table holds, then builds one
+// index of each type and runs one query of each kind (demo_indexes.cc).
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/commands.h"
+#include "cli/demo_indexes.h"
 #include "cli/progress.h"
 #include "cli/table_printer.h"
 #include "vigil/storage/datagen.h"
@@ -44,19 +46,23 @@ Result<Root> DemoRoot(const Context& ctx) {
   return Root::Init(ctx.root_dir);
 }
 
-Status CreateSample(const std::string& table_path, const TableName& name, const DemoArgs& args) {
+Result<std::shared_ptr<const DataGenerator>> SampleGenerator(const DemoArgs& args) {
   DatagenOptions g;
   g.rows = args.rows;
   g.dim = args.dim;
   g.latent_dim = std::min<uint32_t>(8, args.dim);
-  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(g));
+  g.words_per_body = 30;
+  return DataGenerator::Make(g);
+}
+
+Status CreateSample(const std::string& table_path, const TableName& name, const DataGenerator& gen) {
   VIGIL_ASSIGN_OR_RETURN(std::string tmp, MakeTempDir("vigil-demo-data-"));
   std::string file = tmp + "/sample.jsonl";
-  Status st = WriteJsonl(*gen, file);
+  Status st = WriteJsonl(gen, file);
   if (st.ok()) {
     ImportOptions o;
     o.create = true;
-    o.ingest.schema = gen->schema();
+    o.ingest.schema = gen.schema();
     ProgressBar bar("importing " + name.ToString());
     o.progress = [&bar](uint64_t rows) { bar.Update(rows); };
     st = ImportFile(table_path, file, o).status();
@@ -95,12 +101,18 @@ Status RunDemo(const Context& ctx, const DemoArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName("demo.sample"));
   VIGIL_ASSIGN_OR_RETURN(std::string path, root.TablePath(name));
   VIGIL_ASSIGN_OR_RETURN(bool exists, root.TableExists(name));
-  if (!exists) {
-    VIGIL_RETURN_IF_ERROR(CreateSample(path, name, args));
-  } else {
+  VIGIL_ASSIGN_OR_RETURN(auto gen, SampleGenerator(args));
+  if (exists) {
     std::printf("(table exists; showing it as it is)\n");
+    return PrintTable(path, name, args.show);
   }
-  return PrintTable(path, name, args.show);
+  VIGIL_RETURN_IF_ERROR(CreateSample(path, name, *gen));
+  VIGIL_RETURN_IF_ERROR(PrintTable(path, name, args.show));
+  if (args.dim % 8 != 0 || args.rows < 256) {
+    std::printf("(no indexes: the demo's IVF_PQ needs --dim divisible by 8 and at least 256 rows)\n");
+    return Status::OK();
+  }
+  return RunIndexDemo(path, *gen);
 }
 
 }  // namespace
