@@ -3,26 +3,14 @@
 #include <array>
 #include <utility>
 
+#include "enum_names.h"
+
 namespace vigil::jobs {
 
 namespace {
 
-template <typename E, size_t N>
-std::string_view NameOf(E v, const std::array<std::pair<E, std::string_view>, N>& names) {
-  for (const auto& [e, n] : names) {
-    if (e == v) return n;
-  }
-  return "?";
-}
-
-template <typename E, size_t N>
-Result<E> ParseOf(std::string_view s, const std::array<std::pair<E, std::string_view>, N>& names,
-                  std::string_view what) {
-  for (const auto& [e, n] : names) {
-    if (n == s) return e;
-  }
-  return Status::Corruption("unknown " + std::string(what) + " '" + std::string(s) + "'");
-}
+using internal::NameOf;
+using internal::ParseOf;
 
 constexpr std::array<std::pair<Execution, std::string_view>, 4> kExecution{{
     {Execution::kPending, "PENDING"},
