@@ -23,6 +23,20 @@ bool Deletions::IsDeleted(RowAddress row) const {
   return it != by_fragment_.end() && it->second.Contains(RowOffset(row));
 }
 
+bool Deletions::AnyDeletedIn(const std::set<uint32_t>& fragments) const {
+  for (const auto& [id, dv] : by_fragment_) {
+    if (dv.Cardinality() > 0 && fragments.count(id)) return true;
+  }
+  return false;
+}
+
+bool NeedsNoFilter(const index::Segment& segment, const std::set<uint32_t>& fragments,
+                   const Deletions& deletions, const Roaring64Map* allowed) {
+  if (allowed != nullptr || deletions.AnyDeletedIn(fragments)) return false;
+  const auto& covered = segment.meta().covered_fragments;
+  return covered.size() == fragments.size() && std::equal(covered.begin(), covered.end(), fragments.begin());
+}
+
 Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index_name) {
   const Manifest& m = snapshot.manifest();
   std::map<uint32_t, size_t> owner;  // fragment -> index into segment list (newest wins)

@@ -25,6 +25,8 @@ class Deletions {
   static Result<Deletions> Load(const TableSnapshot& snapshot);
   bool IsDeleted(RowAddress row) const;
   bool HasFragment(uint32_t fragment) const { return fragments_.count(fragment) > 0; }
+  // Whether any of `fragments` has a deleted row.
+  bool AnyDeletedIn(const std::set<uint32_t>& fragments) const;
 
  private:
   std::map<uint32_t, DeletionVector> by_fragment_;
@@ -51,6 +53,11 @@ class QueryRowFilter : public index::RowFilter {
   const std::set<uint32_t>* fragments_;  // null: any fragment
   const Roaring64Map* allowed_;          // null: no prefilter
 };
+
+// Whether a search of `segment` restricted to `fragments` needs no row filter:
+// it covers exactly those fragments, none has deletions and there is no prefilter.
+bool NeedsNoFilter(const index::Segment& segment, const std::set<uint32_t>& fragments,
+                   const Deletions& deletions, const Roaring64Map* allowed);
 
 // "_indices/<uuid>" for the recorder.
 std::string SegmentPath(const index::Segment& segment);

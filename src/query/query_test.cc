@@ -204,6 +204,32 @@ TEST_F(QueryTest, FullTextSearchCoversAppendedRowsAndSkipsDeleted) {
   EXPECT_TRUE(rec.segments_used().count(SegmentPathOf("body_idx")));
 }
 
+// Where a segment's fragments have no deletions and there is no prefilter the
+// segment is searched without a row filter; the answer is the same as with one.
+TEST_F(QueryTest, UnfilteredSegmentSearchAgreesWithFilteredSearch) {
+  auto clean_path = dir_.Join("db/clean.vgl");
+  auto clean = *Dataset::Create(clean_path, gen_->schema(), {});
+  clean = *clean->Append(BatchReader(0, 2000).get(), {});
+  index::CreateIndexRequest req;
+  req.dataset_path = clean_path;
+  req.column = "emb";
+  req.name = "emb_idx";
+  req.type = index::IndexType::kIvfPq;
+  req.properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "8"}, {"num_sub_vectors", "4"}};
+  ASSERT_TRUE(index::CreateVectorIndex(req).ok());
+  auto snap = *TableSnapshot::Open(*Dataset::Open(clean_path));
+  std::vector<ColumnPredicate> everything = {{"id", {ScalarPredicate::Op::kGe, {int64_t{0}}}}};
+  for (uint64_t q : {3ull, 777ull, 1999ull}) {
+    auto plain = *VectorSearch(*snap, "emb", Embedding(q), {.k = 10, .nprobes = 4});
+    auto filtered = *VectorSearch(*snap, "emb", Embedding(q), {.k = 10, .nprobes = 4}, everything);
+    ASSERT_EQ(plain.size(), filtered.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_EQ(plain[i].row, filtered[i].row);
+      EXPECT_EQ(plain[i].distance, filtered[i].distance);
+    }
+  }
+}
+
 TEST_F(QueryTest, BadQueriesAreRejected) {
   EXPECT_EQ(VectorSearch(*snapshot_, "emb", std::vector<float>(3, 1.0f), {}).status().code(),
             StatusCode::kInvalidArgument);

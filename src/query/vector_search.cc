@@ -147,7 +147,9 @@ Result<std::vector<VectorHit>> VectorSearch(const TableSnapshot& snapshot, const
     if (recorder) recorder->UseSegment(internal::SegmentPath(*segment));
     internal::QueryRowFilter filter(&deletions, &fragments, allowed_ptr);
     auto* ivf = static_cast<index::IvfPqSegment*>(segment.get());
-    VIGIL_ASSIGN_OR_RETURN(auto found, ivf->Search(query.data(), fetch, options.nprobes, &filter));
+    const bool unfiltered = internal::NeedsNoFilter(*segment, fragments, deletions, allowed_ptr);
+    VIGIL_ASSIGN_OR_RETURN(auto found,
+                           ivf->Search(query.data(), fetch, options.nprobes, unfiltered ? nullptr : &filter));
     std::vector<VectorHit> hits;
     for (const auto& s : found) hits.push_back({s.row, s.distance});
     if (options.refine_factor > 0) VIGIL_RETURN_IF_ERROR(Refine(snapshot, field, query, metric, &hits));
