@@ -157,7 +157,8 @@ Result<Manifest> ApplyTransaction(const Manifest& from, const Transaction& txn) 
   if (txn.new_schema) m.schema = txn.new_schema;
   std::set<uint32_t> removed(txn.removed_fragments.begin(), txn.removed_fragments.end());
   std::erase_if(m.fragments, [&](const FragmentMeta& f) { return removed.count(f.id) > 0; });
-  for (const auto& [id, ref] : txn.updated_deletions) {
+  for (const auto& [fragment_id, ref] : txn.updated_deletions) {
+    const uint32_t id = fragment_id;  // a structured binding cannot be captured before C++20 in clang 14
     auto it = std::find_if(m.fragments.begin(), m.fragments.end(), [&](const auto& f) { return f.id == id; });
     if (it == m.fragments.end()) return Status::InvalidArgument("fragment " + std::to_string(id) + " does not exist");
     if (ref.num_deleted > it->num_rows) return Status::InvalidArgument("deletion file deletes more rows than exist");
