@@ -10,10 +10,11 @@ PACKAGES=(
   libfaiss-dev libopenblas-dev libomp-dev
   libroaring-dev
   libsqlite3-dev sqlite3
-  libpq-dev libpqxx-dev postgresql postgresql-contrib
+  libpq-dev postgresql postgresql-contrib
   libzstd-dev libxxhash-dev
-  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  libcpp-httplib-dev libreadline-dev
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  # configuration (vigil.toml), the HTTP server and the interactive shell
+  libtomlplusplus-dev libcpp-httplib-dev libreadline-dev
   procps util-linux
 )
 

@@ -2,7 +2,7 @@
 
 namespace vigil::jobs {
 
-Classification Classify(Operation operation, IfMode if_mode, const AttemptReport& report) {
+Classification Classify(Operation operation, IfMode if_mode, const ExecutorReport& report) {
   if (report.failed_before_request) return {AttemptResult::kNotInvoked, false};
   if (!report.complete) return {AttemptResult::kUnknown, false};
   if (!report.invoked) {

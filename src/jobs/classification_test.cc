@@ -5,8 +5,8 @@
 namespace vigil::jobs {
 namespace {
 
-AttemptReport Complete(bool invoked, StatusCode code) {
-  AttemptReport r;
+ExecutorReport Complete(bool invoked, StatusCode code) {
+  ExecutorReport r;
   r.complete = true;
   r.invoked = invoked;
   r.code = code;
@@ -14,7 +14,7 @@ AttemptReport Complete(bool invoked, StatusCode code) {
 }
 
 TEST(ClassificationTest, NoInvocationIsProvenOnlyByCompleteReportsOrPreDelivery) {
-  AttemptReport launch_failed;
+  ExecutorReport launch_failed;
   launch_failed.failed_before_request = true;
   EXPECT_EQ(Classify(Operation::kCreate, IfMode::kNone, launch_failed).result, AttemptResult::kNotInvoked);
   EXPECT_EQ(Classify(Operation::kCreate, IfMode::kNone, Complete(false, StatusCode::kInvalidArgument)).result,
@@ -24,7 +24,7 @@ TEST(ClassificationTest, NoInvocationIsProvenOnlyByCompleteReportsOrPreDelivery)
   EXPECT_EQ(stale.result, AttemptResult::kNotInvoked);
   EXPECT_TRUE(stale.observed_change);
   // Silence after the request was accepted is never proof of non-invocation.
-  AttemptReport silent;
+  ExecutorReport silent;
   EXPECT_EQ(Classify(Operation::kCreate, IfMode::kNone, silent).result, AttemptResult::kUnknown);
   silent.invoked = false;  // an invocation marker is meaningless without a complete report
   EXPECT_EQ(Classify(Operation::kDrop, IfMode::kIfExists, silent).result, AttemptResult::kUnknown);

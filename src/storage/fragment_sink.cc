@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -7,6 +8,23 @@
 
 namespace vigil::internal {
 
+namespace {
+
+// Rows per block: the configured number, lowered so that a block of the widest
+// fixed-width column (a vector) stays near 1 MiB — a point read (refining a
+// vector search, fetching result rows) then decodes 1 MiB, not the 8 MiB a
+// 16384-row block of 128-d FLOAT32 vectors would take.
+uint32_t RowsPerBlock(const Schema& schema, uint32_t configured) {
+  constexpr size_t kTargetBlockBytes = 1 << 20;
+  constexpr uint32_t kMinRows = 1024;
+  size_t widest = 1;
+  for (const auto& f : schema.fields()) widest = std::max(widest, f.type.FixedWidth());
+  uint32_t by_width = static_cast<uint32_t>(std::max<size_t>(kMinRows, kTargetBlockBytes / widest));
+  return std::min(configured, by_width);
+}
+
+}  // namespace
+
 FragmentSink::FragmentSink(FileSystem* fs, std::string dataset_path, SchemaPtr schema, DatasetOptions options)
     : fs_(fs), dataset_path_(std::move(dataset_path)), schema_(std::move(schema)), options_(options) {}
 
@@ -14,7 +32,9 @@ Status FragmentSink::OpenNext() {
   writer_rel_path_ = "data/" + Uuid::Generate().ToString() + ".frag";
   std::string abs = JoinPath(dataset_path_, writer_rel_path_);
   VIGIL_RETURN_IF_ERROR(fs_->CreateDirs(DirName(abs)));
-  auto w = FragmentWriter::Create(fs_, abs, schema_, options_.writer);
+  FragmentWriterOptions wopts = options_.writer;
+  wopts.rows_per_block = RowsPerBlock(*schema_, wopts.rows_per_block);
+  auto w = FragmentWriter::Create(fs_, abs, schema_, wopts);
   if (!w.ok()) return w.status();
   created_.push_back(abs);
   writer_ = std::move(*w);

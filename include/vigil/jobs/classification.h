@@ -14,7 +14,7 @@
 namespace vigil::jobs {
 
 // What the supervisor learned about one attempt.
-struct AttemptReport {
+struct ExecutorReport {
   // False when no complete, identity-matched response arrived after the
   // request was accepted (EOF, signal, OOM, deadline, protocol corruption,
   // identity mismatch): the outcome cannot be known.
@@ -45,6 +45,6 @@ struct Classification {
 //   - FailedPrecondition after invocation (schema no longer the admitted one):
 //     NOT_COMMITTED with refresh (STALE_ADMISSION);
 //   - any other code after invocation, or an incomplete report: UNKNOWN.
-Classification Classify(Operation operation, IfMode if_mode, const AttemptReport& report);
+Classification Classify(Operation operation, IfMode if_mode, const ExecutorReport& report);
 
 }  // namespace vigil::jobs

@@ -1,0 +1,57 @@
+// Admission of index statements as durable jobs (seed 000 sections 2, 5, 7.3
+// T1): CREATE [OR REPLACE] INDEX [IF NOT EXISTS] and DROP INDEX [IF EXISTS]
+// are validated against the table's newest version (type/property matrix,
+// administrator caps, mutual exclusions, case-insensitive name matching) and
+// either admitted (job + fence + guard + event in one transaction) or refused
+// before any job exists. A matching IF NOT EXISTS, or a DROP IF EXISTS of a
+// missing name, is admitted and concluded at once as a durable NOOP.
+// Thread safety: an Admission is stateless over a thread-safe JobStore.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "vigil/common/status.h"
+#include "vigil/index/index_spec.h"
+#include "vigil/jobs/job_store.h"
+
+namespace vigil::jobs {
+
+struct IndexTarget {
+  std::string catalog = "local";
+  std::string database;
+  std::string table;
+};
+
+struct CreateIndexStatement {
+  IndexTarget target;
+  std::string index_name;
+  std::string column;
+  index::IndexType type = index::IndexType::kBtree;
+  std::map<std::string, std::string> properties;
+  bool if_not_exists = false;
+  bool or_replace = false;
+};
+
+struct DropIndexStatement {
+  IndexTarget target;
+  std::string index_name;
+  bool if_exists = false;
+};
+
+class Admission {
+ public:
+  Admission(JobStore* store, index::IndexCaps caps) : store_(store), caps_(caps) {}
+
+  // Returns the admitted job. Errors before any job exists: InvalidArgument
+  // (bad name/type/property/column, IF NOT EXISTS with OR REPLACE, an ambiguous
+  // case-only name), NotFound (table), AlreadyExists (name exists, or its fence is held).
+  Result<JobRecord> Create(const CreateIndexStatement& stmt, const std::string& actor, int64_t now_ms);
+  Result<JobRecord> Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms);
+
+ private:
+  JobStore* store_;
+  index::IndexCaps caps_;
+};
+
+}  // namespace vigil::jobs

@@ -1,0 +1,122 @@
+#include "vigil/jobs/admission.h"
+
+#include <optional>
+
+#include "vigil/common/names.h"
+#include "vigil/index/provider.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil::jobs {
+
+namespace {
+
+SqlCategory CategoryOf(index::IndexType t) {
+  switch (t) {
+    case index::IndexType::kIvfPq: return SqlCategory::kAnn;
+    case index::IndexType::kBtree: return SqlCategory::kBtree;
+    case index::IndexType::kBitmap: return SqlCategory::kBitmap;
+    case index::IndexType::kFts: return SqlCategory::kFts;
+  }
+  return SqlCategory::kBtree;
+}
+
+struct Target {
+  TableEntry table;
+  std::shared_ptr<Dataset> dataset;
+  std::vector<index::LogicalIndexInfo> indexes;
+};
+
+Result<Target> LoadTarget(JobStore* store, const IndexTarget& t) {
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store->LookupTable(t.catalog, t.database, t.table));
+  if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
+  Target out;
+  out.table = *entry;
+  VIGIL_ASSIGN_OR_RETURN(out.dataset, Dataset::Open(entry->locator));
+  VIGIL_ASSIGN_OR_RETURN(out.indexes, index::ListIndexes(entry->locator, out.dataset->version()));
+  return out;
+}
+
+// The existing logical index whose name matches `name` case-insensitively (v1),
+// or nullopt. Two matches (an external case-only collision) are ambiguous.
+Result<std::optional<index::LogicalIndexInfo>> Match(const std::vector<index::LogicalIndexInfo>& indexes,
+                                                     const std::string& name) {
+  std::optional<index::LogicalIndexInfo> found;
+  for (const auto& i : indexes) {
+    if (NormalizeIndexNameV1(i.name) != NormalizeIndexNameV1(name)) continue;
+    if (found) return Status::InvalidArgument("index name '" + name + "' is ambiguous: it matches '" + found->name +
+                                              "' and '" + i.name + "' by case");
+    found = i;
+  }
+  return found;
+}
+
+JobSpec BaseSpec(const Target& t, const std::string& exact_name, Operation op) {
+  JobSpec s;
+  s.catalog_name = t.table.catalog_name;
+  s.database_name = t.table.database_name;
+  s.table_name = t.table.table_name;
+  s.catalog_incarnation = t.table.catalog_incarnation;
+  s.table_incarnation = t.table.table_incarnation;
+  s.locator = t.table.locator;
+  s.index_name = exact_name;
+  s.operation = op;
+  s.start_version = static_cast<int64_t>(t.dataset->version());
+  s.schema_fingerprint = t.dataset->schema()->fingerprint();
+  return s;
+}
+
+// Admits `spec` and, for a pre-dispatch NOOP, concludes it at once.
+Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms,
+                            bool noop) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms));
+  if (!noop) return job;
+  Cas cas{job.job_id, job.revision, std::nullopt, actor, now_ms};
+  return store->ConcludeBeforeDispatch(cas, AttemptResult::kNoop, false);
+}
+
+}  // namespace
+
+Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
+  if (stmt.if_not_exists && stmt.or_replace) {
+    return Status::InvalidArgument("IF NOT EXISTS and OR REPLACE cannot be used together");
+  }
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
+  VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
+  auto idx = t.dataset->schema()->IndexOf(stmt.column);
+  if (!idx) return Status::InvalidArgument("table " + t.table.table_name + " has no column '" + stmt.column + "'");
+  const Field& field = t.dataset->schema()->field(*idx);
+  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec spec, index::ValidateIndexSpec(stmt.type, stmt.properties, field,
+                                                                        t.dataset->CountRows(),
+                                                                        t.dataset->manifest().fragments.size(), caps_));
+  VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
+  std::string exact = existing ? existing->name : stmt.index_name;
+  if (existing && existing->name != stmt.index_name && !stmt.if_not_exists && !stmt.or_replace) {
+    return Status::InvalidArgument("index '" + stmt.index_name + "' differs only by case from existing index '" +
+                                   existing->name + "'");
+  }
+  if (existing && !stmt.if_not_exists && !stmt.or_replace) {
+    return Status::AlreadyExists("index '" + existing->name + "' already exists on " + t.table.table_name);
+  }
+  JobSpec js = BaseSpec(t, exact, stmt.or_replace ? Operation::kReplace : Operation::kCreate);
+  js.if_mode = stmt.if_not_exists ? IfMode::kIfNotExists : IfMode::kNone;
+  js.columns = {field.name};
+  js.category = CategoryOf(stmt.type);
+  js.physical_type = std::string(index::IndexTypeName(stmt.type));
+  js.properties_json = index::SpecToPropertiesJson(spec);
+  return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists);
+}
+
+Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
+  VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
+  VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
+  if (!existing && !stmt.if_exists) {
+    return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + t.table.table_name);
+  }
+  JobSpec js = BaseSpec(t, existing ? existing->name : stmt.index_name, Operation::kDrop);
+  js.if_mode = stmt.if_exists ? IfMode::kIfExists : IfMode::kNone;
+  if (existing) js.columns = existing->columns;
+  return AdmitSpec(store_, js, actor, now_ms, !existing.has_value());
+}
+
+}  // namespace vigil::jobs

@@ -1,0 +1,79 @@
+#include "vigil/common/failpoint.h"
+#include "vigil/index/provider.h"
+#include "vigil/jobs/executor.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil::jobs {
+
+namespace {
+
+ExecutionOutcome Complete(bool invoked, const Status& st, std::optional<int64_t> version = std::nullopt) {
+  ExecutionOutcome out;
+  out.report.complete = true;
+  out.report.invoked = invoked;
+  out.report.code = st.code();
+  out.message = st.ok() ? "" : st.ToString();
+  out.committed_version = version;
+  return out;
+}
+
+Result<index::IndexType> PhysicalType(const JobSpec& spec) {
+  if (!spec.physical_type) return Status::InvalidArgument("the job names no index type");
+  return index::ParseIndexType(*spec.physical_type);
+}
+
+Result<std::map<std::string, std::string>> RequestProperties(const JobSpec& spec, index::IndexType type) {
+  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec parsed, index::SpecFromPropertiesJson(type, spec.properties_json));
+  std::map<std::string, std::string> props;
+  if (type == index::IndexType::kIvfPq) {
+    props = {{"index_type", "IVF_PQ"},
+             {"metric", std::string(index::MetricName(parsed.ivf_pq.metric))},
+             {"num_partitions", std::to_string(parsed.ivf_pq.num_partitions)},
+             {"num_sub_vectors", std::to_string(parsed.ivf_pq.num_sub_vectors)},
+             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)}};
+  } else if (type == index::IndexType::kFts) {
+    props = {{"tokenizer", parsed.fts.tokenizer}};
+  }
+  return props;
+}
+
+}  // namespace
+
+ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
+  const JobSpec& spec = request.job.spec;
+  // Revalidation before invocation: the exact admitted version and schema.
+  auto ds = Dataset::Open(spec.locator, static_cast<uint64_t>(spec.start_version));
+  if (!ds.ok()) return Complete(false, ds.status());
+  if ((*ds)->schema()->fingerprint() != spec.schema_fingerprint) {
+    return Complete(false, Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission"));
+  }
+  if (Status fp = failpoint::Hit("executor.before_invoke"); !fp.ok()) return Complete(false, fp);
+  TransactionProperties txn;
+  txn.job_id = request.job.job_id;
+  txn.attempt_id = request.attempt.attempt_id;
+  Result<index::ProviderResult> result = Status::Internal("not run");
+  if (spec.operation == Operation::kDrop) {
+    result = index::DropIndex({spec.locator, std::nullopt, spec.index_name, txn});
+  } else {
+    auto type = PhysicalType(spec);
+    if (!type.ok()) return Complete(false, type.status());
+    auto props = RequestProperties(spec, *type);
+    if (!props.ok()) return Complete(false, props.status());
+    index::CreateIndexRequest req;
+    req.dataset_path = spec.locator;
+    req.version = static_cast<uint64_t>(spec.start_version);
+    req.expected_schema_fingerprint = spec.schema_fingerprint;
+    req.column = spec.columns.empty() ? "" : spec.columns[0];
+    req.name = spec.index_name;
+    req.type = *type;
+    req.properties = std::move(*props);
+    req.replace = spec.operation == Operation::kReplace;
+    req.txn = txn;
+    req.progress = request.progress;
+    result = *type == index::IndexType::kIvfPq ? index::CreateVectorIndex(req) : index::CreateScalarIndex(req);
+  }
+  if (!result.ok()) return Complete(true, result.status());
+  return Complete(true, Status::OK(), static_cast<int64_t>(result->committed_version));
+}
+
+}  // namespace vigil::jobs

@@ -1,0 +1,158 @@
+#include "vigil/jobs/runner.h"
+
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+#include "vigil/common/failpoint.h"
+#include "vigil/index/provider.h"
+#include "vigil/jobs/admission.h"
+#include "vigil/storage/datagen.h"
+
+namespace vigil::jobs {
+namespace {
+
+// Admission, dispatch, classification and refresh end to end on SQLite, with
+// the in-process executor calling the real provider on a real dataset.
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DatagenOptions o;
+    o.rows = 600;
+    o.dim = 8;
+    o.latent_dim = 2;
+    o.words_per_body = 8;
+    auto gen = *DataGenerator::Make(o);
+    path_ = dir_.Join("db/docs.vgl");
+    auto ds = *Dataset::Create(path_, gen->schema(), {});
+    auto reader = gen->NewReader();
+    ASSERT_TRUE(ds->Append(reader.get(), {}).ok());
+    JobStoreOptions so;
+    so.uri = "sqlite://" + dir_.Join("meta.db");
+    store_ = *JobStore::Open(so);
+    ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());
+    runner_ = std::make_unique<JobRunner>(store_.get(), &executor_, RunnerOptions{});
+    ASSERT_TRUE(runner_->Start(now_).ok());
+  }
+  void TearDown() override { failpoint::DisarmAll(); }
+
+  CreateIndexStatement Create(const std::string& name, const std::string& column, index::IndexType type) {
+    CreateIndexStatement s;
+    s.target = {"local", "db", "docs"};
+    s.index_name = name;
+    s.column = column;
+    s.type = type;
+    return s;
+  }
+
+  // Runs every pending job and every refresh; returns the job as persisted.
+  JobRecord RunAll(int64_t job_id) {
+    for (;;) {
+      auto ran = runner_->RunOnePending(now_);
+      EXPECT_TRUE(ran.ok()) << ran.status().ToString();
+      if (!ran.ok() || !*ran) break;
+    }
+    EXPECT_TRUE(runner_->RunRefreshes(now_).ok());
+    return *store_->Get(job_id);
+  }
+
+  testing::TempDir dir_;
+  std::string path_;
+  int64_t now_ = 1'000'000;
+  std::unique_ptr<JobStore> store_;
+  InProcessExecutor executor_;
+  std::unique_ptr<JobRunner> runner_;
+};
+
+TEST_F(RunnerTest, CreateRunsCommitsRefreshesAndReleasesTheFence) {
+  Admission admission(store_.get(), {});
+  auto job = admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(DerivedState(job->state), "PENDING");
+  // The fence holds a second same-name job while the first is active; a case-only
+  // variant of the name is refused as ambiguous.
+  EXPECT_EQ(admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_).status().code(),
+            StatusCode::kAlreadyExists);
+  EXPECT_EQ(admission.Create(Create("CAT_IDX", "category", index::IndexType::kBitmap), "admin", now_).status().code(),
+            StatusCode::kInvalidArgument);
+  JobRecord done = RunAll(job->job_id);
+  EXPECT_EQ(DerivedState(done.state), "FINISHED");
+  EXPECT_EQ(done.state.outcome, Outcome::kCommitted);
+  ASSERT_TRUE(done.committed_version.has_value());
+  auto versions = *Dataset::ListVersions(path_);
+  EXPECT_EQ(versions.back().txn.job_id, job->job_id);
+  EXPECT_EQ(versions.back().txn.attempt_id, done.attempt->attempt_id);
+  EXPECT_GE(*store_->GetRefreshGeneration(done.spec.table_incarnation), 1);
+  // With the fence released, the name is taken by the index itself now.
+  EXPECT_EQ(admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_).status().code(),
+            StatusCode::kAlreadyExists);
+  // IF NOT EXISTS on an existing name is a durable NOOP that never dispatches.
+  auto s = Create("cat_idx", "category", index::IndexType::kBitmap);
+  s.if_not_exists = true;
+  auto noop = admission.Create(s, "admin", now_);
+  ASSERT_TRUE(noop.ok()) << noop.status().ToString();
+  EXPECT_EQ(noop->state.outcome, Outcome::kNoop);
+  EXPECT_FALSE(noop->attempt.has_value());
+}
+
+TEST_F(RunnerTest, RefusalsHappenBeforeAnyJobExists) {
+  Admission admission(store_.get(), {});
+  auto both = Create("x", "category", index::IndexType::kBitmap);
+  both.if_not_exists = both.or_replace = true;
+  EXPECT_EQ(admission.Create(both, "admin", now_).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(admission.Create(Create("x", "emb", index::IndexType::kBitmap), "admin", now_).status().code(),
+            StatusCode::kInvalidArgument);
+  auto bad = Create("x", "emb", index::IndexType::kIvfPq);
+  bad.properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "4"}, {"num_sub_vectors", "3"}};
+  EXPECT_EQ(admission.Create(bad, "admin", now_).status().code(), StatusCode::kInvalidArgument);
+  auto missing_table = Create("x", "category", index::IndexType::kBitmap);
+  missing_table.target.table = "nope";
+  EXPECT_EQ(admission.Create(missing_table, "admin", now_).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(admission.Drop({{"local", "db", "docs"}, "nope", false}, "admin", now_).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_TRUE(store_->List({})->empty());
+}
+
+TEST_F(RunnerTest, ProvenNonInvocationIsNotCommitted) {
+  Admission admission(store_.get(), {});
+  auto job = *admission.Create(Create("ts_idx", "ts", index::IndexType::kBtree), "admin", now_);
+  failpoint::Arm("executor.before_invoke", failpoint::Action::kError);
+  JobRecord done = RunAll(job.job_id);
+  EXPECT_EQ(DerivedState(done.state), "FAILED");
+  EXPECT_FALSE(done.invoked);
+  EXPECT_TRUE(index::ListIndexes(path_)->empty());
+  // The fence is released: the same name can be admitted again.
+  EXPECT_TRUE(admission.Create(Create("ts_idx", "ts", index::IndexType::kBtree), "admin", now_).ok());
+}
+
+TEST_F(RunnerTest, AnErrorAfterInvocationIsUnknownAndKeepsTheFence) {
+  Admission admission(store_.get(), {});
+  auto job = *admission.Create(Create("ts_idx", "ts", index::IndexType::kBtree), "admin", now_);
+  failpoint::Arm("provider.after_segment_write", failpoint::Action::kError);  // an IO_ERROR after invocation
+  JobRecord done = RunAll(job.job_id);
+  EXPECT_EQ(DerivedState(done.state), "OUTCOME_UNKNOWN");
+  EXPECT_EQ(done.state.reconcile, ReconcileState::kWatching);
+  EXPECT_TRUE(done.invoked);
+  EXPECT_EQ(done.error_code, "IO_ERROR");
+  failpoint::DisarmAll();
+  EXPECT_EQ(admission.Create(Create("ts_idx", "ts", index::IndexType::kBtree), "admin", now_).status().code(),
+            StatusCode::kAlreadyExists);
+  // Nothing dispatches it again (I2).
+  EXPECT_FALSE(*runner_->RunOnePending(now_));
+}
+
+TEST_F(RunnerTest, DropAndDropIfExists) {
+  Admission admission(store_.get(), {});
+  auto create = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  RunAll(create.job_id);
+  auto drop = admission.Drop({{"local", "db", "docs"}, "CAT_IDX", false}, "admin", now_);
+  ASSERT_TRUE(drop.ok()) << drop.status().ToString();
+  EXPECT_EQ(drop->spec.index_name, "cat_idx");  // the exact stored name
+  EXPECT_EQ(DerivedState(RunAll(drop->job_id).state), "FINISHED");
+  EXPECT_TRUE(index::ListIndexes(path_)->empty());
+  auto again = admission.Drop({{"local", "db", "docs"}, "cat_idx", true}, "admin", now_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->state.outcome, Outcome::kNoop);
+}
+
+}  // namespace
+}  // namespace vigil::jobs
