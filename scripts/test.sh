@@ -9,19 +9,44 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-2}"
 
+# Runs ctest, keeping its output in $1; returns ctest's status.
+run_ctest() {
+  local log=$1
+  shift
+  ctest "$@" 2>&1 | tee "$log"
+}
+# Tests of a ctest log that were skipped (they report it themselves).
+skipped_in() {
+  grep -cE '^\s+[0-9]+ - .*\(Skipped\)$' "$1" || true
+}
+# Tests of a ctest log that ran and passed.
+passed_in() {
+  local line total failed
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$1" | tail -n 1)
+  total=${line##* }
+  failed=$(echo "$line" | sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/')
+  echo $((total - failed - $(skipped_in "$1")))
+}
+
 bash scripts/install-deps.sh
 
 echo "== Release build, every test"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/release -j"$JOBS"
-ctest --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
+run_ctest build/release/ctest.log --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
 
 echo "== ASan+UBSan build, unit tier"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=address \
   -DVIGIL_BUILD_BENCH=OFF
 cmake --build build/asan -j"$JOBS" --target vigil_unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
+  run_ctest build/asan/ctest.log --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
 
 echo "== libFuzzer, short runs"
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
+
+release=$(passed_in build/release/ctest.log)
+asan=$(passed_in build/asan/ctest.log)
+echo "release build: $release tests passed; ASan+UBSan unit tier: $asan tests passed; fuzz targets: no crash"
+skipped=$(($(skipped_in build/release/ctest.log) + $(skipped_in build/asan/ctest.log)))
+echo "tests: $((release + asan)) passed, 0 failed, $skipped skipped"
