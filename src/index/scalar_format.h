@@ -21,11 +21,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vigil/common/byte_io.h"
 #include "vigil/index/scalar.h"
 
 namespace vigil::index::internal {
 
-static_assert(std::endian::native == std::endian::little, "on-disk formats assume little-endian");
 
 // How the values of a column are held as keys: bool and every integer-like
 // type (INT*, DATE, TIMESTAMP, DECIMAL unscaled) as int64, FLOAT/DOUBLE as
@@ -49,42 +49,11 @@ Value FixedKeyValue(int64_t key, KeyKind kind);
 int64_t FloatSortKey(int64_t bits);
 int64_t FloatFromSortKey(int64_t sort_key);
 
-inline void PutU8(std::string* out, uint8_t v) { out->push_back(static_cast<char>(v)); }
-inline void PutU32(std::string* out, uint32_t v) {
-  out->append(reinterpret_cast<const char*>(&v), 4);
-}
-inline void PutU64(std::string* out, uint64_t v) {
-  out->append(reinterpret_cast<const char*>(&v), 8);
-}
-
-// Reads little-endian values without ever passing the end of its buffer.
-class ByteReader {
- public:
-  explicit ByteReader(std::string_view data) : data_(data) {}
-  size_t remaining() const { return data_.size() - pos_; }
-  // Each returns false (consuming nothing) when too few bytes remain.
-  bool U8(uint8_t* v) { return Fixed(v); }
-  bool U32(uint32_t* v) { return Fixed(v); }
-  bool U64(uint64_t* v) { return Fixed(v); }
-  bool I64(int64_t* v) { return Fixed(v); }
-  bool Bytes(size_t n, std::string_view* out) {
-    if (n > remaining()) return false;
-    *out = data_.substr(pos_, n);
-    pos_ += n;
-    return true;
-  }
-
- private:
-  template <typename T>
-  bool Fixed(T* v) {
-    if (sizeof(T) > remaining()) return false;
-    std::memcpy(v, data_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return true;
-  }
-  std::string_view data_;
-  size_t pos_ = 0;
-};
+using ::vigil::ByteReader;
+using ::vigil::PutU16;
+using ::vigil::PutU32;
+using ::vigil::PutU64;
+using ::vigil::PutU8;
 
 // A key in a page directory or dictionary: 8 bytes (fixed kinds) or u32 length + bytes.
 void PutKey(std::string* out, const Value& key, KeyKind kind);

@@ -15,53 +15,21 @@
 #include <string>
 #include <string_view>
 
+#include "vigil/common/byte_io.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil::codec {
 
-static_assert(std::endian::native == std::endian::little, "on-disk formats assume little-endian");
 
 enum class BlockEncoding : uint8_t { kRaw = 0, kZstd = 1 };
 
-inline void PutU8(std::string* out, uint8_t v) { out->push_back(static_cast<char>(v)); }
-inline void PutU16(std::string* out, uint16_t v) { out->append(reinterpret_cast<const char*>(&v), 2); }
-inline void PutU32(std::string* out, uint32_t v) { out->append(reinterpret_cast<const char*>(&v), 4); }
-inline void PutU64(std::string* out, uint64_t v) { out->append(reinterpret_cast<const char*>(&v), 8); }
-
-// Reads fixed-width little-endian values from a buffer without ever passing its end.
-class ByteReader {
- public:
-  explicit ByteReader(std::string_view data) : data_(data) {}
-
-  size_t remaining() const { return data_.size() - pos_; }
-  size_t position() const { return pos_; }
-  // Each returns false (consuming nothing) when too few bytes remain.
-  bool U8(uint8_t* v) { return Fixed(v); }
-  bool U16(uint16_t* v) { return Fixed(v); }
-  bool U32(uint32_t* v) { return Fixed(v); }
-  bool U64(uint64_t* v) { return Fixed(v); }
-  bool I32(int32_t* v) { return Fixed(v); }
-  bool Bytes(size_t n, std::string_view* out) {
-    if (n > remaining()) return false;
-    *out = data_.substr(pos_, n);
-    pos_ += n;
-    return true;
-  }
-
- private:
-  template <typename T>
-  bool Fixed(T* v) {
-    if (sizeof(T) > remaining()) return false;
-    std::memcpy(v, data_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return true;
-  }
-
-  std::string_view data_;
-  size_t pos_ = 0;
-};
+using ::vigil::ByteReader;
+using ::vigil::PutU16;
+using ::vigil::PutU32;
+using ::vigil::PutU64;
+using ::vigil::PutU8;
 
 // Rows of `column` marked null.
 uint32_t CountNulls(const Column& column);
