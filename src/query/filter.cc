@@ -75,7 +75,7 @@ Result<Roaring64Map> FilterRows(const TableSnapshot& snapshot, const std::vector
                                 IoRecorder* recorder) {
   std::optional<ScopedIoObserver> observe;
   if (recorder) observe.emplace(recorder);
-  VIGIL_ASSIGN_OR_RETURN(internal::Deletions deletions, internal::Deletions::Load(snapshot));
+  const internal::Deletions deletions = internal::Deletions::Of(snapshot);
   if (conjuncts.empty()) {
     Roaring64Map all;
     for (const auto& f : snapshot.manifest().fragments) {

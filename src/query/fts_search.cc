@@ -55,7 +55,7 @@ Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot,
     cov = internal::ComputeCoverage(snapshot, index_name);
     params = static_cast<index::FtsSegment*>(snapshot.SegmentsOf(index_name).front().get())->params();
   }
-  VIGIL_ASSIGN_OR_RETURN(internal::Deletions deletions, internal::Deletions::Load(snapshot));
+  const internal::Deletions deletions = internal::Deletions::Of(snapshot);
   VIGIL_ASSIGN_OR_RETURN(auto mem, IndexUncovered(snapshot, field, params, cov.uncovered));
 
   // Table-wide statistics: every part adds up, so scores match one index over everything.

@@ -6,25 +6,20 @@
 
 namespace vigil::query::internal {
 
-Result<Deletions> Deletions::Load(const TableSnapshot& snapshot) {
+Deletions Deletions::Of(const TableSnapshot& snapshot) {
   Deletions d;
-  for (const auto& f : snapshot.manifest().fragments) {
-    d.fragments_.insert(f.id);
-    if (f.deletion) {
-      VIGIL_ASSIGN_OR_RETURN(DeletionVector dv, snapshot.dataset()->LoadDeletions(f.id));
-      d.by_fragment_.emplace(f.id, std::move(dv));
-    }
-  }
+  for (const auto& f : snapshot.manifest().fragments) d.fragments_.insert(f.id);
+  d.by_fragment_ = &snapshot.deletions();
   return d;
 }
 
 bool Deletions::IsDeleted(RowAddress row) const {
-  auto it = by_fragment_.find(RowFragment(row));
-  return it != by_fragment_.end() && it->second.Contains(RowOffset(row));
+  auto it = by_fragment_->find(RowFragment(row));
+  return it != by_fragment_->end() && it->second.Contains(RowOffset(row));
 }
 
 bool Deletions::AnyDeletedIn(const std::set<uint32_t>& fragments) const {
-  for (const auto& [id, dv] : by_fragment_) {
+  for (const auto& [id, dv] : *by_fragment_) {
     if (dv.Cardinality() > 0 && fragments.count(id)) return true;
   }
   return false;

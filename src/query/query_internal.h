@@ -19,17 +19,17 @@
 
 namespace vigil::query::internal {
 
-// Deletions of every fragment of a snapshot.
+// Deletions of every fragment of a snapshot (a view of what the snapshot loaded).
 class Deletions {
  public:
-  static Result<Deletions> Load(const TableSnapshot& snapshot);
+  static Deletions Of(const TableSnapshot& snapshot);
   bool IsDeleted(RowAddress row) const;
   bool HasFragment(uint32_t fragment) const { return fragments_.count(fragment) > 0; }
   // Whether any of `fragments` has a deleted row.
   bool AnyDeletedIn(const std::set<uint32_t>& fragments) const;
 
  private:
-  std::map<uint32_t, DeletionVector> by_fragment_;
+  const std::map<uint32_t, DeletionVector>* by_fragment_ = nullptr;
   std::set<uint32_t> fragments_;
 };
 

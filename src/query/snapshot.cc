@@ -53,6 +53,11 @@ Result<std::shared_ptr<const TableSnapshot>> TableSnapshot::Open(std::shared_ptr
     if (!seg.ok()) return seg.status().WithContext("index '" + meta.name + "'");
     snap->segments_[meta.uuid] = std::move(*seg);
   }
+  for (const auto& f : dataset->manifest().fragments) {
+    if (!f.deletion) continue;
+    VIGIL_ASSIGN_OR_RETURN(DeletionVector dv, dataset->LoadDeletions(f.id));
+    snap->deletions_.emplace(f.id, std::move(dv));
+  }
   snap->dataset_ = std::move(dataset);
   return std::shared_ptr<const TableSnapshot>(std::move(snap));
 }

@@ -128,7 +128,7 @@ Result<std::vector<VectorHit>> VectorSearch(const TableSnapshot& snapshot, const
   Metric metric = options.metric.value_or(index_metric.value_or(Metric::kL2));
   VIGIL_RETURN_IF_ERROR(ValidateQuery(field, query, metric, options.k));
 
-  VIGIL_ASSIGN_OR_RETURN(internal::Deletions deletions, internal::Deletions::Load(snapshot));
+  const internal::Deletions deletions = internal::Deletions::Of(snapshot);
   std::optional<Roaring64Map> allowed;
   if (!prefilter.empty()) {
     VIGIL_ASSIGN_OR_RETURN(allowed, FilterRows(snapshot, prefilter, recorder));
