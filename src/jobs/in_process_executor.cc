@@ -39,6 +39,10 @@ Result<std::map<std::string, std::string>> RequestProperties(const JobSpec& spec
 
 }  // namespace
 
+std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id) {
+  return locator + "/_staging/" + attempt_id + "/attempt.lock";
+}
+
 ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
   const JobSpec& spec = request.job.spec;
   // Revalidation before invocation: the exact admitted version and schema.

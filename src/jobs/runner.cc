@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "vigil/common/uuid.h"
+#include "vigil/storage/file_lock.h"
 
 namespace vigil::jobs {
 
@@ -40,10 +41,13 @@ Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
   attempt.leader_epoch = leader_epoch_;
   attempt.deadline_at_ms = now_ms + options_.attempt_deadline_ms;
   Cas cas{next->job_id, next->revision, leader_epoch_, options_.leader_holder, now_ms};
+  // The attempt lock is held before the attempt can be RUNNING, so a free lock
+  // of a RUNNING or UNKNOWN attempt proves that nothing of it still runs.
+  VIGIL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(AttemptLockPath(next->spec.locator, attempt.attempt_id)));
   // I1: RUNNING with the attempt identity is durable before the executor is called.
   VIGIL_ASSIGN_OR_RETURN(JobRecord running, store_->Dispatch(cas, attempt));
 
-  ExecutionOutcome outcome = executor_->Execute({running, attempt, nullptr});
+  ExecutionOutcome outcome = executor_->Execute({running, attempt, nullptr, lock.fd()});
   Classification c = Classify(running.spec.operation, running.spec.if_mode, outcome.report);
   AttemptReport report;
   report.attempt_id = attempt.attempt_id;

@@ -15,10 +15,17 @@
 
 namespace vigil::jobs {
 
+// The attempt lock of one attempt (DESIGN.md section 6):
+// `<dataset>/_staging/<attempt id>/attempt.lock`. The dispatcher holds it from
+// before T3 until the result is recorded; a launched worker inherits it. When
+// it can be taken, no process of the attempt is alive (termination proof).
+std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id);
+
 struct ExecutionRequest {
   JobRecord job;
   AttemptIdentity attempt;
   index::ProgressFn progress;  // may be null
+  int attempt_lock_fd = -1;    // the held attempt lock; a worker launcher passes it to the child
 };
 
 struct ExecutionOutcome {
