@@ -123,5 +123,41 @@ TEST_F(CliTest, DemoShowsTheSampleTable) {
   EXPECT_THAT(list.output, HasSubstr("storage"));
 }
 
+TEST_F(CliTest, InitWritesDefaultConfigAndDoctorValidatesIt) {
+  std::ifstream in(root_ + "/vigil.toml");
+  ASSERT_TRUE(in.good()) << "vigil init did not write vigil.toml";
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("[worker]"));
+  EXPECT_THAT(text, HasSubstr("# memory_bytes = \"8GiB\""));
+
+  RunResult ok = Vigil("--root " + root_ + " doctor");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("mutation.enabled = true   (default)"));
+  EXPECT_THAT(ok.output, HasSubstr("worker.memory_bytes = \"8GiB\"   (default)"));
+  EXPECT_THAT(ok.output, HasSubstr("jobs.reconcile_max_backoff_seconds = \"30m\"   (default)"));
+  EXPECT_THAT(ok.output, HasSubstr("[isolation]"));
+  EXPECT_THAT(ok.output, HasSubstr("mutation: "));
+
+  // A setting from the file is marked as such; require_cgroup without a parent refuses mutation.
+  { std::ofstream(root_ + "/vigil.toml") << "[worker]\nomp_threads = 2\nrequire_cgroup = true\n"; }
+  RunResult set = Vigil("--root " + root_ + " doctor");
+  ASSERT_EQ(set.exit_code, 0) << set.output;
+  EXPECT_THAT(set.output, HasSubstr("worker.omp_threads = 2   (vigil.toml)"));
+  EXPECT_THAT(set.output, HasSubstr("worker.require_cgroup = true   (vigil.toml)"));
+  EXPECT_THAT(set.output, HasSubstr("mutation: refused (worker.require_cgroup is true"));
+
+  { std::ofstream(root_ + "/vigil.toml") << "[worker]\nmemory_bytes = 0\n"; }
+  RunResult bad = Vigil("--root " + root_ + " doctor");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("vigil.toml:2:16: worker.memory_bytes: must be positive"));
+
+  { std::ofstream(root_ + "/vigil.toml") << "[worker]\nmemroy_bytes = 1\n"; }
+  RunResult unknown = Vigil("--root " + root_ + " doctor");
+  EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
+  EXPECT_THAT(unknown.output, HasSubstr("unknown setting worker.memroy_bytes"));
+
+  EXPECT_NE(Vigil("--root " + dir_.Join("nowhere") + " doctor").exit_code, 0);
+}
+
 }  // namespace
 }  // namespace vigil

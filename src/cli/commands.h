@@ -26,5 +26,7 @@ void AddInitCommand(CLI::App* app, Context* ctx);
 void AddImportCommand(CLI::App* app, Context* ctx);
 void AddDemoCommand(CLI::App* app, Context* ctx);
 void AddBenchCommand(CLI::App* app, Context* ctx);
+void AddDoctorCommand(CLI::App* app, Context* ctx);
+void AddSuperviseCommand(CLI::App* app, Context* ctx);
 
 }  // namespace vigil::cli

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "vigil/jobs/root_jobs.h"
 #include "vigil/storage/ingest.h"
 
 namespace vigil::cli {
@@ -32,6 +33,12 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   Result<ImportResult> r = ImportFile(path, args.file, options);
   bar.Finish();
   if (!r.ok()) return r.status().WithContext("import into " + name.ToString() + " failed; nothing was committed");
+  if (r->created) {  // a new table gets its registry entry (incarnations) at once
+    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    VIGIL_RETURN_IF_ERROR(jobs::EnsureTableRegistered(*store, root, name, now.count()).status());
+  }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s %s rows into %s (version %llu) in %.2fs (%s rows/s)\n", r->created ? "created table with" : "imported",
               GroupDigits(r->rows).c_str(), name.ToString().c_str(), static_cast<unsigned long long>(r->version), secs,

@@ -24,6 +24,8 @@ int Run(int argc, char** argv) {
   AddImportCommand(&app, &ctx);
   AddDemoCommand(&app, &ctx);
   AddBenchCommand(&app, &ctx);
+  AddDoctorCommand(&app, &ctx);
+  AddSuperviseCommand(&app, &ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -71,6 +71,32 @@ Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t n
   return out;
 }
 
+Result<LeaderLease> JobStore::TakeOverLeader(const std::string& holder, const LeaderLease& dead, int64_t now_ms,
+                                             int64_t ttl_ms) {
+  VIGIL_RETURN_IF_ERROR(internal::CheckText("leader holder", holder, kMaxIndexNameBytes));
+  if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
+  LeaderLease out;
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(out, LoadLease(conn, true));
+    if (out.holder != dead.holder || out.epoch != dead.epoch) {
+      return Status::CommitConflict("leader lease changed hands: now " + out.holder + " at epoch " +
+                                    std::to_string(out.epoch));
+    }
+    out = LeaderLease{holder, out.epoch + 1, now_ms, now_ms + ttl_ms};
+    return StoreLease(conn, out);
+  }));
+  return out;
+}
+
+Status JobStore::ReleaseLeader(const std::string& holder, int64_t epoch, int64_t now_ms) {
+  return WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(LeaderLease l, LoadLease(conn, true));
+    if (l.holder != holder || l.epoch != epoch || !Live(l, now_ms)) return Status::OK();  // not ours any more
+    l.expires_at_ms = now_ms;
+    return StoreLease(conn, l);
+  });
+}
+
 Result<LeaderLease> JobStore::RenewLeader(const std::string& holder, int64_t epoch, int64_t now_ms, int64_t ttl_ms) {
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
   LeaderLease out;

@@ -158,6 +158,14 @@ constexpr std::string_view kTombstoneUnknown =
     " progress_total = 0 WHERE archived_at IS NULL AND execution = 'TERMINAL' AND outcome = 'UNKNOWN'"
     " AND finished_at < $2 AND EXISTS (SELECT 1 FROM index_fences f WHERE f.job_id = index_jobs.job_id)";
 
+// Reconciliation. $1 due by (ms), $2 limit. UNKNOWN jobs whose watcher, final read or
+// attribution is due, the earliest first (tombstones included: they still hold their fence).
+constexpr std::string_view kSelectReconcileDue =
+    "SELECT " VIGIL_JOB_COLUMNS " FROM index_jobs WHERE outcome = 'UNKNOWN' AND reconcile IN"
+    " ('WATCHING', 'RETRY_PENDING', 'FINAL_READ_PENDING', 'STOPPED_TERMINATION_PROVEN')"
+    " AND (reconcile_next_at IS NULL OR reconcile_next_at <= $1)"
+    " ORDER BY COALESCE(reconcile_next_at, 0), job_id LIMIT $2";
+
 #undef VIGIL_TABLE_COLUMNS
 #undef VIGIL_EVENT_COLUMNS
 #undef VIGIL_JOB_COLUMNS

@@ -272,6 +272,21 @@ Result<std::vector<JobRecord>> JobStore::List(const JobFilter& filter) {
   return out;
 }
 
+Result<std::vector<JobRecord>> JobStore::ListReconcileDue(int64_t due_by_ms, int limit) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return Status::InvalidArgument("job list limit must be 1.." + std::to_string(kMaxListLimit));
+  }
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectReconcileDue, {due_by_ms, int64_t{limit}}));
+  std::vector<JobRecord> out;
+  out.reserve(rows.size());
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(JobRecord rec, ParseJob(row));
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
 Result<std::vector<JobEvent>> JobStore::Events(int64_t job_id) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectEvents, {job_id}));

@@ -712,4 +712,83 @@ TEST_P(JobStoreConformanceTest, UnknownListingOfATableUsesAnIndexWith100kArchive
   EXPECT_EQ(text.find(sqlite ? "SCAN index_jobs" : "Seq Scan on index_jobs"), std::string::npos) << text;
 }
 
+TEST_P(JobStoreConformanceTest, RecordWatchPersistsTheScheduleAndFollowsTheRead) {
+  JobRecord u = Finished("idx", AttemptResult::kUnknown);
+  now_ += 5'000;  // within the leader lease
+  WatchCheck failed;
+  failed.read_ok = false;
+  failed.error = "dataset\nmissing";
+  failed.backoff_s = 60;
+  JobRecord f = MustOk(store_->RecordWatch(Leader(u), failed));
+  EXPECT_EQ(f.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired,
+                       ReconcileState::kRetryPending));
+  EXPECT_EQ(f.reconcile_backoff_s, 60);
+  EXPECT_EQ(f.reconcile_next_at_ms, now_ + 60'000);
+  EXPECT_EQ(f.reconcile_last_at_ms, now_);
+  EXPECT_FALSE(f.last_observed_version.has_value());
+  ExpectPersisted(f, 4, "WATCH_READ_FAILED");
+  EXPECT_NE(MustEvents(f.job_id).back().detail_json.find("datasetmissing"), std::string::npos);
+  EXPECT_TRUE(HoldsFenceRow(f.job_id));
+  // A good read of the admitted version returns to WATCHING and records the observation.
+  WatchCheck ok;
+  ok.version = 7;
+  ok.fingerprint = "fp";
+  ok.backoff_s = 120;
+  JobRecord w = MustOk(store_->RecordWatch(Leader(f), ok));
+  EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
+  EXPECT_EQ(w.last_observed_version, 7);
+  EXPECT_EQ(w.last_observed_fingerprint, "fp");
+  EXPECT_EQ(w.reconcile_next_at_ms, now_ + 120'000);
+  ExpectPersisted(w, 5, "WATCH_CHECKED");
+  // A changed observation is T9, not a plain check; malformed checks are refused.
+  WatchCheck moved = ok;
+  moved.version = 8;
+  EXPECT_EQ(store_->RecordWatch(Leader(w), moved).status().code(), StatusCode::kFailedPrecondition);
+  moved = ok;
+  moved.fingerprint = "fp2";
+  EXPECT_EQ(store_->RecordWatch(Leader(w), moved).status().code(), StatusCode::kFailedPrecondition);
+  WatchCheck bad = failed;
+  bad.version = 7;
+  EXPECT_EQ(store_->RecordWatch(Leader(w), bad).status().code(), StatusCode::kInvalidArgument);
+  bad = failed;
+  bad.backoff_s = 0;
+  EXPECT_EQ(store_->RecordWatch(Leader(w), bad).status().code(), StatusCode::kInvalidArgument);
+  // From a pending final read only the schedule moves; a known outcome has no watcher.
+  JobRecord p = MustOk(store_->ProveTermination(Leader(w), "attempt-1"));
+  JobRecord pf = MustOk(store_->RecordWatch(Leader(p), failed));
+  EXPECT_EQ(pf.state.reconcile, ReconcileState::kFinalReadPending);
+  EXPECT_EQ(pf.reconcile_next_at_ms, now_ + 60'000);
+  JobRecord c = Finished("other", AttemptResult::kCommitted);
+  EXPECT_EQ(store_->RecordWatch(Leader(c), failed).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_P(JobStoreConformanceTest, ReconcileDueListsUnknownJobsByTheirNextCheck) {
+  JobRecord a = Finished("a", AttemptResult::kUnknown);  // next check at now + 30 s
+  now_ += 1'000;
+  JobRecord b = Finished("b", AttemptResult::kUnknown);  // at now + 31 s
+  Finished("c", AttemptResult::kCommitted);
+  MustAdmit("d");
+  auto ids = [&](int64_t due_by, int limit) {
+    std::vector<int64_t> out;
+    auto listed = store_->ListReconcileDue(due_by, limit);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    if (listed.ok()) {
+      for (const JobRecord& j : *listed) out.push_back(j.job_id);
+    }
+    return out;
+  };
+  EXPECT_TRUE(ids(now_, 10).empty());
+  EXPECT_EQ(ids(*a.reconcile_next_at_ms, 10), std::vector<int64_t>{a.job_id});
+  EXPECT_EQ(ids(*b.reconcile_next_at_ms, 10), (std::vector<int64_t>{a.job_id, b.job_id}));
+  EXPECT_EQ(ids(*b.reconcile_next_at_ms, 1), std::vector<int64_t>{a.job_id});
+  // A finished final read awaits attribution at once; a FORCE-released job is never listed.
+  JobRecord p = MustOk(store_->ProveTermination(Leader(b), "attempt-1"));
+  JobRecord f = MustOk(store_->FinishFinalRead(Leader(p), 7, "fp"));
+  EXPECT_EQ(ids(now_, 10), std::vector<int64_t>{f.job_id});
+  MustOk(store_->ForceWithoutRefresh(User(f), "gone"));
+  EXPECT_TRUE(ids(now_, 10).empty());
+  EXPECT_EQ(store_->ListReconcileDue(now_, 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ListReconcileDue(now_, kMaxListLimit + 1).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace vigil::jobs

@@ -83,6 +83,28 @@ void RecordObservation(Transition* t, int64_t version, const std::string& finger
   t->next.reconcile_last_at_ms = now_ms;
 }
 
+// The watcher state after a check that proved nothing: WATCHING/RETRY_PENDING follow the read;
+// a pending final read or attribution keeps its state (only its schedule moves).
+Result<JobState> WatchStep(const JobState& s, bool read_ok) {
+  JobState n = s;
+  switch (s.reconcile) {
+    case ReconcileState::kWatching:
+    case ReconcileState::kRetryPending:
+      n.reconcile = read_ok ? ReconcileState::kWatching : ReconcileState::kRetryPending;
+      break;
+    case ReconcileState::kFinalReadPending:
+    case ReconcileState::kStoppedTerminationProven:
+      break;
+    default:
+      return Status::FailedPrecondition("watcher check is not allowed from " + internal::StateText(s));
+  }
+  if (s.outcome != Outcome::kUnknown) {
+    return Status::FailedPrecondition("watcher check is not allowed from " + internal::StateText(s));
+  }
+  VIGIL_RETURN_IF_ERROR(CheckLegal(n));
+  return n;
+}
+
 // The completion event of a pending ACK / FORCE that `next` finished, if any.
 std::optional<EventDraft> CompletionOf(const JobRecord& cur, const JobRecord& next) {
   std::string_view kind;
@@ -192,6 +214,40 @@ Result<JobRecord> JobStore::FinishFinalRead(const Cas& cas, int64_t version, con
     RecordObservation(t, version, fingerprint, cas.now_ms);
     t->next.reconcile_next_at_ms.reset();
     t->events.push_back(Event(event::kFinalRead, {{"version", std::to_string(version)}}));
+    return Status::OK();
+  });
+}
+
+Result<JobRecord> JobStore::RecordWatch(const Cas& cas, const WatchCheck& check) {
+  if (check.backoff_s < 1) return Status::InvalidArgument("watcher backoff must be at least 1 s");
+  if (check.read_ok != check.version.has_value() || check.version.has_value() != check.fingerprint.has_value()) {
+    return Status::InvalidArgument("a good watcher read carries version and fingerprint; a failed one neither");
+  }
+  return Apply(cas, [&](const JobRecord& cur, Transition* t) -> Status {
+    JobRecord& n = t->next;
+    VIGIL_ASSIGN_OR_RETURN(n.state, WatchStep(cur.state, check.read_ok));
+    const bool watching = cur.state.reconcile == ReconcileState::kWatching ||
+                          cur.state.reconcile == ReconcileState::kRetryPending;
+    if (watching && check.version) {
+      const int64_t last = cur.last_observed_version.value_or(cur.spec.start_version);
+      if (*check.version != last ||
+          (cur.last_observed_fingerprint && *cur.last_observed_fingerprint != *check.fingerprint)) {
+        return Status::FailedPrecondition("job " + std::to_string(cur.job_id) +
+                                          ": a changed observation is a watcher observation (T9)");
+      }
+      RecordObservation(t, *check.version, *check.fingerprint, cas.now_ms);
+    }
+    n.reconcile_last_at_ms = cas.now_ms;
+    n.reconcile_backoff_s = check.backoff_s;
+    n.reconcile_next_at_ms = cas.now_ms + check.backoff_s * 1000;
+    std::map<std::string, std::string> detail{{"next_at", std::to_string(*n.reconcile_next_at_ms)},
+                                              {"backoff_s", std::to_string(check.backoff_s)}};
+    if (!check.read_ok) {
+      detail["error"] = SanitizeMessage(check.error.empty() ? "read failed" : check.error);
+      t->events.push_back(Event(event::kWatchReadFailed, std::move(detail)));
+    } else {
+      t->events.push_back(Event(event::kWatchChecked, std::move(detail)));
+    }
     return Status::OK();
   });
 }

@@ -8,9 +8,10 @@
 namespace vigil::jobs {
 
 Status JobRunner::Start(int64_t now_ms) {
-  VIGIL_ASSIGN_OR_RETURN(node_epoch_, store_->RegisterNode(options_.node_id, ::getpid(), "localhost", now_ms));
+  // The lease first: a process that cannot lead must not replace the node's epoch.
   VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
   leader_epoch_ = lease.epoch;
+  VIGIL_ASSIGN_OR_RETURN(node_epoch_, store_->RegisterNode(options_.node_id, ::getpid(), "localhost", now_ms));
   return Status::OK();
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vigil/common/config.h"
 #include "vigil/common/names.h"
 
 namespace vigil {
@@ -51,6 +52,20 @@ int64_t NowMicros() {
 }
 
 FileSystem* FsOr(FileSystem* fs) { return fs ? fs : DefaultFileSystem(); }
+
+// Publishes the commented default vigil.toml in `dir` atomically: a durable
+// temp file linked (never replacing) into place, then the directory synced. An
+// existing vigil.toml is kept.
+Status WriteDefaultConfig(FileSystem* fs, const std::string& dir) {
+  std::string final_path = JoinPath(dir, kConfigFile);
+  std::string temp_path = final_path + ".tmp." + Uuid::Generate().ToString();
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, temp_path, RenderDefaultConfig()));
+  Status linked = fs->LinkNoReplace(temp_path, final_path);
+  Status removed = fs->RemoveFile(temp_path);
+  if (!linked.ok() && !linked.Is(StatusCode::kAlreadyExists)) return linked;
+  VIGIL_RETURN_IF_ERROR(removed);
+  return fs->SyncDir(dir);
+}
 
 }  // namespace
 
@@ -103,6 +118,13 @@ Result<Root> Root::Init(const std::string& dir, FileSystem* fs) {
   VIGIL_RETURN_IF_ERROR(st);
   VIGIL_RETURN_IF_ERROR(fs->SyncDir(dir));
   VIGIL_RETURN_IF_ERROR(fs->SyncDir(DirName(dir).empty() ? "." : DirName(dir)));
+  // After the marker is durable: a crash before this leaves a root without
+  // vigil.toml, which loads as the defaults.
+  Status config = WriteDefaultConfig(fs, dir);
+  if (!config.ok()) {
+    return config.WithContext("root " + dir + " was created, but writing its default " + std::string(kConfigFile) +
+                              " failed (the defaults apply without it)");
+  }
   return Root(dir, m, fs);
 }
 

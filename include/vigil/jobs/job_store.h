@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/common/status.h"
@@ -87,6 +88,20 @@ struct AttemptReport {
   std::optional<int64_t> committed_version;
 };
 
+// One check of an UNKNOWN job's watcher that proved nothing (seed 000 section 8.1).
+struct WatchCheck {
+  bool read_ok = true;                     // false: the dataset could not be read (retryable)
+  std::optional<int64_t> version;          // on a good read: what was observed
+  std::optional<std::string> fingerprint;
+  std::string error;                       // on a failed read; sanitized into the event
+  int64_t backoff_s = 30;                  // the next check is due at now + backoff_s
+};
+
+namespace event {
+constexpr std::string_view kWatchChecked = "WATCH_CHECKED";
+constexpr std::string_view kWatchReadFailed = "WATCH_READ_FAILED";
+}  // namespace event
+
 struct LeaderLease {
   std::string holder;  // "" when never held
   int64_t epoch = 0;
@@ -143,6 +158,10 @@ class JobStore {
   Result<JobRecord> Get(int64_t job_id);
   // InvalidArgument for a limit outside 1..kMaxListLimit or an unknown state name.
   Result<std::vector<JobRecord>> List(const JobFilter& filter);
+  // UNKNOWN jobs whose reconciliation is due (WATCHING, RETRY_PENDING, FINAL_READ_PENDING, or
+  // STOPPED_TERMINATION_PROVEN awaiting attribution) with reconcile_next_at unset or <= due_by_ms,
+  // earliest first; archived tombstones included. InvalidArgument outside 1..kMaxListLimit.
+  Result<std::vector<JobRecord>> ListReconcileDue(int64_t due_by_ms, int limit);
   // Every event of the job, by (seq, part).
   Result<std::vector<JobEvent>> Events(int64_t job_id);
 
@@ -169,6 +188,13 @@ class JobStore {
   // T10: matching termination proof, then the final authoritative read.
   Result<JobRecord> ProveTermination(const Cas& cas, const std::string& attempt_id);
   Result<JobRecord> FinishFinalRead(const Cas& cas, int64_t version, const std::string& fingerprint);
+  // A watcher check without termination proof or change: persists reconcile_backoff_s and the
+  // next check (now + backoff_s) so a restarted leader continues the schedule. A failed read
+  // enters RETRY_PENDING, a good one returns to WATCHING and records its observation; outcome,
+  // refresh and fence never change. From FINAL_READ_PENDING or an unattributed
+  // STOPPED_TERMINATION_PROVEN only the schedule moves. FailedPrecondition for any other state,
+  // or for an observation that differs from the last one (that is T9, ObserveChange).
+  Result<JobRecord> RecordWatch(const Cas& cas, const WatchCheck& check);
   // Vigil's provenance attribution after termination proof.
   Result<JobRecord> Attribute(const Cas& cas, bool committed, std::optional<int64_t> committed_version);
   // T11: REQUIRED|RETRY_PENDING -> RUNNING with a new job refresh generation (in the record).
@@ -191,6 +217,14 @@ class JobStore {
   Result<LeaderLease> AcquireLeader(const std::string& holder, int64_t now_ms, int64_t ttl_ms);
   // Extends a live lease; CommitConflict when `holder`/`epoch` no longer hold it or it expired.
   Result<LeaderLease> RenewLeader(const std::string& holder, int64_t epoch, int64_t now_ms, int64_t ttl_ms);
+  // Replaces a lease whose holder the caller has proven dead (e.g. it no longer holds the
+  // root's leader lock) with a new epoch, without waiting for expiry. CommitConflict when
+  // the lease is no longer (`dead.holder`, `dead.epoch`).
+  Result<LeaderLease> TakeOverLeader(const std::string& holder, const LeaderLease& dead, int64_t now_ms,
+                                     int64_t ttl_ms);
+  // Hands a live lease back (it lapses now, so the next holder gets a new epoch at once).
+  // OK when `holder`/`epoch` no longer hold it.
+  Status ReleaseLeader(const std::string& holder, int64_t epoch, int64_t now_ms);
   Result<LeaderLease> GetLeader();
   // Inside the caller's write transaction: locks the lease row; CommitConflict unless `epoch`
   // is the live leader epoch at now_ms.

@@ -1,0 +1,140 @@
+// The administrator settings of a root (`<root>/vigil.toml`, seed 000 section
+// 10.2): the mutation gate, worker limits, index caps, job and generation
+// bounds. Every setting has a working default for an embedded root; the file
+// only overrides. Loading validates types and ranges and names the file, the
+// key and the line:column of every problem.
+//
+// Thread safety: Config is a plain value; the functions are pure (LoadConfig
+// reads one file) and safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/common/status.h"
+
+namespace vigil {
+
+constexpr std::string_view kConfigFile = "vigil.toml";
+// A larger vigil.toml is refused (ResourceExhausted) rather than parsed.
+constexpr size_t kMaxConfigBytes = 1024 * 1024;
+// worker.cgroup_parent value selecting cgroup v1 (same as worker::kCgroupV1Self).
+constexpr std::string_view kCgroupParentV1 = "v1";
+
+struct MutationConfig {
+  // false rejects CREATE / REPLACE / DROP INDEX before a job is created.
+  bool enabled = true;
+
+  bool operator==(const MutationConfig&) const = default;
+};
+
+struct WorkerConfig {
+  // Hard memory limit of one worker: cgroup memory.max, else RLIMIT_AS.
+  uint64_t memory_bytes = uint64_t{8} << 30;
+  // Wall-clock deadline after which the worker is killed and reaped.
+  uint64_t max_runtime_seconds = 3600;
+  // cgroup pids.max of the worker (threads count); must exceed omp_threads.
+  uint32_t pids_max = 256;
+  // Absolute path of a delegated cgroup v2 directory; kCgroupParentV1: below
+  // this process's own cgroup v1 memory and pids cgroups; empty: no cgroup.
+  std::string cgroup_parent;
+  // true: refuse mutation when no usable cgroup boundary exists.
+  bool require_cgroup = false;
+  // RLIMIT_NOFILE of the worker.
+  uint32_t nofile = 1024;
+  // OMP_NUM_THREADS (and OpenBLAS threads) of the worker.
+  uint32_t omp_threads = 4;
+
+  bool operator==(const WorkerConfig&) const = default;
+};
+
+// Administrator safety caps applied before any build. Mirrors index::IndexCaps
+// (common cannot include index); callers convert field by field.
+struct CapsConfig {
+  uint64_t max_rows = 100'000'000;
+  uint64_t max_fragments = 100'000;
+  uint32_t max_vector_dimension = 4096;
+  uint32_t max_partitions = 65536;
+  uint32_t max_sub_vectors = 1024;
+
+  bool operator==(const CapsConfig&) const = default;
+};
+
+struct JobsConfig {
+  // Jobs running at once on one node (no queue beyond it).
+  uint32_t concurrency_per_node = 1;
+  // Terminal jobs are archived this long after they ended.
+  uint64_t archive_after_seconds = 7 * 24 * 3600;
+  // An idle `vigil supervise` exits after this long.
+  uint64_t supervise_idle_exit_seconds = 60;
+  // Reconciler backoff per UNKNOWN job: starts here, doubles up to max.
+  uint64_t reconcile_initial_backoff_seconds = 30;
+  uint64_t reconcile_max_backoff_seconds = 1800;
+
+  bool operator==(const JobsConfig&) const = default;
+};
+
+struct GenerationsConfig {
+  uint32_t builders_per_table = 1;
+  // Physical generations open per table (current, retired, building).
+  uint32_t physical_per_table = 3;
+  // Budgets shared by all tables of a process; a build over budget is refused.
+  uint64_t memory_budget_bytes = uint64_t{4} << 30;
+  uint64_t disk_budget_bytes = uint64_t{1} << 40;
+
+  bool operator==(const GenerationsConfig&) const = default;
+};
+
+struct Config {
+  MutationConfig mutation;
+  WorkerConfig worker;
+  CapsConfig caps;
+  JobsConfig jobs;
+  GenerationsConfig generations;
+
+  bool operator==(const Config&) const = default;
+};
+
+// Where the effective settings came from.
+struct ConfigSource {
+  std::string path;                   // `<root>/vigil.toml`
+  bool file_found = false;            // false: every setting is its default
+  std::vector<std::string> keys_set;  // "worker.memory_bytes", ... in file order
+};
+
+// Loads `<root_dir>/vigil.toml`; a missing file yields the defaults. Syntax,
+// unknown keys, wrong types and out-of-range values are InvalidArgument
+// "<path>:<line>:<col>: <key>: <problem>". `source` (optional) says what was set.
+Result<Config> LoadConfig(const std::string& root_dir, ConfigSource* source = nullptr);
+
+// Parses and validates TOML `text`; `path` only names it in messages.
+Result<Config> ParseConfig(std::string_view text, const std::string& path,
+                           std::vector<std::string>* keys_set = nullptr);
+
+// Checks cross-field and range rules on a programmatically built Config.
+Status ValidateConfig(const Config& config);
+
+// The commented default vigil.toml: every setting, its default and why.
+// ParseConfig(RenderDefaultConfig()) == Config{}.
+std::string RenderDefaultConfig();
+
+struct ConfigEntry {
+  std::string key;    // "worker.memory_bytes"
+  std::string value;  // as TOML would accept it: 8GiB, 1h, true, "/sys/fs/cgroup/x"
+};
+// Every setting of `config` in file order.
+std::vector<ConfigEntry> EffectiveSettings(const Config& config);
+
+// Sizes: an integer (bytes) or "<n>B|KiB|MiB|GiB|TiB|PiB". InvalidArgument on
+// a bad unit, a missing number or overflow.
+Result<uint64_t> ParseSize(std::string_view text);
+// Durations: an integer (seconds) or "<n>s|m|h|d".
+Result<uint64_t> ParseDuration(std::string_view text);
+// The largest exact binary unit: 8589934592 -> "8GiB"; 1000 -> "1000" (bytes).
+std::string FormatSize(uint64_t bytes);
+// The largest exact unit: 3600 -> "1h", 90 -> "90s".
+std::string FormatDuration(uint64_t seconds);
+
+}  // namespace vigil

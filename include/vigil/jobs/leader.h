@@ -1,0 +1,69 @@
+// The leader: the one process of a root (or of a shared metadata store) that
+// dispatches index jobs. It holds the leader lease, runs a recovery pass first
+// (dead attempts, termination proofs, provenance reads, pending refreshes), then
+// loops: dispatch the oldest PENDING job (JobRunner), run refreshes, reconcile
+// UNKNOWN jobs whose watcher is due, archive old terminal jobs. A heartbeat
+// thread renews the lease and the node while a long attempt runs. `vigil
+// supervise` and `vigil serve` run a Leader; nothing else dispatches.
+// Thread safety: Run is called from one thread; RequestStop from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "vigil/common/status.h"
+#include "vigil/jobs/executor.h"
+#include "vigil/jobs/job_store.h"
+#include "vigil/jobs/reconciler.h"
+#include "vigil/jobs/runner.h"
+
+namespace vigil::jobs {
+
+struct LeaderOptions {
+  RunnerOptions runner;
+  ReconcilerOptions reconcile;
+  int64_t poll_interval_ms = 200;
+  int64_t idle_exit_ms = 60'000;           // exit after this long with nothing to do; 0: never
+  int64_t retention_ms = 7LL * 86'400'000;  // terminal jobs archive after this long
+  int64_t archive_interval_ms = 60'000;
+  // Proves a live lease's holder dead so that Start takes over at once (an embedded root's
+  // leaders all hold the root's leader lock; the one that has it knows the previous one is gone).
+  std::function<bool(const LeaderLease&)> holder_is_dead;
+};
+
+class Leader {
+ public:
+  // `clock` returns Unix milliseconds.
+  Leader(JobStore* store, Executor* executor, LeaderOptions options, std::function<int64_t()> clock);
+  ~Leader();
+
+  // Registers the node, takes the lease (Busy naming the live holder otherwise)
+  // and runs the recovery pass.
+  Status Start();
+  // One round of work; true when it changed anything. CommitConflict when leadership is lost.
+  Result<bool> Tick();
+  // Start, then Tick until RequestStop, lost leadership (an error) or the idle exit.
+  Status Run();
+  void RequestStop() { stop_.store(true); }
+  int64_t leader_epoch() const { return runner_.leader_epoch(); }
+
+ private:
+  // Finishes every durable CANCELLING as CANCELLED_BEFORE_DISPATCH (it was never sent).
+  Status CompleteCancels();
+  // Whether any job still needs this leader (pending, running or a refresh to run).
+  Result<bool> HasWork();
+  void HeartbeatLoop();
+
+  JobStore* store_;
+  LeaderOptions options_;
+  std::function<int64_t()> clock_;
+  JobRunner runner_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> lost_{false};
+  int64_t last_archive_ms_ = 0;
+};
+
+}  // namespace vigil::jobs

@@ -1,0 +1,90 @@
+// The reconciler of UNKNOWN index jobs and the recovery pass of a new leader
+// (seed 000 section 8.1 and appendix C; DESIGN.md sections 5 item 1 and 6).
+// On a persisted backoff (30 s doubling to 30 min) it reopens the newest
+// dataset version of each UNKNOWN job, records a changed version or index
+// state (T9: refresh REQUIRED), and once the attempt is proven terminated
+// makes the final read (T10) and attributes the outcome from the manifest
+// history: a commit carrying the attempt id is COMMITTED, none is
+// NOT_COMMITTED (Vigil's provenance attribution). It never attributes without
+// a termination proof and never dispatches. Every write is a compare-and-set
+// on the job's revision and the leader epoch; a job another actor moved is
+// skipped and looked at again on a later pass.
+//
+// Termination proof: the attempt lock can be taken (no process of the attempt
+// is alive). A held lock is never a proof, whatever the node epoch says. Only
+// when the lock file is missing (it lives in the dataset's _staging folder,
+// so e.g. the dataset moved) does a replaced node epoch of the attempt prove it.
+// Thread safety: one thread drives a Reconciler; the store is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/jobs/job_store.h"
+
+namespace vigil::jobs {
+
+struct ReconcilerOptions {
+  int64_t initial_backoff_s = 30;
+  int64_t max_backoff_s = 1800;
+  int batch_limit = kMaxListLimit;  // jobs looked at per pass, 1..kMaxListLimit
+};
+
+class Reconciler {
+ public:
+  // `leader_holder` is the actor of every write; `leader_epoch` is read before each pass.
+  Reconciler(JobStore* store, std::string leader_holder, std::function<int64_t()> leader_epoch,
+             ReconcilerOptions options = {});
+  Reconciler(JobStore* store, std::string leader_holder, int64_t leader_epoch, ReconcilerOptions options = {});
+
+  // The pass every new leader runs first: RunDue(now_ms, /*all=*/true), so the attempts of a
+  // dead dispatcher become UNKNOWN and every UNKNOWN job is examined now, not after its backoff.
+  // A job that fails is logged and left to later passes; only a lost leadership
+  // (CommitConflict) or an unreadable store fails the pass.
+  Status Recover(int64_t now_ms);
+
+  // Records RUNNING attempts whose dispatcher is gone as UNKNOWN (T8, error code LOST_RESPONSE):
+  // the attempt lock is free, or its file is missing and the attempt's node epoch was replaced.
+  // A held lock (a live dispatcher, e.g. a demoted leader: crash cut C5) is left alone. Then
+  // examines those and each UNKNOWN job whose check is due (every one with `all`). Returns how
+  // many UNKNOWN jobs were examined. A job that fails is logged and the pass goes on; the first
+  // such error is returned after the pass. CommitConflict at once when leadership was lost.
+  Result<int> RunDue(int64_t now_ms, bool all = false);
+
+  // The backoff after a check that proved nothing: doubled, within [initial, max].
+  int64_t NextBackoff(int64_t current_s) const;
+
+ private:
+  struct Observation {
+    int64_t version = 0;
+    std::string fingerprint;
+  };
+
+  // The newest version and a fingerprint of its identity and index segments.
+  static Result<Observation> ReadNewest(const std::string& locator);
+  // RunDue without failing on a job: the first job's error goes to *job_error.
+  Result<int> Pass(int64_t now_ms, bool all, Status* job_error);
+  // The lost attempts of RunDue, recorded as UNKNOWN.
+  Result<std::vector<JobRecord>> SettleLostAttempts(int64_t now_ms);
+  Status Examine(JobRecord job, int64_t now_ms);
+  Status Attribute(JobRecord* job, int64_t now_ms);
+  Result<bool> Terminated(const JobRecord& job);
+  Result<bool> NodeReplaced(const AttemptIdentity& attempt);
+  Result<std::optional<int64_t>> FindAttemptCommit(const JobRecord& job);
+  Status Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error);
+  // One leader CAS on *job, reloaded from its result. False when another actor moved the job;
+  // CommitConflict when leadership was lost.
+  Result<bool> Write(JobRecord* job, int64_t now_ms, const std::function<Result<JobRecord>(const Cas&)>& op);
+
+  JobStore* store_;
+  std::string holder_;
+  std::function<int64_t()> leader_epoch_fn_;
+  ReconcilerOptions options_;
+  int64_t epoch_ = 0;  // of the running pass
+};
+
+}  // namespace vigil::jobs

@@ -1,0 +1,39 @@
+// The inside of vigil-worker: one handshake, one request, one provider call
+// (create vector index, create scalar index, drop index), progress messages
+// and one final response (DESIGN.md section 6). The worker reopens exactly the
+// admitted version and revalidates the schema fingerprint before it sets
+// `invoked`; a mismatch is a complete invoked=false response.
+// Failpoints (armed only through the request), in call order:
+//   worker.before_invoke   after revalidation, before `invoked` is set
+//   worker.abort           after `invoked`: fires -> abort()
+//   worker.allocate        after `invoked`: fires -> allocate until allocation fails
+//   provider.after_segment_write, provider.after_commit   (inside the provider)
+//   worker.after_provider  after the provider returned, before the response
+//   worker.response_identity / worker.response_corrupt   a response for another
+//                          attempt / a frame with a bad checksum (supervisor tests)
+// Not thread-safe: one call per process.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "vigil/worker/protocol.h"
+
+namespace vigil::worker {
+
+struct WorkerFds {
+  int in = -1;      // frames from the supervisor
+  int out = -1;     // frames to the supervisor
+  int secret = -1;  // the secret pipe (read to EOF when the request announces a secret)
+};
+
+// Serves one request on `fds`; returns the process exit code (0 after a
+// response was written, kExit* otherwise). The secret is zeroized before return.
+int ServeOneRequest(const WorkerFds& fds);
+
+// The provider call of `job` (revalidation, failpoints, invocation) as a
+// response for `attempt`; `secret` only scrubs messages. Progress goes to `progress` when set.
+Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::string_view secret,
+                    const std::function<void(std::string_view, uint64_t, uint64_t)>& progress);
+
+}  // namespace vigil::worker

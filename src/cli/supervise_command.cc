@@ -1,0 +1,135 @@
+// `vigil supervise`: the background leader of an embedded root. It dispatches,
+// refreshes and reconciles index jobs, and exits after an idle period. Commands
+// that admit or wait for jobs start it on demand (EnsureLeader); a second one
+// finds the lease held and exits at once.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/supervise_client.h"
+#include "vigil/common/logging.h"
+#include "vigil/common/uuid.h"
+#include "vigil/jobs/leader.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/storage/file_lock.h"
+
+namespace vigil::cli {
+
+namespace {
+
+struct SuperviseOptions {
+  bool foreground = false;
+  int64_t idle_exit_s = 60;
+};
+
+std::atomic<jobs::Leader*> g_leader{nullptr};
+
+void OnSignal(int) {
+  jobs::Leader* leader = g_leader.load();
+  if (leader != nullptr) leader->RequestStop();
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string HostName() {
+  char host[HOST_NAME_MAX + 1] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) return "localhost";
+  return host;
+}
+
+// Detaches from the terminal: the caller's process returns (true) once the
+// daemon (a grandchild in its own session, stdio on the log) has started.
+Result<bool> Detach(const std::string& log_path) {
+  int ready[2];
+  if (::pipe(ready) != 0) return Status::IOError("supervise: pipe failed");
+  pid_t child = ::fork();
+  if (child < 0) return Status::IOError("supervise: fork failed");
+  if (child > 0) {
+    ::close(ready[1]);
+    char pid_text[32] = {0};
+    ssize_t n = ::read(ready[0], pid_text, sizeof(pid_text) - 1);
+    ::close(ready[0]);
+    ::waitpid(child, nullptr, 0);
+    if (n <= 0) return Status::Internal("supervise: the background process did not start; see " + log_path);
+    std::printf("supervisor started (pid %s), log: %s\n", pid_text, log_path.c_str());
+    return true;
+  }
+  ::close(ready[0]);
+  ::setsid();
+  if (::fork() > 0) ::_exit(0);  // the grandchild can never reacquire a terminal
+  int devnull = ::open("/dev/null", O_RDONLY);
+  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  if (log >= 0) {
+    ::dup2(log, STDOUT_FILENO);
+    ::dup2(log, STDERR_FILENO);
+  }
+  std::string pid = std::to_string(::getpid());
+  (void)!::write(ready[1], pid.data(), pid.size());
+  ::close(ready[1]);
+  return false;
+}
+
+Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
+  VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
+  if (opts.idle_exit_s < 0) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
+  if (!opts.foreground) {
+    store.reset();  // no database connection crosses fork()
+    VIGIL_ASSIGN_OR_RETURN(bool parent, Detach(SuperviseLogPath(root)));
+    if (parent) return Status::OK();
+    VIGIL_ASSIGN_OR_RETURN(store, jobs::OpenRootJobStore(root));
+  }
+  // Every leader of an embedded root holds its leader lock: a second one steps aside, and the
+  // holder of the lock knows that any other lease holder is dead.
+  Result<FileLock> leader_lock = FileLock::Acquire(LeaderLockPath(root));
+  if (leader_lock.status().code() == StatusCode::kBusy) {
+    VIGIL_LOG_INFO("another supervisor runs this root");
+    return Status::OK();
+  }
+  VIGIL_RETURN_IF_ERROR(leader_lock.status());
+  jobs::LeaderOptions options;
+  options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
+  options.runner.node_id = HostName();
+  options.runner.leader_holder =
+      "supervise:" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
+  options.idle_exit_ms = opts.idle_exit_s * 1000;
+  jobs::InProcessExecutor executor;
+  jobs::Leader leader(store.get(), &executor, options, NowMs);
+  g_leader.store(&leader);
+  ::signal(SIGTERM, OnSignal);
+  ::signal(SIGINT, OnSignal);
+  Status st = leader.Run();
+  g_leader.store(nullptr);
+  if (st.code() == StatusCode::kBusy) {
+    VIGIL_LOG_INFO("another leader runs this root: {}", st.message());
+    return Status::OK();
+  }
+  return st;
+}
+
+}  // namespace
+
+void AddSuperviseCommand(CLI::App* app, Context* ctx) {
+  auto* sub = app->add_subcommand(
+      "supervise", "Run the root's job leader in the background: dispatch, refresh and reconcile index jobs");
+  auto opts = std::make_shared<SuperviseOptions>();
+  sub->add_flag("--foreground", opts->foreground, "Stay attached to the terminal");
+  sub->add_option("--idle-exit", opts->idle_exit_s, "Exit after this many seconds without work (0: never)")
+      ->capture_default_str();
+  ctx->actions.emplace_back(sub, [ctx, opts] { return RunSupervise(*ctx, *opts); });
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,166 @@
+// Process-level tests of `vigil supervise`: a background leader dispatches and
+// refreshes admitted jobs and exits when idle; a second one steps aside; a
+// leader killed with SIGKILL in the middle of a job (at the provider's
+// failpoints) leaves the job RUNNING, and the next leader's recovery pass
+// settles it from the manifest history (crash cuts C4 and C6).
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+#include "vigil/jobs/admission.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Ran {
+  int exit_code = -1;
+  bool killed = false;
+  std::string output;
+};
+
+// Runs `env [ENV] vigil ARGS` and collects its output.
+Ran RunVigil(const std::string& env, const std::string& args) {
+  std::string cmd = "env -u VIGIL_ROOT " + env + " " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1";
+  Ran r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  // env execs vigil; the shell reports a signal death as 128 + signal.
+  r.killed = r.exit_code == 128 + SIGKILL;
+  return r;
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class SuperviseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_dir_ = dir_.Join("root");
+    ASSERT_EQ(RunVigil("", "init " + root_dir_).exit_code, 0);
+    // A .fvecs import creates (id BIGINT NOT NULL, vector VECTOR(FLOAT32, 8) NOT NULL).
+    std::ofstream fvecs(dir_.Join("t.fvecs"), std::ios::binary);
+    for (int i = 0; i < 200; ++i) {
+      const int32_t dim = 8;
+      fvecs.write(reinterpret_cast<const char*>(&dim), sizeof(dim));
+      for (int d = 0; d < dim; ++d) {
+        const float x = static_cast<float>((i * 7 + d * 3) % 11);
+        fvecs.write(reinterpret_cast<const char*>(&x), sizeof(x));
+      }
+    }
+    fvecs.close();
+    Ran imported = RunVigil("", "--root " + root_dir_ + " import db.t " + dir_.Join("t.fvecs") + " --create");
+    ASSERT_EQ(imported.exit_code, 0) << imported.output;
+    root_ = std::make_unique<Root>(*Root::Open(root_dir_));
+    auto store = jobs::OpenRootJobStore(*root_);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+    ASSERT_TRUE(store_->LookupTable("local", "db", "t")->has_value()) << "import --create registers the table";
+  }
+
+  jobs::JobRecord Admit(const std::string& name) {
+    jobs::CreateIndexStatement s;
+    s.target = {"local", "db", "t"};
+    s.index_name = name;
+    s.column = "id";
+    s.type = index::IndexType::kBtree;
+    auto job = jobs::Admission(store_.get(), {}).Create(s, "test", NowMs());
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    return *job;
+  }
+
+  // Polls the job until `done` holds or 60 s pass.
+  template <typename Pred>
+  jobs::JobRecord WaitFor(int64_t job_id, Pred done) {
+    jobs::JobRecord job;
+    for (int i = 0; i < 600; ++i) {
+      job = *store_->Get(job_id);
+      if (done(job)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return job;
+  }
+
+  bool LeaderLive() {
+    jobs::LeaderLease l = *store_->GetLeader();
+    return !l.holder.empty() && l.expires_at_ms > NowMs();
+  }
+
+  testing::TempDir dir_;
+  std::string root_dir_;
+  std::unique_ptr<Root> root_;
+  std::unique_ptr<jobs::JobStore> store_;
+};
+
+TEST_F(SuperviseTest, BackgroundLeaderRunsJobsAndExitsWhenIdle) {
+  jobs::JobRecord job = Admit("id_idx");
+  Ran started = RunVigil("", "--root " + root_dir_ + " supervise --idle-exit 2");
+  ASSERT_EQ(started.exit_code, 0) << started.output;
+  EXPECT_THAT(started.output, HasSubstr("supervisor started"));
+  // A second leader steps aside at once while the first holds the lease.
+  Ran second = RunVigil("", "--root " + root_dir_ + " supervise --foreground --idle-exit 0");
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+
+  jobs::JobRecord done = WaitFor(job.job_id, [](const jobs::JobRecord& j) { return jobs::IsFinal(j.state); });
+  EXPECT_EQ(jobs::DerivedState(done.state), "FINISHED");
+  EXPECT_EQ(done.attempt->attempt_number, 1);
+  // Idle for two seconds: the supervisor exits and hands the lease back.
+  for (int i = 0; i < 300 && LeaderLive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(LeaderLive());
+}
+
+TEST_F(SuperviseTest, KilledAfterCommitIsAttributedCommittedByTheNextLeader) {
+  jobs::JobRecord job = Admit("id_idx");
+  Ran killed = RunVigil("VIGIL_LOG=info VIGIL_FAILPOINTS=provider.after_commit=kill",
+                        "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
+  ASSERT_TRUE(killed.killed) << killed.exit_code << " " << killed.output;
+  jobs::JobRecord lost = *store_->Get(job.job_id);
+  ASSERT_EQ(lost.state.execution, jobs::Execution::kRunning) << killed.output;  // C6: committed, response lost
+  // The next leader's recovery pass proves termination (the attempt lock is free) and finds the
+  // attempt id in the manifest history.
+  ASSERT_EQ(RunVigil("", "--root " + root_dir_ + " supervise --foreground --idle-exit 1").exit_code, 0);
+  jobs::JobRecord settled = *store_->Get(job.job_id);
+  EXPECT_EQ(settled.state.outcome, jobs::Outcome::kCommitted);
+  EXPECT_EQ(jobs::DerivedState(settled.state), "FINISHED");
+  EXPECT_EQ(settled.attempt->attempt_id, lost.attempt->attempt_id);  // never redispatched
+  auto versions = *Dataset::ListVersions(*root_->TablePath({"local", "db", "t"}));
+  EXPECT_EQ(versions.back().txn.attempt_id, lost.attempt->attempt_id);
+}
+
+TEST_F(SuperviseTest, KilledBeforeCommitIsAttributedNotCommittedAndFreesTheName) {
+  jobs::JobRecord job = Admit("id_idx");
+  Ran killed = RunVigil("VIGIL_FAILPOINTS=provider.after_segment_write=kill",
+                        "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
+  ASSERT_TRUE(killed.killed) << killed.exit_code << " " << killed.output;
+  ASSERT_EQ(store_->Get(job.job_id)->state.execution, jobs::Execution::kRunning);  // C4
+  ASSERT_EQ(RunVigil("", "--root " + root_dir_ + " supervise --foreground --idle-exit 1").exit_code, 0);
+  jobs::JobRecord settled = *store_->Get(job.job_id);
+  EXPECT_EQ(settled.state.outcome, jobs::Outcome::kNotCommitted);
+  EXPECT_EQ(jobs::DerivedState(settled.state), "FAILED");
+  auto versions = *Dataset::ListVersions(*root_->TablePath({"local", "db", "t"}));
+  for (const auto& v : versions) EXPECT_NE(v.txn.attempt_id, settled.attempt->attempt_id);
+  Admit("id_idx");  // the fence is released: the name can be admitted again
+}
+
+}  // namespace
+}  // namespace vigil

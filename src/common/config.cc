@@ -1,0 +1,594 @@
+// The only translation unit that includes toml++ (header-only, without
+// exceptions: parse errors come back as values).
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#define TOML_ENABLE_FORMATTER 0
+#include <toml++/toml.h>
+
+#include "vigil/common/config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "vigil/common/bounds.h"
+
+namespace vigil {
+
+namespace {
+
+constexpr uint64_t kKiB = uint64_t{1} << 10;
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+constexpr uint64_t kTiB = uint64_t{1} << 40;
+constexpr uint64_t kPiB = uint64_t{1} << 50;
+constexpr uint64_t kMinute = 60;
+constexpr uint64_t kHour = 3600;
+constexpr uint64_t kDay = 86400;
+
+// Extra processes/threads a worker needs beyond its OpenMP pool: the main
+// thread, OpenBLAS/FAISS helpers, the dynamic loader's and libc's own.
+constexpr uint64_t kPidsHeadroom = 16;
+
+enum class Kind { kBool, kCount, kSize, kDuration, kPath };
+
+// One setting: where it lives, its type and range, how to read and write it on
+// a Config, and the comment the default file carries above it.
+struct Setting {
+  std::string_view section;
+  std::string_view name;
+  Kind kind;
+  uint64_t min = 0;
+  uint64_t max = 0;
+  std::string_view help;
+  uint64_t (*get_num)(const Config&) = nullptr;
+  void (*set_num)(Config&, uint64_t) = nullptr;
+  bool (*get_bool)(const Config&) = nullptr;
+  void (*set_bool)(Config&, bool) = nullptr;
+  const std::string& (*get_str)(const Config&) = nullptr;
+  void (*set_str)(Config&, std::string) = nullptr;
+
+  std::string Key() const { return std::string(section) + "." + std::string(name); }
+};
+
+#define VIGIL_NUM_(sec, field)                                         \
+  [](const Config& c) -> uint64_t { return c.sec.field; },             \
+      [](Config& c, uint64_t v) { c.sec.field = static_cast<decltype(c.sec.field)>(v); }
+#define VIGIL_BOOL_(sec, field)                                        \
+  nullptr, nullptr, [](const Config& c) -> bool { return c.sec.field; }, \
+      [](Config& c, bool v) { c.sec.field = v; }
+#define VIGIL_STR_(sec, field)                                                         \
+  nullptr, nullptr, nullptr, nullptr,                                                  \
+      [](const Config& c) -> const std::string& { return c.sec.field; },               \
+      [](Config& c, std::string v) { c.sec.field = std::move(v); }
+
+const std::vector<Setting>& Settings() {
+  static const std::vector<Setting> kSettings = {
+      {"mutation", "enabled", Kind::kBool, 0, 0,
+       "CREATE / REPLACE / DROP INDEX are admitted. false rejects them before a job\n"
+       "is created (seed 000 section 10.2). An embedded root is one administrator's\n"
+       "own directory, so mutation is on by default.",
+       VIGIL_BOOL_(mutation, enabled)},
+
+      {"worker", "memory_bytes", Kind::kSize, 64 * kMiB, kPiB,
+       "Hard memory limit of one index worker: cgroup memory.max when a cgroup is\n"
+       "used, else RLIMIT_AS (address space, which counts thread stacks and malloc\n"
+       "arenas too). 8GiB holds an IVF_PQ build over 10M x 128-d float32 vectors\n"
+       "(4.8GiB raw) with room for codes and training buffers, and stays below the\n"
+       "memory of a typical development machine. Bytes or \"<n>KiB|MiB|GiB|TiB\".",
+       VIGIL_NUM_(worker, memory_bytes)},
+
+      {"worker", "max_runtime_seconds", Kind::kDuration, 1, 30 * kDay,
+       "Wall-clock deadline of one worker; it is killed and reaped after it and the\n"
+       "job's outcome is UNKNOWN. One hour covers a whole-snapshot build at the\n"
+       "default caps on one node. Seconds or \"<n>s|m|h|d\".",
+       VIGIL_NUM_(worker, max_runtime_seconds)},
+
+      {"worker", "pids_max", Kind::kCount, kPidsHeadroom, 4'194'304,
+       "cgroup pids.max of one worker (every thread counts). Must be at least\n"
+       "omp_threads + 16 (main thread, BLAS and runtime helpers); 256 stops a\n"
+       "runaway thread or fork loop long before the host's limits.",
+       VIGIL_NUM_(worker, pids_max)},
+
+      {"worker", "cgroup_parent", Kind::kPath, 0, 0,
+       "Absolute path of an operator-delegated cgroup v2 directory (for example\n"
+       "\"/sys/fs/cgroup/vigil\" with memory and pids in its cgroup.subtree_control);\n"
+       "each worker gets its own child cgroup there before it runs provider code.\n"
+       "\"v1\": child cgroups below this process's own cgroup v1 memory and pids\n"
+       "cgroups. Empty: no cgroup, rlimits only.",
+       VIGIL_STR_(worker, cgroup_parent)},
+
+      {"worker", "require_cgroup", Kind::kBool, 0, 0,
+       "true refuses mutation when no usable cgroup boundary exists (production\n"
+       "rule of seed 000 section 6); false accepts rlimits alone, which suits an\n"
+       "embedded root. `vigil doctor` says which applies on this machine.",
+       VIGIL_BOOL_(worker, require_cgroup)},
+
+      {"worker", "nofile", Kind::kCount, 16, 1'048'576,
+       "RLIMIT_NOFILE of one worker. 1024 is the usual soft limit, always settable\n"
+       "without privilege; a build reads a table's fragments one at a time.",
+       VIGIL_NUM_(worker, nofile)},
+
+      {"worker", "omp_threads", Kind::kCount, 1, 1024,
+       "OMP_NUM_THREADS (also OpenBLAS threads) of one worker. 4 keeps a build\n"
+       "from starving queries on the same machine.",
+       VIGIL_NUM_(worker, omp_threads)},
+
+      {"caps", "max_rows", Kind::kCount, 1, uint64_t{1} << 48,
+       "Administrator safety caps, checked at admission and again on the worker's\n"
+       "exact snapshot, before any provider call. Rows of the indexed snapshot.",
+       VIGIL_NUM_(caps, max_rows)},
+
+      {"caps", "max_fragments", Kind::kCount, 1, uint64_t{1} << 32, "Fragments of the indexed snapshot.",
+       VIGIL_NUM_(caps, max_fragments)},
+
+      {"caps", "max_vector_dimension", Kind::kCount, 1, bounds::kMaxVectorDimension,
+       "Dimension of an indexed vector column.", VIGIL_NUM_(caps, max_vector_dimension)},
+
+      {"caps", "max_partitions", Kind::kCount, 1, 1'048'576, "IVF num_partitions of one index.",
+       VIGIL_NUM_(caps, max_partitions)},
+
+      {"caps", "max_sub_vectors", Kind::kCount, 1, bounds::kMaxVectorDimension,
+       "PQ num_sub_vectors of one index; at most max_vector_dimension.", VIGIL_NUM_(caps, max_sub_vectors)},
+
+      {"jobs", "concurrency_per_node", Kind::kCount, 1, 256,
+       "Index jobs running at once on one node; there is no queue beyond it.",
+       VIGIL_NUM_(jobs, concurrency_per_node)},
+
+      {"jobs", "archive_after_seconds", Kind::kDuration, 60, 3650 * kDay,
+       "Terminal jobs are archived this long after they ended (UNKNOWN jobs are\n"
+       "never archived, only compacted into a tombstone). Seconds or \"<n>s|m|h|d\".",
+       VIGIL_NUM_(jobs, archive_after_seconds)},
+
+      {"jobs", "supervise_idle_exit_seconds", Kind::kDuration, 1, kDay,
+       "A background `vigil supervise` with no active job exits after this long.",
+       VIGIL_NUM_(jobs, supervise_idle_exit_seconds)},
+
+      {"jobs", "reconcile_initial_backoff_seconds", Kind::kDuration, 1, kDay,
+       "Reconciler watcher of an UNKNOWN job: first retry after this long, then\n"
+       "doubling up to reconcile_max_backoff_seconds.",
+       VIGIL_NUM_(jobs, reconcile_initial_backoff_seconds)},
+
+      {"jobs", "reconcile_max_backoff_seconds", Kind::kDuration, 1, 30 * kDay,
+       "Upper bound of the reconciler backoff; at least the initial backoff.",
+       VIGIL_NUM_(jobs, reconcile_max_backoff_seconds)},
+
+      {"generations", "builders_per_table", Kind::kCount, 1, 16, "Index builds running at once per table.",
+       VIGIL_NUM_(generations, builders_per_table)},
+
+      {"generations", "physical_per_table", Kind::kCount, 3, 64,
+       "Physical generations open per table: current, retired and one per\n"
+       "builder, so at least builders_per_table + 2.",
+       VIGIL_NUM_(generations, physical_per_table)},
+
+      {"generations", "memory_budget_bytes", Kind::kSize, 16 * kMiB, kPiB,
+       "Memory of open generations shared by all tables of a process; a build\n"
+       "that would exceed it is refused and the current generation stays.",
+       VIGIL_NUM_(generations, memory_budget_bytes)},
+
+      {"generations", "disk_budget_bytes", Kind::kSize, 16 * kMiB, uint64_t{1} << 60,
+       "Disk used by index segments of retained generations, shared by all tables.",
+       VIGIL_NUM_(generations, disk_budget_bytes)},
+  };
+  return kSettings;
+}
+
+#undef VIGIL_NUM_
+#undef VIGIL_BOOL_
+#undef VIGIL_STR_
+
+constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations"};
+
+const Setting* FindSetting(std::string_view section, std::string_view name) {
+  for (const Setting& s : Settings()) {
+    if (s.section == section && s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string FormatNumber(const Setting& s, uint64_t v) {
+  switch (s.kind) {
+    case Kind::kSize: return FormatSize(v);
+    case Kind::kDuration: return FormatDuration(v);
+    default: return std::to_string(v);
+  }
+}
+
+// The value as a TOML literal.
+std::string RenderValue(const Setting& s, const Config& c) {
+  switch (s.kind) {
+    case Kind::kBool: return s.get_bool(c) ? "true" : "false";
+    case Kind::kCount: return std::to_string(s.get_num(c));
+    case Kind::kSize:
+    case Kind::kDuration: {
+      std::string f = FormatNumber(s, s.get_num(c));
+      // Plain byte or second counts render as integers.
+      if (!f.empty() && f.back() >= '0' && f.back() <= '9') return f;
+      return "\"" + f + "\"";
+    }
+    case Kind::kPath: {
+      std::string out = "\"";
+      for (char ch : s.get_str(c)) {
+        if (ch == '"' || ch == '\\') out.push_back('\\');
+        out.push_back(ch);
+      }
+      return out + "\"";
+    }
+  }
+  return "";
+}
+
+std::string_view TypeName(toml::node_type t) {
+  switch (t) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a floating-point number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::date: return "a date";
+    case toml::node_type::time: return "a time";
+    case toml::node_type::date_time: return "a date-time";
+    default: return "nothing";
+  }
+}
+
+std::string Pos(const std::string& path, const toml::source_region& r) {
+  if (r.begin.line == 0) return path;
+  return path + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.column);
+}
+
+Status Bad(const std::string& where, std::string_view key, const std::string& problem) {
+  return Status::InvalidArgument(where + ": " + std::string(key) + ": " + problem);
+}
+
+Status CheckRange(const Setting& s, uint64_t v) {
+  if (v < s.min || v > s.max) {
+    std::string range = FormatNumber(s, s.min) + ".." + FormatNumber(s, s.max);
+    return Status::InvalidArgument("must be in " + range + " (got " + FormatNumber(s, v) + ")");
+  }
+  return Status::OK();
+}
+
+std::string ExpectedOf(const Setting& s) {
+  switch (s.kind) {
+    case Kind::kBool: return "true or false";
+    case Kind::kCount: return "a positive integer";
+    case Kind::kSize: return "an integer (bytes) or a size string like \"8GiB\"";
+    case Kind::kDuration: return "an integer (seconds) or a duration string like \"30s\", \"10m\", \"7d\"";
+    case Kind::kPath: return "a string";
+  }
+  return "";
+}
+
+// Applies one value node to `c`; the message has no position (the caller adds it).
+Status Apply(const Setting& s, const toml::node& v, Config* c) {
+  std::string wrong = "expected " + ExpectedOf(s) + ", got " + std::string(TypeName(v.type()));
+  switch (s.kind) {
+    case Kind::kBool:
+      if (!v.is_boolean()) return Status::InvalidArgument(wrong);
+      s.set_bool(*c, v.as_boolean()->get());
+      return Status::OK();
+    case Kind::kPath: {
+      if (!v.is_string()) return Status::InvalidArgument(wrong);
+      const std::string& p = v.as_string()->get();
+      if (!p.empty() && p != kCgroupParentV1) {
+        if (p.front() != '/') {
+          return Status::InvalidArgument("must be empty, \"v1\" or an absolute path (got \"" + p + "\")");
+        }
+        if (p.size() > 4096 || p.find('\0') != std::string::npos) {
+          return Status::InvalidArgument("is not a usable path");
+        }
+        if (("/" + p + "/").find("/../") != std::string::npos) {
+          return Status::InvalidArgument("must not contain '..' (got \"" + p + "\")");
+        }
+      }
+      s.set_str(*c, p);
+      return Status::OK();
+    }
+    case Kind::kCount:
+    case Kind::kSize:
+    case Kind::kDuration: {
+      uint64_t n = 0;
+      if (v.is_integer()) {
+        int64_t i = v.as_integer()->get();
+        if (i <= 0) {
+          return Status::InvalidArgument("must be positive (got " + std::to_string(i) + "); allowed " +
+                                         FormatNumber(s, s.min) + ".." + FormatNumber(s, s.max));
+        }
+        n = static_cast<uint64_t>(i);
+      } else if (v.is_string() && s.kind != Kind::kCount) {
+        Result<uint64_t> parsed =
+            s.kind == Kind::kSize ? ParseSize(v.as_string()->get()) : ParseDuration(v.as_string()->get());
+        if (!parsed.ok()) return parsed.status();
+        n = *parsed;
+      } else {
+        return Status::InvalidArgument(wrong);
+      }
+      VIGIL_RETURN_IF_ERROR(CheckRange(s, n));
+      s.set_num(*c, n);
+      return Status::OK();
+    }
+  }
+  return Status::Internal("unhandled setting kind");
+}
+
+// Rules between settings: (key the problem is reported at, problem).
+std::optional<std::pair<std::string, std::string>> CrossCheck(const Config& c) {
+  if (uint64_t{c.worker.pids_max} < uint64_t{c.worker.omp_threads} + kPidsHeadroom) {
+    return std::make_pair(std::string("worker.pids_max"),
+                          "must be at least worker.omp_threads + " + std::to_string(kPidsHeadroom) + " = " +
+                              std::to_string(c.worker.omp_threads + kPidsHeadroom) + " (got " +
+                              std::to_string(c.worker.pids_max) + ")");
+  }
+  if (c.caps.max_sub_vectors > c.caps.max_vector_dimension) {
+    return std::make_pair(std::string("caps.max_sub_vectors"),
+                          "must not exceed caps.max_vector_dimension = " +
+                              std::to_string(c.caps.max_vector_dimension) + " (got " +
+                              std::to_string(c.caps.max_sub_vectors) + ")");
+  }
+  if (c.jobs.reconcile_max_backoff_seconds < c.jobs.reconcile_initial_backoff_seconds) {
+    return std::make_pair(std::string("jobs.reconcile_max_backoff_seconds"),
+                          "must be at least jobs.reconcile_initial_backoff_seconds = " +
+                              FormatDuration(c.jobs.reconcile_initial_backoff_seconds) + " (got " +
+                              FormatDuration(c.jobs.reconcile_max_backoff_seconds) + ")");
+  }
+  if (uint64_t{c.generations.physical_per_table} < uint64_t{c.generations.builders_per_table} + 2) {
+    return std::make_pair(std::string("generations.physical_per_table"),
+                          "must be at least generations.builders_per_table + 2 = " +
+                              std::to_string(c.generations.builders_per_table + 2) + " (got " +
+                              std::to_string(c.generations.physical_per_table) + ")");
+  }
+  return std::nullopt;
+}
+
+std::string KnownNames(std::string_view section) {
+  std::string out;
+  for (const Setting& s : Settings()) {
+    if (s.section != section) continue;
+    if (!out.empty()) out += ", ";
+    out += s.name;
+  }
+  return out;
+}
+
+std::string KnownSections() {
+  std::string out;
+  for (std::string_view s : kSections) {
+    if (!out.empty()) out += ", ";
+    out.append("[").append(s).append("]");
+  }
+  return out;
+}
+
+bool Less(const toml::source_position& a, const toml::source_position& b) {
+  return a.line != b.line ? a.line < b.line : a.column < b.column;
+}
+
+// Splits "<digits><ws>*<unit>" and parses the number; InvalidArgument on overflow or no digits.
+Status SplitNumber(std::string_view text, std::string_view what, uint64_t* number, std::string_view* unit) {
+  size_t i = 0;
+  while (i < text.size() && text[i] == ' ') ++i;
+  size_t start = i;
+  uint64_t n = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    uint64_t d = static_cast<uint64_t>(text[i] - '0');
+    if (n > (std::numeric_limits<uint64_t>::max() - d) / 10) {
+      return Status::InvalidArgument(std::string(what) + " \"" + std::string(text) + "\" is too large");
+    }
+    n = n * 10 + d;
+    ++i;
+  }
+  if (i == start) {
+    return Status::InvalidArgument(std::string(what) + " \"" + std::string(text.substr(0, 64)) +
+                                   "\" must start with a non-negative whole number");
+  }
+  while (i < text.size() && text[i] == ' ') ++i;
+  std::string_view u = text.substr(i);
+  while (!u.empty() && u.back() == ' ') u.remove_suffix(1);
+  *number = n;
+  *unit = u;
+  return Status::OK();
+}
+
+Result<uint64_t> Scale(std::string_view text, std::string_view what, uint64_t n, uint64_t mult) {
+  if (mult != 0 && n > std::numeric_limits<uint64_t>::max() / mult) {
+    return Status::InvalidArgument(std::string(what) + " \"" + std::string(text) + "\" is too large");
+  }
+  return n * mult;
+}
+
+}  // namespace
+
+Result<uint64_t> ParseSize(std::string_view text) {
+  uint64_t n = 0;
+  std::string_view unit;
+  VIGIL_RETURN_IF_ERROR(SplitNumber(text, "size", &n, &unit));
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"", 1}, {"B", 1}, {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB}, {"PiB", kPiB}};
+  for (const auto& u : kUnits) {
+    if (u.first == unit) return Scale(text, "size", n, u.second);
+  }
+  return Status::InvalidArgument("size \"" + std::string(text.substr(0, 64)) + "\" has unknown unit '" +
+                                 std::string(unit.substr(0, 16)) +
+                                 "'; use B, KiB, MiB, GiB, TiB or PiB (binary units)");
+}
+
+Result<uint64_t> ParseDuration(std::string_view text) {
+  uint64_t n = 0;
+  std::string_view unit;
+  VIGIL_RETURN_IF_ERROR(SplitNumber(text, "duration", &n, &unit));
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"", 1}, {"s", 1}, {"m", kMinute}, {"h", kHour}, {"d", kDay}};
+  for (const auto& u : kUnits) {
+    if (u.first == unit) return Scale(text, "duration", n, u.second);
+  }
+  return Status::InvalidArgument("duration \"" + std::string(text.substr(0, 64)) + "\" has unknown unit '" +
+                                 std::string(unit.substr(0, 16)) + "'; use s, m, h or d");
+}
+
+std::string FormatSize(uint64_t bytes) {
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"PiB", kPiB}, {"TiB", kTiB}, {"GiB", kGiB}, {"MiB", kMiB}, {"KiB", kKiB}};
+  if (bytes == 0) return "0";
+  for (const auto& u : kUnits) {
+    if (bytes % u.second == 0) return std::to_string(bytes / u.second) + std::string(u.first);
+  }
+  return std::to_string(bytes);
+}
+
+std::string FormatDuration(uint64_t seconds) {
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"d", kDay}, {"h", kHour}, {"m", kMinute}};
+  if (seconds == 0) return "0";
+  for (const auto& u : kUnits) {
+    if (seconds % u.second == 0) return std::to_string(seconds / u.second) + std::string(u.first);
+  }
+  return std::to_string(seconds) + "s";
+}
+
+Status ValidateConfig(const Config& config) {
+  for (const Setting& s : Settings()) {
+    if (s.kind == Kind::kBool) continue;
+    if (s.kind == Kind::kPath) {
+      const std::string& p = s.get_str(config);
+      if (!p.empty() && p != kCgroupParentV1 && p.front() != '/') {
+        return Bad("config", s.Key(), "must be empty, \"v1\" or an absolute path");
+      }
+      continue;
+    }
+    Status st = CheckRange(s, s.get_num(config));
+    if (!st.ok()) return Bad("config", s.Key(), st.message());
+  }
+  if (auto problem = CrossCheck(config)) return Bad("config", problem->first, problem->second);
+  return Status::OK();
+}
+
+Result<Config> ParseConfig(std::string_view text, const std::string& path, std::vector<std::string>* keys_set) {
+  toml::parse_result parsed = toml::parse(text, std::string_view(path));
+  if (!parsed) {
+    const toml::parse_error& e = parsed.error();
+    return Status::InvalidArgument(Pos(path, e.source()) + ": syntax error: " + std::string(e.description()));
+  }
+  const toml::table& root = parsed.table();
+  Config config;
+  // Every set key with its position, to report cross-field errors and to list in file order.
+  std::vector<std::pair<toml::source_position, std::string>> seen;
+  std::map<std::string, toml::source_region> where;
+  for (auto&& entry : root) {
+    const toml::key& section = entry.first;
+    const toml::node& node = entry.second;
+    if (std::find(std::begin(kSections), std::end(kSections), section.str()) == std::end(kSections)) {
+      return Status::InvalidArgument(Pos(path, section.source()) + ": unknown section [" +
+                                     std::string(section.str()) + "]; known sections: " + KnownSections());
+    }
+    const toml::table* table = node.as_table();
+    if (table == nullptr) {
+      return Bad(Pos(path, node.source()), section.str(),
+                 "expected a table ([" + std::string(section.str()) + "]), got " + std::string(TypeName(node.type())));
+    }
+    for (auto&& kv : *table) {
+      const toml::key& name = kv.first;
+      const toml::node& value = kv.second;
+      std::string key = std::string(section.str()) + "." + std::string(name.str());
+      const Setting* s = FindSetting(section.str(), name.str());
+      if (s == nullptr) {
+        return Status::InvalidArgument(Pos(path, name.source()) + ": unknown setting " + key + "; known in [" +
+                                       std::string(section.str()) + "]: " + KnownNames(section.str()));
+      }
+      Status st = Apply(*s, value, &config);
+      if (!st.ok()) return Bad(Pos(path, value.source()), key, st.message());
+      seen.emplace_back(name.source().begin, key);
+      where[key] = value.source();
+    }
+  }
+  if (auto problem = CrossCheck(config)) {
+    auto it = where.find(problem->first);
+    return Bad(it == where.end() ? path : Pos(path, it->second), problem->first, problem->second);
+  }
+  if (keys_set != nullptr) {
+    std::sort(seen.begin(), seen.end(), [](const auto& a, const auto& b) { return Less(a.first, b.first); });
+    keys_set->clear();
+    for (auto& k : seen) keys_set->push_back(std::move(k.second));
+  }
+  return config;
+}
+
+Result<Config> LoadConfig(const std::string& root_dir, ConfigSource* source) {
+  std::string path = root_dir.empty() ? std::string(kConfigFile)
+                                      : (root_dir.back() == '/' ? root_dir : root_dir + "/") + std::string(kConfigFile);
+  if (source != nullptr) *source = ConfigSource{path, false, {}};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Config{};
+    return Status::FromErrno(errno, "open " + path);
+  }
+  std::string text;
+  char buf[16384];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::FromErrno(err, "read " + path);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxConfigBytes) {
+      ::close(fd);
+      return Status::ResourceExhausted(path + " is larger than " + FormatSize(kMaxConfigBytes));
+    }
+  }
+  ::close(fd);
+  std::vector<std::string> keys;
+  VIGIL_ASSIGN_OR_RETURN(Config config, ParseConfig(text, path, &keys));
+  if (source != nullptr) {
+    source->file_found = true;
+    source->keys_set = std::move(keys);
+  }
+  return config;
+}
+
+std::string RenderDefaultConfig() {
+  const Config defaults;
+  std::string out =
+      "# vigil.toml: administrator settings of this root (seed 000 section 10.2).\n"
+      "#\n"
+      "# Every setting is listed with its default, commented out; uncomment a line to\n"
+      "# change it. Sizes are bytes or strings like \"8GiB\" (B, KiB, MiB, GiB, TiB,\n"
+      "# PiB); durations are seconds or strings like \"30s\", \"10m\", \"1h\", \"7d\".\n"
+      "# Unknown keys, wrong types and out-of-range values are errors; run\n"
+      "# `vigil --root DIR doctor` to check this file and see the effective values.\n";
+  std::string_view current;
+  for (const Setting& s : Settings()) {
+    if (s.section != current) {
+      current = s.section;
+      out += "\n[" + std::string(current) + "]\n";
+    } else {
+      out += "\n";
+    }
+    std::string_view help = s.help;
+    while (!help.empty()) {
+      size_t nl = help.find('\n');
+      out += "# " + std::string(help.substr(0, nl)) + "\n";
+      help = nl == std::string_view::npos ? std::string_view() : help.substr(nl + 1);
+    }
+    out += "# " + std::string(s.name) + " = " + RenderValue(s, defaults) + "\n";
+  }
+  return out;
+}
+
+std::vector<ConfigEntry> EffectiveSettings(const Config& config) {
+  std::vector<ConfigEntry> out;
+  for (const Setting& s : Settings()) out.push_back({s.Key(), RenderValue(s, config)});
+  return out;
+}
+
+}  // namespace vigil

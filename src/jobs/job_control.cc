@@ -1,0 +1,223 @@
+#include "vigil/jobs/job_control.h"
+
+#include <chrono>
+#include <thread>
+
+namespace vigil::jobs {
+
+namespace {
+
+Status Invisible(int64_t job_id) {
+  return Status::NotFound("index job " + std::to_string(job_id) + " does not exist or is not visible to you");
+}
+
+Status Typed(std::string_view code, const std::string& message) {
+  return Status::FailedPrecondition(std::string(code) + ": " + message);
+}
+
+std::vector<std::string> ForceWarnings(const JobRecord& job, bool without_refresh) {
+  std::vector<std::string> w;
+  w.push_back("job " + std::to_string(job.job_id) + ": an old executor may still commit after the release and " +
+              "overwrite, remove or reintroduce index '" + job.spec.index_name + "'");
+  if (without_refresh) {
+    w.push_back("job " + std::to_string(job.job_id) + ": refresh was skipped; cached state of table " +
+                job.spec.table_name + " may be stale until REFRESH TABLE");
+  }
+  return w;
+}
+
+bool ResolutionDone(const JobRecord& job, ResolveAction action) {
+  switch (action) {
+    case ResolveAction::kAcknowledge: return job.state.disposition == Disposition::kAcknowledged;
+    case ResolveAction::kForceRelease:
+    case ResolveAction::kForceReleaseWithoutRefresh: return job.state.disposition == Disposition::kForceReleased;
+  }
+  return false;
+}
+
+void Sleep(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+std::string_view Name(ResolveAction a) {
+  switch (a) {
+    case ResolveAction::kAcknowledge: return "ACKNOWLEDGED";
+    case ResolveAction::kForceRelease: return "FORCE_RELEASE";
+    case ResolveAction::kForceReleaseWithoutRefresh: return "FORCE_RELEASE WITHOUT REFRESH";
+  }
+  return "?";
+}
+
+Result<bool> JobControl::TargetResolves(const JobRecord& job) {
+  VIGIL_ASSIGN_OR_RETURN(auto entry,
+                         store_->LookupTable(job.spec.catalog_name, job.spec.database_name, job.spec.table_name));
+  return entry.has_value() && entry->table_incarnation == job.spec.table_incarnation &&
+         entry->catalog_incarnation == job.spec.catalog_incarnation;
+}
+
+Result<JobRecord> JobControl::LoadAuthorized(int64_t job_id, const Principal& who, Privilege p,
+                                             bool orphan_admin_ok) {
+  Result<JobRecord> job = store_->Get(job_id);
+  if (!job.ok()) return job.status().code() == StatusCode::kNotFound ? Invisible(job_id) : job.status();
+  const JobSpec& s = job->spec;
+  VIGIL_ASSIGN_OR_RETURN(bool resolves, TargetResolves(*job));
+  if (!resolves) {
+    // An orphan is visible to ADMIN only, and only ADMIN's emergency path may change it.
+    if (!who.admin) return Invisible(job_id);
+    if (!orphan_admin_ok && p == Privilege::kAlter) {
+      return Status::FailedPrecondition("index job " + std::to_string(job_id) +
+                                        ": its table no longer resolves; only FORCE_RELEASE by ADMIN can change it");
+    }
+    return job;
+  }
+  if (!who.Has(Privilege::kShow, s.catalog_name, s.database_name, s.table_name)) return Invisible(job_id);
+  if (!who.Has(p, s.catalog_name, s.database_name, s.table_name)) {
+    return Status::PermissionDenied("ALTER on " + s.catalog_name + "." + s.database_name + "." + s.table_name +
+                                    " is required for index job " + std::to_string(job_id));
+  }
+  return job;
+}
+
+Result<JobDetail> JobControl::Detail(const JobRecord& job) {
+  JobDetail d;
+  d.job = job;
+  VIGIL_ASSIGN_OR_RETURN(d.events, store_->Events(job.job_id));
+  for (const JobEvent& e : d.events) {
+    if (e.kind == event::kForceCompleted) d.warnings = ForceWarnings(job, false);
+    if (e.kind == event::kEmergencyForceCompleted) d.warnings = ForceWarnings(job, true);
+  }
+  return d;
+}
+
+Result<std::vector<JobRecord>> JobControl::List(const JobFilter& filter, const Principal& who) {
+  JobFilter wide = filter;
+  if (!who.admin) wide.limit = kMaxListLimit;  // filtered below, then cut to the caller's limit
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> all, store_->List(wide));
+  if (who.admin) return all;
+  std::vector<JobRecord> visible;
+  for (JobRecord& j : all) {
+    if (static_cast<int>(visible.size()) >= filter.limit) break;
+    VIGIL_ASSIGN_OR_RETURN(bool resolves, TargetResolves(j));
+    if (resolves && who.Has(Privilege::kShow, j.spec.catalog_name, j.spec.database_name, j.spec.table_name)) {
+      visible.push_back(std::move(j));
+    }
+  }
+  return visible;
+}
+
+Result<JobDetail> JobControl::Show(int64_t job_id, const Principal& who) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kShow, true));
+  return Detail(job);
+}
+
+Result<JobRecord> JobControl::Cancel(int64_t job_id, const Principal& who) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kAlter, false));
+  for (int tries = 0; tries < 8; ++tries) {
+    Cas cas{job.job_id, job.revision, std::nullopt, who.name, clock_()};
+    Result<JobRecord> r = Status::Internal("unreachable");
+    if (job.state.execution == Execution::kPending) {
+      r = store_->Cancel(cas);
+    } else if (job.state.execution == Execution::kCancelling) {
+      r = store_->CompleteCancel(cas);  // crash cut C3: finish the durable CANCELLING
+    } else if (job.state.outcome == Outcome::kCancelledBeforeDispatch) {
+      return job;
+    } else {
+      return Typed(kNotCancellableAfterDispatch, "index job " + std::to_string(job_id) + " is " +
+                                                     std::string(DerivedState(job.state)) +
+                                                     "; a dispatched job cannot be cancelled");
+    }
+    if (r.ok() || r.status().code() != StatusCode::kCommitConflict) return r;
+    VIGIL_ASSIGN_OR_RETURN(job, store_->Get(job_id));  // dispatch or another CANCEL moved it: decide again
+  }
+  return Status::Busy("index job " + std::to_string(job_id) + " keeps changing; try CANCEL again");
+}
+
+Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std::string_view note,
+                                      const Principal& who, const WaitOptions& wait) {
+  const bool emergency = action == ResolveAction::kForceReleaseWithoutRefresh;
+  const bool force = action != ResolveAction::kAcknowledge;
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kAlter, force));
+  if (emergency && !who.admin) {
+    return Status::PermissionDenied("FORCE_RELEASE WITHOUT REFRESH requires ADMIN");
+  }
+  VIGIL_ASSIGN_OR_RETURN(std::string clean, NormalizeNote(note));
+  if (ResolutionDone(job, action)) return Detail(job);  // a completed resolution returns its existing events
+  Cas cas{job.job_id, job.revision, std::nullopt, who.name, clock_()};
+  Result<JobRecord> requested = action == ResolveAction::kAcknowledge ? store_->RequestAck(cas, clean)
+                                : emergency                          ? store_->ForceWithoutRefresh(cas, clean)
+                                                                     : store_->RequestForce(cas, clean);
+  VIGIL_ASSIGN_OR_RETURN(job, std::move(requested));
+  const std::string resolution = job.resolution_id.value_or("");
+  const int64_t deadline = clock_() + wait.timeout_ms;
+  while (!ResolutionDone(job, action)) {
+    if (wait.timeout_ms == 0) return Detail(job);  // the caller does not wait
+    if (job.state.refresh == RefreshState::kRetryPending || clock_() >= deadline) {
+      return Typed(kResolutionIncomplete,
+                   "index job " + std::to_string(job_id) + " resolution " + resolution + " is " +
+                       std::string(Name(job.state.disposition)) + " (refresh " +
+                       std::string(Name(job.state.refresh)) +
+                       (job.refresh_last_error ? ": " + *job.refresh_last_error : std::string()) +
+                       "); the leader keeps retrying it, and RESOLVE again joins the same request");
+    }
+    Sleep(wait.poll_ms);
+    VIGIL_ASSIGN_OR_RETURN(job, store_->Get(job_id));
+  }
+  VIGIL_ASSIGN_OR_RETURN(JobDetail d, Detail(job));
+  if (force) d.warnings = ForceWarnings(job, emergency);
+  return d;
+}
+
+Result<JobRecord> JobControl::Wait(int64_t job_id, const Principal& who, const WaitOptions& wait) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kShow, true));
+  const int64_t deadline = clock_() + wait.timeout_ms;
+  while (!IsFinal(job.state)) {
+    if (clock_() >= deadline) {
+      return Status::DeadlineExceeded("index job " + std::to_string(job_id) + " is still " +
+                                      std::string(DerivedState(job.state)));
+    }
+    Sleep(wait.poll_ms);
+    VIGIL_ASSIGN_OR_RETURN(job, store_->Get(job_id));
+  }
+  return job;
+}
+
+Result<int64_t> JobControl::RefreshTable(const std::string& catalog, const std::string& db, const std::string& table,
+                                         const Principal& who) {
+  const std::string full = catalog + "." + db + "." + table;
+  if (!who.Has(Privilege::kShow, catalog, db, table)) return Status::NotFound("table " + full + " does not exist");
+  if (!who.Has(Privilege::kAlter, catalog, db, table)) {
+    return Status::PermissionDenied("ALTER on " + full + " is required for REFRESH TABLE");
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(catalog, db, table));
+  if (!entry) return Status::NotFound("table " + full + " does not exist");
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
+  VIGIL_ASSIGN_OR_RETURN(int64_t generation, store_->BumpRefreshGeneration(txn, entry->table_incarnation, clock_()));
+  VIGIL_RETURN_IF_ERROR(txn.Commit());
+  return generation;
+}
+
+Status JobControl::GuardedTableChange(const std::string& catalog, const std::string& db, const std::string& table,
+                                      const Principal& who, const std::function<Status(meta::Transaction&)>& ddl) {
+  const std::string full = catalog + "." + db + "." + table;
+  if (!who.Has(Privilege::kShow, catalog, db, table)) return Status::NotFound("table " + full + " does not exist");
+  if (!who.Has(Privilege::kAlter, catalog, db, table)) {
+    return Status::PermissionDenied("ALTER on " + full + " is required to change the table");
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(catalog, db, table));
+  if (!entry) return Status::NotFound("table " + full + " does not exist");
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
+  Status guard = store_->CheckNoGuard(txn, entry->table_incarnation);
+  if (guard.code() == StatusCode::kFailedPrecondition) return Typed(kTableGuarded, guard.message());
+  VIGIL_RETURN_IF_ERROR(guard);
+  VIGIL_RETURN_IF_ERROR(ddl(txn));
+  return txn.Commit();
+}
+
+Status JobControl::DropTable(const std::string& catalog, const std::string& db, const std::string& table,
+                             const Principal& who) {
+  return GuardedTableChange(catalog, db, table, who, [&](meta::Transaction& txn) {
+    return store_->DropTable(txn, catalog, db, table);
+  });
+}
+
+}  // namespace vigil::jobs

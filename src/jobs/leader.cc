@@ -1,0 +1,152 @@
+#include "vigil/jobs/leader.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "vigil/common/logging.h"
+
+namespace vigil::jobs {
+
+namespace {
+
+void SleepMs(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+}  // namespace
+
+Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, std::function<int64_t()> clock)
+    : store_(store),
+      options_(std::move(options)),
+      clock_(std::move(clock)),
+      runner_(store, executor, options_.runner) {}
+
+Leader::~Leader() = default;
+
+Status Leader::Start() {
+  Result<LeaderLease> current = store_->GetLeader();
+  VIGIL_RETURN_IF_ERROR(current.status());
+  const int64_t now = clock_();
+  const bool held_by_other = current->holder != options_.runner.leader_holder && current->expires_at_ms > now;
+  if (held_by_other && options_.holder_is_dead && options_.holder_is_dead(*current)) {
+    VIGIL_LOG_INFO("taking over the lease of {} (epoch {}), which is gone", current->holder, current->epoch);
+    VIGIL_RETURN_IF_ERROR(
+        store_->TakeOverLeader(options_.runner.leader_holder, *current, now, options_.runner.lease_ttl_ms).status());
+  } else if (held_by_other) {
+    return Status::Busy("the leader lease is held by " + current->holder + " (epoch " +
+                        std::to_string(current->epoch) + ") until " + std::to_string(current->expires_at_ms));
+  }
+  VIGIL_RETURN_IF_ERROR(runner_.Start(now));
+  reconciler_ = std::make_unique<Reconciler>(store_, options_.runner.leader_holder,
+                                             [this] { return runner_.leader_epoch(); }, options_.reconcile);
+  // The recovery pass: cancels left half-done (crash cut C3), dead attempts, termination
+  // proofs, provenance reads, then pending refreshes.
+  VIGIL_RETURN_IF_ERROR(CompleteCancels());
+  VIGIL_RETURN_IF_ERROR(reconciler_->Recover(clock_()));
+  VIGIL_RETURN_IF_ERROR(runner_.RunRefreshes(clock_()).status());
+  return Status::OK();
+}
+
+Status Leader::CompleteCancels() {
+  JobFilter f;
+  f.state = "PENDING";
+  f.limit = kMaxListLimit;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> pending, store_->List(f));
+  for (const JobRecord& j : pending) {
+    if (j.state.execution != Execution::kCancelling) continue;
+    Result<JobRecord> done = store_->CompleteCancel({j.job_id, j.revision, std::nullopt, options_.runner.leader_holder,
+                                                     clock_()});
+    if (!done.ok() && done.status().code() != StatusCode::kCommitConflict) return done.status();
+  }
+  return Status::OK();
+}
+
+Result<bool> Leader::Tick() {
+  bool worked = false;
+  VIGIL_ASSIGN_OR_RETURN(std::optional<int64_t> ran, runner_.RunOnePending(clock_()));
+  worked |= ran.has_value();
+  VIGIL_ASSIGN_OR_RETURN(int refreshed, runner_.RunRefreshes(clock_()));
+  worked |= refreshed > 0;
+  Result<int> examined = reconciler_->RunDue(clock_());
+  if (!examined.ok()) {
+    if (examined.status().code() == StatusCode::kCommitConflict) return examined.status();
+    VIGIL_LOG_WARN("reconciliation pass: {}", examined.status().ToString());
+  }
+  const int64_t now = clock_();
+  if (now - last_archive_ms_ >= options_.archive_interval_ms) {
+    last_archive_ms_ = now;
+    VIGIL_ASSIGN_OR_RETURN(ArchiveResult archived, store_->Archive(now - options_.retention_ms, now));
+    worked |= archived.archived + archived.tombstoned > 0;
+  }
+  return worked;
+}
+
+Result<bool> Leader::HasWork() {
+  for (const char* state : {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING",
+                            "FAILED_REFRESH_PENDING"}) {
+    JobFilter f;
+    f.state = state;
+    f.limit = 1;
+    VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, store_->List(f));
+    if (!jobs.empty()) return true;
+  }
+  return false;
+}
+
+void Leader::HeartbeatLoop() {
+  const int64_t period = std::max<int64_t>(options_.runner.lease_ttl_ms / 3, 10);
+  int64_t slept = 0;
+  while (!stop_.load()) {
+    SleepMs(10);
+    slept += 10;
+    if (slept < period) continue;
+    slept = 0;
+    const int64_t now = clock_();
+    Result<LeaderLease> renewed = store_->RenewLeader(options_.runner.leader_holder, runner_.leader_epoch(), now,
+                                                      options_.runner.lease_ttl_ms);
+    if (!renewed.ok() && renewed.status().code() == StatusCode::kCommitConflict) {
+      VIGIL_LOG_WARN("leadership lost: {}", renewed.status().ToString());
+      lost_.store(true);
+      return;
+    }
+  }
+}
+
+Status Leader::Run() {
+  VIGIL_RETURN_IF_ERROR(Start());
+  VIGIL_LOG_INFO("leader {} started with epoch {}", options_.runner.leader_holder, runner_.leader_epoch());
+  std::thread heartbeat([this] { HeartbeatLoop(); });
+  Status result = Status::OK();
+  int64_t idle_since = clock_();
+  while (!stop_.load()) {
+    if (lost_.load()) {
+      result = Status::CommitConflict("the leader lease was lost to another process");
+      break;
+    }
+    Result<bool> worked = Tick();
+    if (!worked.ok()) {
+      result = worked.status();
+      break;
+    }
+    Result<bool> busy = *worked ? Result<bool>(true) : HasWork();
+    if (!busy.ok()) {
+      result = busy.status();
+      break;
+    }
+    const int64_t now = clock_();
+    if (*busy) {
+      idle_since = now;
+    } else if (options_.idle_exit_ms > 0 && now - idle_since >= options_.idle_exit_ms) {
+      VIGIL_LOG_INFO("leader idle for {} ms; exiting", now - idle_since);
+      break;
+    }
+    if (!*worked) SleepMs(options_.poll_interval_ms);
+  }
+  stop_.store(true);
+  heartbeat.join();
+  // Hand the lease back early so that the next leader need not wait for its expiry.
+  if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), clock_());
+  return result;
+}
+
+}  // namespace vigil::jobs

@@ -1,0 +1,269 @@
+#include "vigil/jobs/reconciler.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <vector>
+
+#include "vigil/common/checksum.h"
+#include "vigil/common/logging.h"
+#include "vigil/jobs/executor.h"
+#include "vigil/storage/dataset.h"
+#include "vigil/storage/file_lock.h"
+
+namespace vigil::jobs {
+
+namespace {
+
+constexpr char kLostResponse[] = "LOST_RESPONSE";
+
+// fsync of an existing file (FileSystem only syncs files it writes).
+Status SyncExistingFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  return rc == 0 ? Status::OK() : Status::FromErrno(err, "fsync " + path);
+}
+
+bool Watching(ReconcileState r) { return r == ReconcileState::kWatching || r == ReconcileState::kRetryPending; }
+
+}  // namespace
+
+Reconciler::Reconciler(JobStore* store, std::string leader_holder, std::function<int64_t()> leader_epoch,
+                       ReconcilerOptions options)
+    : store_(store),
+      holder_(std::move(leader_holder)),
+      leader_epoch_fn_(std::move(leader_epoch)),
+      options_(options) {}
+
+Reconciler::Reconciler(JobStore* store, std::string leader_holder, int64_t leader_epoch, ReconcilerOptions options)
+    : Reconciler(store, std::move(leader_holder), [leader_epoch] { return leader_epoch; }, options) {}
+
+int64_t Reconciler::NextBackoff(int64_t current_s) const {
+  if (current_s < options_.initial_backoff_s) return options_.initial_backoff_s;
+  return std::min(current_s * 2, options_.max_backoff_s);
+}
+
+Status Reconciler::Recover(int64_t now_ms) {
+  Status job_error;
+  return Pass(now_ms, /*all=*/true, &job_error).status();
+}
+
+Result<int> Reconciler::RunDue(int64_t now_ms, bool all) {
+  Status job_error;
+  VIGIL_ASSIGN_OR_RETURN(int examined, Pass(now_ms, all, &job_error));
+  if (!job_error.ok()) return job_error;
+  return examined;
+}
+
+Result<int> Reconciler::Pass(int64_t now_ms, bool all, Status* job_error) {
+  epoch_ = leader_epoch_fn_();
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, SettleLostAttempts(now_ms));
+  const int64_t due_by = all ? std::numeric_limits<int64_t>::max() : now_ms;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> due, store_->ListReconcileDue(due_by, options_.batch_limit));
+  // A settled attempt's termination is already proven by its free lock: examine it now too.
+  for (JobRecord& job : due) {
+    const int64_t id = job.job_id;
+    if (std::none_of(jobs.begin(), jobs.end(), [id](const JobRecord& j) { return j.job_id == id; })) {
+      jobs.push_back(std::move(job));
+    }
+  }
+  for (JobRecord& job : jobs) {
+    const int64_t id = job.job_id;
+    Status st = Examine(std::move(job), now_ms);
+    if (st.ok()) continue;
+    if (st.code() == StatusCode::kCommitConflict) return st;  // leadership lost: stop the pass
+    VIGIL_LOG_WARN("reconciler: job {}: {}", id, st.ToString());
+    if (job_error->ok()) *job_error = st;
+  }
+  return static_cast<int>(jobs.size());
+}
+
+Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
+  JobFilter filter;
+  filter.state = "RUNNING";
+  filter.limit = kMaxListLimit;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> running, store_->List(filter));
+  std::vector<JobRecord> settled;
+  for (JobRecord& job : running) {
+    if (job.state.execution != Execution::kRunning || !job.attempt) continue;
+    const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+    Result<bool> held = FileLock::IsHeld(lock);
+    bool over = false;
+    if (held.ok()) {
+      over = !*held;
+    } else if (held.status().code() == StatusCode::kNotFound) {
+      // A missing lock file proves nothing by itself (the dataset may have moved).
+      VIGIL_ASSIGN_OR_RETURN(over, NodeReplaced(*job.attempt));
+    } else {
+      VIGIL_LOG_WARN("reconciler: job {}: cannot probe {}: {}", job.job_id, lock, held.status().ToString());
+    }
+    if (!over) continue;
+    AttemptReport report;
+    report.attempt_id = job.attempt->attempt_id;
+    report.result = AttemptResult::kUnknown;
+    report.error_code = kLostResponse;
+    report.error_message = "the dispatcher of the attempt is gone without a recorded result";
+    const AttemptReport& r = report;
+    VIGIL_ASSIGN_OR_RETURN(bool wrote, Write(&job, now_ms, [&](const Cas& cas) { return store_->RecordResult(cas, r); }));
+    if (wrote) settled.push_back(std::move(job));
+  }
+  return settled;
+}
+
+Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms,
+                               const std::function<Result<JobRecord>(const Cas&)>& op) {
+  Cas cas{job->job_id, job->revision, epoch_, holder_, now_ms};
+  Result<JobRecord> r = op(cas);
+  if (r.ok()) {
+    *job = std::move(r).value();
+    return true;
+  }
+  if (r.status().code() != StatusCode::kCommitConflict) return r.status();
+  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->GetLeader());
+  if (lease.epoch != epoch_ || lease.holder != holder_ || lease.expires_at_ms <= now_ms) {
+    return Status::CommitConflict("reconciler: leader epoch " + std::to_string(epoch_) + " of " + holder_ +
+                                  " is no longer live: " + r.status().message());
+  }
+  return false;  // another actor moved the job; a later pass reloads it
+}
+
+Result<Reconciler::Observation> Reconciler::ReadNewest(const std::string& locator) {
+  // The newest version or an error: an older good version is not an authoritative read.
+  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(locator));
+  const Manifest& m = ds->manifest();
+  std::vector<std::string> segments;
+  segments.reserve(m.segments.size());
+  for (const IndexSegmentMeta& s : m.segments) {
+    segments.push_back(s.name + '\x1f' + s.uuid.ToString() + '\x1f' + s.index_type);
+  }
+  std::sort(segments.begin(), segments.end());
+  std::string state = m.dataset_id.ToString();
+  for (const std::string& s : segments) state += '\x1e' + s;
+  Observation o;
+  o.version = static_cast<int64_t>(m.version);
+  o.fingerprint = std::to_string(segments.size()) + ":" + ChecksumToHex(Checksum64(state));
+  return o;
+}
+
+Result<bool> Reconciler::NodeReplaced(const AttemptIdentity& attempt) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<NodeInfo> node, store_->GetNode(attempt.executor_node_id));
+  return node.has_value() && node->epoch != attempt.node_epoch;
+}
+
+Result<bool> Reconciler::Terminated(const JobRecord& job) {
+  const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+  Result<bool> held = FileLock::IsHeld(lock);
+  if (held.ok()) return !*held;
+  if (held.status().code() == StatusCode::kNotFound) return NodeReplaced(*job.attempt);
+  VIGIL_LOG_WARN("reconciler: job {}: cannot probe {}: {}", job.job_id, lock, held.status().ToString());
+  return false;
+}
+
+Status Reconciler::Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error) {
+  WatchCheck check;
+  check.read_ok = seen != nullptr;
+  if (seen) {
+    check.version = seen->version;
+    check.fingerprint = seen->fingerprint;
+  }
+  check.error = error;
+  check.backoff_s = NextBackoff(job->reconcile_backoff_s);
+  return Write(job, now_ms, [&](const Cas& cas) { return store_->RecordWatch(cas, check); }).status();
+}
+
+Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
+  if (job.state.outcome != Outcome::kUnknown || !job.attempt) return Status::OK();
+  auto changed = [&job](const Observation& o) {
+    return o.version != job.last_observed_version.value_or(job.spec.start_version) ||
+           (job.last_observed_fingerprint && *job.last_observed_fingerprint != o.fingerprint);
+  };
+  // Records a changed observation (T9); false when the job moved under us.
+  auto observe = [&](const Observation& o) -> Result<bool> {
+    if (!changed(o)) return true;
+    return Write(&job, now_ms, [&](const Cas& cas) { return store_->ObserveChange(cas, o.version, o.fingerprint); });
+  };
+
+  if (Watching(job.state.reconcile)) {
+    Result<Observation> seen = ReadNewest(job.spec.locator);
+    if (!seen.ok()) return Watch(&job, now_ms, nullptr, seen.status().ToString());
+    VIGIL_ASSIGN_OR_RETURN(bool current, observe(*seen));
+    if (!current) return Status::OK();
+    VIGIL_ASSIGN_OR_RETURN(bool terminated, Terminated(job));
+    if (!terminated) return Watch(&job, now_ms, &*seen, "");
+    const std::string attempt_id = job.attempt->attempt_id;
+    VIGIL_ASSIGN_OR_RETURN(
+        current, Write(&job, now_ms, [&](const Cas& cas) { return store_->ProveTermination(cas, attempt_id); }));
+    if (!current) return Status::OK();
+  }
+  if (job.state.reconcile == ReconcileState::kFinalReadPending) {
+    // The final authoritative read comes after the proof: nothing of the attempt can commit now.
+    Result<Observation> final_read = ReadNewest(job.spec.locator);
+    if (!final_read.ok()) return Watch(&job, now_ms, nullptr, final_read.status().ToString());
+    VIGIL_ASSIGN_OR_RETURN(bool current, observe(*final_read));
+    if (!current) return Status::OK();
+    const Observation& o = *final_read;
+    VIGIL_ASSIGN_OR_RETURN(
+        current, Write(&job, now_ms, [&](const Cas& cas) { return store_->FinishFinalRead(cas, o.version, o.fingerprint); }));
+    if (!current) return Status::OK();
+  }
+  if (job.state.reconcile == ReconcileState::kStoppedTerminationProven) return Attribute(&job, now_ms);
+  return Status::OK();
+}
+
+Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& job) {
+  std::vector<uint64_t> corrupt;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions(job.spec.locator, {}, &corrupt));
+  const auto start = static_cast<uint64_t>(job.spec.start_version);
+  const std::string& attempt_id = job.attempt->attempt_id;
+  uint64_t newest = start;
+  std::vector<uint64_t> seen;
+  for (const VersionInfo& v : versions) {
+    if (v.version <= start) continue;
+    if (v.txn.attempt_id == attempt_id && (!v.txn.job_id || *v.txn.job_id == job.job_id)) {
+      return std::optional<int64_t>(static_cast<int64_t>(v.version));
+    }
+    seen.push_back(v.version);
+    newest = std::max(newest, v.version);
+  }
+  // Absence is a proof only over a complete, readable history after the admitted version.
+  for (uint64_t c : corrupt) {
+    if (c > start) {
+      return Status::Corruption("version " + std::to_string(c) + " is unreadable; the attempt's commit cannot be ruled out");
+    }
+  }
+  if (seen.size() != newest - start) {
+    return Status::NotFound("versions after " + std::to_string(start) +
+                            " are missing from the history; the attempt's commit cannot be ruled out");
+  }
+  if (job.last_observed_version && static_cast<int64_t>(newest) < *job.last_observed_version) {
+    return Status::NotFound("the history ends before the final read's version " +
+                            std::to_string(*job.last_observed_version));
+  }
+  return std::optional<int64_t>();
+}
+
+Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
+  // Only Vigil's own provider writes the attempt id into its commits; a pending ACK/FORCE
+  // refresh is left to finish first. Either way the job stays UNKNOWN for RESOLVE.
+  if (job->provider != kProviderDirectory || !jobs::Attribute(job->state, true).ok()) return Status::OK();
+  Result<std::optional<int64_t>> found = FindAttemptCommit(*job);
+  if (!found.ok()) return Watch(job, now_ms, nullptr, found.status().ToString());
+  if (*found) {
+    // The worker may have died before its own fsync: make the commit durable before we say so.
+    const std::string manifest = JoinPath(job->spec.locator, ManifestPath(static_cast<uint64_t>(**found)));
+    Status durable = SyncExistingFile(manifest);
+    if (durable.ok()) durable = DefaultFileSystem()->SyncDir(DirName(manifest));
+    if (!durable.ok()) return Watch(job, now_ms, nullptr, durable.ToString());
+  }
+  const std::optional<int64_t> version = *found;
+  return Write(job, now_ms, [&](const Cas& cas) { return store_->Attribute(cas, version.has_value(), version); })
+      .status();
+}
+
+}  // namespace vigil::jobs

@@ -1,0 +1,369 @@
+#include "vigil/jobs/reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+
+#include "testutil/temp_dir.h"
+#include "vigil/index/provider.h"
+#include "vigil/jobs/admission.h"
+#include "vigil/jobs/executor.h"
+#include "vigil/storage/datagen.h"
+#include "vigil/storage/file_lock.h"
+
+namespace vigil::jobs {
+namespace {
+
+constexpr int64_t kLeaseTtl = 7 * 24 * 3'600'000LL;  // covers every fake clock jump below
+
+// UNKNOWN jobs on a real dataset and a real SQLite store: attempts are dispatched through the
+// store with their attempt lock held by the test (a live dispatcher) or released (a dead one),
+// and the provider commits with the attempt id as InProcessExecutor does.
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DatagenOptions o;
+    o.rows = 400;
+    o.dim = 8;
+    o.latent_dim = 2;
+    o.words_per_body = 8;
+    gen_ = *DataGenerator::Make(o);
+    path_ = dir_.Join("db/docs.vgl");
+    auto ds = *Dataset::Create(path_, gen_->schema(), {});
+    auto reader = gen_->NewReader();
+    ASSERT_TRUE(ds->Append(reader.get(), {}).ok());
+    OpenStore();
+    ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());
+    auto lease = store_->AcquireLeader(kHolder, now_, kLeaseTtl);
+    ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+    epoch_ = lease->epoch;
+    auto node = store_->RegisterNode("local", 1, "localhost", now_);
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    node_epoch_ = *node;
+  }
+
+  void OpenStore() {
+    store_.reset();
+    JobStoreOptions so;
+    so.uri = "sqlite://" + dir_.Join("meta.db");
+    auto store = JobStore::Open(so);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(store).value();
+    reconciler_ = std::make_unique<Reconciler>(store_.get(), kHolder, [this] { return epoch_; });
+  }
+
+  CreateIndexStatement Statement(const std::string& name, const std::string& column, index::IndexType type) {
+    CreateIndexStatement s;
+    s.target = {"local", "db", "docs"};
+    s.index_name = name;
+    s.column = column;
+    s.type = type;
+    return s;
+  }
+
+  Result<JobRecord> Admit(const std::string& name, const std::string& column = "ts",
+                          index::IndexType type = index::IndexType::kBtree) {
+    Admission admission(store_.get(), {});
+    return admission.Create(Statement(name, column, type), "admin", now_);
+  }
+
+  // Admits and dispatches (T3) with the attempt lock taken first, as the runner does.
+  JobRecord Dispatch(const std::string& name, std::optional<FileLock>* lock, const std::string& column = "ts",
+                     index::IndexType type = index::IndexType::kBtree) {
+    auto job = Admit(name, column, type);
+    EXPECT_TRUE(job.ok()) << job.status().ToString();
+    if (!job.ok()) return {};
+    AttemptIdentity a;
+    a.executor_node_id = "local";
+    a.node_epoch = node_epoch_;
+    a.attempt_id = std::to_string(job->job_id) + "-attempt";
+    a.leader_epoch = epoch_;
+    a.deadline_at_ms = now_ + 3'600'000;
+    auto taken = FileLock::Acquire(AttemptLockPath(path_, a.attempt_id));
+    EXPECT_TRUE(taken.ok()) << taken.status().ToString();
+    if (taken.ok()) lock->emplace(std::move(*taken));
+    auto running = store_->Dispatch(Leader(*job), a);
+    EXPECT_TRUE(running.ok()) << running.status().ToString();
+    return running.ok() ? *running : JobRecord{};
+  }
+
+  // Runs the provider for the attempt (a commit carrying job id and attempt id); the response is lost.
+  void RunProvider(const JobRecord& running) {
+    InProcessExecutor executor;
+    ExecutionRequest req;
+    req.job = running;
+    req.attempt = *running.attempt;
+    ExecutionOutcome out = executor.Execute(req);
+    ASSERT_EQ(out.report.code, StatusCode::kOk) << out.message;
+    ASSERT_TRUE(out.committed_version.has_value());
+  }
+
+  // T8 with an incomplete report, as the runner records a lost response.
+  JobRecord Unknown(const JobRecord& running) {
+    AttemptReport r;
+    r.attempt_id = running.attempt->attempt_id;
+    r.result = AttemptResult::kUnknown;
+    r.error_code = "UNKNOWN_OUTCOME";
+    auto rec = store_->RecordResult(Leader(running), r);
+    EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+    return rec.ok() ? *rec : JobRecord{};
+  }
+
+  Cas Leader(const JobRecord& rec) const { return Cas{rec.job_id, rec.revision, epoch_, kHolder, now_}; }
+
+  JobRecord Get(int64_t id) {
+    auto rec = store_->Get(id);
+    EXPECT_TRUE(rec.ok()) << rec.status().ToString();
+    return rec.ok() ? *rec : JobRecord{};
+  }
+
+  std::vector<std::string> Kinds(int64_t id) {
+    std::vector<std::string> out;
+    auto events = store_->Events(id);
+    EXPECT_TRUE(events.ok()) << events.status().ToString();
+    if (events.ok()) {
+      for (const JobEvent& e : *events) out.push_back(e.kind);
+    }
+    return out;
+  }
+
+  bool HoldsFenceRow(int64_t job_id) {
+    auto conn = store_->database().Acquire();
+    EXPECT_TRUE(conn.ok());
+    auto rows = (*conn)->Query("SELECT count(*) FROM index_fences WHERE job_id = $1", {job_id});
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() && *(*rows)[0].Int(0) == 1;
+  }
+
+  int RunDue() {
+    auto n = reconciler_->RunDue(now_);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    return n.ok() ? *n : -1;
+  }
+
+  void AppendRows() {
+    auto ds = *Dataset::Open(path_);
+    auto reader = gen_->NewReader();
+    ASSERT_TRUE(ds->Append(reader.get(), {}).ok());
+  }
+
+  // RefreshStart + RefreshDone, as the runner's refresh does.
+  JobRecord Refresh(const JobRecord& job) {
+    auto started = store_->RefreshStart(Leader(job));
+    EXPECT_TRUE(started.ok()) << started.status().ToString();
+    if (!started.ok()) return job;
+    auto done = store_->RefreshDone(Leader(*started), started->refresh_generation, true);
+    EXPECT_TRUE(done.ok()) << done.status().ToString();
+    return done.ok() ? *done : *started;
+  }
+
+  static constexpr const char* kHolder = "leader-a";
+  testing::TempDir dir_;
+  std::shared_ptr<const DataGenerator> gen_;
+  std::string path_;
+  int64_t now_ = 1'700'000'000'000;
+  int64_t epoch_ = 0;
+  int64_t node_epoch_ = 0;
+  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<Reconciler> reconciler_;
+};
+
+TEST_F(ReconcilerTest, HeldLockKeepsWatchingOnADoublingPersistedBackoff) {
+  std::optional<FileLock> lock;
+  JobRecord u = Unknown(Dispatch("ts_idx", &lock));
+  ASSERT_EQ(u.reconcile_backoff_s, 30);
+  ASSERT_EQ(u.reconcile_next_at_ms, now_ + 30'000);
+  // Not due yet: nothing is looked at or written.
+  now_ += 29'000;
+  EXPECT_EQ(RunDue(), 0);
+  EXPECT_EQ(Get(u.job_id).revision, u.revision);
+
+  int64_t backoff = 30;
+  for (int64_t expected : {60, 120, 240, 480, 960, 1800, 1800}) {
+    now_ = *Get(u.job_id).reconcile_next_at_ms;
+    EXPECT_EQ(RunDue(), 1);
+    JobRecord r = Get(u.job_id);
+    EXPECT_EQ(r.state.outcome, Outcome::kUnknown);
+    EXPECT_EQ(r.state.reconcile, ReconcileState::kWatching);
+    EXPECT_EQ(r.state.refresh, RefreshState::kNotRequired);  // nothing changed
+    EXPECT_FALSE(r.termination_proven);
+    EXPECT_EQ(r.reconcile_backoff_s, expected) << "after " << backoff;
+    EXPECT_EQ(r.reconcile_next_at_ms, now_ + expected * 1000);
+    EXPECT_EQ(r.reconcile_last_at_ms, now_);
+    EXPECT_EQ(r.last_observed_version, u.spec.start_version);
+    EXPECT_EQ(Kinds(u.job_id).back(), "WATCH_CHECKED");
+    EXPECT_TRUE(HoldsFenceRow(u.job_id));
+    backoff = expected;
+  }
+  // A restarted leader (new store, new reconciler) continues the persisted schedule.
+  const int64_t next_at = *Get(u.job_id).reconcile_next_at_ms;
+  OpenStore();
+  now_ = next_at - 1;
+  EXPECT_EQ(RunDue(), 0);
+  EXPECT_EQ(Get(u.job_id).reconcile_next_at_ms, next_at);
+  now_ = next_at;
+  EXPECT_EQ(RunDue(), 1);
+  EXPECT_EQ(Get(u.job_id).reconcile_backoff_s, 1800);
+  // The fence still holds the name.
+  EXPECT_EQ(Admit("ts_idx").status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST_F(ReconcilerTest, FreeLockAndACommitCarryingTheAttemptIdIsCommitted) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  RunProvider(running);
+  lock.reset();  // the worker is gone; its response was lost (C6)
+  JobRecord u = Unknown(running);
+  const uint64_t committed = Dataset::ListVersions(path_)->back().version;
+  now_ = *u.reconcile_next_at_ms;
+  EXPECT_EQ(RunDue(), 1);
+  JobRecord a = Get(u.job_id);
+  EXPECT_EQ(a.state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(a.committed_version, static_cast<int64_t>(committed));
+  EXPECT_EQ(a.state.refresh, RefreshState::kRequired);
+  EXPECT_EQ(a.state.reconcile, ReconcileState::kStoppedTerminationProven);
+  EXPECT_TRUE(a.termination_proven);
+  EXPECT_EQ(a.last_observed_version, static_cast<int64_t>(committed));
+  EXPECT_EQ(DerivedState(a.state), "REFRESHING");
+  EXPECT_TRUE(HoldsFenceRow(a.job_id));  // a COMMITTED attribution keeps the fence until refresh DONE
+  std::vector<std::string> kinds = Kinds(a.job_id);
+  std::vector<std::string> tail(kinds.end() - 4, kinds.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ", "ATTRIBUTED"}));
+  JobRecord done = Refresh(a);
+  EXPECT_EQ(DerivedState(done.state), "FINISHED");
+  EXPECT_FALSE(HoldsFenceRow(a.job_id));
+  // Attributed jobs are not looked at again.
+  now_ += 3'600'000;
+  EXPECT_EQ(RunDue(), 0);
+}
+
+TEST_F(ReconcilerTest, FreeLockWithoutSuchCommitIsNotCommittedAndReleasesTheName) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  lock.reset();
+  JobRecord u = Unknown(running);
+  AppendRows();  // another writer's commit, without this attempt's id
+  now_ = *u.reconcile_next_at_ms;
+  EXPECT_EQ(RunDue(), 1);
+  JobRecord a = Get(u.job_id);
+  EXPECT_EQ(a.state.outcome, Outcome::kNotCommitted);
+  EXPECT_FALSE(a.committed_version.has_value());
+  EXPECT_EQ(Kinds(a.job_id).back(), "ATTRIBUTED");
+  // job_state's Attribute requires a refresh for either outcome; the fence goes with it.
+  EXPECT_EQ(a.state.refresh, RefreshState::kRequired);
+  EXPECT_TRUE(HoldsFenceRow(a.job_id));
+  JobRecord done = Refresh(a);
+  EXPECT_EQ(DerivedState(done.state), "FAILED");
+  EXPECT_FALSE(HoldsFenceRow(a.job_id));
+  EXPECT_TRUE(index::ListIndexes(path_)->empty());
+  EXPECT_TRUE(Admit("ts_idx").ok());
+}
+
+TEST_F(ReconcilerTest, AnUnreadableDatasetRetriesWithBackoffAndRecovers) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  lock.reset();
+  JobRecord u = Unknown(running);
+  const std::string moved = path_ + ".moved";
+  std::filesystem::rename(path_, moved);
+  for (int64_t expected : {60, 120}) {
+    now_ = *Get(u.job_id).reconcile_next_at_ms;
+    EXPECT_EQ(RunDue(), 1);
+    JobRecord r = Get(u.job_id);
+    EXPECT_EQ(r.state.reconcile, ReconcileState::kRetryPending);
+    EXPECT_EQ(r.state.outcome, Outcome::kUnknown);
+    EXPECT_EQ(r.state.refresh, RefreshState::kNotRequired);
+    EXPECT_FALSE(r.termination_proven);  // the lock file is gone too: no proof
+    EXPECT_EQ(r.reconcile_backoff_s, expected);
+    EXPECT_EQ(r.reconcile_next_at_ms, now_ + expected * 1000);
+    EXPECT_EQ(Kinds(u.job_id).back(), "WATCH_READ_FAILED");
+    EXPECT_TRUE(HoldsFenceRow(u.job_id));
+  }
+  std::filesystem::rename(moved, path_);
+  now_ = *Get(u.job_id).reconcile_next_at_ms;
+  EXPECT_EQ(RunDue(), 1);
+  EXPECT_EQ(Get(u.job_id).state.outcome, Outcome::kNotCommitted);
+}
+
+TEST_F(ReconcilerTest, RecoverSettlesADeadDispatchersAttemptInOnePassAndLeavesALiveOne) {
+  std::optional<FileLock> dead_lock, live_lock;
+  JobRecord dead = Dispatch("ts_idx", &dead_lock);
+  JobRecord live = Dispatch("cat_idx", &live_lock, "category", index::IndexType::kBitmap);
+  RunProvider(dead);
+  dead_lock.reset();  // the dispatcher died after the commit, before recording the result
+  ASSERT_TRUE(reconciler_->Recover(now_).ok());
+  JobRecord d = Get(dead.job_id);
+  EXPECT_EQ(d.state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(d.error_code, "LOST_RESPONSE");
+  std::vector<std::string> kinds = Kinds(d.job_id);
+  std::vector<std::string> tail(kinds.end() - 5, kinds.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"RESULT", "CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ",
+                                            "ATTRIBUTED"}));
+  // A held lock is a live dispatcher (e.g. a demoted leader, C5): still RUNNING.
+  EXPECT_EQ(Get(live.job_id).state.execution, Execution::kRunning);
+  EXPECT_EQ(Get(live.job_id).revision, live.revision);
+  // Once it lets go without a result, a later pass settles it; the other attempt's commit is
+  // not this one's.
+  live_lock.reset();
+  now_ += 1'000;
+  EXPECT_EQ(RunDue(), 1);
+  JobRecord l = Get(live.job_id);
+  EXPECT_EQ(l.state.outcome, Outcome::kNotCommitted);
+  EXPECT_EQ(l.error_code, "LOST_RESPONSE");
+}
+
+TEST_F(ReconcilerTest, AMissingLockFileProvesNothingUntilTheNodeEpochIsReplaced) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  lock.reset();
+  std::filesystem::remove_all(std::filesystem::path(AttemptLockPath(path_, running.attempt->attempt_id)).parent_path());
+  ASSERT_TRUE(reconciler_->Recover(now_).ok());
+  EXPECT_EQ(Get(running.job_id).state.execution, Execution::kRunning);
+  ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());  // the node restarted
+  ASSERT_TRUE(reconciler_->Recover(now_).ok());
+  JobRecord r = Get(running.job_id);
+  EXPECT_EQ(r.state.outcome, Outcome::kNotCommitted);
+  EXPECT_TRUE(r.termination_proven);
+}
+
+TEST_F(ReconcilerTest, AChangeWhileWatchingRequiresARefreshOnce) {
+  std::optional<FileLock> lock;
+  JobRecord u = Unknown(Dispatch("ts_idx", &lock));
+  AppendRows();
+  const int64_t appended = static_cast<int64_t>(*Dataset::LatestVersion(path_));
+  now_ = *u.reconcile_next_at_ms;
+  EXPECT_EQ(RunDue(), 1);
+  JobRecord r = Get(u.job_id);
+  EXPECT_EQ(r.state.outcome, Outcome::kUnknown);
+  EXPECT_EQ(r.state.reconcile, ReconcileState::kWatching);
+  EXPECT_EQ(r.state.refresh, RefreshState::kRequired);
+  EXPECT_EQ(r.last_observed_version, appended);
+  ASSERT_TRUE(r.last_observed_fingerprint.has_value());
+  std::vector<std::string> kinds = Kinds(u.job_id);
+  std::vector<std::string> tail(kinds.end() - 2, kinds.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"CHANGE_OBSERVED", "WATCH_CHECKED"}));
+  // The refresh runs; with nothing new, the next check observes no change.
+  JobRecord refreshed = Refresh(r);
+  EXPECT_EQ(refreshed.state.refresh, RefreshState::kDone);
+  EXPECT_TRUE(HoldsFenceRow(u.job_id));  // UNKNOWN keeps the fence after its refresh
+  now_ = *refreshed.reconcile_next_at_ms;
+  EXPECT_EQ(RunDue(), 1);
+  EXPECT_EQ(Get(u.job_id).state.refresh, RefreshState::kDone);
+  EXPECT_EQ(Kinds(u.job_id).back(), "WATCH_CHECKED");
+}
+
+TEST_F(ReconcilerTest, ALostLeaseStopsThePassWithoutWriting) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  lock.reset();
+  JobRecord u = Unknown(running);
+  now_ += kLeaseTtl + 1;
+  auto other = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(reconciler_->RunDue(now_).status().code(), StatusCode::kCommitConflict);
+  EXPECT_EQ(Get(u.job_id).revision, u.revision);
+}
+
+}  // namespace
+}  // namespace vigil::jobs

@@ -1,0 +1,302 @@
+#include "vigil/worker/cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace vigil::worker {
+
+namespace {
+
+struct Mount {
+  std::string root;
+  std::string mountpoint;
+  std::string fstype;
+  std::string super_options;
+};
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) out.push_back(cur);
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& x) {
+  for (const auto& e : v) {
+    if (e == x) return true;
+  }
+  return false;
+}
+
+std::vector<Mount> CgroupMounts() {
+  std::vector<Mount> out;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::vector<std::string> f;
+    std::string w;
+    while (ls >> w) f.push_back(w);
+    size_t dash = 0;
+    while (dash < f.size() && f[dash] != "-") ++dash;
+    if (f.size() < 5 || dash + 3 > f.size()) continue;
+    Mount m{f[3], f[4], f[dash + 1], f[dash + 3]};
+    if (m.fstype == "cgroup" || m.fstype == "cgroup2") out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// (controllers, path) pairs of /proc/<pid>/cgroup.
+std::vector<std::pair<std::vector<std::string>, std::string>> ProcCgroups(const std::string& pid) {
+  std::vector<std::pair<std::vector<std::string>, std::string>> out;
+  std::ifstream in("/proc/" + pid + "/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t a = line.find(':');
+    size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    out.emplace_back(Split(line.substr(a + 1, b - a - 1), ','), line.substr(b + 1));
+  }
+  return out;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir.back() != '/') return dir + "/" + name;
+  return dir + name;
+}
+
+Status WriteFile(const std::string& path, const std::string& value) {
+  std::ofstream out(path);
+  if (!out) return Status::FromErrno(errno, "open " + path);
+  out << value;
+  out.flush();
+  if (!out) return Status::IOError("cannot write '" + value + "' to " + path);
+  return Status::OK();
+}
+
+std::string ReadFileText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The dir of the v1 hierarchy holding `controller` for this process's own cgroup.
+Status ResolveV1(const std::string& controller, CgroupPlacement* out) {
+  for (const Mount& m : CgroupMounts()) {
+    if (m.fstype != "cgroup" || !Contains(Split(m.super_options, ','), controller)) continue;
+    for (const auto& entry : ProcCgroups("self")) {
+      if (!Contains(entry.first, controller)) continue;
+      std::string path = entry.second;
+      std::string rel = path;
+      if (m.root != "/") {
+        if (path.rfind(m.root, 0) != 0) continue;
+        rel = path.substr(m.root.size());
+      }
+      std::string dir = m.mountpoint + (rel == "/" ? "" : rel);
+      if (::access(dir.c_str(), W_OK) != 0) {
+        return Status::NotSupported("the cgroup v1 " + controller + " directory " + dir + " is not writable");
+      }
+      out->parent_dirs.push_back(dir);
+      out->parent_paths.push_back(path);
+      return Status::OK();
+    }
+  }
+  return Status::NotSupported("no cgroup v1 " + controller + " hierarchy is mounted for this process");
+}
+
+bool Alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+}  // namespace
+
+Result<CgroupPlacement> ResolveCgroup(const std::string& parent) {
+  CgroupPlacement p;
+  if (parent.empty()) return Status::NotSupported("no cgroup parent is configured");
+  if (parent == kCgroupV1Self) {
+    p.version = CgroupVersion::kV1;
+    VIGIL_RETURN_IF_ERROR(ResolveV1("memory", &p));
+    VIGIL_RETURN_IF_ERROR(ResolveV1("pids", &p));
+    return p;
+  }
+  if (parent.front() != '/') return Status::InvalidArgument("cgroup parent '" + parent + "' is not an absolute path");
+  const Mount* best = nullptr;
+  std::vector<Mount> mounts = CgroupMounts();
+  for (const Mount& m : mounts) {
+    bool under = parent == m.mountpoint || parent.rfind(JoinPath(m.mountpoint, ""), 0) == 0;
+    if (under && (best == nullptr || m.mountpoint.size() > best->mountpoint.size())) best = &m;
+  }
+  if (best == nullptr || best->fstype != "cgroup2") {
+    return Status::NotSupported("cgroup parent " + parent + " is not on a cgroup2 file system");
+  }
+  struct stat st;
+  if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::NotSupported("cgroup parent " + parent + " does not exist");
+  }
+  std::vector<std::string> enabled = Split(ReadFileText(JoinPath(parent, "cgroup.subtree_control")), ' ');
+  for (auto& c : enabled) {
+    while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+  }
+  for (const char* c : {"memory", "pids"}) {
+    if (!Contains(enabled, c)) {
+      return Status::NotSupported(std::string("cgroup parent ") + parent + " does not delegate the " + c +
+                                  " controller (cgroup.subtree_control)");
+    }
+  }
+  if (::access(parent.c_str(), W_OK) != 0) return Status::NotSupported("cgroup parent " + parent + " is not writable");
+  std::string suffix = parent.substr(best->mountpoint.size());
+  std::string path = best->root == "/" ? (suffix.empty() ? "/" : suffix) : best->root + suffix;
+  p.version = CgroupVersion::kV2;
+  p.parent_dirs = {parent};
+  p.parent_paths = {path};
+  return p;
+}
+
+Status ProbeCgroup(const CgroupOptions& options) {
+  VIGIL_ASSIGN_OR_RETURN(CgroupPlacement placement, ResolveCgroup(options.parent));
+  std::string name = "vigil-probe-" + std::to_string(::getpid());
+  VIGIL_ASSIGN_OR_RETURN(WorkerCgroup cg,
+                         WorkerCgroup::Create(placement, name, options.memory_max_bytes, options.pids_max));
+  return cg.Remove();
+}
+
+Result<WorkerCgroup> WorkerCgroup::Create(const CgroupPlacement& placement, const std::string& name,
+                                          uint64_t memory_max_bytes, int64_t pids_max) {
+  WorkerCgroup cg;
+  cg.version_ = placement.version;
+  for (size_t i = 0; i < placement.parent_dirs.size(); ++i) {
+    std::string dir = JoinPath(placement.parent_dirs[i], name);
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      Status st = Status::FromErrno(errno, "mkdir " + dir);
+      (void)cg.Remove();
+      return Status::NotSupported(st.message());
+    }
+    cg.dirs_.push_back(dir);
+    std::string path = JoinPath(placement.parent_paths[i], name);
+    cg.paths_.push_back(path);
+    cg.markers_.push_back(":" + path + "\n");
+  }
+  Status st;
+  if (cg.version_ == CgroupVersion::kV2) {
+    st = WriteFile(cg.dirs_[0] + "/memory.max", memory_max_bytes == 0 ? "max" : std::to_string(memory_max_bytes));
+    if (st.ok()) (void)WriteFile(cg.dirs_[0] + "/memory.swap.max", "0");
+    if (st.ok()) st = WriteFile(cg.dirs_[0] + "/pids.max", std::to_string(pids_max));
+  } else {
+    std::string limit = memory_max_bytes == 0 ? "-1" : std::to_string(memory_max_bytes);
+    st = WriteFile(cg.dirs_[0] + "/memory.limit_in_bytes", limit);
+    if (st.ok() && ::access((cg.dirs_[0] + "/memory.memsw.limit_in_bytes").c_str(), F_OK) == 0) {
+      (void)WriteFile(cg.dirs_[0] + "/memory.memsw.limit_in_bytes", limit);
+    }
+    if (st.ok()) st = WriteFile(cg.dirs_[1] + "/pids.max", std::to_string(pids_max));
+  }
+  if (!st.ok()) {
+    (void)cg.Remove();
+    return Status::NotSupported("cannot set worker cgroup limits: " + st.message());
+  }
+  return cg;
+}
+
+WorkerCgroup::WorkerCgroup(WorkerCgroup&& other) noexcept
+    : version_(other.version_),
+      dirs_(std::move(other.dirs_)),
+      paths_(std::move(other.paths_)),
+      markers_(std::move(other.markers_)) {
+  other.dirs_.clear();
+}
+
+WorkerCgroup& WorkerCgroup::operator=(WorkerCgroup&& other) noexcept {
+  if (this != &other) {
+    (void)Remove();
+    version_ = other.version_;
+    dirs_ = std::move(other.dirs_);
+    paths_ = std::move(other.paths_);
+    markers_ = std::move(other.markers_);
+    other.dirs_.clear();
+  }
+  return *this;
+}
+
+WorkerCgroup::~WorkerCgroup() { (void)Remove(); }
+
+Status WorkerCgroup::AddProcess(pid_t pid) const {
+  for (const auto& dir : dirs_) VIGIL_RETURN_IF_ERROR(WriteFile(dir + "/cgroup.procs", std::to_string(pid)));
+  return Status::OK();
+}
+
+Status WorkerCgroup::Verify(pid_t pid) const {
+  auto entries = ProcCgroups(std::to_string(pid));
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    std::string controller = version_ == CgroupVersion::kV2 ? "" : (i == 0 ? "memory" : "pids");
+    bool found = false;
+    for (const auto& e : entries) {
+      bool right_hierarchy = controller.empty() ? (e.first.size() == 1 && e.first[0].empty())
+                                                : Contains(e.first, controller);
+      if (right_hierarchy && e.second == paths_[i]) found = true;
+    }
+    if (!found) return Status::Internal("process " + std::to_string(pid) + " is not in cgroup " + paths_[i]);
+  }
+  return Status::OK();
+}
+
+bool WorkerCgroup::OomKilled() const {
+  if (dirs_.empty()) return false;
+  std::string text = ReadFileText(dirs_[0] + (version_ == CgroupVersion::kV2 ? "/memory.events" : "/memory.oom_control"));
+  std::istringstream in(text);
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "oom_kill" && value > 0) return true;
+  }
+  return false;
+}
+
+Status WorkerCgroup::Remove() {
+  Status first;
+  std::vector<std::string> left;
+  for (const auto& dir : dirs_) {
+    // A reaped process can stay charged to its cgroup for a moment.
+    int err = 0;
+    for (int i = 0; i < 200; ++i) {
+      if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) {
+        err = 0;
+        break;
+      }
+      err = errno;
+      if (err != EBUSY) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (err != 0) {
+      left.push_back(dir);
+      if (first.ok()) first = Status::FromErrno(err, "rmdir " + dir);
+    }
+  }
+  dirs_ = std::move(left);
+  return first;
+}
+
+void RemoveStaleCgroups(const CgroupPlacement& placement) {
+  const std::string prefix = "vigil-worker-";
+  for (const auto& parent : placement.parent_dirs) {
+    DIR* d = ::opendir(parent.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> stale;
+    while (dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name.rfind(prefix, 0) != 0) continue;
+      pid_t owner = static_cast<pid_t>(std::atol(name.c_str() + prefix.size()));
+      if (owner > 0 && !Alive(owner)) stale.push_back(JoinPath(parent, name));
+    }
+    ::closedir(d);
+    for (const auto& dir : stale) (void)::rmdir(dir.c_str());
+  }
+}
+
+}  // namespace vigil::worker

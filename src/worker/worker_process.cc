@@ -1,0 +1,208 @@
+#include "vigil/worker/worker_process.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "vigil/common/failpoint.h"
+#include "vigil/index/provider.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil::worker {
+
+namespace {
+
+Response Complete(const AttemptIdentity& attempt, bool invoked, const Status& st, std::string_view secret,
+                  std::optional<int64_t> version = std::nullopt) {
+  Response r;
+  r.attempt = attempt;
+  r.invoked = invoked;
+  r.native_return = static_cast<int32_t>(st.code());
+  r.code = st.code();
+  r.message = st.ok() ? "" : SanitizeMessage(st.ToString(), secret);
+  r.committed_version = version;
+  return r;
+}
+
+Result<std::map<std::string, std::string>> RequestProperties(const JobSpec& job, index::IndexType type) {
+  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec parsed, index::SpecFromPropertiesJson(type, job.properties_json));
+  std::map<std::string, std::string> props;
+  if (type == index::IndexType::kIvfPq) {
+    props = {{"index_type", "IVF_PQ"},
+             {"metric", std::string(index::MetricName(parsed.ivf_pq.metric))},
+             {"num_partitions", std::to_string(parsed.ivf_pq.num_partitions)},
+             {"num_sub_vectors", std::to_string(parsed.ivf_pq.num_sub_vectors)},
+             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)}};
+  } else if (type == index::IndexType::kFts) {
+    props = {{"tokenizer", parsed.fts.tokenizer}};
+  }
+  return props;
+}
+
+// The failpoint worker.allocate: takes memory until an allocation fails.
+Status AllocateUntilFailure() {
+  std::vector<char*> blocks;
+  constexpr size_t kBlock = 64 << 20;
+  Status out = Status::Internal("allocation never failed");
+  try {
+    for (int i = 0; i < (1 << 16); ++i) {
+      char* b = new char[kBlock];
+      memset(b, 1, kBlock);
+      blocks.push_back(b);
+    }
+  } catch (const std::bad_alloc&) {
+    out = Status::ResourceExhausted("allocation failed after " + std::to_string(blocks.size() * 64) + " MiB");
+  }
+  for (char* b : blocks) delete[] b;
+  return out;
+}
+
+Result<index::ProviderResult> Invoke(const JobSpec& job, const TransactionProperties& txn,
+                                     const index::ProgressFn& progress) {
+  if (job.operation == Operation::kDrop) {
+    return index::DropIndex({job.locator, std::nullopt, job.index_name, txn});
+  }
+  if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
+  VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(job.physical_type));
+  VIGIL_ASSIGN_OR_RETURN(auto props, RequestProperties(job, type));
+  index::CreateIndexRequest req;
+  req.dataset_path = job.locator;
+  req.version = static_cast<uint64_t>(job.start_version);
+  req.expected_schema_fingerprint = job.schema_fingerprint;
+  req.column = job.columns.empty() ? "" : job.columns[0];
+  req.name = job.index_name;
+  req.type = type;
+  req.properties = std::move(props);
+  req.replace = job.operation == Operation::kReplace;
+  req.txn = txn;
+  req.progress = progress;
+  return type == index::IndexType::kIvfPq ? index::CreateVectorIndex(req) : index::CreateScalarIndex(req);
+}
+
+// A secret held in memory only while needed; zeroized on destruction.
+class SecretBuffer {
+ public:
+  ~SecretBuffer() { Wipe(); }
+  void Wipe() {
+    if (!bytes_.empty()) ::explicit_bzero(bytes_.data(), bytes_.size());
+    bytes_.clear();
+  }
+  std::string_view view() const { return std::string_view(bytes_.data(), bytes_.size()); }
+  // Reads `fd` to EOF; ResourceExhausted past kMaxSecretBytes.
+  Status ReadAll(int fd) {
+    bytes_.reserve(kMaxSecretBytes + 1);  // never reallocated, so no copy is left behind
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        ::explicit_bzero(buf, sizeof buf);
+        return Status::FromErrno(errno, "read secret");
+      }
+      if (n == 0) break;
+      if (bytes_.size() + static_cast<size_t>(n) > kMaxSecretBytes) {
+        ::explicit_bzero(buf, sizeof buf);
+        return Status::ResourceExhausted("the secret is too long");
+      }
+      bytes_.insert(bytes_.end(), buf, buf + n);
+    }
+    ::explicit_bzero(buf, sizeof buf);
+    return Status::OK();
+  }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+}  // namespace
+
+Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::string_view secret,
+                    const std::function<void(std::string_view, uint64_t, uint64_t)>& progress) {
+  {
+    // Revalidation before invocation: the exact admitted version and schema.
+    auto ds = Dataset::Open(job.locator, static_cast<uint64_t>(job.start_version));
+    if (!ds.ok()) return Complete(attempt, false, ds.status(), secret);
+    if ((*ds)->schema()->fingerprint() != job.schema_fingerprint) {
+      return Complete(attempt, false,
+                      Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission"), secret);
+    }
+  }
+  if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
+
+  const bool invoked = true;  // set immediately before the provider call
+  if (!failpoint::Hit("worker.abort").ok()) std::abort();
+  if (Status fp = failpoint::Hit("worker.allocate"); !fp.ok()) {
+    return Complete(attempt, invoked, AllocateUntilFailure(), secret);
+  }
+  TransactionProperties txn;
+  txn.job_id = job.job_id;
+  txn.attempt_id = attempt.attempt_id;
+  Result<index::ProviderResult> result = Status::Internal("not run");
+  try {
+    result = Invoke(job, txn, progress ? index::ProgressFn(progress) : index::ProgressFn());
+  } catch (const std::bad_alloc&) {
+    result = Status::ResourceExhausted("the provider ran out of memory");
+  } catch (const std::exception& e) {
+    result = Status::Internal(std::string("the provider threw: ") + e.what());
+  }
+  if (Status fp = failpoint::Hit("worker.after_provider"); !fp.ok()) return Complete(attempt, invoked, fp, secret);
+  if (!result.ok()) return Complete(attempt, invoked, result.status(), secret);
+  return Complete(attempt, invoked, Status::OK(), secret, static_cast<int64_t>(result->committed_version));
+}
+
+int ServeOneRequest(const WorkerFds& fds) {
+  FrameReader reader;
+  auto hello = ReadFrame(fds.in, &reader);
+  if (!hello.ok() || hello->type != MessageType::kHandshake) return kExitHandshake;
+  auto theirs = DecodeHandshake(hello->payload);
+  // Always answer with our own handshake, so the supervisor sees a mismatch as one.
+  if (!WriteAll(fds.out, EncodeHandshake({kProtocolVersion, std::string(BuildId())})).ok()) return kExitHandshake;
+  if (!theirs.ok() || theirs->protocol_version != kProtocolVersion || theirs->build_id != BuildId()) {
+    return kExitHandshake;
+  }
+
+  auto frame = ReadFrame(fds.in, &reader);
+  if (!frame.ok() || frame->type != MessageType::kRequest) return kExitProtocol;
+  auto request = DecodeRequest(frame->payload);
+  if (!request.ok()) return kExitProtocol;
+  const AttemptIdentity& attempt = request->attempt;
+
+  SecretBuffer secret;
+  Response response;
+  Status ready;
+  if (request->secret_follows) {
+    ready = secret.ReadAll(fds.secret);
+    if (ready.ok() && secret.view().empty()) {
+      ready = Status::InvalidArgument("the request announced a secret that did not arrive");
+    }
+  }
+  if (fds.secret >= 0) ::close(fds.secret);
+  if (ready.ok() && !request->failpoints.empty()) ready = failpoint::ArmFromSpec(request->failpoints);
+  if (!ready.ok()) {
+    response = Complete(attempt, false, ready, secret.view());
+  } else {
+    auto last = std::chrono::steady_clock::now();
+    std::string last_phase;
+    auto progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
+      auto now = std::chrono::steady_clock::now();
+      if (phase == last_phase && done != total && now - last < std::chrono::milliseconds(100)) return;
+      last = now;
+      last_phase = std::string(phase);
+      (void)WriteAll(fds.out, EncodeProgress({std::string(phase), done, total}));
+    };
+    response = ExecuteJob(attempt, request->job, secret.view(), progress);
+  }
+  secret.Wipe();
+  // Test hooks for the supervisor's defences: a response for another attempt, a corrupt frame.
+  if (!failpoint::Hit("worker.response_identity").ok()) response.attempt.attempt_id += "-other";
+  std::string bytes = EncodeResponse(response);
+  if (!failpoint::Hit("worker.response_corrupt").ok()) bytes[kFrameHeaderBytes] ^= 0x5a;
+  return WriteAll(fds.out, bytes).ok() ? 0 : kExitProtocol;
+}
+
+}  // namespace vigil::worker
