@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/supervise_client.h"
+#include "vigil/common/config.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/leader.h"
@@ -27,7 +28,7 @@ namespace {
 
 struct SuperviseOptions {
   bool foreground = false;
-  int64_t idle_exit_s = 60;
+  int64_t idle_exit_s = -1;  // -1: jobs.supervise_idle_exit_seconds of vigil.toml
 };
 
 std::atomic<jobs::Leader*> g_leader{nullptr};
@@ -84,7 +85,8 @@ Result<bool> Detach(const std::string& log_path) {
 
 Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
-  if (opts.idle_exit_s < 0) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
+  if (opts.idle_exit_s < -1) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
   if (!opts.foreground) {
     store.reset();  // no database connection crosses fork()
@@ -105,7 +107,13 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   options.runner.node_id = HostName();
   options.runner.leader_holder =
       "supervise:" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
-  options.idle_exit_ms = opts.idle_exit_s * 1000;
+  const int64_t idle_s =
+      opts.idle_exit_s >= 0 ? opts.idle_exit_s : static_cast<int64_t>(config.jobs.supervise_idle_exit_seconds);
+  options.idle_exit_ms = idle_s * 1000;
+  options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
+  options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
+  options.reconcile.initial_backoff_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
+  options.reconcile.max_backoff_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
   jobs::InProcessExecutor executor;
   jobs::Leader leader(store.get(), &executor, options, NowMs);
   g_leader.store(&leader);
@@ -127,8 +135,8 @@ void AddSuperviseCommand(CLI::App* app, Context* ctx) {
       "supervise", "Run the root's job leader in the background: dispatch, refresh and reconcile index jobs");
   auto opts = std::make_shared<SuperviseOptions>();
   sub->add_flag("--foreground", opts->foreground, "Stay attached to the terminal");
-  sub->add_option("--idle-exit", opts->idle_exit_s, "Exit after this many seconds without work (0: never)")
-      ->capture_default_str();
+  sub->add_option("--idle-exit", opts->idle_exit_s,
+                  "Exit after this many seconds without work (0: never; default: jobs.supervise_idle_exit_seconds)");
   ctx->actions.emplace_back(sub, [ctx, opts] { return RunSupervise(*ctx, *opts); });
 }
 

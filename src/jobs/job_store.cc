@@ -238,9 +238,14 @@ Status JobStore::CheckNoGuard(meta::Transaction& txn, const std::string& table_i
 }
 
 Result<JobRecord> JobStore::Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms) {
-  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
-  VIGIL_ASSIGN_OR_RETURN(JobRecord rec, Admit(txn, spec, actor, now_ms));
-  VIGIL_RETURN_IF_ERROR(txn.Commit());
+  VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
+  VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
+  // Group commit: concurrent admissions share one durable commit, each in its own savepoint.
+  JobRecord rec;
+  VIGIL_RETURN_IF_ERROR(db_->Write([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(rec, AdmitOn(conn, spec, actor, now_ms));
+    return Status::OK();
+  }));
   return rec;
 }
 

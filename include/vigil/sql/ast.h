@@ -1,0 +1,313 @@
+// The SQL syntax tree: Vigil's own statements as plain values, and SELECT kept
+// as its raw text plus tokens for the SQLite path. Produced by the parser
+// (parser.h), printed back to canonical SQL by ToSql. Nodes are values:
+// immutable once parsed, safe to read from many threads.
+//
+// Literals keep their text: numbers as written (with a leading '-' when
+// negative), strings unescaped. A vector such as '[0.1, 2, -3e-2]' is a plain
+// string literal; the executor coerces it by the target column's type
+// (ParseTextValue in storage/ingest.h), as it does for every literal.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "vigil/storage/schema.h"
+
+namespace vigil::sql {
+
+// A place in the source text: byte offset, 1-based line and 1-based column
+// (columns count UTF-8 code points; a tab is one column).
+struct SourcePos {
+  size_t offset = 0;
+  uint32_t line = 1;
+  uint32_t column = 1;
+  bool operator==(const SourcePos&) const = default;
+};
+
+enum class TokenKind : uint8_t {
+  kEnd,               // end of input (or of a statement)
+  kWord,              // bare word: keyword or identifier, [A-Za-z_][A-Za-z0-9_]*
+  kQuotedIdentifier,  // "..." or `...`
+  kString,            // '...'
+  kBlob,              // X'0A1B'
+  kInteger,           // 123 or 0x1F
+  kDecimal,           // 1.5, .5, 5.
+  kFloat,             // 1e-3, 2.5E+10
+  kParameter,         // ?, ?3, :name, @name, $name
+  kOperator,          // punctuation and operators: ( ) , . ; = == != <> < <= > >= + - * / % || -> ->> & | ~ << >>
+};
+
+struct Token {
+  TokenKind kind = TokenKind::kEnd;
+  std::string text;   // exactly as in the source (quotes included)
+  std::string value;  // quoted kinds: content with doubled quotes undone; others: same as text
+  SourcePos pos;      // of the first byte
+  bool operator==(const Token&) const = default;
+};
+
+// `[catalog.]db.table`, or a bare table name; empty parts were not written.
+struct TableName {
+  std::string catalog;
+  std::string database;
+  std::string table;
+  bool operator==(const TableName&) const = default;
+};
+
+// `[catalog.]db`; an empty catalog was not written.
+struct DatabaseName {
+  std::string catalog;
+  std::string database;
+  bool operator==(const DatabaseName&) const = default;
+};
+
+struct Literal {
+  enum class Kind : uint8_t { kNull, kBool, kInteger, kDecimal, kFloat, kString, kDate, kTimestamp };
+  Kind kind = Kind::kNull;
+  // Numbers: digits as written, '-' first when negative ("-12", "0.50", "1e-3").
+  // kString: the unescaped content. kDate/kTimestamp: the quoted content,
+  // validated at parse time. Empty for kNull and kBool.
+  std::string text;
+  bool bool_value = false;  // kBool
+
+  static Literal Null() { return Literal{}; }
+  static Literal Bool(bool v) { return Literal{Kind::kBool, "", v}; }
+  static Literal Number(Kind kind, std::string text) { return Literal{kind, std::move(text), false}; }
+  static Literal String(std::string s) { return Literal{Kind::kString, std::move(s), false}; }
+  bool operator==(const Literal&) const = default;
+};
+
+enum class ExprKind : uint8_t {
+  kLiteral,
+  kColumn,   // a column reference
+  kNot,      // NOT a
+  kNegate,   // -a
+  kBinary,   // a op b; AND / OR are n-ary (two or more operands)
+  kIsNull,   // a IS [NOT] NULL
+  kIn,       // a [NOT] IN (b, c, ...)
+  kBetween,  // a [NOT] BETWEEN lo AND hi
+};
+
+enum class BinaryOp : uint8_t { kOr, kAnd, kEq, kNe, kLt, kLe, kGt, kGe, kAdd, kSub, kMul, kDiv, kMod };
+
+// A scalar expression, general enough for predicate pushdown: the executor
+// walks `args`. Source positions are not part of equality.
+struct Expr {
+  ExprKind kind = ExprKind::kLiteral;
+  Literal literal;            // kLiteral
+  std::string column;         // kColumn
+  bool double_quoted = false; // kColumn written "like this" (MySQL reads that as a string in SHOW ... WHERE)
+  BinaryOp op = BinaryOp::kEq;  // kBinary
+  bool negated = false;       // kIsNull (IS NOT NULL), kIn (NOT IN), kBetween (NOT BETWEEN)
+  // kNot/kNegate/kIsNull: {operand}; kBinary: operands; kIn: {operand, item...};
+  // kBetween: {operand, low, high}.
+  std::vector<Expr> args;
+  SourcePos pos;
+
+  static Expr Lit(Literal l, SourcePos pos = {});
+  static Expr Column(std::string name, bool double_quoted = false, SourcePos pos = {});
+  static Expr Binary(BinaryOp op, std::vector<Expr> operands, SourcePos pos = {});
+  bool operator==(const Expr& o) const;
+};
+
+struct ColumnDef {
+  std::string name;
+  DataType type;
+  bool not_null = false;
+  bool operator==(const ColumnDef&) const = default;
+};
+
+struct Assignment {
+  std::string column;
+  Expr value;
+  bool operator==(const Assignment&) const = default;
+};
+
+struct Property {
+  std::string key;
+  std::string value;
+  bool operator==(const Property&) const = default;
+};
+
+enum class CopyFormat : uint8_t { kCsv, kJsonl, kFvecs, kNpy };
+enum class IndexMethod : uint8_t { kAnn, kBtree, kBitmap, kFts };
+enum class ResolveAction : uint8_t { kAcknowledged, kForceRelease };
+
+struct CreateDatabaseStatement {
+  DatabaseName name;
+  bool if_not_exists = false;
+  bool operator==(const CreateDatabaseStatement&) const = default;
+};
+struct DropDatabaseStatement {
+  DatabaseName name;
+  bool if_exists = false;
+  bool operator==(const DropDatabaseStatement&) const = default;
+};
+struct ShowDatabasesStatement {
+  bool operator==(const ShowDatabasesStatement&) const = default;
+};
+struct ShowTablesStatement {
+  std::optional<DatabaseName> database;
+  bool operator==(const ShowTablesStatement&) const = default;
+};
+struct CreateTableStatement {
+  TableName table;
+  bool if_not_exists = false;
+  std::vector<ColumnDef> columns;  // at least one
+  bool operator==(const CreateTableStatement&) const = default;
+};
+struct DropTableStatement {
+  TableName table;
+  bool if_exists = false;
+  bool operator==(const DropTableStatement&) const = default;
+};
+// Every row has as many values as `columns` (or as the first row when no
+// column list was written).
+struct InsertStatement {
+  TableName table;
+  std::vector<std::string> columns;  // empty: all columns in schema order
+  std::vector<std::vector<Literal>> rows;
+  bool operator==(const InsertStatement&) const = default;
+};
+struct CopyStatement {
+  TableName table;
+  std::string path;
+  std::optional<CopyFormat> format;  // empty: from the file extension
+  bool operator==(const CopyStatement&) const = default;
+};
+struct DeleteStatement {
+  TableName table;
+  std::optional<Expr> where;  // empty: every row
+  bool operator==(const DeleteStatement&) const = default;
+};
+struct UpdateStatement {
+  TableName table;
+  std::vector<Assignment> assignments;
+  std::optional<Expr> where;
+  bool operator==(const UpdateStatement&) const = default;
+};
+struct RefreshTableStatement {
+  TableName table;
+  bool operator==(const RefreshTableStatement&) const = default;
+};
+// IF NOT EXISTS and OR REPLACE never both hold (a parse error).
+struct CreateIndexStatement {
+  std::string name;
+  TableName table;
+  std::vector<std::string> columns;
+  IndexMethod method = IndexMethod::kBtree;
+  std::vector<Property> properties;  // as written; keys unique case-insensitively
+  bool if_not_exists = false;
+  bool or_replace = false;
+  bool operator==(const CreateIndexStatement&) const = default;
+};
+struct DropIndexStatement {
+  std::string name;
+  TableName table;
+  bool if_exists = false;
+  bool operator==(const DropIndexStatement&) const = default;
+};
+struct BuildIndexStatement {
+  std::string name;
+  TableName table;
+  bool operator==(const BuildIndexStatement&) const = default;
+};
+// At most one of retain_versions (>= 1) and older_than is set.
+struct VacuumStatement {
+  TableName table;
+  std::optional<int64_t> retain_versions;
+  std::optional<std::string> older_than;  // the interval text, e.g. '7 days'
+  bool operator==(const VacuumStatement&) const = default;
+};
+struct ShowIndexStatement {
+  TableName table;
+  bool operator==(const ShowIndexStatement&) const = default;
+};
+struct ShowIndexJobsStatement {
+  std::optional<DatabaseName> database;
+  std::optional<Expr> where;
+  bool operator==(const ShowIndexJobsStatement&) const = default;
+};
+struct ShowIndexJobStatement {
+  int64_t job_id = 0;  // > 0
+  bool operator==(const ShowIndexJobStatement&) const = default;
+};
+struct CancelIndexJobStatement {
+  int64_t job_id = 0;
+  bool operator==(const CancelIndexJobStatement&) const = default;
+};
+// without_refresh only with kForceRelease.
+struct ResolveIndexJobStatement {
+  int64_t job_id = 0;
+  ResolveAction action = ResolveAction::kAcknowledged;
+  bool without_refresh = false;
+  std::string comment;
+  bool operator==(const ResolveIndexJobStatement&) const = default;
+};
+struct WaitIndexJobStatement {
+  int64_t job_id = 0;
+  std::optional<double> timeout_seconds;  // finite, >= 0
+  bool operator==(const WaitIndexJobStatement&) const = default;
+};
+// SELECT (or WITH ...) is not parsed: `text` is the statement's source span,
+// from its first token to its last, and `tokens` its tokens with positions in
+// the original input (token.pos.offset - text_offset indexes `text`).
+// Equality compares the text only.
+struct SelectStatement {
+  std::string text;
+  size_t text_offset = 0;
+  std::vector<Token> tokens;
+  bool operator==(const SelectStatement& o) const { return text == o.text; }
+};
+struct ExplainStatement {
+  bool analyze = false;
+  SelectStatement select;
+  bool operator==(const ExplainStatement&) const = default;
+};
+
+using StatementNode =
+    std::variant<CreateDatabaseStatement, DropDatabaseStatement, ShowDatabasesStatement, ShowTablesStatement,
+                 CreateTableStatement, DropTableStatement, InsertStatement, CopyStatement, DeleteStatement,
+                 UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement,
+                 BuildIndexStatement, VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement,
+                 ShowIndexJobStatement, CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement,
+                 SelectStatement, ExplainStatement>;
+
+// One parsed statement and where it came from. Equality ignores the span.
+struct Statement {
+  StatementNode node;
+  SourcePos pos;      // of its first token
+  size_t length = 0;  // bytes from its first token to the end of its last
+  bool operator==(const Statement& o) const { return node == o.node; }
+};
+
+// Canonical SQL, one line (unless a string literal holds a newline), no ';'.
+// Parsing the result gives an equal statement, and printing that gives the same text.
+std::string ToSql(const Statement& stmt);
+std::string ToSql(const StatementNode& node);
+std::string ToSql(const Expr& expr);
+std::string ToSql(const Literal& literal);
+std::string ToSql(const TableName& name);
+std::string ToSql(const DatabaseName& name);
+
+// `name` as written when it is a bare identifier that is not reserved,
+// otherwise in backquotes with inner backquotes doubled.
+std::string QuoteIdentifier(std::string_view name);
+// 'text' with inner quotes doubled.
+std::string QuoteString(std::string_view text);
+// Whether a bare word is reserved (must be quoted to be an identifier); case-insensitive.
+bool IsReservedWord(std::string_view word);
+
+// Upper-case statement name for messages and the shell: "CREATE TABLE", "SHOW INDEX JOBS", "SELECT", ...
+std::string_view StatementName(const StatementNode& node);
+std::string_view CopyFormatName(CopyFormat f);      // "csv", "jsonl", "fvecs", "npy"
+std::string_view IndexMethodName(IndexMethod m);    // "ANN", "BTREE", "BITMAP", "FTS"
+std::string_view ResolveActionName(ResolveAction a);  // "ACKNOWLEDGED", "FORCE_RELEASE"
+std::string_view BinaryOpName(BinaryOp op);         // "OR", "AND", "=", "!=", "<", ..., "%"
+
+}  // namespace vigil::sql
