@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 JOBS="${JOBS:-2}"
 bash scripts/install-deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/release -j"$JOBS" --target vigil
+cmake --build build/release -j"$JOBS" --target vigil vigil-worker
 ROOT="${ROOT:-$(mktemp -d /tmp/vigil-demo-XXXXXX)}"
 echo "== vigil demo on the embedded root $ROOT"
 exec build/release/src/cli/vigil --root "$ROOT" demo

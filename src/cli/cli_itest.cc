@@ -111,13 +111,26 @@ TEST_F(CliTest, BadNamesAndMissingRootAreClearErrors) {
   EXPECT_TRUE(*DefaultFileSystem()->Exists(root_ + "/db/e.vgl"));
 }
 
-TEST_F(CliTest, DemoShowsTheSampleTable) {
-  RunResult r = Vigil("--root " + root_ + " demo --rows 500 --dim 8");
+TEST_F(CliTest, DemoRunsThroughSqlWithIndexJobs) {
+  // The background supervisor the demo starts exits one second after the last job.
+  std::ofstream(root_ + "/vigil.toml") << "[jobs]\nsupervise_idle_exit_seconds = 1\n";
+  RunResult r = Vigil("--root " + root_ + " demo --rows 600 --dim 8");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("local.demo.sample"));
-  EXPECT_THAT(r.output, HasSubstr("rows     500"));
-  EXPECT_THAT(r.output, HasSubstr("emb        VECTOR(FLOAT32, 8) NOT NULL"));
-  EXPECT_THAT(r.output, HasSubstr("| id "));
+  EXPECT_THAT(r.output, HasSubstr("vigil> CREATE TABLE demo.sample"));
+  EXPECT_THAT(r.output, HasSubstr("| 600 "));  // SELECT count(*)
+  for (const char* job : {"job 1: FINISHED", "job 2: FINISHED", "job 3: FINISHED", "job 4: FINISHED"}) {
+    EXPECT_THAT(r.output, HasSubstr(job));
+  }
+  for (const char* index : {"emb_idx", "cat_idx", "ts_idx", "body_idx", "IVF_PQ", "BITMAP", "BTREE", "FTS"}) {
+    EXPECT_THAT(r.output, HasSubstr(index));
+  }
+  EXPECT_THAT(r.output, HasSubstr("_distance"));
+  EXPECT_THAT(r.output, HasSubstr("_score"));
+  EXPECT_THAT(r.output, HasSubstr("_indices/"));  // EXPLAIN ANALYZE names the segment it used
+  // A second run shows the existing table instead of failing.
+  RunResult again = Vigil("--root " + root_ + " demo");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("exists"));
   RunResult list = Vigil("bench");
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_THAT(list.output, HasSubstr("storage"));

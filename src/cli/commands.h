@@ -28,5 +28,6 @@ void AddDemoCommand(CLI::App* app, Context* ctx);
 void AddBenchCommand(CLI::App* app, Context* ctx);
 void AddDoctorCommand(CLI::App* app, Context* ctx);
 void AddSuperviseCommand(CLI::App* app, Context* ctx);
+void AddSqlCommand(CLI::App* app, Context* ctx);
 
 }  // namespace vigil::cli

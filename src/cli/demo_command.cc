@@ -1,17 +1,15 @@
-// `vigil demo`: creates a sample table with the data generator, imports it
-// through the JSON Lines path, prints what the table holds, then builds one
-// index of each type and runs one query of each kind (demo_indexes.cc).
+// `vigil demo`: everything through SQL on an embedded root: creates a sample
+// table, COPYs generated JSON Lines into it, admits one index of each type as a
+// job (run by `vigil supervise`, started on demand, each build in `vigil-worker`)
+// and waits for them, then runs one query of each kind and lists the jobs.
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include "cli/commands.h"
-#include "cli/demo_indexes.h"
-#include "cli/progress.h"
-#include "cli/table_printer.h"
+#include "cli/sql_shell.h"
 #include "vigil/storage/datagen.h"
-#include "vigil/storage/dataset.h"
 #include "vigil/storage/ingest.h"
 
 namespace vigil::cli {
@@ -55,64 +53,67 @@ Result<std::shared_ptr<const DataGenerator>> SampleGenerator(const DemoArgs& arg
   return DataGenerator::Make(g);
 }
 
-Status CreateSample(const std::string& table_path, const TableName& name, const DataGenerator& gen) {
-  VIGIL_ASSIGN_OR_RETURN(std::string tmp, MakeTempDir("vigil-demo-data-"));
-  std::string file = tmp + "/sample.jsonl";
-  Status st = WriteJsonl(gen, file);
-  if (st.ok()) {
-    ImportOptions o;
-    o.create = true;
-    o.ingest.schema = gen.schema();
-    ProgressBar bar("importing " + name.ToString());
-    o.progress = [&bar](uint64_t rows) { bar.Update(rows); };
-    st = ImportFile(table_path, file, o).status();
-  }
-  ::unlink(file.c_str());
-  ::rmdir(tmp.c_str());
-  return st;
-}
-
-Status PrintTable(const std::string& table_path, const TableName& name, size_t show) {
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(table_path));
-  std::printf("table    %s\npath     %s\nversion  %llu\nrows     %s\nschema\n", name.ToString().c_str(),
-              table_path.c_str(), static_cast<unsigned long long>(ds->version()), GroupDigits(ds->CountRows()).c_str());
-  for (const auto& f : ds->schema()->fields()) {
-    std::printf("  %-10s %s%s\n", f.name.c_str(), f.type.ToString().c_str(), f.nullable ? "" : " NOT NULL");
-  }
-  VIGIL_ASSIGN_OR_RETURN(auto scan, ds->Scan());
-  std::vector<std::string> header;
-  for (const auto& f : ds->schema()->fields()) header.push_back(f.name);
-  std::vector<std::vector<std::string>> rows;
-  while (rows.size() < show) {
-    VIGIL_ASSIGN_OR_RETURN(auto batch, scan->Next());
-    if (!batch) break;
-    for (size_t r = 0; r < batch->num_rows && rows.size() < show; ++r) {
-      rows.emplace_back();
-      for (const auto& col : batch->columns) rows.back().push_back(ValueToString(col.ValueAt(r), col.type()));
-    }
-  }
-  std::printf("first %zu rows\n%s", rows.size(), FormatTable(header, rows).c_str());
-  return Status::OK();
+// The demo's SQL: the table, its import, one index of each type through jobs
+// (waited for), one query of each kind, and the job and index listings.
+std::string DemoScript(const DataGenerator& gen, const std::string& file, uint64_t rows) {
+  const uint32_t dim = gen.options().dim;
+  const std::string partitions = std::to_string(std::min<uint64_t>(64, std::max<uint64_t>(1, rows / 256)));
+  std::string query = "[";
+  std::vector<float> q(dim);
+  gen.Embedding(123, q.data());
+  for (uint32_t i = 0; i < dim; ++i) query += (i ? ", " : "") + std::to_string(q[i]);
+  query += "]";
+  std::string body = gen.Body(7);
+  std::string word = body.substr(0, body.find(' '));
+  std::string s;
+  s += "CREATE TABLE demo.sample (" + gen.schema()->ToString() + ");\n";
+  s += "COPY demo.sample FROM '" + file + "' WITH (FORMAT jsonl);\n";
+  s += "SELECT count(*) AS rows FROM demo.sample;\n";
+  s += "SELECT id, category, ts, substr(body, 1, 40) AS body FROM demo.sample ORDER BY id LIMIT 5;\n";
+  s += "CREATE INDEX emb_idx ON demo.sample (emb) USING ANN PROPERTIES (\"index_type\" = \"IVF_PQ\", "
+       "\"metric\" = \"l2\", \"num_partitions\" = \"" + partitions + "\", \"num_sub_vectors\" = \"8\");\n";
+  s += "CREATE INDEX cat_idx ON demo.sample (category) USING BITMAP;\n";
+  s += "CREATE INDEX ts_idx ON demo.sample (ts) USING BTREE;\n";
+  s += "CREATE INDEX body_idx ON demo.sample (body) USING FTS PROPERTIES (\"tokenizer\" = \"porter\");\n";
+  s += "SHOW INDEX JOBS;\n";
+  s += "SHOW INDEX FROM demo.sample;\n";
+  s += "SELECT id, category, _distance FROM vector_search('demo.sample', 'emb', '" + query +
+       "', 5, '{\"nprobes\": 8, \"refine_factor\": 4}');\n";
+  s += "SELECT count(*) AS matching FROM demo.sample WHERE category = '" + gen.Category(0) + "';\n";
+  s += "SELECT id, _score FROM fts_search('demo.sample', 'body', '" + word + "', 5);\n";
+  s += "EXPLAIN ANALYZE SELECT count(*) FROM demo.sample WHERE ts < " + std::to_string(gen.Timestamp(rows / 10)) +
+       ";\n";
+  return s;
 }
 
 Status RunDemo(const Context& ctx, const DemoArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(Root root, DemoRoot(ctx));
   std::printf("root     %s\n", root.path().c_str());
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName("demo.sample"));
-  VIGIL_ASSIGN_OR_RETURN(std::string path, root.TablePath(name));
   VIGIL_ASSIGN_OR_RETURN(bool exists, root.TableExists(name));
-  VIGIL_ASSIGN_OR_RETURN(auto gen, SampleGenerator(args));
+  ShellOptions options;
+  options.echo = true;
+  options.wait_jobs = true;
+  SqlShell shell(options);
+  VIGIL_RETURN_IF_ERROR(shell.Open(root));
   if (exists) {
-    std::printf("(table exists; showing it as it is)\n");
-    return PrintTable(path, name, args.show);
+    std::printf("(demo.sample exists; showing it as it is)\n");
+    return shell.RunScript("SELECT count(*) AS rows FROM demo.sample; SHOW INDEX FROM demo.sample; SHOW INDEX JOBS;")
+               ? Status::OK()
+               : Status::Cancelled("");
   }
-  VIGIL_RETURN_IF_ERROR(CreateSample(path, name, *gen));
-  VIGIL_RETURN_IF_ERROR(PrintTable(path, name, args.show));
   if (args.dim % 8 != 0 || args.rows < 256) {
-    std::printf("(no indexes: the demo's IVF_PQ needs --dim divisible by 8 and at least 256 rows)\n");
-    return Status::OK();
+    return Status::InvalidArgument("the demo's IVF_PQ index needs --dim divisible by 8 and at least 256 rows");
   }
-  return RunIndexDemo(path, *gen);
+  VIGIL_ASSIGN_OR_RETURN(auto gen, SampleGenerator(args));
+  VIGIL_ASSIGN_OR_RETURN(std::string tmp, MakeTempDir("vigil-demo-data-"));
+  const std::string file = tmp + "/sample.jsonl";
+  Status written = WriteJsonl(*gen, file);
+  bool ok = written.ok() && shell.RunScript(DemoScript(*gen, file, args.rows));
+  ::unlink(file.c_str());
+  ::rmdir(tmp.c_str());
+  VIGIL_RETURN_IF_ERROR(written);
+  return ok ? Status::OK() : Status::Cancelled("");
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ int Run(int argc, char** argv) {
   AddBenchCommand(&app, &ctx);
   AddDoctorCommand(&app, &ctx);
   AddSuperviseCommand(&app, &ctx);
+  AddSqlCommand(&app, &ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -35,6 +36,8 @@ int Run(int argc, char** argv) {
     if (!sub->parsed()) continue;
     Status st = action();
     if (!st.ok()) {
+      // A command that reported its own failures returns Cancelled without a message.
+      if (st.code() == StatusCode::kCancelled && st.message().empty()) return 1;
       std::fprintf(stderr, "vigil %s: error: %s\n", sub->get_name().c_str(), st.ToString().c_str());
       return 1;
     }

@@ -83,6 +83,22 @@ Result<bool> Detach(const std::string& log_path) {
   return false;
 }
 
+// Every attempt runs in a `vigil-worker` under the limits of vigil.toml's [worker] section.
+jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config) {
+  jobs::WorkerExecutorOptions w;
+  w.supervisor.address_space_bytes = config.worker.memory_bytes;
+  w.supervisor.open_files = config.worker.nofile;
+  w.supervisor.omp_threads = static_cast<int>(config.worker.omp_threads);
+  w.supervisor.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
+  w.supervisor.require_cgroup = config.worker.require_cgroup;
+  w.supervisor.cgroup.parent = config.worker.cgroup_parent;
+  w.supervisor.cgroup.memory_max_bytes = config.worker.memory_bytes;
+  w.supervisor.cgroup.pids_max = config.worker.pids_max;
+  w.supervisor.stderr_path = root.path() + "/" + std::string(jobs::kRootMetaDir) + "/worker.log";
+  w.attempt_timeout = std::chrono::seconds(config.worker.max_runtime_seconds);
+  return w;
+}
+
 Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
   if (opts.idle_exit_s < -1) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
@@ -114,8 +130,9 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
   options.reconcile.initial_backoff_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
   options.reconcile.max_backoff_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
-  jobs::InProcessExecutor executor;
-  jobs::Leader leader(store.get(), &executor, options, NowMs);
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
+                         jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
+  jobs::Leader leader(store.get(), executor.get(), options, NowMs);
   g_leader.store(&leader);
   ::signal(SIGTERM, OnSignal);
   ::signal(SIGINT, OnSignal);

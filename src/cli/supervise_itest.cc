@@ -2,7 +2,8 @@
 // refreshes admitted jobs and exits when idle; a second one steps aside; a
 // leader killed with SIGKILL in the middle of a job (at the provider's
 // failpoints) leaves the job RUNNING, and the next leader's recovery pass
-// settles it from the manifest history (crash cuts C4 and C6).
+// settles it from the manifest history (crash cuts C4 and C6); a worker killed
+// after its commit is settled by the same supervisor.
 #include <sys/wait.h>
 
 #include <array>
@@ -129,27 +130,41 @@ TEST_F(SuperviseTest, BackgroundLeaderRunsJobsAndExitsWhenIdle) {
   EXPECT_FALSE(LeaderLive());
 }
 
-TEST_F(SuperviseTest, KilledAfterCommitIsAttributedCommittedByTheNextLeader) {
+TEST_F(SuperviseTest, WorkerKilledAfterCommitIsAttributedCommitted) {
+  // Crash cut C6 in the worker: it commits and dies before its response. The supervisor
+  // survives, records UNKNOWN, proves termination by the reap (the attempt lock is free) and
+  // finds the attempt id in the manifest history.
   jobs::JobRecord job = Admit("id_idx");
-  Ran killed = RunVigil("VIGIL_LOG=info VIGIL_FAILPOINTS=provider.after_commit=kill",
+  Ran run = RunVigil("VIGIL_FAILPOINTS=worker.after_provider=kill",
+                     "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  jobs::JobRecord settled = *store_->Get(job.job_id);
+  EXPECT_EQ(settled.state.outcome, jobs::Outcome::kCommitted);
+  EXPECT_EQ(jobs::DerivedState(settled.state), "FINISHED");
+  EXPECT_EQ(settled.error_code, "UNKNOWN_OUTCOME");  // the lost response is on record
+  auto versions = *Dataset::ListVersions(*root_->TablePath({"local", "db", "t"}));
+  EXPECT_EQ(versions.back().txn.attempt_id, settled.attempt->attempt_id);
+}
+
+TEST_F(SuperviseTest, SupervisorKilledBeforeRecordingIsSettledByTheNextLeader) {
+  jobs::JobRecord job = Admit("id_idx");
+  Ran killed = RunVigil("VIGIL_FAILPOINTS=runner.before_record=kill",
                         "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
   ASSERT_TRUE(killed.killed) << killed.exit_code << " " << killed.output;
   jobs::JobRecord lost = *store_->Get(job.job_id);
-  ASSERT_EQ(lost.state.execution, jobs::Execution::kRunning) << killed.output;  // C6: committed, response lost
-  // The next leader's recovery pass proves termination (the attempt lock is free) and finds the
-  // attempt id in the manifest history.
+  ASSERT_EQ(lost.state.execution, jobs::Execution::kRunning);
+  // The dead supervisor's lease is still unexpired: the next one takes it over at once (it holds
+  // the root's leader lock), and its recovery pass settles the job from the manifest history.
   ASSERT_EQ(RunVigil("", "--root " + root_dir_ + " supervise --foreground --idle-exit 1").exit_code, 0);
   jobs::JobRecord settled = *store_->Get(job.job_id);
   EXPECT_EQ(settled.state.outcome, jobs::Outcome::kCommitted);
   EXPECT_EQ(jobs::DerivedState(settled.state), "FINISHED");
   EXPECT_EQ(settled.attempt->attempt_id, lost.attempt->attempt_id);  // never redispatched
-  auto versions = *Dataset::ListVersions(*root_->TablePath({"local", "db", "t"}));
-  EXPECT_EQ(versions.back().txn.attempt_id, lost.attempt->attempt_id);
 }
 
-TEST_F(SuperviseTest, KilledBeforeCommitIsAttributedNotCommittedAndFreesTheName) {
+TEST_F(SuperviseTest, SupervisorKilledAfterDispatchIsAttributedNotCommitted) {
   jobs::JobRecord job = Admit("id_idx");
-  Ran killed = RunVigil("VIGIL_FAILPOINTS=provider.after_segment_write=kill",
+  Ran killed = RunVigil("VIGIL_FAILPOINTS=runner.after_dispatch=kill",
                         "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
   ASSERT_TRUE(killed.killed) << killed.exit_code << " " << killed.output;
   ASSERT_EQ(store_->Get(job.job_id)->state.execution, jobs::Execution::kRunning);  // C4

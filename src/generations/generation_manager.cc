@@ -1,24 +1,228 @@
 #include "vigil/generations/generation_manager.h"
 
+#include <algorithm>
+#include <map>
+
+#include "vigil/common/failpoint.h"
+
 namespace vigil::generations {
 
+// ---- ResourceBudget ---------------------------------------------------------
+
+ResourceBudget::Reservation& ResourceBudget::Reservation::operator=(Reservation&& o) noexcept {
+  if (this != &o) {
+    Release();
+    budget_ = o.budget_;
+    memory_ = o.memory_;
+    disk_ = o.disk_;
+    o.budget_ = nullptr;
+    o.memory_ = o.disk_ = 0;
+  }
+  return *this;
+}
+
+void ResourceBudget::Reservation::Release() {
+  if (budget_ != nullptr) budget_->Return(memory_, disk_);
+  budget_ = nullptr;
+  memory_ = disk_ = 0;
+}
+
+Result<ResourceBudget::Reservation> ResourceBudget::Reserve(uint64_t memory, uint64_t disk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (memory > memory_limit_ - std::min(memory_limit_, memory_used_)) {
+    return Status::ResourceExhausted("memory budget: " + std::to_string(memory) + " bytes wanted, " +
+                                     std::to_string(memory_limit_ - memory_used_) + " of " +
+                                     std::to_string(memory_limit_) + " free");
+  }
+  if (disk > disk_limit_ - std::min(disk_limit_, disk_used_)) {
+    return Status::ResourceExhausted("disk budget: " + std::to_string(disk) + " bytes wanted, " +
+                                     std::to_string(disk_limit_ - disk_used_) + " of " +
+                                     std::to_string(disk_limit_) + " free");
+  }
+  memory_used_ += memory;
+  disk_used_ += disk;
+  return Reservation(this, memory, disk);
+}
+
+void ResourceBudget::Return(uint64_t memory, uint64_t disk) {
+  std::lock_guard<std::mutex> lock(mu_);
+  memory_used_ -= memory;
+  disk_used_ -= disk;
+}
+
+uint64_t ResourceBudget::memory_used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return memory_used_;
+}
+
+uint64_t ResourceBudget::disk_used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return disk_used_;
+}
+
+// ---- Generation, BuildTicket ------------------------------------------------
+
+Generation::~Generation() {
+  snapshot.reset();  // closes the segments no other generation shares
+  reservation.Release();
+  if (tracker) {
+    std::lock_guard<std::mutex> lock(tracker->mu);
+    --tracker->live;
+    tracker->cv.notify_all();
+  }
+}
+
+BuildTicket& BuildTicket::operator=(BuildTicket&& o) noexcept {
+  if (this != &o) {
+    Release();
+    tracker_ = std::move(o.tracker_);
+    reservation_ = std::move(o.reservation_);
+  }
+  return *this;
+}
+
+void BuildTicket::Release() {
+  reservation_.Release();
+  if (!tracker_) return;
+  {
+    std::lock_guard<std::mutex> lock(tracker_->mu);
+    --tracker_->builders;
+    tracker_->cv.notify_all();
+  }
+  tracker_.reset();
+}
+
+// ---- GenerationManager ------------------------------------------------------
+
+namespace {
+
+std::string OwnerFor() {
+  static std::atomic<uint64_t> next{1};
+  return ProcessOwnerId() + "/" + std::to_string(next.fetch_add(1));
+}
+
+}  // namespace
+
+GenerationManager::GenerationManager(std::string path, GenerationsOptions options)
+    : path_(std::move(path)),
+      options_(std::move(options)),
+      table_(options_.table.empty() ? path_ : options_.table),
+      owner_(OwnerFor()),
+      tracker_(std::make_shared<GenerationTracker>()) {}
+
+GenerationManager::~GenerationManager() {
+  {
+    std::lock_guard<std::mutex> lock(maintain_mu_);
+    stop_maintain_ = true;
+  }
+  maintain_cv_.notify_all();
+  if (maintain_thread_.joinable()) maintain_thread_.join();
+  std::shared_ptr<const Generation> last;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last = std::move(current_);
+  }
+}
+
+Result<std::unique_ptr<GenerationManager>> GenerationManager::Open(const std::string& path, DatasetOptions options) {
+  GenerationsOptions o;
+  o.dataset = options;
+  return Open(path, std::move(o));
+}
+
 Result<std::unique_ptr<GenerationManager>> GenerationManager::Open(const std::string& path,
-                                                                   DatasetOptions options) {
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path, std::nullopt, options));
-  VIGIL_ASSIGN_OR_RETURN(auto snap, query::TableSnapshot::Open(ds));
-  std::unique_ptr<GenerationManager> m(new GenerationManager(path, options));
-  m->Publish(std::move(snap));
+                                                                   GenerationsOptions options) {
+  if (options.physical_per_table < 2) return Status::InvalidArgument("physical_per_table must be at least 2");
+  if (options.builders_per_table < 1) return Status::InvalidArgument("builders_per_table must be at least 1");
+  std::unique_ptr<GenerationManager> m(new GenerationManager(path, std::move(options)));
+  VIGIL_RETURN_IF_ERROR(m->Recover());
+  if (m->options_.maintain_interval.count() > 0) {
+    m->maintain_thread_ = std::thread([p = m.get()] { p->MaintainLoop(); });
+  }
   return m;
 }
 
-void GenerationManager::Publish(std::shared_ptr<const query::TableSnapshot> snapshot) {
-  std::lock_guard<std::mutex> lock(mu_);
+int64_t GenerationManager::NowMs() const {
+  if (options_.now_ms) return options_.now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status GenerationManager::Recover() {
+  std::vector<uint64_t> corrupt;
+  VIGIL_ASSIGN_OR_RETURN(auto versions, Dataset::ListVersions(path_, options_.dataset, &corrupt));
+  skipped_ = corrupt;
+  Status last = Status::NotFound("no readable version of " + path_);
+  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
+    auto ds = Dataset::Open(path_, it->version, options_.dataset);
+    if (!ds.ok()) {
+      last = ds.status();
+      skipped_.push_back(it->version);
+      continue;
+    }
+    BuildTicket ticket(nullptr, {});
+    auto g = BuildGeneration(std::move(*ds), &ticket);
+    if (!g.ok()) {
+      // A missing or corrupt segment inventory: not a complete generation.
+      last = g.status();
+      skipped_.push_back(it->version);
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(refresh_mu_);
+    Publish(std::move(*g));
+    std::sort(skipped_.begin(), skipped_.end());
+    return Status::OK();
+  }
+  return last;
+}
+
+uint64_t GenerationManager::EstimateNewBytes(const Manifest& next) const {
+  std::shared_ptr<const Generation> cur;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    cur = current_;
+  }
+  uint64_t bytes = 0;
+  for (const auto& s : next.segments) {
+    if (cur && cur->snapshot->Segment(s.uuid)) continue;  // shared, not reopened
+    for (const auto& f : s.files) bytes += f.size;
+  }
+  return bytes;
+}
+
+// Pins the version (before anyone can lease it), then opens and verifies it.
+Result<std::shared_ptr<const Generation>> GenerationManager::BuildGeneration(std::shared_ptr<Dataset> ds,
+                                                                            BuildTicket* ticket) {
+  const uint64_t version = ds->version();
+  if (options_.pins) VIGIL_RETURN_IF_ERROR(options_.pins->Pin(table_, version, owner_, NowMs(), options_.pin_ttl_ms));
+  auto snap = query::TableSnapshot::Open(std::move(ds));
+  if (!snap.ok()) {
+    if (options_.pins) (void)options_.pins->Unpin(table_, version, owner_);  // expires otherwise
+    return snap.status();
+  }
   auto g = std::make_shared<Generation>();
-  g->id = next_id_++;
-  g->snapshot = std::move(snapshot);
-  current_ = g;
-  std::erase_if(issued_, [](const auto& w) { return w.expired(); });
-  issued_.push_back(g);
+  g->id = next_id_.fetch_add(1);
+  g->snapshot = std::move(*snap);
+  g->reservation = ticket->TakeReservation();
+  g->tracker = tracker_;
+  {
+    std::lock_guard<std::mutex> lock(tracker_->mu);
+    ++tracker_->live;
+  }
+  return std::shared_ptr<const Generation>(std::move(g));
+}
+
+void GenerationManager::Publish(std::shared_ptr<const Generation> g) {
+  Issued issued{g, g->snapshot->version(), options_.pins != nullptr};
+  std::shared_ptr<const Generation> retired;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retired = std::move(current_);
+    current_ = std::move(g);
+  }
+  issued_.push_back(std::move(issued));
+  // `retired` is destroyed here, outside mu_, when no lease holds it.
 }
 
 Lease GenerationManager::Acquire() const {
@@ -26,27 +230,154 @@ Lease GenerationManager::Acquire() const {
   return Lease(current_);
 }
 
+Result<BuildTicket> GenerationManager::BeginBuild(uint64_t memory_bytes, uint64_t disk_bytes) {
+  {
+    std::lock_guard<std::mutex> lock(tracker_->mu);
+    if (tracker_->builders >= static_cast<int>(options_.builders_per_table)) {
+      return Status::Busy("table " + table_ + " already has " + std::to_string(tracker_->builders) +
+                          " builder(s) running (bound " + std::to_string(options_.builders_per_table) + ")");
+    }
+    if (tracker_->live + tracker_->builders + 1 > static_cast<int>(options_.physical_per_table)) {
+      return Status::ResourceExhausted("table " + table_ + " holds " + std::to_string(tracker_->live) +
+                                       " generation(s); building another would exceed the bound of " +
+                                       std::to_string(options_.physical_per_table));
+    }
+    ++tracker_->builders;
+  }
+  BuildTicket ticket(tracker_, {});  // gives the slot back if the budget refuses
+  if (options_.budget) {
+    VIGIL_ASSIGN_OR_RETURN(auto reservation, options_.budget->Reserve(memory_bytes, disk_bytes));
+    ticket.set_reservation(std::move(reservation));
+  }
+  return ticket;
+}
+
 Result<uint64_t> GenerationManager::Refresh() {
   std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
-  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, Dataset::LatestVersion(path_, options_));
+  if (shut_down_) return Status::FailedPrecondition("the generation manager of " + table_ + " is shut down");
+  (void)Reap();  // failures stay owed; retried by Maintain and Shutdown
+  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, Dataset::LatestVersion(path_, options_.dataset));
   if (latest == current_version()) return latest;
   // Open and verify off the read path; readers keep acquiring the old generation meanwhile.
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, latest, options_));
-  VIGIL_ASSIGN_OR_RETURN(auto snap, query::TableSnapshot::Open(ds));
-  Publish(std::move(snap));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, latest, options_.dataset));
+  VIGIL_ASSIGN_OR_RETURN(BuildTicket ticket, BeginBuild(EstimateNewBytes(ds->manifest()), 0));
+  VIGIL_ASSIGN_OR_RETURN(auto g, BuildGeneration(std::move(ds), &ticket));
+  VIGIL_FAILPOINT("generations.before_swap");
+  Publish(std::move(g));
   return latest;
+}
+
+Status GenerationManager::Reap() {
+  if (!options_.pins) {
+    std::erase_if(issued_, [](const Issued& i) { return i.generation.expired(); });
+    return Status::OK();
+  }
+  std::set<uint64_t> held;
+  for (const auto& i : issued_) {
+    if (!i.generation.expired()) held.insert(i.version);
+  }
+  Status first;
+  for (auto& i : issued_) {
+    if (!i.generation.expired() || !i.pinned || held.count(i.version)) continue;
+    Status st = options_.pins->Unpin(table_, i.version, owner_);
+    if (st.ok()) {
+      i.pinned = false;
+    } else if (first.ok()) {
+      first = st.WithContext("unpinning version " + std::to_string(i.version));
+    }
+  }
+  std::erase_if(issued_, [](const Issued& i) { return i.generation.expired() && !i.pinned; });
+  return first;
+}
+
+Status GenerationManager::Maintain() {
+  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  Status st = Reap();
+  if (options_.pins && !shut_down_) {
+    auto hb = options_.pins->Heartbeat(owner_, NowMs(), options_.pin_ttl_ms);
+    if (!hb.ok() && st.ok()) st = hb.status();
+  }
+  return st;
+}
+
+void GenerationManager::MaintainLoop() {
+  std::unique_lock<std::mutex> lock(maintain_mu_);
+  while (!stop_maintain_) {
+    maintain_cv_.wait_for(lock, options_.maintain_interval, [this] { return stop_maintain_; });
+    if (stop_maintain_) break;
+    lock.unlock();
+    (void)Maintain();
+    lock.lock();
+  }
+}
+
+Status GenerationManager::Shutdown(std::chrono::milliseconds timeout) {
+  std::shared_ptr<const Generation> last;
+  {
+    std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+    shut_down_ = true;  // no Refresh from here on
+    std::lock_guard<std::mutex> lock(mu_);
+    last = std::move(current_);  // no new leases from here on
+  }
+  last.reset();
+  {
+    std::lock_guard<std::mutex> lock(maintain_mu_);
+    stop_maintain_ = true;
+  }
+  maintain_cv_.notify_all();
+  if (maintain_thread_.joinable() && maintain_thread_.get_id() != std::this_thread::get_id()) {
+    maintain_thread_.join();
+  }
+  {
+    std::unique_lock<std::mutex> lock(tracker_->mu);
+    bool joined = tracker_->cv.wait_for(lock, timeout, [this] { return tracker_->live == 0 && tracker_->builders == 0; });
+    if (!joined) {
+      return Status::DeadlineExceeded("shutdown of " + table_ + ": " + std::to_string(tracker_->live) +
+                                      " generation(s) still leased, " + std::to_string(tracker_->builders) +
+                                      " build(s) running");
+    }
+  }
+  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  return Reap();
 }
 
 uint64_t GenerationManager::current_version() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return current_->snapshot->version();
+  return current_ ? current_->snapshot->version() : 0;
 }
 
 size_t GenerationManager::live_generations() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::lock_guard<std::mutex> lock(tracker_->mu);
+  return static_cast<size_t>(tracker_->live);
+}
+
+std::set<uint64_t> GenerationManager::HeldVersions() const {
+  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  std::set<uint64_t> out;
+  for (const auto& i : issued_) {
+    if (!i.generation.expired()) out.insert(i.version);
+  }
+  return out;
+}
+
+size_t GenerationManager::pending_unpins() const {
+  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
   size_t n = 0;
-  for (const auto& w : issued_) n += w.expired() ? 0 : 1;
+  for (const auto& i : issued_) n += (i.generation.expired() && i.pinned) ? 1 : 0;
   return n;
+}
+
+Result<VacuumReport> VacuumTable(const std::string& path, VacuumOptions options,
+                                 const std::vector<const GenerationManager*>& local, VersionPinStore* pins,
+                                 const std::string& table, int64_t now_ms, DatasetOptions dataset_options) {
+  for (const auto* m : local) {
+    for (uint64_t v : m->HeldVersions()) options.protected_versions.insert(v);
+  }
+  if (pins) {
+    VIGIL_ASSIGN_OR_RETURN(auto pinned, pins->LiveVersions(table, now_ms));
+    options.protected_versions.insert(pinned.begin(), pinned.end());
+  }
+  return Vacuum(path, options, dataset_options);
 }
 
 }  // namespace vigil::generations

@@ -1,7 +1,9 @@
 #include "vigil/jobs/admission.h"
 
 #include <optional>
+#include <set>
 
+#include "vigil/common/failpoint.h"
 #include "vigil/common/names.h"
 #include "vigil/index/provider.h"
 #include "vigil/storage/dataset.h"
@@ -69,6 +71,8 @@ JobSpec BaseSpec(const Target& t, const std::string& exact_name, Operation op) {
 Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms,
                             bool noop) {
   VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms));
+  // Crash cut C1: T1 is durable, the client's OK is not yet sent.
+  if (Status fp = failpoint::Hit("admission.after_commit"); !fp.ok()) return fp;
   if (!noop) return job;
   Cas cas{job.job_id, job.revision, std::nullopt, actor, now_ms};
   return store->ConcludeBeforeDispatch(cas, AttemptResult::kNoop, false);
@@ -117,6 +121,26 @@ Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::str
   js.if_mode = stmt.if_exists ? IfMode::kIfExists : IfMode::kNone;
   if (existing) js.columns = existing->columns;
   return AdmitSpec(store_, js, actor, now_ms, !existing.has_value());
+}
+
+Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
+  VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
+  VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
+  if (!existing) return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + t.table.table_name);
+  VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(existing->index_type));
+  std::set<uint32_t> covered;
+  for (const auto& s : t.dataset->manifest().segments) {
+    if (s.name == existing->name) covered.insert(s.covered_fragments.begin(), s.covered_fragments.end());
+  }
+  bool nothing_to_cover = true;
+  for (const auto& f : t.dataset->manifest().fragments) nothing_to_cover = nothing_to_cover && covered.count(f.id) > 0;
+  JobSpec js = BaseSpec(t, existing->name, Operation::kBuild);
+  js.columns = existing->columns;
+  js.category = CategoryOf(type);
+  js.physical_type = existing->index_type;
+  js.properties_json = existing->properties_json;
+  return AdmitSpec(store_, js, actor, now_ms, nothing_to_cover);
 }
 
 }  // namespace vigil::jobs

@@ -58,6 +58,17 @@ ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
   Result<index::ProviderResult> result = Status::Internal("not run");
   if (spec.operation == Operation::kDrop) {
     result = index::DropIndex({spec.locator, std::nullopt, spec.index_name, txn});
+  } else if (spec.operation == Operation::kBuild) {
+    index::BuildIndexRequest req;
+    req.dataset_path = spec.locator;
+    req.version = static_cast<uint64_t>(spec.start_version);
+    req.expected_schema_fingerprint = spec.schema_fingerprint;
+    req.name = spec.index_name;
+    req.txn = txn;
+    req.progress = request.progress;
+    auto built = index::BuildIndex(req);
+    if (!built.ok()) return Complete(true, built.status());
+    result = index::ProviderResult{built->committed_version, built->segment_uuid};
   } else {
     auto type = PhysicalType(spec);
     if (!type.ok()) return Complete(false, type.status());

@@ -280,14 +280,24 @@ CREATE TABLE table_refresh_generations (
 );
 )sql";
 
+// The leader looks for due UNKNOWN jobs and pending refreshes on every pass.
+constexpr char kV2ReconcileDue[] = R"sql(
+CREATE INDEX idx_index_jobs_reconcile_due ON index_jobs (reconcile_next_at, job_id)
+  WHERE outcome = 'UNKNOWN';
+CREATE INDEX idx_index_jobs_refresh_pending ON index_jobs (job_id)
+  WHERE refresh IN ('REQUIRED', 'RUNNING', 'RETRY_PENDING');
+)sql";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
   static const std::vector<meta::Migration> kSqlite = {
       {1, "create the job store", kSqliteV1},
+      {2, "index due reconciliations and pending refreshes", kV2ReconcileDue},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create the job store", kPostgresV1},
+      {2, "index due reconciliations and pending refreshes", kV2ReconcileDue},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

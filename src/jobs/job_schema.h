@@ -49,6 +49,10 @@ constexpr std::string_view kInsertJob =
     " $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) RETURNING job_id";
 
 // $1 job id, $2 expected revision, $3..$35 as in job_rows.cc MutableParams.
+// Progress is advisory: it moves neither the revision nor any state.
+constexpr std::string_view kUpdateProgress =
+    "UPDATE index_jobs SET progress_phase = $1, progress_done = $2, progress_total = $3"
+    " WHERE job_id = $4 AND attempt_id = $5 AND execution = 'RUNNING'";
 constexpr std::string_view kUpdateJob =
     "UPDATE index_jobs SET revision = $3, started_at = $4, finished_at = $5, execution = $6,"
     " outcome = $7, refresh = $8, reconcile = $9, disposition = $10, executor_node_id = $11,"
@@ -165,6 +169,14 @@ constexpr std::string_view kSelectReconcileDue =
     " ('WATCHING', 'RETRY_PENDING', 'FINAL_READ_PENDING', 'STOPPED_TERMINATION_PROVEN')"
     " AND (reconcile_next_at IS NULL OR reconcile_next_at <= $1)"
     " ORDER BY COALESCE(reconcile_next_at, 0), job_id LIMIT $2";
+
+// Refreshes. $1 due by (ms), $2 limit. Jobs whose refresh is REQUIRED, RUNNING (left by a
+// dead leader: replayed) or RETRY_PENDING and due, oldest job first, archived ones included.
+// The predicate matches the partial index idx_index_jobs_refresh_pending (migration 2).
+constexpr std::string_view kSelectRefreshDue =
+    "SELECT " VIGIL_JOB_COLUMNS " FROM index_jobs WHERE refresh IN ('REQUIRED', 'RUNNING', 'RETRY_PENDING')"
+    " AND (refresh <> 'RETRY_PENDING' OR refresh_next_at IS NULL OR refresh_next_at <= $1)"
+    " ORDER BY job_id LIMIT $2";
 
 #undef VIGIL_TABLE_COLUMNS
 #undef VIGIL_EVENT_COLUMNS

@@ -292,6 +292,21 @@ Result<std::vector<JobRecord>> JobStore::ListReconcileDue(int64_t due_by_ms, int
   return out;
 }
 
+Result<std::vector<JobRecord>> JobStore::ListRefreshDue(int64_t due_by_ms, int limit) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return Status::InvalidArgument("job list limit must be 1.." + std::to_string(kMaxListLimit));
+  }
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectRefreshDue, {due_by_ms, int64_t{limit}}));
+  std::vector<JobRecord> out;
+  out.reserve(rows.size());
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(JobRecord rec, ParseJob(row));
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
 Result<std::vector<JobEvent>> JobStore::Events(int64_t job_id) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectEvents, {job_id}));
@@ -301,6 +316,14 @@ Result<std::vector<JobEvent>> JobStore::Events(int64_t job_id) {
     out.push_back(std::move(ev));
   }
   return out;
+}
+
+Status JobStore::RecordProgress(int64_t job_id, const std::string& attempt_id, const std::string& phase,
+                                int64_t done, int64_t total) {
+  VIGIL_RETURN_IF_ERROR(CheckText("progress phase", phase, 64));
+  return db_->Write(
+      [&](Connection& conn) { return conn.Execute(sql::kUpdateProgress, {phase, done, total, job_id, attempt_id}).status(); },
+      meta::WriteScope::kPerStatement);
 }
 
 Result<JobRecord> JobStore::Apply(const Cas& cas, const TransitionFn& fn) { return ApplyWith(cas, fn, nullptr); }

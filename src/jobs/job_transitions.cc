@@ -6,6 +6,7 @@
 #include "jobs/job_rows.h"
 #include "jobs/job_schema.h"
 #include "jobs/job_store_internal.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/job_store.h"
 
@@ -126,6 +127,8 @@ std::optional<EventDraft> CompletionOf(const JobRecord& cur, const JobRecord& ne
 
 Result<JobRecord> JobStore::Cancel(const Cas& cas) {
   VIGIL_ASSIGN_OR_RETURN(JobRecord mid, Apply(cas, StateStep(BeginCancel, event::kCancelRequested)));
+  // Crash cut C3: CANCELLING is durable, the terminal cancel is not.
+  if (Status fp = failpoint::Hit("jobs.cancel.after_cancelling"); !fp.ok()) return fp;
   Cas second = cas;
   second.revision = mid.revision;
   return CompleteCancel(second);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -65,6 +66,12 @@ Result<bool> Leader::Tick() {
   bool worked = false;
   VIGIL_ASSIGN_OR_RETURN(std::optional<int64_t> ran, runner_.RunOnePending(clock_()));
   worked |= ran.has_value();
+  if (ran) {
+    // An attempt that ended UNKNOWN was reaped (its lock is free): settle it now, not after a backoff.
+    Status examined = reconciler_->ExamineJob(*ran, clock_());
+    if (examined.code() == StatusCode::kCommitConflict) return examined;
+    if (!examined.ok()) VIGIL_LOG_WARN("reconciling job {}: {}", *ran, examined.ToString());
+  }
   VIGIL_ASSIGN_OR_RETURN(int refreshed, runner_.RunRefreshes(clock_()));
   worked |= refreshed > 0;
   Result<int> examined = reconciler_->RunDue(clock_());
@@ -82,15 +89,17 @@ Result<bool> Leader::Tick() {
 }
 
 Result<bool> Leader::HasWork() {
-  for (const char* state : {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING",
-                            "FAILED_REFRESH_PENDING"}) {
+  for (const char* state : {"PENDING", "RUNNING"}) {
     JobFilter f;
     f.state = state;
     f.limit = 1;
     VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, store_->List(f));
     if (!jobs.empty()) return true;
   }
-  return false;
+  // Refreshes waiting for a retry count too: a pending RESOLVE waits on them.
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> refreshes,
+                         store_->ListRefreshDue(std::numeric_limits<int64_t>::max(), 1));
+  return !refreshes.empty();
 }
 
 void Leader::HeartbeatLoop() {

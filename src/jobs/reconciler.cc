@@ -84,6 +84,12 @@ Result<int> Reconciler::Pass(int64_t now_ms, bool all, Status* job_error) {
   return static_cast<int>(jobs.size());
 }
 
+Status Reconciler::ExamineJob(int64_t job_id, int64_t now_ms) {
+  epoch_ = leader_epoch_fn_();
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, store_->Get(job_id));
+  return Examine(std::move(job), now_ms);
+}
+
 Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
   JobFilter filter;
   filter.state = "RUNNING";

@@ -56,7 +56,11 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
     }
   }
   if (options_.credentials) {
-    if (std::optional<std::string> secret = options_.credentials(request.job)) launch.secret = std::move(*secret);
+    std::optional<std::string> secret = options_.credentials(request.job);
+    if (secret) {
+      launch.secret = *secret;
+      worker::ZeroizeString(&*secret);
+    }
   }
   launch.attempt_lock_fd = request.attempt_lock_fd;
   launch.timeout = options_.attempt_timeout;
@@ -66,6 +70,7 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
   launch.on_launched = options_.on_launched;
 
   last_launch_ = supervisor_->Run(std::move(launch));
+  worker::ZeroizeString(&launch.secret);  // what a move may leave behind (short strings)
   const worker::LaunchResult& r = last_launch_;
   if (r.failed_before_request) {
     out.report.failed_before_request = true;

@@ -160,7 +160,7 @@ Result<std::vector<std::string>> Root::ListDatabases() const {
   VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(path_));
   std::vector<std::string> dbs;
   for (const auto& e : entries) {
-    if (!ValidateIdentifier(e, "database name").ok()) continue;
+    if (!ValidateIdentifier(e, "database name").ok() || e == kRootMetaDirName || e == kDroppedDir) continue;
     VIGIL_ASSIGN_OR_RETURN(bool link, fs_->IsSymlink(JoinPath(path_, e)));
     if (link || !fs_->ListDir(JoinPath(path_, e)).ok()) continue;  // files are not databases
     dbs.push_back(e);
@@ -181,6 +181,45 @@ Result<std::vector<std::string>> Root::ListTables(std::string_view db) const {
     if (ValidateIdentifier(name, "table name").ok()) tables.push_back(name);
   }
   return tables;
+}
+
+namespace {
+
+Status ValidateDatabaseName(std::string_view db) {
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(db, "database name"));
+  if (db == kRootMetaDirName || db == kDroppedDir) {
+    return Status::InvalidArgument("database name '" + std::string(db) + "' is reserved");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status Root::CreateDatabase(std::string_view db) const {
+  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(db));
+  std::string dir = JoinPath(path_, db);
+  VIGIL_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir));
+  if (exists) return Status::AlreadyExists("database '" + std::string(db) + "' already exists");
+  VIGIL_RETURN_IF_ERROR(fs_->CreateDirs(dir));
+  return fs_->SyncDir(path_);
+}
+
+Status Root::DropDatabase(std::string_view db) const {
+  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(db));
+  std::string dir = JoinPath(path_, db);
+  VIGIL_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir));
+  if (!exists) return Status::NotFound("database '" + std::string(db) + "' does not exist");
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(dir));
+  if (!entries.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(auto tables, ListTables(db));
+    std::string what = tables.empty() ? std::to_string(entries.size()) + " entries" : "tables ";
+    for (size_t i = 0; i < tables.size() && i < 10; ++i) what += (i ? ", " : "") + tables[i];
+    if (tables.size() > 10) what += ", ... (" + std::to_string(tables.size()) + " in all)";
+    return Status::FailedPrecondition("database '" + std::string(db) + "' is not empty (" + what +
+                                      "); drop its tables first");
+  }
+  VIGIL_RETURN_IF_ERROR(fs_->RemoveDir(dir));
+  return fs_->SyncDir(path_);
 }
 
 }  // namespace vigil

@@ -1,5 +1,6 @@
 #include "vigil/storage/root.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -74,6 +75,26 @@ TEST(RootTest, ListsDatabasesAndTables) {
   EXPECT_TRUE(root->ListTables("analytics")->empty());
   EXPECT_EQ(root->ListTables("missing").status().code(), StatusCode::kNotFound);
   EXPECT_FALSE(root->ListTables("../x").ok());
+}
+
+TEST(RootTest, CreateAndDropDatabases) {
+  testing::TempDir dir;
+  auto root = Root::Init(dir.Join("root"));
+  ASSERT_TRUE(root.ok()) << root.status().ToString();
+  ASSERT_TRUE(root->CreateDatabase("db").ok());
+  EXPECT_EQ(root->CreateDatabase("db").code(), StatusCode::kAlreadyExists);
+  EXPECT_THAT(root->CreateDatabase("_meta").message(), HasSubstr("reserved"));
+  EXPECT_EQ(root->CreateDatabase("1x").code(), StatusCode::kInvalidArgument);
+  // _meta and _dropped are never listed as databases.
+  std::filesystem::create_directories(dir.Join("root/_meta"));
+  std::filesystem::create_directories(dir.Join("root/_dropped"));
+  EXPECT_EQ(*root->ListDatabases(), (std::vector<std::string>{"db"}));
+  std::filesystem::create_directories(dir.Join("root/db/t.vgl"));
+  EXPECT_THAT(root->DropDatabase("db").message(), HasSubstr("is not empty (tables t)"));
+  std::filesystem::remove(dir.Join("root/db/t.vgl"));
+  ASSERT_TRUE(root->DropDatabase("db").ok());
+  EXPECT_EQ(root->DropDatabase("db").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(root->ListDatabases()->empty());
 }
 
 }  // namespace

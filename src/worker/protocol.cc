@@ -1,6 +1,7 @@
 #include "vigil/worker/protocol.h"
 
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -314,6 +315,12 @@ std::string SanitizeMessage(std::string_view message, std::string_view secret) {
     out.append(piece);
   }
   return out;
+}
+
+void ZeroizeString(std::string* s) {
+  s->resize(s->capacity());  // never reallocates: exposes the whole buffer
+  if (!s->empty()) ::explicit_bzero(s->data(), s->size());
+  s->clear();
 }
 
 Status WriteAll(int fd, std::string_view bytes) {

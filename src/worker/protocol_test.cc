@@ -175,5 +175,15 @@ TEST(ProtocolTest, PipeHelpersCarryFramesAndReportEndOfStream) {
   ::close(p[0]);
 }
 
+TEST(ProtocolTest, ZeroizeStringWipesTheWholeBuffer) {
+  std::string s = "short-secret";
+  const char* buf = s.data();
+  size_t cap = s.capacity();
+  ZeroizeString(&s);
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.data(), buf);  // the same buffer, now zero
+  for (size_t i = 0; i < cap; ++i) EXPECT_EQ(buf[i], '\0') << i;
+}
+
 }  // namespace
 }  // namespace vigil::worker

@@ -241,14 +241,11 @@ class SigpipeBlock {
   bool was_pending_ = false;
 };
 
-// Zeroizes a string's bytes on destruction (explicit_bzero survives optimization).
+// Zeroizes a string on destruction.
 class Zeroize {
  public:
   explicit Zeroize(std::string* s) : s_(s) {}
-  ~Zeroize() {
-    if (!s_->empty()) ::explicit_bzero(s_->data(), s_->size());
-    s_->clear();
-  }
+  ~Zeroize() { ZeroizeString(s_); }
 
  private:
   std::string* s_;
@@ -626,7 +623,7 @@ LaunchResult Supervisor::Run(LaunchRequest req) {
     Status st = WriteUntil(secret_w.get(), req.secret, deadline);
     if (!st.ok()) VIGIL_LOG_WARN("worker {}: secret not delivered: {}", pid, st.ToString());
   }
-  ::explicit_bzero(req.secret.data(), req.secret.size());
+  ZeroizeString(&req.secret);
   secret_w.Close();
 
   // Progress and the one response.

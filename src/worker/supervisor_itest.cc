@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -150,6 +152,49 @@ TEST_F(SupervisorTest, CreatesAnIndexReportsProgressAndHandsOverTheAttemptLock) 
   EXPECT_EQ(versions.back().version, static_cast<uint64_t>(*r.response.committed_version));
   EXPECT_EQ(versions.back().txn.attempt_id, "7-emb_idx");
   EXPECT_EQ(versions.back().txn.job_id, 7);
+}
+
+TEST_F(SupervisorTest, WorkerRunsUnderItsLimitsWithOnlyTheProtocolDescriptors) {
+  SupervisorOptions o = options_;
+  o.address_space_bytes = 3ull << 30;
+  o.open_files = 200;
+  auto sup = Make(o);
+  // A descriptor this process leaks to children (no close-on-exec) must not reach the worker.
+  int leaked = ::open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaked, 0);
+  auto lock = FileLock::Acquire(dir_.Join("attempt.lock"));
+  ASSERT_TRUE(lock.ok());
+  LaunchRequest req = Job("cat_idx", "category", index::IndexType::kBitmap);
+  req.attempt_lock_fd = lock->fd();
+  std::string limits;
+  std::set<std::string> fds;
+  std::string lock_target;
+  req.on_launched = [&](pid_t pid) {
+    std::string proc = "/proc/" + std::to_string(pid);
+    limits = ReadAll(proc + "/limits");
+    if (DIR* d = ::opendir((proc + "/fd").c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        if (e->d_name[0] != '.') fds.insert(e->d_name);
+      }
+      ::closedir(d);
+    }
+    char buf[4096];
+    ssize_t len = ::readlink((proc + "/fd/6").c_str(), buf, sizeof buf);
+    if (len > 0) lock_target.assign(buf, static_cast<size_t>(len));
+  };
+  LaunchResult r = sup->Run(std::move(req));
+  ::close(leaked);
+  ASSERT_TRUE(r.complete) << r.error.ToString();
+  // stdin/stdout/stderr, protocol in/out, secret pipe, attempt lock: nothing else.
+  EXPECT_EQ(fds, (std::set<std::string>{"0", "1", "2", "3", "4", "5", "6"}));
+  EXPECT_EQ(lock_target, dir_.Join("attempt.lock"));
+  auto limit_line = [&](const std::string& name) {
+    size_t at = limits.find(name);
+    return at == std::string::npos ? std::string() : limits.substr(at, limits.find('\n', at) - at);
+  };
+  EXPECT_NE(limit_line("Max core file size").find(" 0 "), std::string::npos) << limits;
+  EXPECT_NE(limit_line("Max open files").find(" 200 "), std::string::npos) << limits;
+  EXPECT_NE(limit_line("Max address space").find(std::to_string(3ull << 30)), std::string::npos) << limits;
 }
 
 TEST_F(SupervisorTest, ErrorBeforeInvocationIsACompleteNotInvokedResponse) {
@@ -399,6 +444,17 @@ TEST_F(SupervisorTest, WorkerDiesWithItsParent) {
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
 }
 
+TEST_F(SupervisorTest, WorkerRefusesAForeignParentAndABadCommandLine) {
+  // Started by a shell, not by the supervisor named on its command line.
+  std::string worker = DefaultWorkerPath();
+  int st = std::system((worker + " --in=0 --out=1 --secret=0 --parent=1 </dev/null >/dev/null").c_str());
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), kExitParentGone);
+  st = std::system((worker + " --bogus </dev/null >/dev/null").c_str());
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), kExitUsage);
+}
+
 TEST_F(SupervisorTest, RequireCgroupRefusesWhereNoneIsUsable) {
   SupervisorOptions o = options_;
   o.require_cgroup = true;
@@ -478,6 +534,20 @@ TEST_P(SupervisorCgroupTest, MemoryLimitOfTheCgroupEndsTheWorkerNotTheParent) {
   EXPECT_FALSE(r.failed_before_request);
   ExpectKilledAndReaped(r, SIGKILL);
   EXPECT_TRUE(r.oom_killed) << r.error.ToString();
+}
+
+TEST_P(SupervisorCgroupTest, CleanupIsIdempotent) {
+  if (!Usable()) GTEST_SKIP() << skip_reason_;
+  auto placement = ResolveCgroup(Parent());
+  ASSERT_TRUE(placement.ok());
+  auto cg = WorkerCgroup::Create(*placement, "vigil-worker-" + std::to_string(::getpid()) + "-idem", 64 << 20, 16);
+  ASSERT_TRUE(cg.ok()) << cg.status().ToString();
+  std::vector<std::string> dirs = cg->dirs();
+  ASSERT_FALSE(dirs.empty());
+  for (const auto& d : dirs) EXPECT_EQ(::access(d.c_str(), F_OK), 0) << d;
+  EXPECT_TRUE(cg->Remove().ok());
+  EXPECT_TRUE(cg->Remove().ok());
+  for (const auto& d : dirs) EXPECT_NE(::access(d.c_str(), F_OK), 0) << d;
 }
 
 INSTANTIATE_TEST_SUITE_P(Hierarchies, SupervisorCgroupTest, ::testing::Values("v1", "v2"));

@@ -3,6 +3,7 @@
 // expected parent only; the job arrives over the protocol pipe, a secret over
 // the secret pipe. Usage (the supervisor builds it):
 //   vigil-worker --in=FD --out=FD --secret=FD --parent=PID [--lock=FD]
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -46,6 +47,6 @@ int main(int argc, char** argv) {
   if (::getppid() != static_cast<pid_t>(parent)) return vigil::worker::kExitParentGone;
   ::signal(SIGPIPE, SIG_IGN);
   // The attempt lock (when given) stays open, unused, for the whole life of the process.
-  (void)lock;
+  if (lock >= 0 && ::fcntl(static_cast<int>(lock), F_GETFD) < 0) return vigil::worker::kExitSetup;
   return vigil::worker::ServeOneRequest({static_cast<int>(in), static_cast<int>(out), static_cast<int>(secret)});
 }

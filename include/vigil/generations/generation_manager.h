@@ -1,30 +1,99 @@
-// Per-table generation manager: readers Acquire() a lease on the current
-// generation (one table snapshot: a pinned version plus its opened segments)
-// and release it when done; Refresh() opens and verifies the newest version
-// off the read path and then swaps the current pointer, so publication never
-// waits for, nor disturbs, a leased reader. A retired generation is destroyed
-// (its segment handles closed unless shared) when its last lease is released.
+// Per-table generation manager (DESIGN.md section 7): readers Acquire() a
+// lease on the current generation (one table snapshot: a pinned version plus
+// its opened segments) and release it when done; Refresh() opens and verifies
+// the newest version off the read path (manifest checksum, segment
+// inventories; segments already open are shared through the snapshot segment
+// cache, not reopened) and then swaps the current pointer, so publication
+// never waits for, nor disturbs, a leased reader. A retired generation closes
+// its handles (segments not shared with a live generation) when its last lease
+// is released; its cross-process version pin is removed by the next
+// Maintain()/Refresh()/Shutdown() (a failed removal stays owned and is retried).
+//
+// Bounds: builders per table (a Refresh or an in-process build holds the slot;
+// more is Busy), physical generations per table (current + retired-with-leases
+// + building; a Refresh that would exceed it is ResourceExhausted), and a
+// memory/disk ResourceBudget shared by all tables, admitted before any work.
+// Every refusal leaves the current generation usable.
 //
 // Thread safety: all methods are thread-safe. Acquire takes one short mutex
-// (a pointer copy), never one that Refresh holds while opening files.
+// (a pointer copy), never one that Refresh, a build or a pin write holds.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/generations/version_pins.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/vacuum.h"
 
 namespace vigil::generations {
 
+// Memory and disk budgets shared by every table of a process. Must outlive
+// every manager, lease and reservation that uses it. Thread-safe.
+class ResourceBudget {
+ public:
+  // A claim on part of the budget, returned on destruction. Move-only.
+  class Reservation {
+   public:
+    Reservation() = default;
+    Reservation(ResourceBudget* b, uint64_t memory, uint64_t disk) : budget_(b), memory_(memory), disk_(disk) {}
+    Reservation(Reservation&& o) noexcept { *this = std::move(o); }
+    Reservation& operator=(Reservation&& o) noexcept;
+    ~Reservation() { Release(); }
+    void Release();
+    uint64_t memory() const { return memory_; }
+    uint64_t disk() const { return disk_; }
+
+   private:
+    ResourceBudget* budget_ = nullptr;
+    uint64_t memory_ = 0;
+    uint64_t disk_ = 0;
+  };
+
+  ResourceBudget(uint64_t memory_bytes, uint64_t disk_bytes) : memory_limit_(memory_bytes), disk_limit_(disk_bytes) {}
+  // Reserves both amounts or neither; ResourceExhausted names the budget that is short.
+  Result<Reservation> Reserve(uint64_t memory, uint64_t disk);
+  uint64_t memory_used() const;
+  uint64_t disk_used() const;
+
+ private:
+  void Return(uint64_t memory, uint64_t disk);
+  const uint64_t memory_limit_;
+  const uint64_t disk_limit_;
+  mutable std::mutex mu_;
+  uint64_t memory_used_ = 0;  // GUARDED_BY(mu_)
+  uint64_t disk_used_ = 0;    // GUARDED_BY(mu_)
+};
+
+// Live-object accounting shared by a manager and its generations (which may outlive it).
+struct GenerationTracker {
+  std::mutex mu;
+  std::condition_variable cv;  // notified whenever a count drops
+  int live = 0;                // GUARDED_BY(mu): generations not yet destroyed
+  int builders = 0;            // GUARDED_BY(mu): Refreshes and builds in progress
+};
+
 struct Generation {
+  Generation() = default;
+  Generation(const Generation&) = delete;
+  Generation& operator=(const Generation&) = delete;
+  ~Generation();  // closes the snapshot's handles, returns the reservation, tells the tracker
+
   uint64_t id = 0;  // increases with every publication in this manager
   std::shared_ptr<const query::TableSnapshot> snapshot;
+  ResourceBudget::Reservation reservation;
+  std::shared_ptr<GenerationTracker> tracker;
 };
 
 // A reader's claim on one generation. Movable; releases on destruction.
@@ -36,35 +105,125 @@ class Lease {
   uint64_t version() const { return generation_->snapshot->version(); }
   uint64_t generation_id() const { return generation_->id; }
   bool valid() const { return generation_ != nullptr; }
+  // Idempotent: a second Release (or the destructor after it) does nothing.
   void Release() { generation_.reset(); }
 
  private:
   std::shared_ptr<const Generation> generation_;
 };
 
+// The builder slot (and budget) of an in-process build; returned on destruction.
+class BuildTicket {
+ public:
+  BuildTicket() = default;
+  BuildTicket(std::shared_ptr<GenerationTracker> t, ResourceBudget::Reservation r)
+      : tracker_(std::move(t)), reservation_(std::move(r)) {}
+  BuildTicket(BuildTicket&&) noexcept = default;
+  BuildTicket& operator=(BuildTicket&& o) noexcept;
+  ~BuildTicket() { Release(); }
+  void Release();
+  void set_reservation(ResourceBudget::Reservation r) { reservation_ = std::move(r); }
+  // Hands the reservation to a generation built under this ticket.
+  ResourceBudget::Reservation TakeReservation() { return std::move(reservation_); }
+
+ private:
+  std::shared_ptr<GenerationTracker> tracker_;
+  ResourceBudget::Reservation reservation_;
+};
+
+struct GenerationsOptions {
+  DatasetOptions dataset;
+  uint32_t builders_per_table = 1;
+  uint32_t physical_per_table = 3;   // current + retired + building
+  ResourceBudget* budget = nullptr;  // shared by all tables; null = unbounded
+  VersionPinStore* pins = nullptr;   // null = no cross-process pins
+  std::string table;                 // pin key; empty = the dataset path
+  int64_t pin_ttl_ms = 60'000;
+  // Maintain() every interval on a background thread (heartbeat + reap); 0 = never.
+  std::chrono::milliseconds maintain_interval{0};
+  std::function<int64_t()> now_ms;   // null = the system clock
+};
+
 class GenerationManager {
  public:
-  // Opens the newest version of the dataset at `path` as the first generation.
+  // Opens the newest version whose manifest and segment inventories verify
+  // (recovery: newer ones that do not are skipped and listed in skipped_versions())
+  // as the first generation, and pins it.
+  static Result<std::unique_ptr<GenerationManager>> Open(const std::string& path, GenerationsOptions options);
   static Result<std::unique_ptr<GenerationManager>> Open(const std::string& path, DatasetOptions options = {});
+  ~GenerationManager();  // stops maintenance and drops the current generation without waiting
 
+  // A lease on the current generation; invalid after Shutdown.
   Lease Acquire() const;
-  // Publishes the newest version if it differs from the current one; returns the current version.
+  // Publishes the newest version if it differs from the current one; returns the
+  // current version. Busy: builder slot taken; ResourceExhausted: the physical
+  // bound or a budget; other errors from opening/verifying/pinning. On any error
+  // the current generation stays current and usable.
   Result<uint64_t> Refresh();
+  // Claims the builder slot and budget for an in-process build (e.g. BUILD INDEX).
+  Result<BuildTicket> BeginBuild(uint64_t memory_bytes, uint64_t disk_bytes);
+  // Heartbeats this manager's pins and removes the pins of retired generations;
+  // failures are returned and retried on the next call.
+  Status Maintain();
+  // Stops new leases, waits for every lease and build to end, closes every
+  // handle and removes every pin. DeadlineExceeded when `timeout` passes first
+  // (call again to keep waiting). Idempotent once it returned OK.
+  Status Shutdown(std::chrono::milliseconds timeout = std::chrono::hours(24));
+
   uint64_t current_version() const;
   // Generations still alive: the current one plus retired ones with leases.
   size_t live_generations() const;
+  // Versions held by live generations of this manager (for VACUUM).
+  std::set<uint64_t> HeldVersions() const;
+  // Versions skipped by recovery at Open (corrupt manifest or inventory).
+  const std::vector<uint64_t>& skipped_versions() const { return skipped_; }
+  // Pins whose removal failed and is still owed (retried by Maintain).
+  size_t pending_unpins() const;
+  const std::string& owner() const { return owner_; }
+  const std::string& table() const { return table_; }
 
  private:
-  GenerationManager(std::string path, DatasetOptions options) : path_(std::move(path)), options_(options) {}
-  void Publish(std::shared_ptr<const query::TableSnapshot> snapshot);
+  struct Issued {
+    std::weak_ptr<const Generation> generation;
+    uint64_t version = 0;
+    bool pinned = false;
+  };
+
+  GenerationManager(std::string path, GenerationsOptions options);
+  int64_t NowMs() const;
+  Status Recover();
+  Result<std::shared_ptr<const Generation>> BuildGeneration(std::shared_ptr<Dataset> ds, BuildTicket* ticket);
+  uint64_t EstimateNewBytes(const Manifest& next) const;
+  void Publish(std::shared_ptr<const Generation> g);
+  Status Reap();
+  void MaintainLoop();
 
   const std::string path_;
-  const DatasetOptions options_;
-  std::mutex refresh_mu_;  // serializes Refresh; never taken by Acquire
-  mutable std::mutex mu_;
-  std::shared_ptr<const Generation> current_;            // GUARDED_BY(mu_)
-  std::vector<std::weak_ptr<const Generation>> issued_;  // GUARDED_BY(mu_)
-  uint64_t next_id_ = 1;                                 // GUARDED_BY(mu_)
+  const GenerationsOptions options_;
+  const std::string table_;
+  const std::string owner_;
+  std::shared_ptr<GenerationTracker> tracker_;
+  std::vector<uint64_t> skipped_;        // set once in Open
+
+  mutable std::mutex refresh_mu_;        // serializes Refresh/Reap/Shutdown bookkeeping; never taken by Acquire
+  std::vector<Issued> issued_;           // GUARDED_BY(refresh_mu_): every generation published, until unpinned
+  bool shut_down_ = false;               // GUARDED_BY(refresh_mu_)
+
+  mutable std::mutex mu_;                // guards only the current pointer (held for a copy or swap)
+  std::shared_ptr<const Generation> current_;  // GUARDED_BY(mu_)
+  std::atomic<uint64_t> next_id_{1};     // generation ids, in build order
+
+  std::mutex maintain_mu_;
+  std::condition_variable maintain_cv_;  // wakes the maintenance thread to stop
+  bool stop_maintain_ = false;           // GUARDED_BY(maintain_mu_)
+  std::thread maintain_thread_;
 };
+
+// VACUUM of a table served by this process: protects every version held by
+// `local` managers' generations and every version with a live pin in `pins`
+// (may be null), then runs storage Vacuum with `options`.
+Result<VacuumReport> VacuumTable(const std::string& path, VacuumOptions options,
+                                 const std::vector<const GenerationManager*>& local, VersionPinStore* pins,
+                                 const std::string& table, int64_t now_ms, DatasetOptions dataset_options = {});
 
 }  // namespace vigil::generations

@@ -78,3 +78,40 @@ Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& 
                                              const Manifest& manifest, const IndexSegmentMeta& meta);
 
 }  // namespace vigil::index
+
+namespace vigil::index {
+
+// BUILD INDEX name ON t (online maintenance, DESIGN.md section 3): adds one
+// delta segment to the logical index `name` for the fragments of the base
+// version that no segment of it covers, reusing the trained parts of its
+// newest segment (IVF centroids and PQ codebooks; the FTS tokenizer, with
+// table-wide statistics combined at query time; BTREE/BITMAP just cover the
+// new fragments). Before committing it validates against a fresh read of the
+// dataset (the index and its segments unchanged, the schema unchanged, every
+// covered fragment present) and commits with the request's transaction
+// properties (operation BUILD_INDEX), rebasing over concurrent appends and
+// deletes. Nothing to cover: a NOOP (no segment, no commit).
+struct BuildIndexRequest {
+  std::string dataset_path;
+  std::optional<uint64_t> version;          // the base cut; none = latest
+  std::string expected_schema_fingerprint;  // empty = not checked
+  std::string name;                         // exact name of an existing logical index
+  Uuid segment_uuid;                        // preassigned; nil = generate
+  TransactionProperties txn;
+  ProgressFn progress;
+};
+
+struct BuildIndexResult {
+  bool noop = false;                        // nothing to cover
+  uint64_t base_version = 0;
+  uint64_t committed_version = 0;           // the base version for a NOOP
+  Uuid segment_uuid;                        // nil for a NOOP
+  std::vector<uint32_t> covered_fragments;  // of the new segment
+};
+
+// NotFound: no index `name`; CommitConflict: the index was replaced, dropped or
+// built concurrently, or a fragment to cover was removed; other errors as above.
+// Failpoints: build.after_segment_write (before commit), build.after_commit.
+Result<BuildIndexResult> BuildIndex(const BuildIndexRequest& request);
+
+}  // namespace vigil::index

@@ -33,6 +33,12 @@ struct CreateIndexStatement {
   bool or_replace = false;
 };
 
+// BUILD INDEX name ON t: a delta segment for the fragments the index does not cover.
+struct BuildIndexStatement {
+  IndexTarget target;
+  std::string index_name;
+};
+
 struct DropIndexStatement {
   IndexTarget target;
   std::string index_name;
@@ -48,6 +54,9 @@ class Admission {
   // case-only name), NotFound (table), AlreadyExists (name exists, or its fence is held).
   Result<JobRecord> Create(const CreateIndexStatement& stmt, const std::string& actor, int64_t now_ms);
   Result<JobRecord> Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms);
+  // NotFound when no index matches; admitted and concluded at once as a NOOP when
+  // the index already covers every fragment of the newest version.
+  Result<JobRecord> Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms);
 
  private:
   JobStore* store_;

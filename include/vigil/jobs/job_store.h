@@ -162,6 +162,9 @@ class JobStore {
   // STOPPED_TERMINATION_PROVEN awaiting attribution) with reconcile_next_at unset or <= due_by_ms,
   // earliest first; archived tombstones included. InvalidArgument outside 1..kMaxListLimit.
   Result<std::vector<JobRecord>> ListReconcileDue(int64_t due_by_ms, int limit);
+  // Jobs with a refresh to run by due_by_ms: REQUIRED, RUNNING (a dead leader's, to replay) or
+  // RETRY_PENDING and due; oldest first; archived ones and tombstones included.
+  Result<std::vector<JobRecord>> ListRefreshDue(int64_t due_by_ms, int limit);
   // Every event of the job, by (seq, part).
   Result<std::vector<JobEvent>> Events(int64_t job_id);
 
@@ -170,6 +173,11 @@ class JobStore {
   // the next record written with revision+1, its events, and the fence and guard released
   // when HoldsFence() turns false. Internal when fn changes admitted fields or re-takes a fence.
   Result<JobRecord> Apply(const Cas& cas, const TransitionFn& fn);
+
+  // Records the running attempt's progress (phase, done, total). Advisory: no revision, no
+  // event, never a state change; ignored (OK) once the attempt is no longer RUNNING.
+  Status RecordProgress(int64_t job_id, const std::string& attempt_id, const std::string& phase, int64_t done,
+                        int64_t total);
 
   // ---- Transitions (each one Apply) ----
   // T2 as two CASes: PENDING -> CANCELLING, then CANCELLED_BEFORE_DISPATCH (fence released).

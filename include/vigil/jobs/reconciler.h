@@ -55,6 +55,11 @@ class Reconciler {
   // such error is returned after the pass. CommitConflict at once when leadership was lost.
   Result<int> RunDue(int64_t now_ms, bool all = false);
 
+  // Examines one job now, whatever its schedule: used right after an attempt ended
+  // UNKNOWN, when the reap that freed its attempt lock already proves termination.
+  // CommitConflict when leadership was lost.
+  Status ExamineJob(int64_t job_id, int64_t now_ms);
+
   // The backoff after a check that proved nothing: doubled, within [initial, max].
   int64_t NextBackoff(int64_t current_s) const;
 

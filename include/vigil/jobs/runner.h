@@ -40,6 +40,8 @@ class JobRunner {
  private:
   Status RenewLeadership(int64_t now_ms);
   Result<JobRecord> Refresh(const JobRecord& job, int64_t now_ms);
+  // Forwards an attempt's progress to the job record, throttled.
+  index::ProgressFn ProgressRecorder(const JobRecord& job);
 
   JobStore* store_;
   Executor* executor_;

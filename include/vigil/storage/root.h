@@ -21,6 +21,9 @@ constexpr std::string_view kRootMarkerFile = "vigil_root.json";
 constexpr std::string_view kLocalCatalog = "local";
 constexpr std::string_view kTableDirSuffix = ".vgl";
 constexpr int kRootFormatVersion = 1;
+// Directories of a root that are not databases: the metadata store and dropped tables.
+constexpr std::string_view kRootMetaDirName = "_meta";
+constexpr std::string_view kDroppedDir = "_dropped";
 
 struct TableName {
   std::string catalog = std::string(kLocalCatalog);
@@ -59,8 +62,14 @@ class Root {
   Result<std::string> TablePath(const TableName& name) const;
   // Whether the table's directory exists.
   Result<bool> TableExists(const TableName& name) const;
-  // Database names (directories with identifier names), sorted.
+  // Database names (directories with identifier names, except _meta and _dropped), sorted.
   Result<std::vector<std::string>> ListDatabases() const;
+  // Creates `<root>/<db>` durably. AlreadyExists when it exists; InvalidArgument for a bad or
+  // reserved name.
+  Status CreateDatabase(std::string_view db) const;
+  // Removes an empty database directory. NotFound when missing; FailedPrecondition naming
+  // its tables (or other entries) when it is not empty.
+  Status DropDatabase(std::string_view db) const;
   // Table names of `db` (entries `<name>.vgl`), sorted; NotFound for an unknown db.
   Result<std::vector<std::string>> ListTables(std::string_view db) const;
 

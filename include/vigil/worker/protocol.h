@@ -151,6 +151,10 @@ class FrameReader {
 // invalid UTF-8 replaced by '?', cut to at most kMaxMessageBytes on a character boundary.
 std::string SanitizeMessage(std::string_view message, std::string_view secret = {});
 
+// Overwrites every byte of `s`'s buffer, its unused capacity included (a moved-from
+// short string keeps its bytes there), then clears it. Survives optimization.
+void ZeroizeString(std::string* s);
+
 // Blocking helpers over pipe descriptors (EINTR retried).
 // Writes all of `bytes`; IOError (EPIPE included) otherwise.
 Status WriteAll(int fd, std::string_view bytes);

@@ -1,0 +1,163 @@
+// `vigil bench sql`: the per-statement overhead of a vector_search SELECT over
+// the C++ query API on the same table version. Each query vector runs both as
+// `SELECT id, _distance FROM vector_search('db.docs', 'emb', ?, k, options)`
+// through the SelectEngine (a FLOAT32 blob parameter; the prepared statement is
+// cached) and as VectorSearch + TakeRows(id) directly, interleaved; the figures
+// are p50 / p99 latencies in microseconds, the p50 overhead and the ratio.
+// Target: p50 overhead <= 50 us. VectorSearch alone is timed too: query::TakeRows
+// re-opens the fragment for every row, while the SQL path reads each needed block
+// once, so the overhead over VectorSearch alone (search-only, timed right after the
+// raw path on the same query, so with warm caches) is reported as the stricter figure.
+//
+// Options: rows (20000); dim (128); partitions (64); sub_vectors (16); k (10);
+// nprobes (8); queries (2000); prefilter (0: none; 1: WHERE category = ? on both paths).
+#include <algorithm>
+#include <chrono>
+
+#include "bench/bench.h"
+#include "vigil/index/provider.h"
+#include "vigil/jobs/authorization.h"
+#include "vigil/query/query.h"
+#include "vigil/sql/parser.h"
+#include "vigil/sql/select_engine.h"
+#include "vigil/storage/datagen.h"
+#include "vigil/storage/root.h"
+
+namespace vigil::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kOverheadTargetUs = 50;
+
+double Micros(Clock::time_point since) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - since).count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+struct Setup {
+  std::unique_ptr<Root> root;
+  std::string path;
+  std::shared_ptr<const DataGenerator> gen;
+};
+
+Result<Setup> MakeTable(const BenchArgs& args) {
+  Setup s;
+  VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(args.work_dir + "/sql_bench_root"));
+  s.root = std::make_unique<Root>(std::move(root));
+  DatagenOptions o;
+  o.rows = static_cast<uint64_t>(args.Int("rows", 20000));
+  o.dim = static_cast<uint32_t>(args.Int("dim", 128));
+  o.columns = {"id", "category", "emb"};
+  VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
+  VIGIL_ASSIGN_OR_RETURN(s.path, s.root->TablePath(TableName{"local", "db", "docs"}));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(s.path, s.gen->schema(), {.operation = "CREATE_TABLE"}));
+  auto reader = s.gen->NewReader();
+  VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), {.operation = "APPEND"}).status());
+  index::CreateIndexRequest req;
+  req.dataset_path = s.path;
+  req.column = "emb";
+  req.name = "emb_idx";
+  req.type = index::IndexType::kIvfPq;
+  req.properties = {{"index_type", "IVF_PQ"},
+                    {"metric", "l2"},
+                    {"num_partitions", std::to_string(args.Int("partitions", 64))},
+                    {"num_sub_vectors", std::to_string(args.Int("sub_vectors", 16))}};
+  VIGIL_RETURN_IF_ERROR(index::CreateVectorIndex(req).status());
+  return s;
+}
+
+Result<nlohmann::json> Run(const BenchArgs& args) {
+  VIGIL_ASSIGN_OR_RETURN(Setup s, MakeTable(args));
+  const uint32_t k = static_cast<uint32_t>(args.Int("k", 10));
+  const uint32_t nprobes = static_cast<uint32_t>(args.Int("nprobes", 8));
+  const int64_t queries = args.Int("queries", 2000);
+  const bool prefilter = args.Int("prefilter", 0) != 0;
+  const std::string category = DataGenerator::CategoryName(0);
+
+  VIGIL_ASSIGN_OR_RETURN(auto engine, sql::SelectEngine::Open(*s.root, nullptr));
+  std::string text = "SELECT id, _distance FROM vector_search('db.docs', 'emb', ?, " + std::to_string(k) +
+                     ", '{\"nprobes\": " + std::to_string(nprobes) + "}')" + (prefilter ? " WHERE category = ?" : "");
+  VIGIL_ASSIGN_OR_RETURN(sql::Statement parsed, sql::ParseStatement(text));
+  const auto& select = std::get<sql::SelectStatement>(parsed.node);
+  const jobs::Principal admin = jobs::Principal::LocalAdmin();
+
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(s.path));
+  VIGIL_ASSIGN_OR_RETURN(auto snapshot, query::TableSnapshot::Open(ds));
+  query::VectorQueryOptions opts;
+  opts.k = k;
+  opts.nprobes = nprobes;
+  std::vector<query::ColumnPredicate> pre;
+  if (prefilter) pre.push_back({"category", {index::ScalarPredicate::Op::kEq, {Value(category)}}});
+
+  const uint32_t dim = s.gen->options().dim;
+  std::vector<double> raw_us, sql_us, search_us;
+  size_t mismatches = 0;
+  const int64_t warmup = 50;
+  for (int64_t i = 0; i < warmup + queries; ++i) {
+    std::vector<float> q(dim);
+    s.gen->Embedding(static_cast<uint64_t>(i * 7919) % s.gen->options().rows, q.data());
+    q[0] += 0.01f;  // not exactly a stored row
+    std::vector<sql::Value> params{sql::Blob{std::string(reinterpret_cast<const char*>(q.data()), q.size() * 4)}};
+    if (prefilter) params.push_back(category);
+
+    auto t0 = Clock::now();
+    VIGIL_ASSIGN_OR_RETURN(auto hits, query::VectorSearch(*snapshot, "emb", q, opts, pre));
+    std::vector<RowAddress> rows;
+    for (const auto& h : hits) rows.push_back(h.row);
+    VIGIL_ASSIGN_OR_RETURN(auto batch, query::TakeRows(*snapshot, rows, {"id"}));
+    double raw = Micros(t0);
+    auto t2 = Clock::now();
+    VIGIL_ASSIGN_OR_RETURN(auto again, query::VectorSearch(*snapshot, "emb", q, opts, pre));
+    double search_only = Micros(t2);
+    if (again.size() != hits.size()) ++mismatches;
+
+    auto t1 = Clock::now();
+    VIGIL_ASSIGN_OR_RETURN(auto rs, engine->Select(select, admin, params));
+    double via_sql = Micros(t1);
+
+    if (rs.rows.size() != batch.num_rows ||
+        (batch.num_rows > 0 && std::get<int64_t>(rs.rows[0][0]) != std::get<int64_t>(batch.columns[0].ValueAt(0)))) {
+      ++mismatches;
+    }
+    if (i < warmup) continue;
+    raw_us.push_back(raw);
+    sql_us.push_back(via_sql);
+    search_us.push_back(search_only);
+  }
+  const double raw_p50 = Percentile(raw_us, 0.5), sql_p50 = Percentile(sql_us, 0.5);
+  const double overhead = sql_p50 - raw_p50;
+  nlohmann::json out;
+  out["rows"] = s.gen->options().rows;
+  out["dim"] = dim;
+  out["k"] = k;
+  out["nprobes"] = nprobes;
+  out["queries"] = queries;
+  out["prefilter"] = prefilter;
+  out["raw_p50_us"] = raw_p50;
+  out["raw_p99_us"] = Percentile(raw_us, 0.99);
+  out["sql_p50_us"] = sql_p50;
+  out["sql_p99_us"] = Percentile(sql_us, 0.99);
+  out["overhead_p50_us"] = overhead;
+  out["ratio_sql_over_raw_p50"] = raw_p50 > 0 ? sql_p50 / raw_p50 : 0;
+  out["sql_serial_qps"] = sql_p50 > 0 ? 1e6 / sql_p50 : 0;
+  out["raw_serial_qps"] = raw_p50 > 0 ? 1e6 / raw_p50 : 0;
+  const double search_p50 = Percentile(search_us, 0.5);
+  out["search_only_p50_us"] = search_p50;
+  out["overhead_over_search_only_p50_us"] = sql_p50 - search_p50;
+  out["result_mismatches"] = mismatches;
+  out["target_overhead_p50_us"] = kOverheadTargetUs;
+  out["meets_target"] = overhead <= kOverheadTargetUs;
+  return out;
+}
+
+}  // namespace
+
+VIGIL_REGISTER_BENCH("sql", "per-statement overhead of a vector_search SELECT over VectorSearch + TakeRows", Run);
+
+}  // namespace vigil::bench

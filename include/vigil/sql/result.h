@@ -1,0 +1,31 @@
+// The result of one executed SQL statement: column names, rows of SQLite-typed
+// values, notices (for stderr), warnings (FORCE and the like) and the ids of the
+// index jobs the statement admitted. The shell prints it as an aligned table,
+// RFC 4180 CSV or JSON. Plain values; thread-compatible.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace vigil::sql {
+
+struct Blob {
+  std::string bytes;
+  bool operator==(const Blob&) const = default;
+};
+
+// NULL, INTEGER, REAL, TEXT or BLOB, as SQLite types them.
+using Value = std::variant<std::monostate, int64_t, double, std::string, Blob>;
+
+struct ResultSet {
+  std::vector<std::string> columns;        // empty for a statement without rows
+  std::vector<std::vector<Value>> rows;    // each row has columns.size() values
+  std::string message;                     // e.g. "CREATE INDEX: job 7 admitted", "3 rows deleted"
+  std::vector<std::string> notices;        // progress and informational lines (stderr)
+  std::vector<std::string> warnings;       // e.g. FORCE warnings (stderr, and SHOW INDEX JOB)
+  std::vector<int64_t> admitted_jobs;      // jobs this statement admitted, for -c waits
+};
+
+}  // namespace vigil::sql

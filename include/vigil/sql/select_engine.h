@@ -1,0 +1,52 @@
+// SELECT and EXPLAIN [ANALYZE] over Vigil tables on SQLite's engine: Vigil
+// tables are SQLite virtual tables (eponymous, in one in-memory connection, no
+// ATTACH per database) with constraints pushed down to BTREE/BITMAP segments,
+// plus the table functions vector_search, fts_search, vigil_indexes,
+// vigil_index_entries, vigil_orphans and the vigil_index_jobs table. Vigil's
+// tokenizer rewrites `[catalog.]db.table` names, typed literals and the table
+// functions before SQLite sees the text. Every statement reads one leased
+// generation per table, released when the statement resets.
+// Thread safety: one thread at a time per engine (one SQLite connection).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/sql/ast.h"
+#include "vigil/sql/result.h"
+
+namespace vigil {
+class Root;
+namespace jobs {
+class JobStore;
+struct Principal;
+}  // namespace jobs
+}  // namespace vigil
+
+namespace vigil::sql {
+
+struct SelectOptions {
+  size_t max_rows = 1'000'000;  // more is ResourceExhausted, never a truncated result
+};
+
+class SelectEngine {
+ public:
+  virtual ~SelectEngine() = default;
+  // `root` and `store` outlive the engine.
+  static Result<std::unique_ptr<SelectEngine>> Open(const Root& root, jobs::JobStore* store,
+                                                    SelectOptions options = {});
+
+  // Runs a SELECT / WITH statement with optional bound parameters (? / ?N).
+  virtual Result<ResultSet> Select(const SelectStatement& stmt, const jobs::Principal& who,
+                                   const std::vector<Value>& params = {}) = 0;
+  // EXPLAIN: SQLite's plan plus Vigil's access per table; ANALYZE also runs the statement
+  // and lists per table access the segments used (`_indices/<uuid>` paths) and physical reads.
+  virtual Result<ResultSet> Explain(const ExplainStatement& stmt, const jobs::Principal& who,
+                                    const std::vector<Value>& params = {}) = 0;
+  // Drops cached table handles after DDL (DROP/CREATE TABLE) in this process.
+  virtual void InvalidateTable(const std::string& db, const std::string& table) = 0;
+};
+
+}  // namespace vigil::sql

@@ -1,0 +1,47 @@
+// A SQL session on an embedded root: parses and executes Vigil's statements
+// (DDL, DML, index jobs, SHOW, job control) and hands SELECT / EXPLAIN to the
+// SelectEngine. Statements that admit index jobs return the job ids; a
+// statement never half-applies. The embedded shell runs as the local
+// administrator; other principals are checked by the job layer's rules.
+// Thread safety: one thread at a time per session.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/jobs/authorization.h"
+#include "vigil/sql/ast.h"
+#include "vigil/sql/result.h"
+
+namespace vigil::sql {
+
+struct SessionOptions {
+  jobs::Principal principal = jobs::Principal::LocalAdmin();
+  // Called after a statement admitted index jobs (the shell starts `vigil supervise`
+  // through it); may be empty (tests run a leader themselves).
+  std::function<Status()> ensure_leader;
+  // Unix milliseconds; tests inject a clock. Empty: the system clock.
+  std::function<int64_t()> clock;
+  // How long RESOLVE INDEX JOB waits for the leader's refresh (0: does not wait).
+  int64_t resolve_wait_ms = 30'000;
+  // WAIT INDEX JOB without TIMEOUT waits at most this long.
+  int64_t default_wait_ms = int64_t{24} * 3600 * 1000;
+};
+
+class Session {
+ public:
+  virtual ~Session() = default;
+  // Opens the root (its job store, vigil.toml and select engine).
+  static Result<std::unique_ptr<Session>> Open(const std::string& root_dir, SessionOptions options = {});
+
+  // Parses and executes one statement.
+  virtual Result<ResultSet> Execute(std::string_view sql) = 0;
+  // Executes an already parsed statement.
+  virtual Result<ResultSet> Execute(const Statement& statement) = 0;
+};
+
+}  // namespace vigil::sql

@@ -1,0 +1,136 @@
+#include "cli/sql_shell.h"
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "cli/supervise_client.h"
+#include "cli/table_printer.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/sql/parser.h"
+#include "vigil/sql/result_format.h"
+
+namespace vigil::cli {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void Report(const Status& st) { std::fprintf(stderr, "error: %s\n", st.ToString().c_str()); }
+
+}  // namespace
+
+Status SqlShell::Open(const Root& root) {
+  VIGIL_ASSIGN_OR_RETURN(store_, jobs::OpenRootJobStore(root));
+  sql::SessionOptions options;
+  const Root* r = &root;
+  options.ensure_leader = [this, r] { return EnsureLeader(*r, *store_); };
+  VIGIL_ASSIGN_OR_RETURN(session_, sql::Session::Open(root.path(), options));
+  return Status::OK();
+}
+
+bool SqlShell::RunScript(std::string_view text) {
+  sql::ScriptParser parser(text);
+  bool ok = true;
+  for (;;) {
+    Result<std::optional<sql::Statement>> next = parser.Next();
+    if (!next.ok()) {
+      Report(next.status());
+      return false;
+    }
+    if (!next->has_value()) return ok;
+    const sql::Statement& stmt = **next;
+    ok &= RunOne(stmt, text.substr(stmt.pos.offset, stmt.length));
+  }
+}
+
+bool SqlShell::RunOne(const sql::Statement& stmt, std::string_view text) {
+  if (options_.echo) std::printf("\nvigil> %.*s;\n", static_cast<int>(text.size()), text.data());
+  auto start = std::chrono::steady_clock::now();
+  Result<sql::ResultSet> r = session_->Execute(stmt);
+  if (!r.ok()) {
+    Report(r.status());
+    return false;
+  }
+  Print(*r);
+  bool ok = true;
+  if (options_.wait_jobs) {
+    for (int64_t id : r->admitted_jobs) ok &= WaitJob(id);
+  }
+  if (timer) {
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(stderr, "Run Time: %.3f ms\n", ms);
+  }
+  return ok;
+}
+
+void SqlShell::Print(sql::ResultSet r) {
+  for (const auto& n : r.notices) std::fprintf(stderr, "%s\n", n.c_str());
+  for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (r.columns.empty() && !r.admitted_jobs.empty()) {  // scripts read the job ids as a result
+    r.columns = {"JobId"};
+    for (int64_t id : r.admitted_jobs) r.rows.push_back({id});
+  }
+  switch (options_.format) {
+    case OutputFormat::kCsv: std::fputs(sql::FormatCsv(r).c_str(), stdout); break;
+    case OutputFormat::kJson: std::fputs(sql::FormatJson(r).c_str(), stdout); break;
+    case OutputFormat::kTable: PrintTable(r); break;
+  }
+  if (options_.format != OutputFormat::kTable && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
+  std::fflush(stdout);
+}
+
+void SqlShell::PrintTable(const sql::ResultSet& r) {
+  if (!r.columns.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& row : r.rows) {
+      std::vector<std::string> cells;
+      for (const auto& v : row) cells.push_back(sql::CellText(v));
+      rows.push_back(std::move(cells));
+    }
+    std::fputs(FormatTable(r.columns, rows, 60).c_str(), stdout);
+    std::printf("(%zu row%s)\n", r.rows.size(), r.rows.size() == 1 ? "" : "s");
+  }
+  if (!r.message.empty()) std::printf("%s\n", r.message.c_str());
+}
+
+// Polls the job until its derived state is final, printing each change of state or progress.
+bool SqlShell::WaitJob(int64_t id) {
+  const int64_t deadline = NowMs() + options_.wait_timeout_s * 1000;
+  std::string last;
+  for (;;) {
+    Result<jobs::JobRecord> job = store_->Get(id);
+    if (!job.ok()) {
+      Report(job.status());
+      return false;
+    }
+    std::string state(jobs::DerivedState(job->state));
+    std::string line = "job " + std::to_string(id) + ": " + state;
+    if (job->progress_phase && state == "RUNNING") {
+      line += " " + *job->progress_phase + " " + std::to_string(job->progress_done) + "/" +
+              std::to_string(job->progress_total);
+    }
+    if (line != last) std::fprintf(stderr, "%s\n", line.c_str());
+    last = line;
+    if (jobs::IsFinal(job->state)) {
+      if (state == "FAILED" || state == "OUTCOME_UNKNOWN" || state == "FAILED_REFRESH_SKIPPED") {
+        std::fprintf(stderr, "error: job %lld ended %s%s\n", static_cast<long long>(id), state.c_str(),
+                     job->error_message ? (": " + *job->error_message).c_str() : "");
+        return false;
+      }
+      return true;
+    }
+    if (NowMs() >= deadline) {
+      std::fprintf(stderr, "error: job %lld is still %s after the wait timeout\n", static_cast<long long>(id),
+                   state.c_str());
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,126 @@
+// Process-level tests of `vigil sql`: the scripting contract (--csv is RFC
+// 4180 with a header and LF line ends, --json one array per statement,
+// notices on stderr only, non-zero exit on any failed statement or a waited
+// job that ends FAILED), job waits with progress, and --detach.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+
+namespace vigil {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Out {
+  int exit_code = -1;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+
+// Runs `vigil ARGS` with stdout and stderr captured separately.
+Out Sql(const std::string& dir, const std::string& args, const std::string& env = "") {
+  const std::string err = dir + "/stderr.txt";
+  std::string cmd = "env -u VIGIL_ROOT " + env + " " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>" + err;
+  Out o;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return o;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.stdout_text.append(buf.data(), n);
+  int status = ::pclose(p);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err);
+  o.stderr_text.assign(std::istreambuf_iterator<char>(e), {});
+  return o;
+}
+
+class SqlShellTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.Join("root");
+    ASSERT_EQ(Sql(dir_.path(), "init " + root_).exit_code, 0);
+    std::ofstream(root_ + "/vigil.toml") << "[jobs]\nsupervise_idle_exit_seconds = 1\n";
+  }
+  Out Run(const std::string& flags, const std::string& sql) {
+    return Sql(dir_.path(), "--root " + root_ + " sql " + flags + " -c \"" + sql + "\"");
+  }
+
+  testing::TempDir dir_;
+  std::string root_;
+};
+
+TEST_F(SqlShellTest, CsvAndJsonFollowTheScriptingContract) {
+  Out made = Run("", "CREATE TABLE db.t (id BIGINT NOT NULL, name STRING)");
+  ASSERT_EQ(made.exit_code, 0) << made.stderr_text;
+  ASSERT_EQ(Run("", "INSERT INTO db.t VALUES (1, 'plain'), (2, 'a,b \\\"q\\\"'), (3, NULL)").exit_code, 0);
+  Out csv = Run("--csv", "SELECT id, name FROM db.t ORDER BY id");
+  ASSERT_EQ(csv.exit_code, 0) << csv.stderr_text;
+  EXPECT_EQ(csv.stdout_text, "id,name\n1,plain\n2,\"a,b \"\"q\"\"\"\n3,\n");
+  Out json = Run("--json", "SELECT id, name FROM db.t ORDER BY id; SELECT count(*) AS n FROM db.t");
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  EXPECT_EQ(json.stdout_text,
+            "[{\"id\":1,\"name\":\"plain\"},{\"id\":2,\"name\":\"a,b \\\"q\\\"\"},{\"id\":3,\"name\":null}]\n"
+            "[{\"n\":3}]\n");
+  // Messages of statements without rows go to stderr, never into the data.
+  Out del = Run("--csv", "DELETE FROM db.t WHERE id = 3");
+  EXPECT_EQ(del.exit_code, 0) << del.stderr_text;
+  EXPECT_EQ(del.stdout_text, "");
+  EXPECT_THAT(del.stderr_text, HasSubstr("1 row"));
+}
+
+TEST_F(SqlShellTest, AnyFailedStatementMakesTheExitStatusNonZero) {
+  Out bad = Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); SELEC 1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.stderr_text, HasSubstr("line 1, column"));
+  EXPECT_THAT(bad.stderr_text, HasSubstr("SELEC"));
+  // The statement before the syntax error ran.
+  EXPECT_EQ(Run("--csv", "SHOW TABLES FROM db").exit_code, 0);
+  Out missing = Run("", "SELECT * FROM db.nope");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.stderr_text, HasSubstr("nope"));
+}
+
+TEST_F(SqlShellTest, OneShotWaitsForItsJobsUnlessDetached) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL, c STRING NOT NULL)").exit_code, 0);
+  ASSERT_EQ(Run("", "INSERT INTO db.t VALUES (1, 'a'), (2, 'b'), (3, 'a')").exit_code, 0);
+  Out waited = Run("--csv", "CREATE INDEX c_idx ON db.t (c) USING BITMAP");
+  ASSERT_EQ(waited.exit_code, 0) << waited.stderr_text;
+  EXPECT_EQ(waited.stdout_text, "JobId\n1\n");
+  EXPECT_THAT(waited.stderr_text, HasSubstr("job 1: FINISHED"));
+
+  Out detached = Run("--csv --detach", "CREATE INDEX id_idx ON db.t (id) USING BTREE");
+  ASSERT_EQ(detached.exit_code, 0) << detached.stderr_text;
+  EXPECT_EQ(detached.stdout_text, "JobId\n2\n");
+  EXPECT_THAT(detached.stderr_text, Not(HasSubstr("job 2: FINISHED")));
+  Out wait = Run("--csv", "WAIT INDEX JOB 2 TIMEOUT 120");
+  EXPECT_EQ(wait.exit_code, 0) << wait.stderr_text;
+  Out jobs = Run("--csv", "SELECT JobId, State FROM vigil_index_jobs ORDER BY JobId");
+  EXPECT_EQ(jobs.stdout_text, "JobId,State\n1,FINISHED\n2,FINISHED\n") << jobs.stderr_text;
+
+  Out dup = Run("", "CREATE INDEX c_idx ON db.t (c) USING BITMAP");  // refused before any job exists
+  EXPECT_NE(dup.exit_code, 0);
+  EXPECT_THAT(dup.stderr_text, HasSubstr("c_idx"));
+}
+
+TEST_F(SqlShellTest, AWaitedJobThatFailsFailsTheRun) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); INSERT INTO db.t VALUES (1), (2)").exit_code, 0);
+  // The supervisor this run starts inherits the failpoint and forwards it to the worker, which
+  // then answers invoked=false: a proven non-invocation, FAILED.
+  Out failed = Sql(dir_.path(), "--root " + root_ + " sql -c \"CREATE INDEX id_idx ON db.t (id) USING BTREE\"",
+                   "VIGIL_FAILPOINTS='worker.before_invoke=error(IO_ERROR)'");
+  EXPECT_NE(failed.exit_code, 0);
+  EXPECT_THAT(failed.stderr_text, HasSubstr("job 1 ended FAILED"));
+  EXPECT_THAT(failed.stdout_text, HasSubstr("JobId"));
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,134 @@
+// Index statements: CREATE [OR REPLACE] INDEX and DROP INDEX admit durable
+// jobs (or are refused before any job exists); SHOW INDEX lists the logical
+// indexes of the newest version in MySQL's 13 columns.
+#include <cctype>
+
+#include "sql/exec_internal.h"
+#include "vigil/index/provider.h"
+#include "vigil/jobs/admission.h"
+#include "vigil/jobs/root_jobs.h"
+
+namespace vigil::sql {
+
+namespace {
+
+index::IndexType TypeOf(IndexMethod m) {
+  switch (m) {
+    case IndexMethod::kAnn: return index::IndexType::kIvfPq;
+    case IndexMethod::kBtree: return index::IndexType::kBtree;
+    case IndexMethod::kBitmap: return index::IndexType::kBitmap;
+    case IndexMethod::kFts: return index::IndexType::kFts;
+  }
+  return index::IndexType::kBtree;
+}
+
+index::IndexCaps Caps(const CapsConfig& c) {
+  index::IndexCaps caps;
+  caps.max_rows = c.max_rows;
+  caps.max_fragments = c.max_fragments;
+  caps.max_vector_dimension = c.max_vector_dimension;
+  caps.max_partitions = c.max_partitions;
+  caps.max_sub_vectors = c.max_sub_vectors;
+  return caps;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) {
+  if (ctx.config.mutation.enabled) return Status::OK();
+  return Status::FailedPrecondition(std::string(statement) +
+                                    " is refused: index mutation is disabled (mutation.enabled = false in " +
+                                    ctx.root.path() + "/vigil.toml)");
+}
+
+// The registered target of an index statement, after authorization.
+Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableName& table) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now()));
+  return jobs::IndexTarget{entry.catalog_name, entry.database_name, entry.table_name};
+}
+
+// The result of an admitted job; starts the leader when the job still has work.
+ResultSet Admitted(ExecContext& ctx, std::string_view statement, const jobs::JobRecord& job) {
+  ResultSet r;
+  const std::string id = std::to_string(job.job_id);
+  r.message = std::string(statement) + ": job " + id + " admitted";
+  r.admitted_jobs.push_back(job.job_id);
+  if (jobs::IsFinal(job.state)) {
+    r.message += " (" + std::string(jobs::DerivedState(job.state)) + ": " +
+                 std::string(jobs::Name(job.state.outcome)) + ", nothing to do)";
+    return r;
+  }
+  if (ctx.options.ensure_leader) {
+    Status st = ctx.options.ensure_leader();
+    if (!st.ok()) {
+      r.warnings.push_back("job " + id + " is admitted, but no leader could be started to run it: " + st.ToString());
+    }
+  }
+  return r;
+}
+
+std::string NullMark(const Schema& schema, const std::string& column) {
+  std::optional<size_t> i = schema.IndexOf(column);
+  return i && schema.field(*i).nullable ? "YES" : "";
+}
+
+}  // namespace
+
+Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& s) {
+  VIGIL_RETURN_IF_ERROR(CheckMutationEnabled(ctx, "CREATE INDEX"));
+  if (s.columns.size() != 1) {
+    return Status::InvalidArgument("USING " + std::string(IndexMethodName(s.method)) +
+                                   " indexes exactly one column; found " + std::to_string(s.columns.size()));
+  }
+  jobs::CreateIndexStatement stmt;
+  VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
+  stmt.index_name = s.name;
+  stmt.column = s.columns[0];
+  stmt.type = TypeOf(s.method);
+  for (const Property& p : s.properties) stmt.properties[Lower(p.key)] = p.value;
+  if (s.method != IndexMethod::kAnn && stmt.properties.count("index_type")) {
+    return Status::InvalidArgument("property \"index_type\" is only for USING ANN");
+  }
+  stmt.if_not_exists = s.if_not_exists;
+  stmt.or_replace = s.or_replace;
+  jobs::Admission admission(ctx.store.get(), Caps(ctx.config.caps));
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, admission.Create(stmt, ctx.options.principal.name, ctx.Now()));
+  return Admitted(ctx, s.or_replace ? "CREATE OR REPLACE INDEX" : "CREATE INDEX", job);
+}
+
+Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s) {
+  VIGIL_RETURN_IF_ERROR(CheckMutationEnabled(ctx, "DROP INDEX"));
+  jobs::DropIndexStatement stmt;
+  VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
+  stmt.index_name = s.name;
+  stmt.if_exists = s.if_exists;
+  jobs::Admission admission(ctx.store.get(), Caps(ctx.config.caps));
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, admission.Drop(stmt, ctx.options.principal.name, ctx.Now()));
+  return Admitted(ctx, "DROP INDEX", job);
+}
+
+Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
+  VIGIL_ASSIGN_OR_RETURN(auto indexes, index::ListIndexes(ds->path(), ds->version()));
+  ResultSet r;
+  r.columns = {"Table", "Non_unique", "Key_name",   "Seq_in_index", "Column_name", "Collation", "Cardinality",
+               "Sub_part", "Packed", "Null",     "Index_type",   "Comment",     "Properties"};
+  for (const index::LogicalIndexInfo& info : indexes) {
+    for (size_t k = 0; k < info.columns.size(); ++k) {
+      r.rows.push_back({Value(name.table), Value(int64_t{1}), Value(info.name), Value(static_cast<int64_t>(k + 1)),
+                        Value(info.columns[k]), Value(), Value(), Value(), Value(),
+                        Value(NullMark(*ds->schema(), info.columns[k])), Value(info.index_type), Value(std::string()),
+                        Value(info.properties_json)});
+    }
+  }
+  return r;
+}
+
+}  // namespace vigil::sql

@@ -1,0 +1,100 @@
+// Internals of the statement executor (session.cc and exec_*.cc): the
+// per-session context and one function per statement family. Every function
+// either applies its statement completely or returns a typed error having
+// changed nothing. Used by one thread at a time (like the Session).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vigil/common/config.h"
+#include "vigil/common/status.h"
+#include "vigil/jobs/job_control.h"
+#include "vigil/jobs/job_store.h"
+#include "vigil/query/query.h"
+#include "vigil/sql/ast.h"
+#include "vigil/sql/result.h"
+#include "vigil/sql/select_engine.h"
+#include "vigil/sql/session.h"
+#include "vigil/storage/root.h"
+
+namespace vigil::sql {
+
+// What every statement needs: the root, its job store and settings.
+struct ExecContext {
+  Root root;
+  std::unique_ptr<jobs::JobStore> store;
+  Config config;
+  SessionOptions options;
+  std::unique_ptr<SelectEngine> select;  // opened by the first SELECT / EXPLAIN
+
+  int64_t Now() const;
+  jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }
+  // Tells an open select engine that a table's files changed.
+  void Invalidate(const vigil::TableName& name);
+};
+
+// `[catalog.]db.table` of the AST as a storage name; InvalidArgument when no database is written.
+Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableName& name);
+// NotFound (as for a missing table) unless the principal may see it; PermissionDenied
+// when it may see but not hold `p`.
+Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p);
+// The newest version of an existing table; NotFound "table c.db.t does not exist".
+Result<std::shared_ptr<Dataset>> OpenTable(const ExecContext& ctx, const vigil::TableName& name);
+// "YYYY-MM-DD HH:MM:SS" (UTC) of Unix milliseconds.
+std::string FormatTimeMs(int64_t ms);
+
+// ---- Literal coercion and expression evaluation (exec_eval.cc) ----
+
+// A literal as a value of `type` (typed literals, numbers, strings parsed with
+// ParseTextValue, '[...]' vectors with their dimension checked). NULL gives NULL.
+// InvalidArgument without location (callers add it).
+Result<vigil::Value> CoerceLiteral(const Literal& literal, const DataType& type);
+
+// The rows of a table version to read an expression against.
+class RowSource {
+ public:
+  virtual ~RowSource() = default;
+  // The value of `column` in the current row and its type; InvalidArgument for an unknown name.
+  virtual Result<std::pair<vigil::Value, DataType>> Column(const std::string& column) const = 0;
+};
+
+// Evaluates a condition with SQL's three-valued logic: true, false or nullopt (unknown).
+Result<std::optional<bool>> EvalCondition(const Expr& expr, const RowSource& row);
+// Evaluates `expr` and converts the result to a value of `type` (for UPDATE ... SET).
+Result<vigil::Value> EvalForColumn(const Expr& expr, const RowSource& row, const DataType& type);
+// The conjunct as a pushable column predicate (column op literal, IN, BETWEEN, IS NULL)
+// when it has exactly the semantics of row-by-row evaluation; nullopt otherwise.
+std::optional<query::ColumnPredicate> ToColumnPredicate(const Expr& conjunct, const Schema& schema);
+// The live rows of `snapshot` where `where` is true (every row when empty): conjuncts that
+// ToColumnPredicate accepts go to FilterRows, the rest is evaluated over a scan.
+Result<std::vector<RowAddress>> MatchRows(const query::TableSnapshot& snapshot, const std::optional<Expr>& where);
+
+// ---- Statement families ----
+Result<ResultSet> ExecCreateDatabase(ExecContext& ctx, const CreateDatabaseStatement& s);
+Result<ResultSet> ExecDropDatabase(ExecContext& ctx, const DropDatabaseStatement& s);
+Result<ResultSet> ExecShowDatabases(ExecContext& ctx, const ShowDatabasesStatement& s);
+Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s);
+Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& s);
+Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s);
+Result<ResultSet> ExecRefreshTable(ExecContext& ctx, const RefreshTableStatement& s);
+
+Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s);
+Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s);
+Result<ResultSet> ExecDelete(ExecContext& ctx, const DeleteStatement& s);
+Result<ResultSet> ExecUpdate(ExecContext& ctx, const UpdateStatement& s);
+
+Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& s);
+Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s);
+Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s);
+
+Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStatement& s);
+Result<ResultSet> ExecShowIndexJob(ExecContext& ctx, const ShowIndexJobStatement& s);
+Result<ResultSet> ExecCancelIndexJob(ExecContext& ctx, const CancelIndexJobStatement& s);
+Result<ResultSet> ExecResolveIndexJob(ExecContext& ctx, const ResolveIndexJobStatement& s);
+Result<ResultSet> ExecWaitIndexJob(ExecContext& ctx, const WaitIndexJobStatement& s);
+
+}  // namespace vigil::sql

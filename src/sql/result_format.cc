@@ -1,0 +1,94 @@
+#include "vigil/sql/result_format.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace vigil::sql {
+
+namespace {
+
+std::string Hex(const std::string& bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+std::string Real(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Inf" : "-Inf";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), d);
+  std::string s(buf, res.ptr);
+  // SQLite shows a real with a decimal point even when it is integral.
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string CsvField(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "";
+  std::string s = std::holds_alternative<Blob>(v) ? Hex(std::get<Blob>(v).bytes) : CellText(v);
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+std::string CsvName(const std::string& name) { return CsvField(Value(name)); }
+
+}  // namespace
+
+std::string CellText(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return "NULL";
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) return Real(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return "x'" + Hex(std::get<Blob>(v).bytes) + "'";
+}
+
+std::string FormatCsv(const ResultSet& r) {
+  if (r.columns.empty()) return "";
+  std::string out;
+  for (size_t i = 0; i < r.columns.size(); ++i) out += (i ? "," : "") + CsvName(r.columns[i]);
+  out += '\n';
+  for (const auto& row : r.rows) {
+    for (size_t i = 0; i < row.size(); ++i) out += (i ? "," : "") + CsvField(row[i]);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string FormatJson(const ResultSet& r) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::ordered_json obj = nlohmann::ordered_json::object();
+    for (size_t i = 0; i < row.size() && i < r.columns.size(); ++i) {
+      const Value& v = row[i];
+      if (std::holds_alternative<std::monostate>(v)) {
+        obj[r.columns[i]] = nullptr;
+      } else if (const auto* n = std::get_if<int64_t>(&v)) {
+        obj[r.columns[i]] = *n;
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        obj[r.columns[i]] = std::isfinite(*d) ? nlohmann::ordered_json(*d) : nlohmann::ordered_json(nullptr);
+      } else if (const auto* s = std::get_if<std::string>(&v)) {
+        obj[r.columns[i]] = *s;
+      } else {
+        obj[r.columns[i]] = Hex(std::get<Blob>(v).bytes);
+      }
+    }
+    arr.push_back(std::move(obj));
+  }
+  // Invalid UTF-8 in text is replaced rather than thrown on.
+  return arr.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace vigil::sql

@@ -1,0 +1,134 @@
+#include "vigil/sql/session.h"
+
+#include <chrono>
+#include <ctime>
+
+#include "sql/exec_internal.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/sql/parser.h"
+
+namespace vigil::sql {
+
+int64_t ExecContext::Now() const { return options.clock(); }
+
+void ExecContext::Invalidate(const vigil::TableName& name) {
+  if (select) select->InvalidateTable(name.db, name.table);
+}
+
+std::string FormatTimeMs(int64_t ms) {
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableName& name) {
+  if (name.database.empty()) {
+    return Status::InvalidArgument("table '" + name.table + "' needs its database: write db." + name.table);
+  }
+  vigil::TableName out;
+  out.catalog = name.catalog.empty() ? ctx.root.marker().catalog : name.catalog;
+  out.db = name.database;
+  out.table = name.table;
+  VIGIL_RETURN_IF_ERROR(ctx.root.TablePath(out).status());
+  return out;
+}
+
+Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p) {
+  const jobs::Principal& who = ctx.options.principal;
+  if (!who.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table)) {
+    return Status::NotFound("table " + name.ToString() + " does not exist");
+  }
+  if (!who.Has(p, name.catalog, name.db, name.table)) {
+    return Status::PermissionDenied("ALTER on " + name.ToString() + " is required");
+  }
+  return Status::OK();
+}
+
+Result<std::shared_ptr<Dataset>> OpenTable(const ExecContext& ctx, const vigil::TableName& name) {
+  VIGIL_ASSIGN_OR_RETURN(std::string path, ctx.root.TablePath(name));
+  VIGIL_ASSIGN_OR_RETURN(bool exists, ctx.root.fs()->Exists(path));
+  if (!exists) return Status::NotFound("table " + name.ToString() + " does not exist");
+  return Dataset::Open(path);
+}
+
+namespace {
+
+int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Status NotYet(std::string_view what) {
+  return Status::NotSupported(std::string(what) + " arrives with online maintenance");
+}
+
+class SessionImpl : public Session {
+ public:
+  explicit SessionImpl(ExecContext ctx) : ctx_(std::move(ctx)) {}
+
+  Result<ResultSet> Execute(std::string_view sql) override {
+    VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
+    return Execute(stmt);
+  }
+
+  Result<ResultSet> Execute(const Statement& statement) override {
+    return std::visit([this](const auto& node) { return Run(node); }, statement.node);
+  }
+
+ private:
+  Result<ResultSet> Run(const CreateDatabaseStatement& s) { return ExecCreateDatabase(ctx_, s); }
+  Result<ResultSet> Run(const DropDatabaseStatement& s) { return ExecDropDatabase(ctx_, s); }
+  Result<ResultSet> Run(const ShowDatabasesStatement& s) { return ExecShowDatabases(ctx_, s); }
+  Result<ResultSet> Run(const ShowTablesStatement& s) { return ExecShowTables(ctx_, s); }
+  Result<ResultSet> Run(const CreateTableStatement& s) { return ExecCreateTable(ctx_, s); }
+  Result<ResultSet> Run(const DropTableStatement& s) { return ExecDropTable(ctx_, s); }
+  Result<ResultSet> Run(const InsertStatement& s) { return ExecInsert(ctx_, s); }
+  Result<ResultSet> Run(const CopyStatement& s) { return ExecCopy(ctx_, s); }
+  Result<ResultSet> Run(const DeleteStatement& s) { return ExecDelete(ctx_, s); }
+  Result<ResultSet> Run(const UpdateStatement& s) { return ExecUpdate(ctx_, s); }
+  Result<ResultSet> Run(const RefreshTableStatement& s) { return ExecRefreshTable(ctx_, s); }
+  Result<ResultSet> Run(const CreateIndexStatement& s) { return ExecCreateIndex(ctx_, s); }
+  Result<ResultSet> Run(const DropIndexStatement& s) { return ExecDropIndex(ctx_, s); }
+  Result<ResultSet> Run(const BuildIndexStatement&) { return NotYet("BUILD INDEX"); }
+  Result<ResultSet> Run(const VacuumStatement&) { return NotYet("VACUUM"); }
+  Result<ResultSet> Run(const ShowIndexStatement& s) { return ExecShowIndex(ctx_, s); }
+  Result<ResultSet> Run(const ShowIndexJobsStatement& s) { return ExecShowIndexJobs(ctx_, s); }
+  Result<ResultSet> Run(const ShowIndexJobStatement& s) { return ExecShowIndexJob(ctx_, s); }
+  Result<ResultSet> Run(const CancelIndexJobStatement& s) { return ExecCancelIndexJob(ctx_, s); }
+  Result<ResultSet> Run(const ResolveIndexJobStatement& s) { return ExecResolveIndexJob(ctx_, s); }
+  Result<ResultSet> Run(const WaitIndexJobStatement& s) { return ExecWaitIndexJob(ctx_, s); }
+  Result<ResultSet> Run(const SelectStatement& s) {
+    VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
+    return engine->Select(s, ctx_.options.principal);
+  }
+  Result<ResultSet> Run(const ExplainStatement& s) {
+    VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
+    return engine->Explain(s, ctx_.options.principal);
+  }
+
+  // The select engine, opened on first use (DDL-only sessions never pay for it).
+  Result<SelectEngine*> Engine() {
+    if (!ctx_.select) {
+      VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get()));
+    }
+    return ctx_.select.get();
+  }
+
+  ExecContext ctx_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Session>> Session::Open(const std::string& root_dir, SessionOptions options) {
+  VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_dir));
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root_dir));
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
+  if (!options.clock) options.clock = SystemNowMs;
+  ExecContext ctx{std::move(root), std::move(store), config, std::move(options), nullptr};
+  return std::unique_ptr<Session>(new SessionImpl(std::move(ctx)));
+}
+
+}  // namespace vigil::sql
