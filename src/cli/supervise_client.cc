@@ -34,6 +34,7 @@ Status StartSupervisor(const Root& root) {
   if (pid < 0) return Status::IOError("cannot start the supervisor: fork failed");
   if (pid == 0) {
     const std::string dir = root.path();
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);  // its notice is not part of the caller's results
     ::execl("/proc/self/exe", "vigil", "--root", dir.c_str(), "supervise", static_cast<char*>(nullptr));
     ::_exit(127);
   }
