@@ -3,8 +3,9 @@
 #   1. a Release build with every test (unit, integration with crash and fault
 #      tests, PostgreSQL tests against a throwaway server, fuzz replays);
 #   2. an ASan+UBSan build of the fast unit tier;
-#   3. a short libFuzzer run of every fuzz target (clang).
-# TSan and long fuzz runs: scripts/test-long.sh. Run as root on Debian 12.
+#   3. a ThreadSanitizer build of the concurrency tests;
+#   4. a short libFuzzer run of every fuzz target (clang).
+# TSan on the whole unit tier and long fuzz runs: scripts/test-long.sh. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-2}"
@@ -42,11 +43,25 @@ cmake --build build/asan -j"$JOBS" --target vigil_unit_tests
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_ctest build/asan/ctest.log --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
 
+echo "== ThreadSanitizer build, concurrency tests"
+# The tests that race threads (publication under readers, builds during appends and
+# deletes, racing appends, shared caches); OpenMP single-threaded (libgomp is not
+# instrumented). The whole unit tier under TSan runs in scripts/test-long.sh.
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=thread \
+  -DVIGIL_BUILD_BENCH=OFF
+cmake --build build/tsan -j"$JOBS" --target storage_test generations_test
+OMP_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  run_ctest build/tsan/ctest.log --test-dir build/tsan -R 'Concurren|Racing' -j"$JOBS" --output-on-failure \
+  --timeout 1200
+
 echo "== libFuzzer, short runs"
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
 
 release=$(passed_in build/release/ctest.log)
 asan=$(passed_in build/asan/ctest.log)
-echo "release build: $release tests passed; ASan+UBSan unit tier: $asan tests passed; fuzz targets: no crash"
-skipped=$(($(skipped_in build/release/ctest.log) + $(skipped_in build/asan/ctest.log)))
-echo "tests: $((release + asan)) passed, 0 failed, $skipped skipped"
+tsan=$(passed_in build/tsan/ctest.log)
+echo "release build: $release tests passed; ASan+UBSan unit tier: $asan; TSan concurrency tests: $tsan;" \
+  "fuzz targets: no crash"
+skipped=$(($(skipped_in build/release/ctest.log) + $(skipped_in build/asan/ctest.log) + \
+  $(skipped_in build/tsan/ctest.log)))
+echo "tests: $((release + asan + tsan)) passed, 0 failed, $skipped skipped"

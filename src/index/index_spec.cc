@@ -230,4 +230,19 @@ Result<IndexSpec> SpecFromPropertiesJson(IndexType type, std::string_view json) 
   return spec;
 }
 
+Result<std::map<std::string, std::string>> RequestPropertiesFromJson(IndexType type, std::string_view json) {
+  VIGIL_ASSIGN_OR_RETURN(IndexSpec parsed, SpecFromPropertiesJson(type, json));
+  std::map<std::string, std::string> props;
+  if (type == IndexType::kIvfPq) {
+    props = {{"index_type", "IVF_PQ"},
+             {"metric", std::string(MetricName(parsed.ivf_pq.metric))},
+             {"num_partitions", std::to_string(parsed.ivf_pq.num_partitions)},
+             {"num_sub_vectors", std::to_string(parsed.ivf_pq.num_sub_vectors)},
+             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)}};
+  } else if (type == IndexType::kFts) {
+    props = {{"tokenizer", parsed.fts.tokenizer}};
+  }
+  return props;
+}
+
 }  // namespace vigil::index

@@ -22,20 +22,6 @@ Result<index::IndexType> PhysicalType(const JobSpec& spec) {
   return index::ParseIndexType(*spec.physical_type);
 }
 
-Result<std::map<std::string, std::string>> RequestProperties(const JobSpec& spec, index::IndexType type) {
-  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec parsed, index::SpecFromPropertiesJson(type, spec.properties_json));
-  std::map<std::string, std::string> props;
-  if (type == index::IndexType::kIvfPq) {
-    props = {{"index_type", "IVF_PQ"},
-             {"metric", std::string(index::MetricName(parsed.ivf_pq.metric))},
-             {"num_partitions", std::to_string(parsed.ivf_pq.num_partitions)},
-             {"num_sub_vectors", std::to_string(parsed.ivf_pq.num_sub_vectors)},
-             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)}};
-  } else if (type == index::IndexType::kFts) {
-    props = {{"tokenizer", parsed.fts.tokenizer}};
-  }
-  return props;
-}
 
 }  // namespace
 
@@ -72,7 +58,7 @@ ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
   } else {
     auto type = PhysicalType(spec);
     if (!type.ok()) return Complete(false, type.status());
-    auto props = RequestProperties(spec, *type);
+    auto props = index::RequestPropertiesFromJson(*type, spec.properties_json);
     if (!props.ok()) return Complete(false, props.status());
     index::CreateIndexRequest req;
     req.dataset_path = spec.locator;

@@ -264,10 +264,9 @@ Result<JobRecord> JobStore::Get(int64_t job_id) {
   return std::move(*rec);
 }
 
-Result<std::vector<JobRecord>> JobStore::List(const JobFilter& filter) {
-  VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(filter));
+Result<std::vector<JobRecord>> JobStore::QueryJobs(std::string_view sql, const meta::Params& params) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(q.sql, q.params));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql, params));
   std::vector<JobRecord> out;
   out.reserve(rows.size());
   for (const Row& row : rows) {
@@ -275,36 +274,25 @@ Result<std::vector<JobRecord>> JobStore::List(const JobFilter& filter) {
     out.push_back(std::move(rec));
   }
   return out;
+}
+
+Result<std::vector<JobRecord>> JobStore::List(const JobFilter& filter) {
+  VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(filter));
+  return QueryJobs(q.sql, q.params);
 }
 
 Result<std::vector<JobRecord>> JobStore::ListReconcileDue(int64_t due_by_ms, int limit) {
   if (limit < 1 || limit > kMaxListLimit) {
     return Status::InvalidArgument("job list limit must be 1.." + std::to_string(kMaxListLimit));
   }
-  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectReconcileDue, {due_by_ms, int64_t{limit}}));
-  std::vector<JobRecord> out;
-  out.reserve(rows.size());
-  for (const Row& row : rows) {
-    VIGIL_ASSIGN_OR_RETURN(JobRecord rec, ParseJob(row));
-    out.push_back(std::move(rec));
-  }
-  return out;
+  return QueryJobs(sql::kSelectReconcileDue, {due_by_ms, int64_t{limit}});
 }
 
 Result<std::vector<JobRecord>> JobStore::ListRefreshDue(int64_t due_by_ms, int limit) {
   if (limit < 1 || limit > kMaxListLimit) {
     return Status::InvalidArgument("job list limit must be 1.." + std::to_string(kMaxListLimit));
   }
-  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectRefreshDue, {due_by_ms, int64_t{limit}}));
-  std::vector<JobRecord> out;
-  out.reserve(rows.size());
-  for (const Row& row : rows) {
-    VIGIL_ASSIGN_OR_RETURN(JobRecord rec, ParseJob(row));
-    out.push_back(std::move(rec));
-  }
-  return out;
+  return QueryJobs(sql::kSelectRefreshDue, {due_by_ms, int64_t{limit}});
 }
 
 Result<std::vector<JobEvent>> JobStore::Events(int64_t job_id) {

@@ -1,5 +1,7 @@
 #include "vigil/query/query.h"
 
+#include <map>
+
 namespace vigil::query {
 
 Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<RowAddress>& rows,
@@ -18,6 +20,8 @@ Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<Ro
   std::vector<int32_t> ids;
   for (const auto& f : projection->fields()) ids.push_back(f.id);
   RecordBatch out = RecordBatch::Empty(projection);
+  // Each fragment is opened once per call (its footer read once), whatever the row order.
+  std::map<uint32_t, std::shared_ptr<FragmentReader>> open;
   for (RowAddress row : rows) {
     const FragmentMeta* meta = snapshot.manifest().FindFragment(RowFragment(row));
     if (meta == nullptr || RowOffset(row) >= meta->num_rows) {
@@ -25,8 +29,12 @@ Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<Ro
                                      std::to_string(RowOffset(row)) + " is not in version " +
                                      std::to_string(snapshot.version()));
     }
-    VIGIL_ASSIGN_OR_RETURN(auto frag, snapshot.dataset()->OpenFragment(RowFragment(row)));
-    VIGIL_ASSIGN_OR_RETURN(auto values, frag->ReadRow(RowOffset(row), ids));
+    auto it = open.find(RowFragment(row));
+    if (it == open.end()) {
+      VIGIL_ASSIGN_OR_RETURN(auto frag, snapshot.dataset()->OpenFragment(RowFragment(row)));
+      it = open.emplace(RowFragment(row), std::move(frag)).first;
+    }
+    VIGIL_ASSIGN_OR_RETURN(auto values, it->second->ReadRow(RowOffset(row), ids));
     for (size_t c = 0; c < values.size(); ++c) VIGIL_RETURN_IF_ERROR(out.columns[c].Append(values[c]));
     out.row_addresses.push_back(row);
     ++out.num_rows;

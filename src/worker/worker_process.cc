@@ -29,20 +29,6 @@ Response Complete(const AttemptIdentity& attempt, bool invoked, const Status& st
   return r;
 }
 
-Result<std::map<std::string, std::string>> RequestProperties(const JobSpec& job, index::IndexType type) {
-  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec parsed, index::SpecFromPropertiesJson(type, job.properties_json));
-  std::map<std::string, std::string> props;
-  if (type == index::IndexType::kIvfPq) {
-    props = {{"index_type", "IVF_PQ"},
-             {"metric", std::string(index::MetricName(parsed.ivf_pq.metric))},
-             {"num_partitions", std::to_string(parsed.ivf_pq.num_partitions)},
-             {"num_sub_vectors", std::to_string(parsed.ivf_pq.num_sub_vectors)},
-             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)}};
-  } else if (type == index::IndexType::kFts) {
-    props = {{"tokenizer", parsed.fts.tokenizer}};
-  }
-  return props;
-}
 
 // The failpoint worker.allocate: takes memory until an allocation fails.
 Status AllocateUntilFailure() {
@@ -69,7 +55,7 @@ Result<index::ProviderResult> Invoke(const JobSpec& job, const TransactionProper
   }
   if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
   VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(job.physical_type));
-  VIGIL_ASSIGN_OR_RETURN(auto props, RequestProperties(job, type));
+  VIGIL_ASSIGN_OR_RETURN(auto props, index::RequestPropertiesFromJson(type, job.properties_json));
   index::CreateIndexRequest req;
   req.dataset_path = job.locator;
   req.version = static_cast<uint64_t>(job.start_version);

@@ -60,4 +60,8 @@ std::string SpecToPropertiesJson(const IndexSpec& spec);
 // Parses properties JSON from a manifest; Corruption when malformed.
 Result<IndexSpec> SpecFromPropertiesJson(IndexType type, std::string_view json);
 
+// The build-request properties (CreateIndexRequest::properties) that reproduce
+// the spec stored as `json` (SpecToPropertiesJson); Corruption for bad json.
+Result<std::map<std::string, std::string>> RequestPropertiesFromJson(IndexType type, std::string_view json);
+
 }  // namespace vigil::index

@@ -264,6 +264,8 @@ class JobStore {
   Result<JobRecord> ApplyWith(const Cas& cas, const TransitionFn& fn, const TxnHook& hook);
   Result<JobRecord> RequestResolution(const Cas& cas, const std::string& note, bool force);
   Status WithWrite(const std::function<Status(meta::Connection&)>& fn);
+  // Runs a SELECT of job columns on a pooled connection and parses every row.
+  Result<std::vector<JobRecord>> QueryJobs(std::string_view sql, const meta::Params& params);
 
   const std::unique_ptr<meta::Database> db_;
 };
