@@ -374,6 +374,28 @@ TEST_F(PinTest, PinsFollowLeasesExpireAndFailedUnpinsAreRetried) {
   EXPECT_TRUE(pins_->List("db.docs")->empty());
 }
 
+class PinConcurrencyTest : public PinTest {};
+
+// The maintenance thread heartbeats the pins on its own; Shutdown joins it and unpins.
+TEST_F(PinConcurrencyTest, BackgroundMaintenanceHeartbeatsUntilShutdown) {
+  std::atomic<int64_t> now{5'000};
+  GenerationsOptions o;
+  o.pins = pins_.get();
+  o.pin_ttl_ms = 1'000;
+  o.maintain_interval = std::chrono::milliseconds(1);
+  o.now_ms = [&now] { return now.load(); };
+  auto manager = *GenerationManager::Open(path_, o);
+  now = 50'000;  // the open-time pin (expiring at 6,000) is live again only once heartbeated
+  bool renewed = false;
+  for (int i = 0; i < 10'000 && !renewed; ++i) {
+    renewed = !pins_->LiveVersions(path_, now)->empty();
+    if (!renewed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(renewed);
+  ASSERT_TRUE(manager->Shutdown().ok());
+  EXPECT_TRUE(pins_->List(path_)->empty());
+}
+
 TEST_F(GenerationTest, ShutdownJoinsLeasesAndBuilds) {
   auto manager = *GenerationManager::Open(path_);
   Lease held = manager->Acquire();

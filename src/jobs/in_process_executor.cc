@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/executor.h"
@@ -27,6 +29,12 @@ Result<index::IndexType> PhysicalType(const JobSpec& spec) {
 
 std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id) {
   return locator + "/_staging/" + attempt_id + "/attempt.lock";
+}
+
+void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id) {
+  const std::string path = AttemptLockPath(locator, attempt_id);
+  ::unlink(path.c_str());
+  ::rmdir(path.substr(0, path.rfind('/')).c_str());  // only when empty
 }
 
 ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {

@@ -268,8 +268,11 @@ Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
     if (!durable.ok()) return Watch(job, now_ms, nullptr, durable.ToString());
   }
   const std::optional<int64_t> version = *found;
-  return Write(job, now_ms, [&](const Cas& cas) { return store_->Attribute(cas, version.has_value(), version); })
-      .status();
+  VIGIL_ASSIGN_OR_RETURN(bool attributed, Write(job, now_ms, [&](const Cas& cas) {
+                           return store_->Attribute(cas, version.has_value(), version);
+                         }));
+  if (attributed) RemoveAttemptLock(job->spec.locator, job->attempt->attempt_id);  // the proof is spent
+  return Status::OK();
 }
 
 }  // namespace vigil::jobs

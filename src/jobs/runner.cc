@@ -88,6 +88,9 @@ Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
   if (Status fp = failpoint::Hit("runner.before_record"); !fp.ok()) return fp;
   Cas result_cas{running.job_id, running.revision, leader_epoch_, options_.leader_holder, now_ms};
   VIGIL_ASSIGN_OR_RETURN(JobRecord done, store_->RecordResult(result_cas, report));
+  // A known outcome needs no termination proof: the lock goes (an UNKNOWN one keeps it
+  // for the reconciler, which removes it after attribution).
+  if (done.state.outcome != Outcome::kUnknown) RemoveAttemptLock(done.spec.locator, attempt.attempt_id);
   return std::optional<int64_t>(done.job_id);
 }
 

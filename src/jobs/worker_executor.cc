@@ -10,9 +10,9 @@ Result<worker::Operation> WorkerOperation(Operation op) {
     case Operation::kCreate: return worker::Operation::kCreate;
     case Operation::kReplace: return worker::Operation::kReplace;
     case Operation::kDrop: return worker::Operation::kDrop;
-    case Operation::kBuild: break;
+    case Operation::kBuild: return worker::Operation::kBuild;
   }
-  return Status::NotSupported("BUILD INDEX jobs are not run by the worker");
+  return Status::Internal("unknown job operation");
 }
 
 worker::AttemptIdentity WorkerAttempt(const AttemptIdentity& a) {

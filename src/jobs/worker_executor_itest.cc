@@ -103,8 +103,9 @@ TEST_F(WorkerExecutorTest, CreateRunsInAWorkerCommitsAndRefreshes) {
   const worker::LaunchResult& launch = executor_->last_launch();
   EXPECT_TRUE(launch.reaped);
   EXPECT_NE(launch.pid, ::getpid());
-  // The attempt lock went with the reaped worker.
-  EXPECT_FALSE(*FileLock::IsHeld(AttemptLockPath(path_, done.attempt->attempt_id)));
+  // The attempt lock went with the reaped worker, and with a known outcome its file is removed.
+  EXPECT_EQ(FileLock::IsHeld(AttemptLockPath(path_, done.attempt->attempt_id)).status().code(),
+            StatusCode::kNotFound);
 }
 
 TEST_F(WorkerExecutorTest, ProgressIsForwardedAndTheReportIsComplete) {

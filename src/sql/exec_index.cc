@@ -112,6 +112,16 @@ Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s) {
   return Admitted(ctx, "DROP INDEX", job);
 }
 
+Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s) {
+  VIGIL_RETURN_IF_ERROR(CheckMutationEnabled(ctx, "BUILD INDEX"));
+  jobs::BuildIndexStatement stmt;
+  VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
+  stmt.index_name = s.name;
+  jobs::Admission admission(ctx.store.get(), Caps(ctx.config.caps));
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, admission.Build(stmt, ctx.options.principal.name, ctx.Now()));
+  return Admitted(ctx, "BUILD INDEX", job);
+}
+
 Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));

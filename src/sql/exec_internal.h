@@ -90,6 +90,11 @@ Result<ResultSet> ExecUpdate(ExecContext& ctx, const UpdateStatement& s);
 Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& s);
 Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s);
 Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s);
+// BUILD INDEX: a job that adds one delta segment for the fragments the index does not cover.
+Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s);
+// VACUUM (exec_vacuum.cc): removes what no retained version, active or unknown job, lease
+// or pin needs; orphans only when no executor of the table can still write.
+Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s);
 
 Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStatement& s);
 Result<ResultSet> ExecShowIndexJob(ExecContext& ctx, const ShowIndexJobStatement& s);

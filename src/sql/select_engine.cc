@@ -8,19 +8,28 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <deque>
 #include <map>
 
 #include "sql/select_rewrite.h"
 #include "sql/vtab.h"
 #include "vigil/generations/generation_manager.h"
+#include "vigil/generations/version_pins.h"
 #include "vigil/jobs/authorization.h"
+#include "vigil/jobs/job_store.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::sql {
 
 namespace {
+
+int64_t SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 
 using internal::AccessStats;
 using internal::RewriteResult;
@@ -189,9 +198,16 @@ class Engine : public SelectEngine, public internal::VtabHost {
       VIGIL_ASSIGN_OR_RETURN(std::string path, root_.TablePath(table));
       VIGIL_ASSIGN_OR_RETURN(bool exists, root_.TableExists(table));
       if (!exists) return Status::NotFound("table " + key + " does not exist");
-      DatasetOptions dopts;
-      dopts.fs = root_.fs();
-      VIGIL_ASSIGN_OR_RETURN(auto manager, generations::GenerationManager::Open(path, dopts));
+      generations::GenerationsOptions gopts;
+      gopts.dataset.fs = root_.fs();
+      // The versions this process reads are pinned in the metadata store, so that a VACUUM in
+      // any process keeps their files; the pins are heartbeated and expire if this process dies.
+      if (store_ != nullptr && pins_ == nullptr) {
+        VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), SystemNowMs()));
+      }
+      gopts.pins = pins_.get();
+      gopts.maintain_interval = std::chrono::seconds(20);
+      VIGIL_ASSIGN_OR_RETURN(auto manager, generations::GenerationManager::Open(path, gopts));
       it = managers_.emplace(key, std::move(manager)).first;
       return it->second.get();
     }
@@ -405,6 +421,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   jobs::JobStore* store_;
   SelectOptions options_;
   sqlite3* db_ = nullptr;
+  std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it
   std::map<std::string, std::unique_ptr<generations::GenerationManager>> managers_;
   std::map<std::string, std::string> vtabs_;  // vtab name -> schema fingerprint it was declared with
   std::map<std::string, sqlite3_stmt*> cache_;

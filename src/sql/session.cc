@@ -61,9 +61,6 @@ int64_t SystemNowMs() {
       .count();
 }
 
-Status NotYet(std::string_view what) {
-  return Status::NotSupported(std::string(what) + " arrives with online maintenance");
-}
 
 class SessionImpl : public Session {
  public:
@@ -92,8 +89,8 @@ class SessionImpl : public Session {
   Result<ResultSet> Run(const RefreshTableStatement& s) { return ExecRefreshTable(ctx_, s); }
   Result<ResultSet> Run(const CreateIndexStatement& s) { return ExecCreateIndex(ctx_, s); }
   Result<ResultSet> Run(const DropIndexStatement& s) { return ExecDropIndex(ctx_, s); }
-  Result<ResultSet> Run(const BuildIndexStatement&) { return NotYet("BUILD INDEX"); }
-  Result<ResultSet> Run(const VacuumStatement&) { return NotYet("VACUUM"); }
+  Result<ResultSet> Run(const BuildIndexStatement& s) { return ExecBuildIndex(ctx_, s); }
+  Result<ResultSet> Run(const VacuumStatement& s) { return ExecVacuum(ctx_, s); }
   Result<ResultSet> Run(const ShowIndexStatement& s) { return ExecShowIndex(ctx_, s); }
   Result<ResultSet> Run(const ShowIndexJobsStatement& s) { return ExecShowIndexJobs(ctx_, s); }
   Result<ResultSet> Run(const ShowIndexJobStatement& s) { return ExecShowIndexJob(ctx_, s); }

@@ -13,6 +13,7 @@
 #include "vigil/common/bounds.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/storage/vacuum.h"
 
 namespace vigil::sql::internal {
 
@@ -172,6 +173,22 @@ Result<std::vector<Row>> EntryRows(VtabHost* host, const vigil::TableName& t) {
     r.insert(r.end(), {Value(seg.name), Value(seg.uuid.ToString()), Value(columns), Value(seg.index_type),
                        Value(static_cast<int64_t>(seg.built_at_version)), Value(),
                        Value(Consistency(*snap, seg, resolved, first_of_name, uuid_uses[seg.uuid.ToString()]))});
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+// vigil_orphans: entries of the dataset no manifest references (failed or unknown
+// attempts' segments and staging, stray files); VACUUM removes them once no executor
+// can still write them. Reason is the entry kind (SEGMENT, STAGING, FRAGMENT, ...).
+Result<std::vector<Row>> OrphanRows(VtabHost* host, const vigil::TableName& t) {
+  VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, host->Snapshot(t));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Orphan> orphans, ListOrphans(snap->dataset()->path()));
+  std::vector<Row> rows;
+  for (const Orphan& o : orphans) {
+    Row r = Prefix(t);
+    r.insert(r.end(), {Value(o.rel_path), Value(static_cast<int64_t>(o.bytes)),
+                       Value(std::string(OrphanKindName(o.kind)) + (o.is_link ? " (link)" : ""))});
     rows.push_back(std::move(r));
   }
   return rows;
@@ -342,8 +359,7 @@ Result<std::vector<Row>> Load(MetaVtab* vt, const char* idx_str, int argc, sqlit
   stats->filter_calls++;
   if (vt->kind == 0) return IndexRows(vt->host, name);
   if (vt->kind == 1) return EntryRows(vt->host, name);
-  VIGIL_RETURN_IF_ERROR(vt->host->Snapshot(name).status());
-  return std::vector<Row>{};  // vigil_orphans: filled by the orphan-accounting issue
+  return OrphanRows(vt->host, name);
 }
 
 int Filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {

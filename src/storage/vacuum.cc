@@ -362,4 +362,46 @@ Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& option
   return report;
 }
 
+Result<VacuumReport> ReclaimDroppedDataset(const std::string& path, bool no_user_remains,
+                                           DatasetOptions dataset_options) {
+  if (!no_user_remains) {
+    return Status::FailedPrecondition("the dataset at " + path + " may still be used; nothing is reclaimed");
+  }
+  FileSystem* fs = dataset_options.fs ? dataset_options.fs : DefaultFileSystem();
+  VacuumReport report;
+  VIGIL_ASSIGN_OR_RETURN(auto names, ListIfPresent(fs, JoinPath(path, kVersionsDir)));
+  std::vector<uint64_t> versions;
+  for (const auto& n : names) {
+    if (auto v = ParseManifestName(n)) versions.push_back(*v);
+  }
+  std::sort(versions.begin(), versions.end());
+  VIGIL_RETURN_IF_ERROR(RemoveVersions(fs, path, versions, &report));
+  if (report.removed_versions.size() != versions.size()) return report;  // retried later
+  // Nothing references anything now: every entry of the expected shape goes.
+  VIGIL_ASSIGN_OR_RETURN(auto orphans, FindOrphans(fs, path, References{}, &report.skipped));
+  for (const auto& o : orphans) {
+    if (o.is_link) {
+      report.skipped.push_back(o.rel_path + ": a symbolic link (never followed nor removed)");
+      continue;
+    }
+    if (RemoveTree(fs, JoinPath(path, o.rel_path), 0, &report.failures, &report.skipped)) {
+      report.removed_paths.push_back(o.rel_path);
+      report.bytes_freed += o.bytes;
+    }
+  }
+  for (const char* dir : {kVersionsDir, kDataDir, kDeletionsDir, kIndicesDir, kStagingDir}) {
+    std::string abs = JoinPath(path, dir);
+    auto left = fs->ListDir(abs);
+    if (!left.ok() || !left->empty()) continue;  // absent, or something unexpected remains
+    Status st = fs->RemoveDir(abs);
+    if (!st.ok()) report.failures.push_back(std::string(dir) + ": " + st.ToString());
+  }
+  auto left = fs->ListDir(path);
+  if (left.ok() && left->empty()) {
+    Status st = fs->RemoveDir(path);
+    if (!st.ok()) report.failures.push_back(path + ": " + st.ToString());
+  }
+  return report;
+}
+
 }  // namespace vigil

@@ -204,5 +204,24 @@ TEST_F(VacuumTest, FailedDeleteIsReportedKeptAndRetried) {
   EXPECT_EQ((*Dataset::Open(path_))->CountRows(), 300u);
 }
 
+TEST_F(VacuumTest, DroppedDatasetIsReclaimedOnlyWithProofAndNeverThroughLinks) {
+  testing::TempDir outside;
+  ASSERT_TRUE(WriteFileDurably(DefaultFileSystem(), outside.Join("precious"), "p").ok());
+  MakeDir("_staging/att-9", "partial");
+  ASSERT_TRUE(DefaultFileSystem()->CreateDirs(JoinPath(path_, "_indices")).ok());
+  ASSERT_EQ(symlink(outside.path().c_str(), JoinPath(path_, "_indices/" + Uuid::Generate().ToString()).c_str()), 0);
+  EXPECT_EQ(ReclaimDroppedDataset(path_, false).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(Exists(ManifestPath(1)));
+  auto report = ReclaimDroppedDataset(path_, true);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->removed_versions.size(), 4u);
+  EXPECT_FALSE(Exists("_versions"));
+  EXPECT_FALSE(Exists("data"));
+  EXPECT_FALSE(Exists("_staging"));
+  EXPECT_TRUE(Exists("_indices"));  // the link stays, so its folder stays
+  EXPECT_EQ(access(outside.Join("precious").c_str(), F_OK), 0);
+  EXPECT_FALSE(Dataset::Open(path_).ok());
+}
+
 }  // namespace
 }  // namespace vigil

@@ -206,7 +206,7 @@ Result<Request> DecodeRequest(std::string_view payload) {
   r.I64(&m.job.job_id, "job_id");
   uint8_t op = 0;
   r.U8(&op, "operation");
-  if (r.ok() && (op < 1 || op > 3)) r.Fail("operation");
+  if (r.ok() && (op < 1 || op > 4)) r.Fail("operation");
   m.job.operation = static_cast<Operation>(op);
   r.String(&m.job.locator, "locator");
   r.String(&m.job.index_name, "index_name", 1024);

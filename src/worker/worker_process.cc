@@ -53,6 +53,17 @@ Result<index::ProviderResult> Invoke(const JobSpec& job, const TransactionProper
   if (job.operation == Operation::kDrop) {
     return index::DropIndex({job.locator, std::nullopt, job.index_name, txn});
   }
+  if (job.operation == Operation::kBuild) {  // a delta segment over the base cut (BUILD INDEX)
+    index::BuildIndexRequest req;
+    req.dataset_path = job.locator;
+    req.version = static_cast<uint64_t>(job.start_version);
+    req.expected_schema_fingerprint = job.schema_fingerprint;
+    req.name = job.index_name;
+    req.txn = txn;
+    req.progress = progress;
+    VIGIL_ASSIGN_OR_RETURN(index::BuildIndexResult built, index::BuildIndex(req));
+    return index::ProviderResult{built.committed_version, built.segment_uuid};
+  }
   if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
   VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(job.physical_type));
   VIGIL_ASSIGN_OR_RETURN(auto props, index::RequestPropertiesFromJson(type, job.properties_json));

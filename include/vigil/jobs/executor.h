@@ -20,6 +20,9 @@ namespace vigil::jobs {
 // before T3 until the result is recorded; a launched worker inherits it. When
 // it can be taken, no process of the attempt is alive (termination proof).
 std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id);
+// Removes the attempt's lock file and its `_staging/<attempt id>` folder once its outcome
+// is known (nobody needs the proof any more). Best effort: VACUUM removes what is left.
+void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id);
 
 struct ExecutionRequest {
   JobRecord job;

@@ -78,4 +78,14 @@ Result<std::vector<Orphan>> ListOrphans(const std::string& path, DatasetOptions 
 Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& options,
                             DatasetOptions dataset_options = {});
 
+// Reclaims the files of a dropped table's dataset at `path`: manifests first
+// (newest last, so the dataset stays openable at some version until it is gone),
+// then every entry of the expected shape, then the emptied folders. The caller
+// proves that no lease, pin, job or executor can still use the dataset
+// (`no_user_remains`; false: FailedPrecondition, nothing removed). Same rules as
+// Vacuum: no links followed or removed, no unexpected names removed; failures are
+// reported and a later call retries.
+Result<VacuumReport> ReclaimDroppedDataset(const std::string& path, bool no_user_remains,
+                                           DatasetOptions dataset_options = {});
+
 }  // namespace vigil

@@ -66,7 +66,7 @@ struct AttemptIdentity {
   bool operator==(const AttemptIdentity&) const = default;
 };
 
-enum class Operation : uint8_t { kCreate = 1, kReplace = 2, kDrop = 3 };
+enum class Operation : uint8_t { kCreate = 1, kReplace = 2, kDrop = 3, kBuild = 4 };
 
 // The fields of a job spec the worker needs for its one provider call.
 struct JobSpec {
