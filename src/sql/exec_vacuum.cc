@@ -95,6 +95,46 @@ Result<JobGuards> ProtectJobs(ExecContext& ctx, const jobs::TableEntry& t, Vacuu
   return g;
 }
 
+// Table incarnations some of whose jobs may still have an executor writing (any table).
+Result<std::set<std::string>> WritingIncarnations(ExecContext& ctx) {
+  std::set<std::string> out;
+  for (const char* state : {"RUNNING", "OUTCOME_UNKNOWN"}) {
+    jobs::JobFilter f;
+    f.state = state;
+    f.include_archived = true;
+    f.limit = jobs::kMaxListLimit;
+    VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> found, ctx.store->List(f));
+    if (found.size() >= static_cast<size_t>(jobs::kMaxListLimit)) {
+      return Status::ResourceExhausted("VACUUM: too many jobs in state " + std::string(state) +
+                                       " to reclaim dropped tables safely; resolve some first");
+    }
+    for (const jobs::JobRecord& j : found) {
+      if (ExecutorMayWrite(j)) out.insert(j.spec.table_incarnation);
+    }
+  }
+  return out;
+}
+
+// Reclaims `<root>/_dropped/<table incarnation>[-<suffix>]` folders (DROP TABLE moved them
+// there) whose table has no job that may still write. Returns how many were reclaimed.
+Result<int64_t> ReclaimDroppedTables(ExecContext& ctx, VacuumReport* report) {
+  const std::string dropped = ctx.root.path() + "/" + std::string(kDroppedDir);
+  VIGIL_ASSIGN_OR_RETURN(bool exists, ctx.root.fs()->Exists(dropped));
+  if (!exists) return int64_t{0};
+  VIGIL_ASSIGN_OR_RETURN(std::set<std::string> writing, WritingIncarnations(ctx));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> entries, ctx.root.fs()->ListDir(dropped));
+  int64_t reclaimed = 0;
+  for (const std::string& name : entries) {
+    const std::string incarnation = name.substr(0, 36);  // a UUID, then an optional suffix
+    if (writing.count(incarnation) > 0) continue;
+    VIGIL_ASSIGN_OR_RETURN(VacuumReport r, ReclaimDroppedDataset(dropped + "/" + name, /*no_user_remains=*/true));
+    report->bytes_freed += r.bytes_freed;
+    report->failures.insert(report->failures.end(), r.failures.begin(), r.failures.end());
+    if (r.failures.empty()) ++reclaimed;
+  }
+  return reclaimed;
+}
+
 }  // namespace
 
 Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
@@ -120,12 +160,17 @@ Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(VacuumReport report, generations::VacuumTable(ds->path(), o, {}, pins.get(), ds->path(),
                                                                        ctx.Now()));
   ctx.Invalidate(name);
+  // An administrator's VACUUM also reclaims dropped tables that nothing can still write.
+  int64_t dropped = 0;
+  if (ctx.options.principal.admin) {
+    VIGIL_ASSIGN_OR_RETURN(dropped, ReclaimDroppedTables(ctx, &report));
+  }
   ResultSet r;
-  r.columns = {"RemovedVersions", "RemovedPaths", "BytesFreed", "KeptOrphans", "Failures"};
+  r.columns = {"RemovedVersions", "RemovedPaths", "BytesFreed", "KeptOrphans", "DroppedTablesReclaimed", "Failures"};
   r.rows.push_back({Value(static_cast<int64_t>(report.removed_versions.size())),
                     Value(static_cast<int64_t>(report.removed_paths.size())),
                     Value(static_cast<int64_t>(report.bytes_freed)),
-                    Value(static_cast<int64_t>(report.kept_orphans.size())),
+                    Value(static_cast<int64_t>(report.kept_orphans.size())), Value(dropped),
                     Value(static_cast<int64_t>(report.failures.size()))});
   for (const std::string& f : report.failures) r.warnings.push_back("VACUUM could not remove " + f + "; it retries");
   if (may_write) r.notices.push_back("orphans kept: an executor of a job of this table may still write");
