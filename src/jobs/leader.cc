@@ -1,9 +1,7 @@
 #include "vigil/jobs/leader.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <limits>
-#include <mutex>
 #include <thread>
 
 #include "vigil/common/logging.h"
@@ -102,7 +100,7 @@ Result<bool> Leader::HasWork() {
   return !refreshes.empty();
 }
 
-void Leader::HeartbeatLoop() {
+void Leader::HeartbeatLoop(int64_t epoch) {
   const int64_t period = std::max<int64_t>(options_.runner.lease_ttl_ms / 3, 10);
   int64_t slept = 0;
   while (!stop_.load()) {
@@ -111,8 +109,8 @@ void Leader::HeartbeatLoop() {
     if (slept < period) continue;
     slept = 0;
     const int64_t now = clock_();
-    Result<LeaderLease> renewed = store_->RenewLeader(options_.runner.leader_holder, runner_.leader_epoch(), now,
-                                                      options_.runner.lease_ttl_ms);
+    Result<LeaderLease> renewed =
+        store_->RenewLeader(options_.runner.leader_holder, epoch, now, options_.runner.lease_ttl_ms);
     if (!renewed.ok() && renewed.status().code() == StatusCode::kCommitConflict) {
       VIGIL_LOG_WARN("leadership lost: {}", renewed.status().ToString());
       lost_.store(true);
@@ -124,7 +122,8 @@ void Leader::HeartbeatLoop() {
 Status Leader::Run() {
   VIGIL_RETURN_IF_ERROR(Start());
   VIGIL_LOG_INFO("leader {} started with epoch {}", options_.runner.leader_holder, runner_.leader_epoch());
-  std::thread heartbeat([this] { HeartbeatLoop(); });
+  // The epoch is fixed for this leadership; the thread gets a copy (the runner's is not shared).
+  std::thread heartbeat([this, epoch = runner_.leader_epoch()] { HeartbeatLoop(epoch); });
   Status result = Status::OK();
   int64_t idle_since = clock_();
   while (!stop_.load()) {

@@ -54,7 +54,8 @@ class Leader {
   Status CompleteCancels();
   // Whether any job still needs this leader (pending, running or a refresh to run).
   Result<bool> HasWork();
-  void HeartbeatLoop();
+  // Renews the lease of `epoch` and sets lost_ when it is gone.
+  void HeartbeatLoop(int64_t epoch);
 
   JobStore* store_;
   LeaderOptions options_;
