@@ -51,7 +51,7 @@ class CliTest : public ::testing::Test {
 };
 
 TEST_F(CliTest, HelpOnEveryCommand) {
-  for (std::string cmd : {"", "init ", "import ", "demo ", "bench "}) {
+  for (std::string cmd : {"", "init ", "import ", "demo ", "bench ", "sql ", "supervise ", "doctor "}) {
     RunResult r = Vigil(cmd + "--help");
     EXPECT_EQ(r.exit_code, 0) << cmd << r.output;
     EXPECT_THAT(r.output, HasSubstr("Usage")) << cmd;
