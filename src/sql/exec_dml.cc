@@ -87,28 +87,11 @@ Status CheckAssignments(const Schema& schema, const UpdateStatement& s, const st
   return Status::OK();
 }
 
-// One row of the rows an UPDATE read.
-class TakenRow : public RowSource {
- public:
-  TakenRow(const RecordBatch& batch, std::string table) : batch_(batch), table_(std::move(table)) {}
-  void set_row(size_t row) { row_ = row; }
-  Result<std::pair<vigil::Value, DataType>> Column(const std::string& column) const override {
-    std::optional<size_t> i = batch_.schema->IndexOf(column);
-    if (!i) return Status::InvalidArgument("table " + table_ + " has no column '" + column + "'");
-    return std::make_pair(batch_.columns[*i].ValueAt(row_), batch_.schema->field(*i).type);
-  }
-
- private:
-  const RecordBatch& batch_;
-  std::string table_;
-  size_t row_ = 0;
-};
-
 // The updated rows: the old rows with the assignments applied (read from the old values).
 Result<RecordBatch> UpdatedBatch(const RecordBatch& old, const UpdateStatement& s, const std::string& table) {
   const SchemaPtr& schema = old.schema;
   RecordBatch out = RecordBatch::Empty(schema);
-  TakenRow row(old, table);
+  BatchRow row(old, table);
   for (size_t r = 0; r < old.num_rows; ++r) {
     row.set_row(r);
     std::vector<vigil::Value> values;

@@ -369,23 +369,6 @@ void CollectColumns(const Expr& e, std::set<std::string>* out) {
   for (const Expr& a : e.args) CollectColumns(a, out);
 }
 
-// One row of a scanned batch.
-class BatchRow : public RowSource {
- public:
-  BatchRow(const RecordBatch& batch, std::string table) : batch_(batch), table_(std::move(table)) {}
-  void set_row(size_t row) { row_ = row; }
-  Result<std::pair<vigil::Value, DataType>> Column(const std::string& column) const override {
-    std::optional<size_t> i = batch_.schema->IndexOf(column);
-    if (!i) return Status::InvalidArgument("table " + table_ + " has no column '" + column + "'");
-    return std::make_pair(batch_.columns[*i].ValueAt(row_), batch_.schema->field(*i).type);
-  }
-
- private:
-  const RecordBatch& batch_;
-  std::string table_;
-  size_t row_ = 0;
-};
-
 }  // namespace
 
 Result<vigil::Value> CoerceLiteral(const Literal& l, const DataType& type) {

@@ -62,6 +62,23 @@ class RowSource {
   virtual Result<std::pair<vigil::Value, DataType>> Column(const std::string& column) const = 0;
 };
 
+// One row of a RecordBatch (set_row picks it) as a RowSource.
+class BatchRow : public RowSource {
+ public:
+  BatchRow(const RecordBatch& batch, std::string table) : batch_(batch), table_(std::move(table)) {}
+  void set_row(size_t row) { row_ = row; }
+  Result<std::pair<vigil::Value, DataType>> Column(const std::string& column) const override {
+    std::optional<size_t> i = batch_.schema->IndexOf(column);
+    if (!i) return Status::InvalidArgument("table " + table_ + " has no column '" + column + "'");
+    return std::make_pair(batch_.columns[*i].ValueAt(row_), batch_.schema->field(*i).type);
+  }
+
+ private:
+  const RecordBatch& batch_;
+  std::string table_;
+  size_t row_ = 0;
+};
+
 // Evaluates a condition with SQL's three-valued logic: true, false or nullopt (unknown).
 Result<std::optional<bool>> EvalCondition(const Expr& expr, const RowSource& row);
 // Evaluates `expr` and converts the result to a value of `type` (for UPDATE ... SET).
