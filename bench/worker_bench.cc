@@ -1,7 +1,10 @@
 // `vigil bench worker`: the cost of running index builds in `vigil-worker`
 // instead of in the calling process. (1) Spawn plus handshake: launches whose
 // request the worker refuses before invocation (a stale schema fingerprint),
-// timed from fork to the worker's handshake (target p50 <= 20 ms). (2) The same
+// timed from fork to the worker's handshake (target p50 <= 20 ms). The worker
+// enters its sandbox (worker/sandbox.h) before the handshake; in test builds
+// (VIGIL_FAILPOINTS) launches without it alternate with these, and the
+// difference of the p50s is the sandbox's cost. (2) The same
 // IVF_PQ build through the WorkerExecutor and through the InProcessExecutor on
 // the same dataset, alternating, median of `runs` each (target <= 1.05x). The
 // worker gets as many OpenMP threads as the machine has cores, like the
@@ -10,9 +13,11 @@
 // Options: launches (30), rows (50000), dim (64), partitions (64), runs (3).
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "bench/bench.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/index/index_spec.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/datagen.h"
@@ -89,14 +94,33 @@ Result<nlohmann::json> RunWorkerBench(const BenchArgs& args) {
   jobs::WorkerExecutorOptions wo;
   wo.supervisor.omp_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   VIGIL_ASSIGN_OR_RETURN(auto worker, jobs::WorkerExecutor::Create(wo));
+  std::unique_ptr<jobs::WorkerExecutor> unsandboxed;
+  if (failpoint::Enabled()) {
+    jobs::WorkerExecutorOptions bare = wo;
+    bare.supervisor.sandbox = false;
+    VIGIL_ASSIGN_OR_RETURN(unsandboxed, jobs::WorkerExecutor::Create(bare));
+  }
   jobs::InProcessExecutor in_process;
 
-  std::vector<double> handshake_ms;
+  // Refused before invocation: spawn + handshake + one round trip.
+  auto launch = [&](jobs::WorkerExecutor& executor, int64_t id) -> Result<double> {
+    jobs::JobRecord stale = IvfJob(path, *ds, "never", id, partitions);
+    stale.spec.schema_fingerprint = "stale";
+    VIGIL_RETURN_IF_ERROR(Execute(executor, stale, false).status());
+    return std::chrono::duration<double, std::milli>(executor.last_launch().handshake_latency).count();
+  };
+  std::vector<double> handshake_ms, unsandboxed_ms;
   for (int i = 0; i < launches; ++i) {
-    jobs::JobRecord stale = IvfJob(path, *ds, "never", 1000 + i, partitions);
-    stale.spec.schema_fingerprint = "stale";  // refused before invocation: spawn + handshake + one round trip
-    VIGIL_RETURN_IF_ERROR(Execute(*worker, stale, false).status());
-    handshake_ms.push_back(std::chrono::duration<double, std::milli>(worker->last_launch().handshake_latency).count());
+    // Alternating, each side first every other time.
+    for (bool sandboxed : {i % 2 == 0, i % 2 != 0}) {
+      if (sandboxed) {
+        VIGIL_ASSIGN_OR_RETURN(double ms, launch(*worker, 1000 + 2 * i));
+        handshake_ms.push_back(ms);
+      } else if (unsandboxed) {
+        VIGIL_ASSIGN_OR_RETURN(double ms, launch(*unsandboxed, 1001 + 2 * i));
+        unsandboxed_ms.push_back(ms);
+      }
+    }
   }
   std::vector<double> via_worker, via_process;
   for (int r = 0; r < runs; ++r) {
@@ -111,8 +135,17 @@ Result<nlohmann::json> RunWorkerBench(const BenchArgs& args) {
   std::sort(sorted.begin(), sorted.end());
   const double p50 = sorted[sorted.size() / 2];
   const double ratio = Median(via_worker) / Median(via_process);
+  nlohmann::json sandbox = nullptr;  // not measurable outside test builds
+  if (!unsandboxed_ms.empty()) {
+    const double bare_p50 = Median(unsandboxed_ms);
+    sandbox = {{"spawn_handshake_p50_ms_with", p50},
+               {"spawn_handshake_p50_ms_without", bare_p50},
+               {"cost_p50_ms", p50 - bare_p50},
+               {"ratio", bare_p50 > 0 ? p50 / bare_p50 : 0}};
+  }
   return nlohmann::json{
       {"spawn_handshake_ms", {{"p50", p50}, {"max", sorted.back()}, {"launches", launches}}},
+      {"sandbox", sandbox},
       {"ivf_pq_build_s",
        {{"rows", o.rows}, {"dim", o.dim}, {"worker_median", Median(via_worker)},
         {"in_process_median", Median(via_process)}, {"ratio", ratio}}},
@@ -123,7 +156,9 @@ Result<nlohmann::json> RunWorkerBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("worker", "vigil-worker spawn+handshake latency; IVF_PQ build in the worker vs in process",
+VIGIL_REGISTER_BENCH("worker",
+                     "vigil-worker spawn+handshake latency with and without its sandbox; IVF_PQ build in the "
+                     "worker vs in process",
                      RunWorkerBench);
 
 }  // namespace vigil::bench

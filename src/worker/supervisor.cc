@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
 
 #ifndef VIGIL_WORKER_BUILD_PATH
@@ -374,6 +375,9 @@ Result<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions options
   if (::access(options.worker_path.c_str(), X_OK) != 0) {
     return Status::NotFound("worker executable " + options.worker_path + " is missing or not executable");
   }
+  if (!options.sandbox && !failpoint::Enabled()) {
+    return Status::NotSupported("workers run without their sandbox only in test builds");
+  }
   std::unique_ptr<Supervisor> s(new Supervisor(std::move(options)));
   const CgroupOptions& cg = s->options_.cgroup;
   if (cg.parent.empty()) {
@@ -466,6 +470,7 @@ LaunchResult Supervisor::Run(LaunchRequest req) {
                                    "--secret=" + std::to_string(kChildSecret),
                                    "--parent=" + std::to_string(::getpid())};
   if (req.attempt_lock_fd >= 0) args.push_back("--lock=" + std::to_string(kChildLock));
+  if (!options_.sandbox) args.push_back("--no-sandbox");
   std::vector<std::string> env;
   const char* path = std::getenv("PATH");
   env.push_back(std::string("PATH=") + (path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"));
@@ -552,6 +557,12 @@ LaunchResult Supervisor::Run(LaunchRequest req) {
   };
   auto fail_launch = [&](Status st) {
     finish(true, deadline);
+    if (res.reaped && WIFEXITED(res.wait_status) && WEXITSTATUS(res.wait_status) == kExitSandbox) {
+      // Typed: the machine cannot give the worker its sandbox; the step and errno are on its stderr.
+      return before_request(Status::FailedPrecondition(
+          "the worker could not enter its sandbox (no_new_privs, capability drop or seccomp filter; "
+          "its stderr names the step): " + st.message()));
+    }
     if (res.reaped && !st.message().empty() && (WIFSIGNALED(res.wait_status) || WIFEXITED(res.wait_status))) {
       st = st.WithContext(DescribeExit(res.wait_status));
     }

@@ -12,6 +12,7 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/worker/sandbox.h"
 
 namespace vigil::worker {
 
@@ -130,6 +131,11 @@ Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::str
     }
   }
   if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
+#ifdef VIGIL_FAILPOINTS
+  if (Status fp = failpoint::Hit("worker.sandbox_probe"); !fp.ok()) {
+    return Complete(attempt, false, Status(fp.code(), ProbeSandbox()), secret);
+  }
+#endif
 
   const bool invoked = true;  // set immediately before the provider call
   if (!failpoint::Hit("worker.abort").ok()) std::abort();

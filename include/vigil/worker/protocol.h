@@ -33,6 +33,7 @@ constexpr int kExitHandshake = 66;       // version or build mismatch, or no han
 constexpr int kExitProtocol = 67;        // corrupt or missing request
 constexpr int kExitCgroupVerify = 68;    // the child is not in the cgroup it was moved to
 constexpr int kExitSetup = 69;           // rlimits, descriptors or the launch barrier failed
+constexpr int kExitSandbox = 70;         // no_new_privs, the capability drop or the seccomp filter failed
 constexpr int kExitExecFailed = 127;
 
 enum class MessageType : uint16_t {

@@ -3,11 +3,13 @@
 // the forking thread exits), under RLIMIT_AS / RLIMIT_NOFILE / RLIMIT_CORE=0,
 // with only the protocol pipes and the attempt lock inherited, an allowlisted
 // environment and optionally its own cgroup (memory and pids limits) entered
-// before exec; enforces a wall-clock deadline by SIGKILL and always reaps.
+// before exec; the worker enters its sandbox (worker/sandbox.h) before the
+// handshake. Enforces a wall-clock deadline by SIGKILL and always reaps.
 // The reap is the termination proof. What the supervisor learned becomes a
 // LaunchResult (seed 000 section 7.4 classification input):
-//   - failed_before_request: launch, cgroup placement, handshake or request
-//     delivery failed before a complete request could be read: proves no invocation;
+//   - failed_before_request: launch, cgroup placement, the worker's sandbox,
+//     handshake or request delivery failed before a complete request could be
+//     read: proves no invocation (a sandbox failure is FailedPrecondition);
 //   - complete: an identity-matched response arrived (its `invoked` and typed code count);
 //   - otherwise UNKNOWN: EOF, signal, OOM, deadline, corruption or identity mismatch
 //     after the request was delivered.
@@ -48,6 +50,9 @@ struct SupervisorOptions {
   bool require_cgroup = false;
   // The worker's stderr (appended; created 0600); empty: /dev/null.
   std::string stderr_path;
+  // false launches workers without their sandbox, the benchmark's baseline;
+  // test builds (VIGIL_FAILPOINTS) only: Create refuses it elsewhere.
+  bool sandbox = true;
 };
 
 struct LaunchRequest {

@@ -5,6 +5,8 @@
 // `invoked`; a mismatch is a complete invoked=false response.
 // Failpoints (armed only through the request), in call order:
 //   worker.before_invoke   after revalidation, before `invoked` is set
+//   worker.sandbox_probe   test builds: fires -> the provider is not invoked; the
+//                          response carries ProbeSandbox() (worker/sandbox.h) as its message
 //   worker.abort           after `invoked`: fires -> abort()
 //   worker.allocate        after `invoked`: fires -> allocate until allocation fails
 //   provider.after_segment_write, provider.after_commit   (inside the provider)
