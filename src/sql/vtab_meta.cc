@@ -130,9 +130,10 @@ Result<std::vector<Row>> IndexRows(VtabHost* host, const vigil::TableName& t) {
       }
       covered.insert(s->covered_fragments.begin(), s->covered_fragments.end());
     }
+    // Live rows only: a covered fragment's rows deleted at this version are not indexed rows.
     int64_t indexed = 0;
     for (uint32_t f : covered) {
-      if (const FragmentMeta* fm = m.FindFragment(f)) indexed += static_cast<int64_t>(fm->num_rows);
+      if (const FragmentMeta* fm = m.FindFragment(f)) indexed += static_cast<int64_t>(fm->live_rows());
     }
     VIGIL_RETURN_IF_ERROR(Bounded(name, kMaxExternalStringBytes, "index name"));
     VIGIL_RETURN_IF_ERROR(Bounded(segs.front()->properties_json, kMaxPropertiesBytes, "Properties of '" + name + "'"));
