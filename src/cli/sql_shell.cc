@@ -22,6 +22,9 @@ int64_t NowMs() {
 
 void Report(const Status& st) { std::fprintf(stderr, "error: %s\n", st.ToString().c_str()); }
 
+// By length: a value may hold NUL bytes.
+void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
 }  // namespace
 
 Status SqlShell::Open(const Root& root) {
@@ -76,8 +79,8 @@ void SqlShell::Print(sql::ResultSet r) {
     for (int64_t id : r.admitted_jobs) r.rows.push_back({id});
   }
   switch (options_.format) {
-    case OutputFormat::kCsv: std::fputs(sql::FormatCsv(r).c_str(), stdout); break;
-    case OutputFormat::kJson: std::fputs(sql::FormatJson(r).c_str(), stdout); break;
+    case OutputFormat::kCsv: Write(sql::FormatCsv(r)); break;
+    case OutputFormat::kJson: Write(sql::FormatJson(r)); break;
     case OutputFormat::kTable: PrintTable(r); break;
   }
   if (options_.format != OutputFormat::kTable && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
@@ -92,7 +95,7 @@ void SqlShell::PrintTable(const sql::ResultSet& r) {
       for (const auto& v : row) cells.push_back(sql::CellText(v));
       rows.push_back(std::move(cells));
     }
-    std::fputs(FormatTable(r.columns, rows, 60).c_str(), stdout);
+    Write(FormatTable(r.columns, rows, 60));
     std::printf("(%zu row%s)\n", r.rows.size(), r.rows.size() == 1 ? "" : "s");
   }
   if (!r.message.empty()) std::printf("%s\n", r.message.c_str());

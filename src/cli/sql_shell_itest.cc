@@ -19,6 +19,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+using namespace std::string_literals;
 
 struct Out {
   int exit_code = -1;
@@ -120,6 +121,46 @@ TEST_F(SqlShellTest, AWaitedJobThatFailsFailsTheRun) {
   EXPECT_NE(failed.exit_code, 0);
   EXPECT_THAT(failed.stderr_text, HasSubstr("job 1 ended FAILED"));
   EXPECT_THAT(failed.stdout_text, HasSubstr("JobId"));
+}
+
+// A NUL or other control character in a STRING never cuts the output short: --csv keeps the
+// bytes in a quoted field, --json escapes them (\u0000) and the table shows them escaped.
+TEST_F(SqlShellTest, ControlCharactersArePrintedInFullInEveryFormat) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL, s STRING)").exit_code, 0);
+  const std::string csv_path = dir_.Join("nul.csv");
+  std::ofstream(csv_path, std::ios::binary) << "id,s\n1,a\0b\n2,tab\there\n3,after\n"s;
+  Out copied = Run("", "COPY db.t FROM '" + csv_path + "'");
+  ASSERT_EQ(copied.exit_code, 0) << copied.stderr_text;
+
+  Out csv = Run("--csv", "SELECT id, s FROM db.t ORDER BY id");
+  ASSERT_EQ(csv.exit_code, 0) << csv.stderr_text;
+  EXPECT_EQ(csv.stdout_text, "id,s\n1,\"a\0b\"\n2,\"tab\there\"\n3,after\n"s);
+
+  Out json = Run("--json", "SELECT id, s FROM db.t ORDER BY id");
+  ASSERT_EQ(json.exit_code, 0) << json.stderr_text;
+  EXPECT_EQ(json.stdout_text,
+            "[{\"id\":1,\"s\":\"a\\u0000b\"},{\"id\":2,\"s\":\"tab\\there\"},{\"id\":3,\"s\":\"after\"}]\n");
+
+  Out table = Run("", "SELECT id, s FROM db.t ORDER BY id");
+  ASSERT_EQ(table.exit_code, 0) << table.stderr_text;
+  EXPECT_EQ(table.stdout_text,
+            "+----+-----------+\n"
+            "| id | s         |\n"
+            "+----+-----------+\n"
+            "| 1  | a\\0b      |\n"
+            "| 2  | tab\\there |\n"
+            "| 3  | after     |\n"
+            "+----+-----------+\n"
+            "(3 rows)\n");
+
+  // The same through an expression SQLite evaluates, with a row after it.
+  Out expr = Run("--csv", "SELECT 'a' || char(0) || 'b' || char(1) AS v UNION ALL SELECT 'next'");
+  ASSERT_EQ(expr.exit_code, 0) << expr.stderr_text;
+  EXPECT_EQ(expr.stdout_text, "v\n\"a\0b\x01\"\nnext\n"s);
+  Out expr_table = Run("", "SELECT 'a' || char(0) || 'b' || char(1) AS v UNION ALL SELECT 'next'");
+  EXPECT_THAT(expr_table.stdout_text, HasSubstr("| a\\0b\\x01 |"));
+  EXPECT_THAT(expr_table.stdout_text, HasSubstr("| next     |"));
+  EXPECT_THAT(expr_table.stdout_text, HasSubstr("(2 rows)"));
 }
 
 }  // namespace

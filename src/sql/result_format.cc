@@ -1,5 +1,6 @@
 #include "vigil/sql/result_format.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -31,10 +32,19 @@ std::string Real(double d) {
   return s;
 }
 
+// A separator, quote or control character (NUL, tab, line ends, ...) needs quotes;
+// the bytes themselves are kept, so a reader gets the value back exactly.
+bool NeedsQuotes(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) {
+    unsigned char u = static_cast<unsigned char>(c);
+    return c == ',' || c == '"' || u < 0x20 || u == 0x7F;
+  });
+}
+
 std::string CsvField(const Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return "";
   std::string s = std::holds_alternative<Blob>(v) ? Hex(std::get<Blob>(v).bytes) : CellText(v);
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  if (!NeedsQuotes(s)) return s;
   std::string q = "\"";
   for (char c : s) {
     if (c == '"') q += '"';

@@ -38,6 +38,17 @@ TEST(ResultFormatTest, JsonIsOneArrayOfObjectsInColumnOrder) {
   EXPECT_NE(FormatJson(bad).find("\xEF\xBF\xBD"), std::string::npos);  // U+FFFD, as UTF-8
 }
 
+// NUL and other control characters: CSV keeps the bytes inside quotes, JSON escapes them.
+TEST(ResultFormatTest, ControlCharactersAreKeptWholeInCsvAndEscapedInJson) {
+  ResultSet r;
+  r.columns = {"v", "w"};
+  r.rows.push_back({std::string("a\0b", 3), std::string("x\x01\ty\x7f")});
+  r.rows.push_back({std::string("after"), Value{}});
+  const std::string csv = FormatCsv(r);
+  EXPECT_EQ(csv, std::string("v,w\n\"a\0b\",\"x\x01\ty\x7f\"\nafter,\n", 25));
+  EXPECT_EQ(FormatJson(r), "[{\"v\":\"a\\u0000b\",\"w\":\"x\\u0001\\ty\x7f\"},{\"v\":\"after\",\"w\":null}]\n");
+}
+
 TEST(ResultFormatTest, CellsReadBackExactly) {
   EXPECT_EQ(CellText(Value{}), "NULL");
   EXPECT_EQ(CellText(0.1), "0.1");
