@@ -1,6 +1,8 @@
 // CSV reader (RFC 4180: ',' separated, '"' quoted with "" escapes, records may
 // span lines inside quotes, LF or CRLF). The first record is the header. An
-// unquoted empty field is NULL; a quoted one is the empty string.
+// unquoted empty field is NULL; a quoted one is the empty string. The file must
+// be UTF-8 (a bad byte is an error at its line and column); control characters,
+// NUL included, are kept in values.
 #include <algorithm>
 
 #include "storage/ingest_internal.h"
@@ -29,6 +31,7 @@ class CsvParser {
       VIGIL_ASSIGN_OR_RETURN(bool more, lines_.Next(&line));
       if (!more) return false;
     } while (line.empty());
+    VIGIL_RETURN_IF_ERROR(CheckUtf8Line(src_->name(), lines_.line_number(), line));
     *count = 0;
     size_t p = 0;
     while (true) {
@@ -69,6 +72,7 @@ class CsvParser {
         f->text.push_back('\n');
         VIGIL_ASSIGN_OR_RETURN(bool more, lines_.Next(line));
         if (!more) return TextError(src_->name(), f->line, f->column, "unterminated quoted field");
+        VIGIL_RETURN_IF_ERROR(CheckUtf8Line(src_->name(), lines_.line_number(), *line));
         i = 0;
         continue;
       }

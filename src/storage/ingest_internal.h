@@ -63,6 +63,9 @@ class LineReader {
 Status TextError(std::string_view file, uint64_t line, uint64_t column, std::string_view message);
 // "name: record N (byte offset B): message" as InvalidArgument.
 Status RecordError(std::string_view file, uint64_t record, uint64_t offset, std::string_view message);
+// Text files (CSV, JSON Lines) are UTF-8, like the STRING values they hold:
+// "name:line:column: invalid UTF-8 (byte 0xff)" at the first bad byte of a line.
+Status CheckUtf8Line(std::string_view file, uint64_t line_no, std::string_view line);
 
 // Appends `text` parsed as `field`'s type to `col` (vectors directly into the buffer).
 // An empty optional text means NULL. Errors carry no location.

@@ -1,5 +1,6 @@
 // JSON Lines reader: one JSON object per line; blank lines are skipped. Keys
-// are column names; a missing key or null is NULL; vectors are arrays.
+// are column names; a missing key or null is NULL; vectors are arrays. Invalid
+// UTF-8 is refused as in CSV; "\u0000" is a NUL in a STRING, as a raw NUL is in CSV.
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -24,6 +25,7 @@ bool IsBlank(std::string_view line) {
 
 // Parses one line as a JSON object; errors name file:line:column.
 Result<Json> ParseObjectLine(const std::string& file, uint64_t line_no, std::string_view line) {
+  VIGIL_RETURN_IF_ERROR(CheckUtf8Line(file, line_no, line));
   Json j;
   try {
     j = Json::parse(line);

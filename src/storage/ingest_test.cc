@@ -213,6 +213,46 @@ TEST(JsonlIngestTest, ErrorsNameFileLineAndColumn) {
   EXPECT_THAT(ErrorOf("[1, 2]\n", IngestFormat::kJsonl, schema), HasSubstr("in.txt:1:1: expected a JSON object"));
 }
 
+// CSV and JSON Lines agree on text: a file is UTF-8, and the same bad bytes are
+// refused with the same message at their file:line:column; NUL is a character of a
+// STRING in both (a raw byte in CSV, "\u0000" in JSON, which must escape it).
+TEST(TextIngestTest, CsvAndJsonlAgreeOnUtf8AndNul) {
+  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("s", DataType::Of(TypeId::kString))});
+  struct Bad {
+    std::string bytes;
+    std::string hex;
+  };
+  for (const Bad& bad : {Bad{"\xff", "ff"}, Bad{"\xc0\x80", "c0"}, Bad{"\xed\xa0\x80", "ed"}, Bad{"\xe2\x82", "e2"}}) {
+    const std::string message = "invalid UTF-8 (byte 0x" + bad.hex + ")";
+    EXPECT_THAT(ErrorOf("id,s\n1,ok\n2,a" + bad.bytes + "b\n", IngestFormat::kCsv, schema),
+                HasSubstr("in.txt:3:4: " + message));
+    EXPECT_THAT(ErrorOf("{\"id\":1,\"s\":\"ok\"}\n{\"id\":2,\"s\":\"a" + bad.bytes + "b\"}\n", IngestFormat::kJsonl,
+                        schema),
+                HasSubstr("in.txt:2:15: " + message));
+    // Without a schema too: inference reads the same lines.
+    EXPECT_THAT(ErrorOf("id,s\n1,a" + bad.bytes + "\n", IngestFormat::kCsv), HasSubstr("in.txt:2:4: " + message));
+    EXPECT_THAT(ErrorOf("{\"s\":\"a" + bad.bytes + "\"}\n", IngestFormat::kJsonl), HasSubstr("in.txt:1:8: " + message));
+  }
+  // Inside a quoted CSV field that spans lines: the line and column of the byte itself.
+  EXPECT_THAT(ErrorOf("id,s\n1,\"two\nli\xfe\"\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:3:3: invalid UTF-8 (byte 0xfe)"));
+
+  const std::string valid = "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e";  // é € 𝄞
+  auto csv = ReadAll("id,s\n1,a" + std::string(1, '\0') + "b\n2," + valid + "\n", IngestFormat::kCsv, schema);
+  auto jsonl = ReadAll("{\"id\":1,\"s\":\"a\\u0000b\"}\n{\"id\":2,\"s\":\"" + valid + "\"}\n", IngestFormat::kJsonl,
+                       schema);
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status().ToString();
+  for (const auto* batches : {&*csv, &*jsonl}) {
+    const Column& col = (*batches)[0].columns[1];
+    EXPECT_EQ(col.StringAt(0), std::string_view("a\0b", 3));
+    EXPECT_EQ(col.StringAt(1), valid);
+  }
+  // JSON itself refuses a raw control character in a string.
+  EXPECT_THAT(ErrorOf("{\"id\":1,\"s\":\"a" + std::string(1, '\0') + "b\"}\n", IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:1:"));
+}
+
 class VectorFileTest : public ::testing::Test {
  protected:
   std::shared_ptr<const DataGenerator> Gen(uint64_t rows, uint32_t dim) {

@@ -315,6 +315,14 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
 
 namespace ingest {
 
+Status CheckUtf8Line(std::string_view file, uint64_t line_no, std::string_view line) {
+  size_t bad = FindInvalidUtf8(line);
+  if (bad == std::string_view::npos) return Status::OK();
+  static const char kHex[] = "0123456789abcdef";
+  unsigned char b = static_cast<unsigned char>(line[bad]);
+  return TextError(file, line_no, bad + 1, std::string("invalid UTF-8 (byte 0x") + kHex[b >> 4] + kHex[b & 15] + ")");
+}
+
 Status ParseVectorText(std::string_view text, uint32_t dim, std::vector<float>* out) {
   out->clear();
   if (dim) out->reserve(dim);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -176,6 +177,40 @@ bool DataType::operator==(const DataType& o) const {
   if (id == TypeId::kDecimal) return precision == o.precision && scale == o.scale;
   if (id == TypeId::kVector) return element == o.element && dim == o.dim;
   return true;
+}
+
+size_t FindInvalidUtf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      ++i;
+      uint64_t word;
+      while (i + 8 <= n && (std::memcpy(&word, p + i, 8), (word & 0x8080808080808080ULL) == 0)) i += 8;
+      continue;
+    }
+    auto cont = [&](size_t k) { return k < n && (p[k] & 0xC0) == 0x80; };
+    const unsigned c = p[i];
+    size_t len = 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = cont(i + 1) ? 2 : 0;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      const unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+      len = i + 1 < n && p[i + 1] >= lo && p[i + 1] <= hi && cont(i + 2) ? 3 : 0;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      const unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+      len = i + 1 < n && p[i + 1] >= lo && p[i + 1] <= hi && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    }
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+size_t Utf8Length(std::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 Result<std::shared_ptr<const Schema>> Schema::Make(std::vector<Field> fields) {

@@ -84,6 +84,21 @@ TEST(SchemaTest, JsonRoundTripAndCorruption) {
   EXPECT_EQ(Schema::FromJson(nlohmann::json::array()).status().code(), StatusCode::kCorruption);
 }
 
+TEST(Utf8Test, FindsTheFirstByteThatIsNotUtf8) {
+  const size_t npos = std::string_view::npos;
+  EXPECT_EQ(FindInvalidUtf8(""), npos);
+  EXPECT_EQ(FindInvalidUtf8(std::string("plain ascii, long enough for words\0\x01\x7f", 37)), npos);
+  EXPECT_EQ(FindInvalidUtf8("\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e \xf4\x8f\xbf\xbf"), npos);  // é € 𝄞 U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("ab\xff"), 2u);
+  EXPECT_EQ(FindInvalidUtf8("0123456789abcdef\x80"), 16u);              // a lone continuation byte
+  EXPECT_EQ(FindInvalidUtf8("a\xc0\x80"), 1u);                           // overlong NUL
+  EXPECT_EQ(FindInvalidUtf8("a\xe0\x80\xaf"), 1u);                       // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("a\xed\xa0\x80"), 1u);                       // surrogate U+D800
+  EXPECT_EQ(FindInvalidUtf8("a\xf4\x90\x80\x80"), 1u);                   // past U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("a\xe2\x82"), 1u);                           // cut short
+  EXPECT_EQ(Utf8Length("a\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e"), 4u);
+}
+
 TEST(ColumnTest, AppendChecksTypesAndRanges) {
   Column c8(DataType::Of(TypeId::kInt8));
   EXPECT_TRUE(c8.Append(int64_t{127}).ok());

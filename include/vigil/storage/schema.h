@@ -57,6 +57,13 @@ struct DataType {
   bool operator==(const DataType& o) const;
 };
 
+// STRING values are UTF-8. The offset of the first byte of `s` that does not
+// belong to a well-formed UTF-8 sequence (no overlong forms, surrogates or code
+// points past U+10FFFF); npos when `s` is valid UTF-8.
+size_t FindInvalidUtf8(std::string_view s);
+// Characters (code points) of UTF-8 text: the bytes that are not continuation bytes.
+size_t Utf8Length(std::string_view s);
+
 struct Field {
   int32_t id = -1;  // stable: assigned once, never reused within a table
   std::string name;
