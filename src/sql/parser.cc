@@ -598,7 +598,7 @@ class Parser {
   }
 
   // A column type: NAME or NAME(param, ...), validated by DataType::Parse.
-  // VARCHAR(n) and CHAR(n) are STRING (n is not enforced).
+  // VARCHAR(n), CHAR(n) and STRING(n) are VARCHAR(n): at most n characters.
   Status ParseType(DataType* out) {
     const Token& t = Peek();
     if (t.kind != TokenKind::kWord) return Expected("column type");
@@ -606,6 +606,7 @@ class Parser {
     std::string text = ToUpperAscii(t.text);
     Take();
     bool string_with_length = text == "VARCHAR" || text == "CHAR" || text == "STRING";
+    std::string length;
     if (AcceptOp("(")) {
       std::vector<std::string> params;
       do {
@@ -619,13 +620,14 @@ class Parser {
         if (params.size() != 1 || !IsDecimalDigits(params[0])) {
           return Fail(pos, text + " takes one length: " + text + "(n)");
         }
+        length = params[0];
       } else {
         text += "(";
         for (size_t k = 0; k < params.size(); ++k) text += (k ? "," : "") + params[k];
         text += ")";
       }
     }
-    if (string_with_length) text = "STRING";
+    if (string_with_length) text = length.empty() ? "STRING" : "VARCHAR(" + length + ")";
     auto type = DataType::Parse(text);
     if (!type.ok()) return Fail(pos, "invalid column type " + text + ": " + type.status().message());
     *out = *type;

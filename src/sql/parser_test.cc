@@ -140,12 +140,13 @@ TEST(ParserTest, DatabasesAndTables) {
   EXPECT_FALSE(ct.columns[1].not_null);
   EXPECT_EQ(ct.columns[2].type, DataType::Vector(VectorElement::kFloat16, 8));
   EXPECT_EQ(ct.columns[3].type, DataType::Of(TypeId::kString));
+  EXPECT_EQ(ct.columns[3].type.max_length, 20u);
   EXPECT_EQ(ct.columns[4].type, DataType::Of(TypeId::kBool));
   EXPECT_EQ(ct.columns[6].type, DataType::Of(TypeId::kTimestamp));
   EXPECT_EQ(ct.columns[12].name, "select");
   EXPECT_EQ(ToSql(Statement{ct}),
             "CREATE TABLE IF NOT EXISTS local.db.docs (id BIGINT NOT NULL, price DECIMAL(18,4), "
-            "emb VECTOR(FLOAT16, 8) NOT NULL, name STRING, ok BOOL, d DATE, ts TIMESTAMP, f FLOAT, g DOUBLE, "
+            "emb VECTOR(FLOAT16, 8) NOT NULL, name VARCHAR(20), ok BOOL, d DATE, ts TIMESTAMP, f FLOAT, g DOUBLE, "
             "t TINYINT, s SMALLINT, i INT, `select` STRING)");
   EXPECT_TRUE(ParseAs<DropTableStatement>("drop table if exists t").if_exists);
   EXPECT_EQ(ParseAs<RefreshTableStatement>("REFRESH TABLE db.t").table.database, "db");

@@ -266,6 +266,7 @@ Status Column::Append(const Value& v) {
     }
     case TypeId::kString:
       if (auto* s = std::get_if<std::string>(&v)) {
+        VIGIL_RETURN_IF_ERROR(type_.CheckLength(*s));
         AppendString(*s);
         return Status::OK();
       }

@@ -253,6 +253,23 @@ TEST(TextIngestTest, CsvAndJsonlAgreeOnUtf8AndNul) {
               HasSubstr("in.txt:1:"));
 }
 
+// A VARCHAR(n) column takes at most n characters (not bytes) from either format.
+TEST(TextIngestTest, VarcharLengthsAreEnforcedInCharacters) {
+  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("code", DataType::Varchar(3))});
+  const std::string three = "\xc3\xa9\xc3\xa9\xc3\xa9";  // 3 characters, 6 bytes
+  auto csv = ReadAll("id,code\n1,abc\n2," + three + "\n3,\n", IngestFormat::kCsv, schema);
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  EXPECT_EQ((*csv)[0].columns[1].StringAt(1), three);
+  auto jsonl = ReadAll("{\"id\":1,\"code\":\"abc\"}\n{\"id\":2,\"code\":\"" + three + "\"}\n", IngestFormat::kJsonl, schema);
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status().ToString();
+
+  EXPECT_THAT(ErrorOf("id,code\n1,abc\n2,abcd\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:3:3: column 'code': a value of 4 characters exceeds VARCHAR(3)"));
+  EXPECT_THAT(ErrorOf("{\"id\":1,\"code\":\"abc\"}\n{\"id\":2,\"code\":\"" + three + "\xc3\xa9\"}\n",
+                      IngestFormat::kJsonl, schema),
+              HasSubstr("in.txt:2:9: column 'code': a value of 4 characters exceeds VARCHAR(3)"));
+}
+
 class VectorFileTest : public ::testing::Test {
  protected:
   std::shared_ptr<const DataGenerator> Gen(uint64_t rows, uint32_t dim) {

@@ -393,6 +393,7 @@ Status AppendText(Column* col, const Field& field, const std::string_view* text)
       return Status::InvalidArgument("string value exceeds " + std::to_string(bounds::kMaxStringValueBytes) +
                                      " bytes");
     }
+    VIGIL_RETURN_IF_ERROR(type.CheckLength(*text));
     col->AppendString(*text);
     return Status::OK();
   }

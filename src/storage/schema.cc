@@ -88,6 +88,12 @@ DataType DataType::Vector(VectorElement element, uint32_t dim) {
   return t;
 }
 
+DataType DataType::Varchar(uint32_t max_length) {
+  DataType t{TypeId::kString};
+  t.max_length = max_length;
+  return t;
+}
+
 size_t DataType::FixedWidth() const {
   switch (id) {
     case TypeId::kBool:
@@ -123,7 +129,7 @@ std::string DataType::ToString() const {
     case TypeId::kInt64: return "BIGINT";
     case TypeId::kFloat32: return "FLOAT";
     case TypeId::kFloat64: return "DOUBLE";
-    case TypeId::kString: return "STRING";
+    case TypeId::kString: return max_length ? "VARCHAR(" + std::to_string(max_length) + ")" : "STRING";
     case TypeId::kDate: return "DATE";
     case TypeId::kTimestamp: return "TIMESTAMP";
     case TypeId::kDecimal:
@@ -143,6 +149,12 @@ Result<DataType> DataType::Parse(std::string_view text) {
   std::string name;
   std::vector<std::string> params;
   if (SplitParams(t, &name, &params)) {
+    if (name == "VARCHAR" || name == "CHAR" || name == "STRING") {
+      if (params.size() != 1) return Status::InvalidArgument(name + " takes one length: '" + t + "'");
+      VIGIL_ASSIGN_OR_RETURN(uint32_t n, ParseUint(params[0], name + " length", bounds::kMaxStringValueBytes));
+      if (n == 0) return Status::InvalidArgument(name + " length must be at least 1");
+      return DataType::Varchar(n);
+    }
     if (name == "DECIMAL" || name == "NUMERIC") {
       if (params.size() != 2) return Status::InvalidArgument("DECIMAL takes (precision, scale): '" + t + "'");
       VIGIL_ASSIGN_OR_RETURN(uint32_t p, ParseUint(params[0], "DECIMAL precision", 18));
@@ -170,6 +182,13 @@ Result<DataType> DataType::Parse(std::string_view text) {
     }
   }
   return Status::InvalidArgument("unknown type '" + std::string(Trim(text)) + "'");
+}
+
+Status DataType::CheckLength(std::string_view value) const {
+  if (id != TypeId::kString || max_length == 0 || value.size() <= max_length) return Status::OK();
+  size_t chars = Utf8Length(value);
+  if (chars <= max_length) return Status::OK();
+  return Status::InvalidArgument("a value of " + std::to_string(chars) + " characters exceeds " + ToString());
 }
 
 bool DataType::operator==(const DataType& o) const {
@@ -235,6 +254,9 @@ Result<std::shared_ptr<const Schema>> Schema::Make(std::vector<Field> fields) {
     }
     if (f.type.id == TypeId::kVector && (f.type.dim == 0 || f.type.dim > bounds::kMaxVectorDimension)) {
       return Status::InvalidArgument("column '" + f.name + "' has an invalid vector dimension");
+    }
+    if (f.type.id == TypeId::kString && f.type.max_length > bounds::kMaxStringValueBytes) {
+      return Status::InvalidArgument("column '" + f.name + "' has an invalid VARCHAR length");
     }
     if (f.type.id == TypeId::kDecimal &&
         (f.type.precision < 1 || f.type.precision > 18 || f.type.scale > f.type.precision)) {

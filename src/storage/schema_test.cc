@@ -1,5 +1,6 @@
 #include "vigil/storage/schema.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -82,6 +83,63 @@ TEST(SchemaTest, JsonRoundTripAndCorruption) {
   j["fields"][0]["type"] = 7;
   EXPECT_EQ(Schema::FromJson(j).status().code(), StatusCode::kCorruption);
   EXPECT_EQ(Schema::FromJson(nlohmann::json::array()).status().code(), StatusCode::kCorruption);
+}
+
+TEST(DataTypeTest, VarcharKeepsItsLengthInCharacters) {
+  for (const char* t : {"VARCHAR(5)", "varchar( 5 )", "CHAR(5)", "STRING(5)"}) {
+    auto parsed = DataType::Parse(t);
+    ASSERT_TRUE(parsed.ok()) << t << ": " << parsed.status().ToString();
+    EXPECT_EQ(parsed->id, TypeId::kString);
+    EXPECT_EQ(parsed->max_length, 5u);
+    EXPECT_EQ(parsed->ToString(), "VARCHAR(5)");
+  }
+  EXPECT_EQ(DataType::Parse("VARCHAR")->max_length, 0u);
+  EXPECT_THAT(DataType::Parse("VARCHAR(0)").status().message(), ::testing::HasSubstr("at least 1"));
+  EXPECT_FALSE(DataType::Parse("VARCHAR(x)").ok());
+  EXPECT_FALSE(DataType::Parse("VARCHAR(1,2)").ok());
+  EXPECT_FALSE(DataType::Parse("VARCHAR(16777217)").ok());  // longer than any STRING value may be
+  // The stored type is STRING: fragments and columns of either compare equal.
+  EXPECT_EQ(DataType::Varchar(5), DataType::Of(TypeId::kString));
+
+  const DataType v5 = DataType::Varchar(5);
+  EXPECT_TRUE(v5.CheckLength("abcde").ok());
+  EXPECT_TRUE(v5.CheckLength("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9").ok());  // 5 characters in 10 bytes
+  Status st = v5.CheckLength("abcdefghij");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message(), "a value of 10 characters exceeds VARCHAR(5)");
+  EXPECT_TRUE(DataType::Of(TypeId::kString).CheckLength(std::string(1000, 'x')).ok());
+
+  Column c(v5);
+  EXPECT_TRUE(c.Append(std::string("abc")).ok());
+  EXPECT_EQ(c.Append(std::string("abcdef")).message(), "a value of 6 characters exceeds VARCHAR(5)");
+  EXPECT_EQ(c.size(), 1u);
+}
+
+// Manifests store the schema as JSON: a VARCHAR(n) length round-trips, and a
+// schema without lengths (every manifest written before they were kept) decodes
+// with the fingerprint it was written with.
+TEST(SchemaTest, VarcharInJsonAndOlderSchemas) {
+  auto docs = DocsSchema();
+  ASSERT_TRUE(docs.ok());
+  EXPECT_EQ((*docs)->fingerprint(), "088193c7e4216da2");
+  nlohmann::json old = nlohmann::json::parse(
+      R"j({"fields":[{"id":0,"name":"id","type":"BIGINT","nullable":false},)j"
+      R"j({"id":1,"name":"category","type":"STRING","nullable":false},)j"
+      R"j({"id":2,"name":"emb","type":"VECTOR(FLOAT32, 4)","nullable":false}],"fingerprint":"088193c7e4216da2"})j");
+  auto decoded = Schema::FromJson(old);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ((*decoded)->field(1).type.max_length, 0u);
+
+  auto v = Schema::Make({{-1, "id", DataType::Of(TypeId::kInt64), false},
+                         {-1, "category", DataType::Varchar(12), false},
+                         {-1, "emb", DataType::Vector(VectorElement::kFloat32, 4), false}});
+  ASSERT_TRUE(v.ok());
+  EXPECT_NE((*v)->fingerprint(), (*docs)->fingerprint());
+  EXPECT_EQ((*v)->ToString(), "id BIGINT NOT NULL, category VARCHAR(12) NOT NULL, emb VECTOR(FLOAT32, 4) NOT NULL");
+  auto back = Schema::FromJson((*v)->ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ((*back)->field(1).type.max_length, 12u);
+  EXPECT_EQ((*back)->fingerprint(), (*v)->fingerprint());
 }
 
 TEST(Utf8Test, FindsTheFirstByteThatIsNotUtf8) {

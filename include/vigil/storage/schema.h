@@ -38,22 +38,30 @@ struct DataType {
   uint8_t scale = 0;      // kDecimal
   VectorElement element = VectorElement::kFloat32;  // kVector
   uint32_t dim = 0;                                 // kVector
+  uint32_t max_length = 0;  // kString: VARCHAR(n) in characters (code points); 0 is unbounded
 
   static DataType Of(TypeId id) { return DataType{id}; }
   static DataType Decimal(uint8_t precision, uint8_t scale);
   static DataType Vector(VectorElement element, uint32_t dim);
+  static DataType Varchar(uint32_t max_length);
 
   // Bytes per value in a column buffer; 0 for STRING (variable width).
   size_t FixedWidth() const;
   bool IsInteger() const;  // INT8..INT64
   bool IsNumeric() const;  // integers, floats, decimal
   // SQL spelling: BOOL, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING,
-  // DATE, TIMESTAMP, DECIMAL(p,s), VECTOR(FLOAT32, d).
+  // VARCHAR(n), DATE, TIMESTAMP, DECIMAL(p,s), VECTOR(FLOAT32, d).
   std::string ToString() const;
   // Parses ToString() output and common aliases (INT64, BIGINT, INTEGER, VARCHAR,
-  // TEXT, BOOLEAN, REAL, FLOAT32, FLOAT64, ...). Validates parameters.
+  // TEXT, BOOLEAN, REAL, FLOAT32, FLOAT64, CHAR(n) and STRING(n) for VARCHAR(n),
+  // ...). Validates parameters.
   static Result<DataType> Parse(std::string_view text);
 
+  // InvalidArgument "a value of 7 characters exceeds VARCHAR(5)" when a string
+  // is longer than the declared length; OK for every other type.
+  Status CheckLength(std::string_view value) const;
+
+  // The same stored type: VARCHAR(n) equals STRING, the length constrains writes only.
   bool operator==(const DataType& o) const;
 };
 
@@ -87,7 +95,8 @@ class Schema {
   // The largest field id in use (-1 when empty).
   int32_t MaxFieldId() const;
 
-  // 16 hex digits over ids, names, types and nullability, in field order.
+  // 16 hex digits over ids, names, types (ToString) and nullability, in field
+  // order; a schema without VARCHAR(n) fields keeps the fingerprint it always had.
   const std::string& fingerprint() const { return fingerprint_; }
 
   nlohmann::json ToJson() const;
