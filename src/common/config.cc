@@ -36,7 +36,9 @@ constexpr uint64_t kDay = 86400;
 // thread, OpenBLAS/FAISS helpers, the dynamic loader's and libc's own.
 constexpr uint64_t kPidsHeadroom = 16;
 
-enum class Kind { kBool, kCount, kSize, kDuration, kPath };
+// kDurationMs: milliseconds, written only with a unit (or 0), since a bare number means
+// seconds for kDuration but milliseconds in PostgreSQL's statement_timeout.
+enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath };
 
 // One setting: where it lives, its type and range, how to read and write it on
 // a Config, and the comment the default file carries above it.
@@ -175,6 +177,14 @@ const std::vector<Setting>& Settings() {
       {"generations", "disk_budget_bytes", Kind::kSize, 16 * kMiB, uint64_t{1} << 60,
        "Disk used by index segments of retained generations, shared by all tables.",
        VIGIL_NUM_(generations, disk_budget_bytes)},
+
+      {"sql", "statement_timeout", Kind::kDurationMs, 0, kMaxStatementTimeoutMs,
+       "A SELECT or EXPLAIN running longer ends with DeadlineExceeded and the session\n"
+       "stays usable; a session overrides it with SET statement_timeout = '5s' (an\n"
+       "integer there is milliseconds, as in PostgreSQL). One minute stops a runaway\n"
+       "query (an unbounded recursive WITH, a cross join) long before it matters and\n"
+       "is far above an interactive query. \"<n>ms|s|m|h|d\"; 0 means no timeout.",
+       VIGIL_NUM_(sql, statement_timeout_ms)},
   };
   return kSettings;
 }
@@ -183,7 +193,7 @@ const std::vector<Setting>& Settings() {
 #undef VIGIL_BOOL_
 #undef VIGIL_STR_
 
-constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations"};
+constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql"};
 
 const Setting* FindSetting(std::string_view section, std::string_view name) {
   for (const Setting& s : Settings()) {
@@ -196,6 +206,7 @@ std::string FormatNumber(const Setting& s, uint64_t v) {
   switch (s.kind) {
     case Kind::kSize: return FormatSize(v);
     case Kind::kDuration: return FormatDuration(v);
+    case Kind::kDurationMs: return FormatDurationMs(v);
     default: return std::to_string(v);
   }
 }
@@ -211,6 +222,10 @@ std::string RenderValue(const Setting& s, const Config& c) {
       // Plain byte or second counts render as integers.
       if (!f.empty() && f.back() >= '0' && f.back() <= '9') return f;
       return "\"" + f + "\"";
+    }
+    case Kind::kDurationMs: {
+      std::string f = FormatNumber(s, s.get_num(c));
+      return f == "0" ? f : "\"" + f + "\"";
     }
     case Kind::kPath: {
       std::string out = "\"";
@@ -262,6 +277,7 @@ std::string ExpectedOf(const Setting& s) {
     case Kind::kCount: return "a positive integer";
     case Kind::kSize: return "an integer (bytes) or a size string like \"8GiB\"";
     case Kind::kDuration: return "an integer (seconds) or a duration string like \"30s\", \"10m\", \"7d\"";
+    case Kind::kDurationMs: return "a duration string like \"500ms\", \"60s\", \"5m\", or 0 (no timeout)";
     case Kind::kPath: return "a string";
   }
   return "";
@@ -290,6 +306,22 @@ Status Apply(const Setting& s, const toml::node& v, Config* c) {
         }
       }
       s.set_str(*c, p);
+      return Status::OK();
+    }
+    case Kind::kDurationMs: {
+      uint64_t n = 0;
+      if (v.is_integer() && v.as_integer()->get() == 0) {
+        n = 0;
+      } else if (v.is_string()) {
+        VIGIL_ASSIGN_OR_RETURN(n, ParseDurationMs(v.as_string()->get()));
+      } else if (v.is_integer()) {
+        return Status::InvalidArgument("a number needs a unit here (got " + std::to_string(v.as_integer()->get()) +
+                                       "); expected " + ExpectedOf(s));
+      } else {
+        return Status::InvalidArgument(wrong);
+      }
+      VIGIL_RETURN_IF_ERROR(CheckRange(s, n));
+      s.set_num(*c, n);
       return Status::OK();
     }
     case Kind::kCount:
@@ -431,6 +463,30 @@ Result<uint64_t> ParseDuration(std::string_view text) {
   }
   return Status::InvalidArgument("duration \"" + std::string(text.substr(0, 64)) + "\" has unknown unit '" +
                                  std::string(unit.substr(0, 16)) + "'; use s, m, h or d");
+}
+
+Result<uint64_t> ParseDurationMs(std::string_view text) {
+  uint64_t n = 0;
+  std::string_view unit;
+  VIGIL_RETURN_IF_ERROR(SplitNumber(text, "duration", &n, &unit));
+  if (unit.empty() && n == 0) return uint64_t{0};
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"ms", 1}, {"s", 1000}, {"m", kMinute * 1000}, {"h", kHour * 1000}, {"d", kDay * 1000}};
+  for (const auto& u : kUnits) {
+    if (u.first == unit) return Scale(text, "duration", n, u.second);
+  }
+  if (unit.empty()) {
+    return Status::InvalidArgument("duration \"" + std::string(text.substr(0, 64)) +
+                                   "\" needs a unit: ms, s, m, h or d");
+  }
+  return Status::InvalidArgument("duration \"" + std::string(text.substr(0, 64)) + "\" has unknown unit '" +
+                                 std::string(unit.substr(0, 16)) + "'; use ms, s, m, h or d");
+}
+
+std::string FormatDurationMs(uint64_t ms) {
+  if (ms == 0) return "0";
+  if (ms % 1000 != 0) return std::to_string(ms) + "ms";
+  return FormatDuration(ms / 1000);
 }
 
 std::string FormatSize(uint64_t bytes) {

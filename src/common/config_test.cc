@@ -89,6 +89,9 @@ builders_per_table = 2
 physical_per_table = 4
 memory_budget_bytes = 268435456
 disk_budget_bytes = "1TiB"
+
+[sql]
+statement_timeout = "1500ms"
 )";
   std::vector<std::string> keys;
   Result<Config> r = ParseConfig(text, "f.toml", &keys);
@@ -116,10 +119,11 @@ disk_budget_bytes = "1TiB"
   EXPECT_EQ(c.generations.physical_per_table, 4u);
   EXPECT_EQ(c.generations.memory_budget_bytes, 268435456u);
   EXPECT_EQ(c.generations.disk_budget_bytes, uint64_t{1} << 40);
+  EXPECT_EQ(c.sql.statement_timeout_ms, 1500u);
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
-  EXPECT_EQ(keys.back(), "generations.disk_budget_bytes");
+  EXPECT_EQ(keys.back(), "sql.statement_timeout");
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
@@ -310,6 +314,41 @@ TEST(ConfigTest, DurationParsingAndBounds) {
   }
 }
 
+TEST(ConfigTest, StatementTimeoutIsMillisecondsWithAUnit) {
+  EXPECT_EQ(Config{}.sql.statement_timeout_ms, 60'000u);
+  auto timeout = [](const std::string& value) {
+    return ParseConfig("[sql]\nstatement_timeout = " + value + "\n", "/r/vigil.toml");
+  };
+  EXPECT_EQ(timeout("\"250ms\"")->sql.statement_timeout_ms, 250u);
+  EXPECT_EQ(timeout("\"5s\"")->sql.statement_timeout_ms, 5000u);
+  EXPECT_EQ(timeout("\"2m\"")->sql.statement_timeout_ms, 120'000u);
+  EXPECT_EQ(timeout("\"30d\"")->sql.statement_timeout_ms, kMaxStatementTimeoutMs);
+  EXPECT_EQ(timeout("0")->sql.statement_timeout_ms, 0u);
+  EXPECT_EQ(timeout("\"0\"")->sql.statement_timeout_ms, 0u);
+  EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = 60\n"),
+              AllOf(HasSubstr("/r/vigil.toml:2:21: sql.statement_timeout"), HasSubstr("a number needs a unit")));
+  EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = \"60\"\n"), HasSubstr("needs a unit: ms, s, m, h or d"));
+  EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = \"31d\"\n"), HasSubstr("must be in 0..30d (got 31d)"));
+  EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = \"5us\"\n"), HasSubstr("unknown unit 'us'"));
+  EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = -1\n"), HasSubstr("a number needs a unit"));
+  EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = true\n"), HasSubstr("got a boolean"));
+  EXPECT_THAT(ErrorOf("[sql]\nstatment_timeout = \"1s\"\n"), HasSubstr("known in [sql]: statement_timeout"));
+
+  EXPECT_EQ(FormatDurationMs(0), "0");
+  EXPECT_EQ(FormatDurationMs(250), "250ms");
+  EXPECT_EQ(FormatDurationMs(1500), "1500ms");
+  EXPECT_EQ(FormatDurationMs(60'000), "1m");
+  EXPECT_EQ(FormatDurationMs(86'400'000), "1d");
+  for (uint64_t v : {uint64_t{1}, uint64_t{999}, uint64_t{1000}, uint64_t{61'000}, kMaxStatementTimeoutMs}) {
+    EXPECT_EQ(*ParseDurationMs(FormatDurationMs(v)), v) << v;
+  }
+  Config c;
+  c.sql.statement_timeout_ms = 0;
+  EXPECT_EQ(EffectiveSettings(c).back().value, "0");
+  c.sql.statement_timeout_ms = 200;
+  EXPECT_EQ(EffectiveSettings(c).back().value, "\"200ms\"");
+}
+
 TEST(ConfigTest, RenderedDefaultLoadsAsDefaultsCommentedAndUncommented) {
   const std::string text = RenderDefaultConfig();
   std::vector<std::string> keys;
@@ -348,7 +387,7 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.cgroup_parent = "/sys/fs/cgroup/v";
   c.worker.max_runtime_seconds = 90;
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 22u);
+  ASSERT_EQ(e.size(), 23u);
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");

@@ -529,6 +529,7 @@ class Parser {
       return Status::OK();
     }
     if (kw == "RESOLVE") return ParseResolve(out);
+    if (kw == "SET") return ParseSet(out);
     if (kw == "WAIT") return ParseWait(out);
     if (kw == "EXPLAIN") {
       ExplainStatement s;
@@ -857,6 +858,20 @@ class Parser {
       VIGIL_RETURN_IF_ERROR(ParseStringToken("interval string", &interval));
       if (interval.empty()) return Fail(t.pos, "empty interval");
       s.older_than = std::move(interval);
+    }
+    *out = std::move(s);
+    return Status::OK();
+  }
+
+  Status ParseSet(StatementNode* out) {
+    SetStatement s;
+    VIGIL_RETURN_IF_ERROR(ParseIdentifier("setting name", &s.name));
+    if (!AcceptOp("=") && !AcceptWord("TO")) return Expected("'=' or TO");
+    if (!AcceptWord("DEFAULT")) {
+      bool matched = false;
+      s.value.emplace();
+      VIGIL_RETURN_IF_ERROR(TryParseLiteral(&*s.value, &matched));
+      if (!matched) return Expected("a literal or DEFAULT");
     }
     *out = std::move(s);
     return Status::OK();

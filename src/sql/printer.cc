@@ -256,6 +256,9 @@ struct NodePrinter {
   std::string operator()(const ExplainStatement& s) const {
     return std::string(s.analyze ? "EXPLAIN ANALYZE " : "EXPLAIN ") + s.select.text;
   }
+  std::string operator()(const SetStatement& s) const {
+    return "SET " + QuoteIdentifier(s.name) + " = " + (s.value ? ToSql(*s.value) : std::string("DEFAULT"));
+  }
 };
 
 struct NodeNamer {
@@ -282,6 +285,7 @@ struct NodeNamer {
   std::string_view operator()(const WaitIndexJobStatement&) const { return "WAIT INDEX JOB"; }
   std::string_view operator()(const SelectStatement&) const { return "SELECT"; }
   std::string_view operator()(const ExplainStatement&) const { return "EXPLAIN"; }
+  std::string_view operator()(const SetStatement&) const { return "SET"; }
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // ATTACH), statements are prepared once per rewritten text and cached, and
 // every statement holds one lease per table it reads (a GenerationManager per
 // table, refreshed when the statement first touches the table), released when
-// the statement resets.
+// the statement resets. The connection is locked down (sql_lockdown.h) and every
+// statement runs under its statement_timeout (statement_deadline.h).
 #include "vigil/sql/select_engine.h"
 
 #include <sqlite3.h>
@@ -13,6 +14,8 @@
 #include <map>
 
 #include "sql/select_rewrite.h"
+#include "sql/sql_lockdown.h"
+#include "sql/statement_deadline.h"
 #include "sql/vtab.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/generations/version_pins.h"
@@ -37,6 +40,8 @@ using internal::RewriteTable;
 using internal::VtabKind;
 
 constexpr size_t kMaxCachedStatements = 64;
+// SQLite VM steps between two checks of the statement deadline.
+constexpr int kDeadlineCheckSteps = 1000;
 
 Value ColumnToValue(sqlite3_stmt* stmt, int i) {
   switch (sqlite3_column_type(stmt, i)) {
@@ -94,7 +99,7 @@ Status SqliteStatus(sqlite3* db, int rc) {
 class Engine : public SelectEngine, public internal::VtabHost {
  public:
   Engine(const Root& root, jobs::JobStore* store, SelectOptions options)
-      : root_(root), store_(store), options_(options) {}
+      : root_(root), store_(store), options_(options), lockdown_([this](const Status& s) { SetError(s); }) {}
 
   ~Engine() override {
     for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
@@ -105,11 +110,16 @@ class Engine : public SelectEngine, public internal::VtabHost {
     int rc = sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              nullptr);
     if (rc != SQLITE_OK) return Status::Internal("cannot open the SQL engine: " + std::string(sqlite3_errstr(rc)));
-    return internal::RegisterModules(db_, this);
+    VIGIL_RETURN_IF_ERROR(internal::RegisterModules(db_, this));
+    VIGIL_RETURN_IF_ERROR(lockdown_.Install(db_));
+    sqlite3_progress_handler(
+        db_, kDeadlineCheckSteps, [](void*) { return internal::CheckStatementDeadline().ok() ? 0 : 1; }, nullptr);
+    return Status::OK();
   }
 
   Result<ResultSet> Select(const SelectStatement& stmt, const jobs::Principal& who,
                            const std::vector<Value>& params) override {
+    internal::ScopedStatementDeadline deadline(options_.statement_timeout_ms);
     Begin(who, false);
     auto result = Run(stmt, params, nullptr);
     End();
@@ -118,11 +128,14 @@ class Engine : public SelectEngine, public internal::VtabHost {
 
   Result<ResultSet> Explain(const ExplainStatement& stmt, const jobs::Principal& who,
                             const std::vector<Value>& params) override {
+    internal::ScopedStatementDeadline deadline(options_.statement_timeout_ms);
     Begin(who, stmt.analyze);
     auto result = RunExplain(stmt, params);
     End();
     return result;
   }
+
+  void SetStatementTimeout(uint64_t ms) override { options_.statement_timeout_ms = ms; }
 
   void InvalidateTable(const std::string& db, const std::string& table) override {
     vigil::TableName name;
@@ -133,6 +146,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
       if (vtabs_.erase(vtab) == 0) continue;
       ClearCache();
       std::string sql = "DROP TABLE IF EXISTS temp." + Quote(vtab);
+      internal::Lockdown::InternalScope internal(&lockdown_);
       sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
     }
     managers_.erase(name.ToString());
@@ -185,6 +199,13 @@ class Engine : public SelectEngine, public internal::VtabHost {
     leases_.clear();
   }
 
+  // The status of a failed SQLite call: the statement timeout once it has passed, else
+  // the typed error a module or the authorizer recorded, else SQLite's own.
+  Status Failure(int rc) {
+    if (Status deadline = internal::CheckStatementDeadline(); !deadline.ok()) return deadline;
+    return error_.ok() ? SqliteStatus(db_, rc) : error_;
+  }
+
   // Releases the statement's leases (the statement has been reset).
   void End() {
     leases_.clear();
@@ -228,6 +249,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   // Creates (or re-creates after a schema change) the virtual tables the statement reads.
   Status EnsureVtabs(const std::vector<RewriteTable>& tables) {
     static const char* kModules[] = {"vigil_table", "vigil_vector_search", "vigil_fts_search"};
+    internal::Lockdown::InternalScope internal(&lockdown_);
     for (const auto& t : tables) {
       VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, Snapshot(t.name));
       const std::string& fingerprint = snap->manifest().schema->fingerprint();
@@ -243,7 +265,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
       std::string sql = "CREATE VIRTUAL TABLE temp." + Quote(vtab) + " USING " + kModules[static_cast<int>(t.kind)] +
                         "('" + t.name.ToString() + "')";
       int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
-      if (rc != SQLITE_OK) return error_.ok() ? SqliteStatus(db_, rc) : error_;
+      if (rc != SQLITE_OK) return Failure(rc);
       vtabs_[vtab] = fingerprint;
     }
     return Status::OK();
@@ -268,7 +290,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
                                 nullptr);
     if (rc != SQLITE_OK) {
       sqlite3_finalize(stmt);
-      return error_.ok() ? SqliteStatus(db_, rc) : error_;
+      return Failure(rc);
     }
     if (stmt == nullptr) return Status::InvalidArgument("empty statement");
     if (!sqlite3_stmt_readonly(stmt)) {
@@ -301,7 +323,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
       int rc = sqlite3_step(stmt);
       if (rc == SQLITE_DONE) break;
       if (rc != SQLITE_ROW) {
-        Status st = error_.ok() ? SqliteStatus(db_, rc) : error_;
+        Status st = Failure(rc);
         sqlite3_reset(stmt);
         return st;
       }
@@ -322,6 +344,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
 
   Result<ResultSet> Run(const SelectStatement& select, const std::vector<Value>& params, size_t* counted) {
     VIGIL_ASSIGN_OR_RETURN(RewriteResult rewritten, Prepare(select));
+    VIGIL_RETURN_IF_ERROR(internal::CheckStatementDeadline());
     VIGIL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Compile(rewritten.sql));
     VIGIL_RETURN_IF_ERROR(Bind(stmt, params));
     ResultSet rs;
@@ -420,6 +443,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   const Root& root_;
   jobs::JobStore* store_;
   SelectOptions options_;
+  internal::Lockdown lockdown_;  // outlives db_ (its authorizer)
   sqlite3* db_ = nullptr;
   std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it
   std::map<std::string, std::unique_ptr<generations::GenerationManager>> managers_;

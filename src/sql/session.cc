@@ -1,5 +1,7 @@
 #include "vigil/sql/session.h"
 
+#include <cctype>
+#include <charconv>
 #include <chrono>
 #include <ctime>
 
@@ -62,9 +64,44 @@ int64_t SystemNowMs() {
 }
 
 
+// The value of SET statement_timeout, as PostgreSQL reads it: an integer or a
+// string of digits is milliseconds, else a duration "<n>ms|s|m|h|d"; 0 is off.
+Result<uint64_t> StatementTimeoutMs(const Literal& value) {
+  const std::string& text = value.text;
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("invalid value for statement_timeout: " + why);
+  };
+  bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+  uint64_t ms = 0;
+  if (value.kind == Literal::Kind::kInteger || (value.kind == Literal::Kind::kString && digits)) {
+    if (!digits) return bad(text + " is negative");
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (ec != std::errc() || end != text.data() + text.size()) return bad(text + " is out of range");
+  } else if (value.kind == Literal::Kind::kString) {
+    auto parsed = ParseDurationMs(text);
+    if (!parsed.ok()) return bad(parsed.status().message());
+    ms = *parsed;
+  } else {
+    return bad("expected milliseconds or a duration string like '5s'");
+  }
+  if (ms > kMaxStatementTimeoutMs) {
+    return bad(FormatDurationMs(ms) + " exceeds " + FormatDurationMs(kMaxStatementTimeoutMs));
+  }
+  return ms;
+}
+
+bool IsSetting(std::string_view name, std::string_view setting) {
+  if (name.size() != setting.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(name[i])) != setting[i]) return false;
+  }
+  return true;
+}
+
 class SessionImpl : public Session {
  public:
-  explicit SessionImpl(ExecContext ctx) : ctx_(std::move(ctx)) {}
+  explicit SessionImpl(ExecContext ctx)
+      : ctx_(std::move(ctx)), statement_timeout_ms_(ctx_.config.sql.statement_timeout_ms) {}
 
   Result<ResultSet> Execute(std::string_view sql) override {
     VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
@@ -105,16 +142,34 @@ class SessionImpl : public Session {
     VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
     return engine->Explain(s, ctx_.options.principal);
   }
+  // SET statement_timeout: this session's SELECT / EXPLAIN timeout; DEFAULT is vigil.toml's.
+  Result<ResultSet> Run(const SetStatement& s) {
+    if (!IsSetting(s.name, "statement_timeout")) {
+      return Status::InvalidArgument("unknown setting " + s.name + "; SET knows statement_timeout");
+    }
+    uint64_t ms = ctx_.config.sql.statement_timeout_ms;
+    if (s.value) {
+      VIGIL_ASSIGN_OR_RETURN(ms, StatementTimeoutMs(*s.value));
+    }
+    statement_timeout_ms_ = ms;
+    if (ctx_.select) ctx_.select->SetStatementTimeout(ms);
+    ResultSet rs;
+    rs.message = "SET statement_timeout = " + (ms == 0 ? std::string("0 (no timeout)") : FormatDurationMs(ms));
+    return rs;
+  }
 
   // The select engine, opened on first use (DDL-only sessions never pay for it).
   Result<SelectEngine*> Engine() {
     if (!ctx_.select) {
-      VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get()));
+      SelectOptions options;
+      options.statement_timeout_ms = statement_timeout_ms_;
+      VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get(), options));
     }
     return ctx_.select.get();
   }
 
   ExecContext ctx_;
+  uint64_t statement_timeout_ms_;
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "sql/statement_deadline.h"
 #include "sql/vtab_internal.h"
 #include "vigil/storage/fragment.h"
 
@@ -297,6 +298,7 @@ Result<RecordBatch> TakeRowsBlocked(const query::TableSnapshot& snap, const std:
     const size_t offset = RowOffset(row) % reader->rows_per_block();
     for (size_t c = 0; c < fields.size(); ++c) {
       if (block_index[c] != block) {
+        VIGIL_RETURN_IF_ERROR(CheckStatementDeadline());
         auto b = reader->ReadBlock(fields[c].id, block);
         missing[c] = !b.ok() && b.status().code() == StatusCode::kNotFound;  // column added later: NULL
         if (!b.ok() && !missing[c]) return b.status();

@@ -1,6 +1,6 @@
 // The administrator settings of a root (`<root>/vigil.toml`, seed 000 section
 // 10.2): the mutation gate, worker limits, index caps, job and generation
-// bounds. Every setting has a working default for an embedded root; the file
+// bounds, the SQL statement timeout. Every setting has a working default for an embedded root; the file
 // only overrides. Loading validates types and ranges and names the file, the
 // key and the line:column of every problem.
 //
@@ -87,12 +87,24 @@ struct GenerationsConfig {
   bool operator==(const GenerationsConfig&) const = default;
 };
 
+// The longest statement_timeout (vigil.toml and SET): 30 days.
+constexpr uint64_t kMaxStatementTimeoutMs = uint64_t{30} * 24 * 3600 * 1000;
+
+struct SqlConfig {
+  // A SELECT / EXPLAIN running longer ends with DeadlineExceeded; 0: no timeout.
+  // A session overrides it with SET statement_timeout.
+  uint64_t statement_timeout_ms = 60'000;
+
+  bool operator==(const SqlConfig&) const = default;
+};
+
 struct Config {
   MutationConfig mutation;
   WorkerConfig worker;
   CapsConfig caps;
   JobsConfig jobs;
   GenerationsConfig generations;
+  SqlConfig sql;
 
   bool operator==(const Config&) const = default;
 };
@@ -132,6 +144,11 @@ std::vector<ConfigEntry> EffectiveSettings(const Config& config);
 Result<uint64_t> ParseSize(std::string_view text);
 // Durations: an integer (seconds) or "<n>s|m|h|d".
 Result<uint64_t> ParseDuration(std::string_view text);
+// Millisecond durations: "<n>ms|s|m|h|d", or "0". A number without a unit is
+// InvalidArgument (seconds elsewhere in vigil.toml, milliseconds in PostgreSQL).
+Result<uint64_t> ParseDurationMs(std::string_view text);
+// The largest exact unit: 60000 -> "1m", 1500 -> "1500ms", 0 -> "0".
+std::string FormatDurationMs(uint64_t ms);
 // The largest exact binary unit: 8589934592 -> "8GiB"; 1000 -> "1000" (bytes).
 std::string FormatSize(uint64_t bytes);
 // The largest exact unit: 3600 -> "1h", 90 -> "90s".

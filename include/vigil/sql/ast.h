@@ -269,6 +269,13 @@ struct ExplainStatement {
   SelectStatement select;
   bool operator==(const ExplainStatement&) const = default;
 };
+// SET name {= | TO} {literal | DEFAULT}: a session setting (the Session checks the
+// name and the value).
+struct SetStatement {
+  std::string name;
+  std::optional<Literal> value;  // empty: DEFAULT
+  bool operator==(const SetStatement&) const = default;
+};
 
 using StatementNode =
     std::variant<CreateDatabaseStatement, DropDatabaseStatement, ShowDatabasesStatement, ShowTablesStatement,
@@ -276,7 +283,7 @@ using StatementNode =
                  UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement,
                  BuildIndexStatement, VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement,
                  ShowIndexJobStatement, CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement,
-                 SelectStatement, ExplainStatement>;
+                 SelectStatement, ExplainStatement, SetStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {

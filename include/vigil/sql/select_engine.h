@@ -6,9 +6,14 @@
 // tokenizer rewrites `[catalog.]db.table` names, typed literals and the table
 // functions before SQLite sees the text. Every statement reads one leased
 // generation per table, released when the statement resets.
+// The SQLite connection is locked down: only SELECT, reads of Vigil's tables and
+// table functions, and an allowlist of functions (PermissionDenied otherwise); no
+// extensions, ATTACH or PRAGMA. A statement running past its statement timeout
+// ends with DeadlineExceeded and the engine stays usable.
 // Thread safety: one thread at a time per engine (one SQLite connection).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +34,7 @@ namespace vigil::sql {
 
 struct SelectOptions {
   size_t max_rows = 1'000'000;  // more is ResourceExhausted, never a truncated result
+  uint64_t statement_timeout_ms = 0;  // 0: no timeout
 };
 
 class SelectEngine {
@@ -45,6 +51,8 @@ class SelectEngine {
   // and lists per table access the segments used (`_indices/<uuid>` paths) and physical reads.
   virtual Result<ResultSet> Explain(const ExplainStatement& stmt, const jobs::Principal& who,
                                     const std::vector<Value>& params = {}) = 0;
+  // The statement timeout of statements started from now on (0: none).
+  virtual void SetStatementTimeout(uint64_t ms) = 0;
   // Drops cached table handles after DDL (DROP/CREATE TABLE) in this process.
   virtual void InvalidateTable(const std::string& db, const std::string& table) = 0;
 };
