@@ -15,8 +15,11 @@
 #include <chrono>
 
 #include "bench/bench.h"
+#include "vigil/common/clock.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/authorization.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/select_engine.h"
@@ -42,6 +45,7 @@ double Percentile(std::vector<double> v, double p) {
 
 struct Setup {
   std::unique_ptr<Root> root;
+  std::unique_ptr<jobs::JobStore> store;
   std::string path;
   std::shared_ptr<const DataGenerator> gen;
 };
@@ -55,8 +59,12 @@ Result<Setup> MakeTable(const BenchArgs& args) {
   o.dim = static_cast<uint32_t>(args.Int("dim", 128));
   o.columns = {"id", "category", "emb"};
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
-  VIGIL_ASSIGN_OR_RETURN(s.path, s.root->TablePath(TableName{"local", "db", "docs"}));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(s.path, s.gen->schema(), {.operation = "CREATE_TABLE"}));
+  VIGIL_ASSIGN_OR_RETURN(s.store, jobs::OpenRootJobStore(*s.root));
+  jobs::TableCatalog catalog(s.root.get(), s.store.get(), WallClockMs);
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
+                         catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(), {.operation = "CREATE_TABLE"}));
+  s.path = entry.locator;
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(s.path));
   auto reader = s.gen->NewReader();
   VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), {.operation = "APPEND"}).status());
   index::CreateIndexRequest req;
@@ -80,7 +88,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   const bool prefilter = args.Int("prefilter", 0) != 0;
   const std::string category = DataGenerator::CategoryName(0);
 
-  VIGIL_ASSIGN_OR_RETURN(auto engine, sql::SelectEngine::Open(*s.root, nullptr));
+  VIGIL_ASSIGN_OR_RETURN(auto engine, sql::SelectEngine::Open(*s.root, s.store.get()));
   std::string text = "SELECT id, _distance FROM vector_search('db.docs', 'emb', ?, " + std::to_string(k) +
                      ", '{\"nprobes\": " + std::to_string(nprobes) + "}')" + (prefilter ? " WHERE category = ?" : "");
   VIGIL_ASSIGN_OR_RETURN(sql::Statement parsed, sql::ParseStatement(text));

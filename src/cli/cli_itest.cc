@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -12,6 +13,7 @@
 
 #include "testutil/temp_dir.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil {
 namespace {
@@ -45,6 +47,16 @@ class CliTest : public ::testing::Test {
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
   void Write(const std::string& name, const std::string& text) { std::ofstream(dir_.Join(name)) << text; }
+  // The one incarnation directory `<root>/<db>/<table>.<uuid>.vgl` of a table; "" when not exactly one.
+  std::string TableDir(const std::string& db, const std::string& table) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(root_ + "/" + db, ec)) {
+      auto parts = ParseTableDirName(e.path().filename().string());
+      if (parts && parts->table == table && parts->incarnation) found.push_back(e.path().string());
+    }
+    return found.size() == 1 ? found[0] : "";
+  }
 
   testing::TempDir dir_;
   std::string root_;
@@ -79,7 +91,8 @@ TEST_F(CliTest, ImportCreatesAppendsAndRejectsMalformedCsvWithoutCommitting) {
   RunResult ok = Vigil("--root " + root_ + " import db.t " + dir_.Join("good.csv") + " --create");
   ASSERT_EQ(ok.exit_code, 0) << ok.output;
   EXPECT_THAT(ok.output, HasSubstr("2 rows into local.db.t"));
-  std::string table = root_ + "/db/t.vgl";
+  std::string table = TableDir("db", "t");
+  ASSERT_FALSE(table.empty());
   uint64_t version = *Dataset::LatestVersion(table);
 
   Write("bad.csv", "id,name,score\n3,c,2.5\n4,d,oops\n");
@@ -108,7 +121,40 @@ TEST_F(CliTest, BadNamesAndMissingRootAreClearErrors) {
   std::string with_env = "VIGIL_ROOT=" + root_ + " " + std::string(VIGIL_CLI_BINARY) + " import db.e " +
                          dir_.Join("good.csv") + " --create >/dev/null 2>&1";
   EXPECT_EQ(std::system(with_env.c_str()), 0);
-  EXPECT_TRUE(*DefaultFileSystem()->Exists(root_ + "/db/e.vgl"));
+  EXPECT_FALSE(TableDir("db", "e").empty());
+}
+
+TEST_F(CliTest, ReservedDatabasesAreRefusedByImport) {
+  Write("good.csv", "id\n1\n");
+  for (const char* db : {"_dropped", "_meta"}) {
+    RunResult r = Vigil("--root " + root_ + " import " + db + ".orders " + dir_.Join("good.csv") + " --create");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("is reserved"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/_dropped"));
+}
+
+// A second vector file continues the ids after the table's largest, so ids never repeat.
+TEST_F(CliTest, SecondVectorFileContinuesIds) {
+  auto fvecs = [&](const std::string& name, int rows) {
+    std::ofstream out(dir_.Join(name), std::ios::binary);
+    for (int r = 0; r < rows; ++r) {
+      int32_t dim = 4;
+      out.write(reinterpret_cast<const char*>(&dim), 4);
+      for (int i = 0; i < dim; ++i) {
+        float v = static_cast<float>(r * 10 + i);
+        out.write(reinterpret_cast<const char*>(&v), 4);
+      }
+    }
+  };
+  fvecs("a.fvecs", 3);
+  fvecs("b.fvecs", 2);
+  ASSERT_EQ(Vigil("--root " + root_ + " import db.v " + dir_.Join("a.fvecs") + " --create").exit_code, 0);
+  ASSERT_EQ(Vigil("--root " + root_ + " import db.v " + dir_.Join("b.fvecs")).exit_code, 0);
+  RunResult r = Vigil("--root " + root_ + " sql --csv -c \"SELECT count(*) AS n, count(DISTINCT id) AS d, "
+                      "min(id) AS lo, max(id) AS hi FROM db.v\"");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("n,d,lo,hi\n5,5,0,4\n"));
 }
 
 TEST_F(CliTest, DemoRunsThroughSqlWithIndexJobs) {

@@ -4,7 +4,9 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "vigil/common/clock.h"
 #include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/ingest.h"
 
 namespace vigil::cli {
@@ -21,7 +23,8 @@ struct ImportArgs {
 Status RunImport(const Context& ctx, const ImportArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName(args.table));
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
-  VIGIL_ASSIGN_OR_RETURN(std::string path, root.TablePath(name));
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
+  jobs::TableCatalog catalog(&root, store.get(), WallClockMs);
   ImportOptions options;
   options.create = args.create;
   if (!args.format.empty()) {
@@ -30,15 +33,12 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   ProgressBar bar("importing " + name.ToString());
   options.progress = [&bar](uint64_t rows) { bar.Update(rows); };
   auto start = std::chrono::steady_clock::now();
-  Result<ImportResult> r = ImportFile(path, args.file, options);
+  Result<ImportResult> r = catalog.Import(name, args.file, options);
   bar.Finish();
-  if (!r.ok()) return r.status().WithContext("import into " + name.ToString() + " failed; nothing was committed");
-  if (r->created) {  // a new table gets its registry entry (incarnations) at once
-    VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::system_clock::now().time_since_epoch());
-    VIGIL_RETURN_IF_ERROR(jobs::EnsureTableRegistered(*store, root, name, now.count()).status());
+  if (r.status().Is(StatusCode::kNotFound) && !args.create) {
+    return r.status().WithContext("import into " + name.ToString() + " (use --create to create it from the file)");
   }
+  if (!r.ok()) return r.status().WithContext("import into " + name.ToString() + " failed; nothing was committed");
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s %s rows into %s (version %llu) in %.2fs (%s rows/s)\n", r->created ? "created table with" : "imported",
               GroupDigits(r->rows).c_str(), name.ToString().c_str(), static_cast<unsigned long long>(r->version), secs,

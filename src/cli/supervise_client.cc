@@ -49,11 +49,11 @@ Status StartSupervisor(const Root& root) {
 }  // namespace
 
 std::string SuperviseLogPath(const Root& root) {
-  return root.path() + "/" + std::string(jobs::kRootMetaDir) + "/supervise.log";
+  return root.path() + "/" + std::string(kRootMetaDirName) + "/supervise.log";
 }
 
 std::string LeaderLockPath(const Root& root) {
-  return root.path() + "/" + std::string(jobs::kRootMetaDir) + "/leader.lock";
+  return root.path() + "/" + std::string(kRootMetaDirName) + "/leader.lock";
 }
 
 Status EnsureLeader(const Root& root, jobs::JobStore& store, int64_t timeout_ms) {

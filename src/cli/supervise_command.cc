@@ -94,7 +94,7 @@ jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config
   w.supervisor.cgroup.parent = config.worker.cgroup_parent;
   w.supervisor.cgroup.memory_max_bytes = config.worker.memory_bytes;
   w.supervisor.cgroup.pids_max = config.worker.pids_max;
-  w.supervisor.stderr_path = root.path() + "/" + std::string(jobs::kRootMetaDir) + "/worker.log";
+  w.supervisor.stderr_path = root.path() + "/" + std::string(kRootMetaDirName) + "/worker.log";
   w.attempt_timeout = std::chrono::seconds(config.worker.max_runtime_seconds);
   return w;
 }

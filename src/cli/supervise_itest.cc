@@ -142,7 +142,7 @@ TEST_F(SuperviseTest, WorkerKilledAfterCommitIsAttributedCommitted) {
   EXPECT_EQ(settled.state.outcome, jobs::Outcome::kCommitted);
   EXPECT_EQ(jobs::DerivedState(settled.state), "FINISHED");
   EXPECT_EQ(settled.error_code, "UNKNOWN_OUTCOME");  // the lost response is on record
-  auto versions = *Dataset::ListVersions(*root_->TablePath({"local", "db", "t"}));
+  auto versions = *Dataset::ListVersions(job.spec.locator);
   EXPECT_EQ(versions.back().txn.attempt_id, settled.attempt->attempt_id);
 }
 
@@ -172,7 +172,7 @@ TEST_F(SuperviseTest, SupervisorKilledAfterDispatchIsAttributedNotCommitted) {
   jobs::JobRecord settled = *store_->Get(job.job_id);
   EXPECT_EQ(settled.state.outcome, jobs::Outcome::kNotCommitted);
   EXPECT_EQ(jobs::DerivedState(settled.state), "FAILED");
-  auto versions = *Dataset::ListVersions(*root_->TablePath({"local", "db", "t"}));
+  auto versions = *Dataset::ListVersions(job.spec.locator);
   for (const auto& v : versions) EXPECT_NE(v.txn.attempt_id, settled.attempt->attempt_id);
   Admit("id_idx");  // the fence is released: the name can be admitted again
 }

@@ -39,4 +39,15 @@ Status ValidateIdentifier(std::string_view name, std::string_view what) {
   return Status::OK();
 }
 
+Status ValidateDatabaseName(std::string_view name) {
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name, "database name"));
+  if (name[0] == '_') {
+    return Status::InvalidArgument("database name '" + std::string(name) +
+                                   "' is reserved: names that start with '_' belong to Vigil");
+  }
+  return Status::OK();
+}
+
+Status ValidateTableName(std::string_view name) { return ValidateIdentifier(name, "table name"); }
+
 }  // namespace vigil

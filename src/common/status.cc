@@ -28,6 +28,7 @@ constexpr CodeName kCodeNames[] = {
     {StatusCode::kDeadlineExceeded, "DEADLINE_EXCEEDED"},
     {StatusCode::kCancelled, "CANCELLED"},
     {StatusCode::kBusy, "BUSY"},
+    {StatusCode::kStaleIncarnation, "STALE_INCARNATION"},
 };
 }  // namespace
 
@@ -48,6 +49,7 @@ std::optional<StatusCode> StatusCodeFromName(std::string_view name) {
 Status Status::FromErrno(int err, std::string_view context) {
   std::string msg = std::string(context) + ": " + std::strerror(err);
   if (err == ENOSPC || err == EDQUOT) return ResourceExhausted(std::move(msg));
+  if (err == ENOENT) return NotFound(std::move(msg));
   return IOError(std::move(msg));
 }
 

@@ -1,5 +1,7 @@
+#include "vigil/storage/filename.h"
 #include "vigil/generations/generation_manager.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>

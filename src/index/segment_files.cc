@@ -1,10 +1,11 @@
 #include "vigil/index/segment_files.h"
 
 #include "vigil/common/checksum.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil::index {
 
-std::string SegmentDir(const Uuid& uuid) { return "_indices/" + uuid.ToString(); }
+std::string SegmentDir(const Uuid& uuid) { return SegmentDirPath(uuid); }
 
 namespace {
 Status ValidateFileName(const std::string& name) {
@@ -20,7 +21,8 @@ Result<std::unique_ptr<SegmentWriter>> SegmentWriter::Create(FileSystem* fs, con
   std::string dir = JoinPath(dataset_path, SegmentDir(uuid));
   VIGIL_ASSIGN_OR_RETURN(bool exists, fs->Exists(dir));
   if (exists) return Status::AlreadyExists("segment directory " + dir + " already exists");
-  VIGIL_RETURN_IF_ERROR(fs->CreateDirs(dir));
+  VIGIL_RETURN_IF_ERROR(fs->CreateDir(DirName(dir)));  // never re-creates a moved dataset
+  VIGIL_RETURN_IF_ERROR(fs->CreateDir(dir));
   VIGIL_RETURN_IF_ERROR(fs->SyncDir(DirName(dir)));
   return std::unique_ptr<SegmentWriter>(new SegmentWriter(fs, dir));
 }

@@ -4,6 +4,7 @@
 #include "vigil/index/provider.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
 
@@ -28,7 +29,7 @@ Result<index::IndexType> PhysicalType(const JobSpec& spec) {
 }  // namespace
 
 std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id) {
-  return locator + "/_staging/" + attempt_id + "/attempt.lock";
+  return JoinPath(locator, vigil::AttemptLockPath(attempt_id));
 }
 
 void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id) {

@@ -112,6 +112,11 @@ constexpr std::string_view kSelectTable =
     "SELECT " VIGIL_TABLE_COLUMNS
     " FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
     " WHERE t.catalog_name = $1 AND t.database_name = $2 AND t.table_name = $3";
+// $1 catalog, $2 database.
+constexpr std::string_view kSelectTablesOfDatabase =
+    "SELECT " VIGIL_TABLE_COLUMNS
+    " FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
+    " WHERE t.catalog_name = $1 AND t.database_name = $2 ORDER BY t.table_name";
 // $1 table incarnation. Append the lock suffix to lock the table row.
 constexpr std::string_view kSelectTableByIncarnation =
     "SELECT " VIGIL_TABLE_COLUMNS

@@ -203,17 +203,36 @@ Status JobStore::WithWrite(const std::function<Status(meta::Connection&)>& fn) {
 
 Result<TableEntry> JobStore::RegisterTable(const std::string& catalog, const std::string& database,
                                            const std::string& table, const std::string& locator, int64_t now_ms) {
+  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms);
+}
+
+Result<TableEntry> JobStore::RegisterTable(const std::string& catalog, const std::string& database,
+                                           const std::string& table, const std::string& table_incarnation,
+                                           const std::string& locator, int64_t now_ms) {
   VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("locator", locator, kMaxMessageBytes));
-  TableEntry t{catalog, database, table, "", Uuid::Generate().ToString(), locator, now_ms};
+  Result<Uuid> incarnation = Uuid::Parse(table_incarnation);
+  if (!incarnation.ok()) return incarnation.status().WithContext("table incarnation");
+  TableEntry t{catalog, database, table, "", incarnation->ToString(), locator, now_ms};
   VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, EnsureCatalog(conn, catalog, now_ms));
     return conn.Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms})
         .status();
   }));
   return t;
+}
+
+Result<std::vector<TableEntry>> JobStore::ListTables(const std::string& catalog, const std::string& database) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectTablesOfDatabase, {catalog, database}));
+  std::vector<TableEntry> out;
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(TableEntry t, ParseTable(row));
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 Result<std::optional<TableEntry>> JobStore::LookupTable(const std::string& catalog, const std::string& database,

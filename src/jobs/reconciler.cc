@@ -12,6 +12,7 @@
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/filename.h"
 #include "vigil/storage/file_lock.h"
 
 namespace vigil::jobs {

@@ -3,10 +3,7 @@
 #include <algorithm>
 
 #include "sql/exec_internal.h"
-#include "vigil/common/uuid.h"
-#include "vigil/jobs/root_jobs.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/fs.h"
 
 namespace vigil::sql {
 
@@ -45,20 +42,6 @@ Result<SchemaPtr> MakeSchema(const CreateTableStatement& s) {
   return Schema::Make(std::move(fields));
 }
 
-// Moves a table directory aside to `<root>/_dropped/<id>` (VACUUM reclaims it later).
-Result<std::string> MoveAside(const ExecContext& ctx, const std::string& path, const std::string& id) {
-  FileSystem* fs = ctx.root.fs();
-  std::string dropped = JoinPath(ctx.root.path(), kDroppedDir);
-  VIGIL_RETURN_IF_ERROR(fs->CreateDirs(dropped));
-  std::string target = JoinPath(dropped, id);
-  VIGIL_ASSIGN_OR_RETURN(bool taken, fs->Exists(target));
-  if (taken) target += "-" + Uuid::Generate().ToString();
-  VIGIL_RETURN_IF_ERROR(fs->Rename(path, target));
-  VIGIL_RETURN_IF_ERROR(fs->SyncDir(dropped));
-  VIGIL_RETURN_IF_ERROR(fs->SyncDir(DirName(path)));
-  return target;
-}
-
 }  // namespace
 
 Result<ResultSet> ExecCreateDatabase(ExecContext& ctx, const CreateDatabaseStatement& s) {
@@ -88,7 +71,7 @@ Result<ResultSet> ExecShowDatabases(ExecContext& ctx, const ShowDatabasesStateme
   ResultSet r;
   r.columns = {"Database"};
   for (const std::string& db : dbs) {
-    VIGIL_ASSIGN_OR_RETURN(auto tables, ctx.root.ListTables(db));
+    VIGIL_ASSIGN_OR_RETURN(auto tables, ctx.Catalog().ListTables(db));
     if (MayShowDatabase(ctx, db, tables)) r.rows.push_back({Value(db)});
   }
   return r;
@@ -108,7 +91,7 @@ Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s)
     r.columns = {"Database", "Table"};
   }
   for (const std::string& db : dbs) {
-    VIGIL_ASSIGN_OR_RETURN(auto tables, ctx.root.ListTables(db));
+    VIGIL_ASSIGN_OR_RETURN(auto tables, ctx.Catalog().ListTables(db));
     if (s.database && !MayShowDatabase(ctx, db, tables) && !tables.empty()) {
       return Status::NotFound("database '" + db + "' does not exist");
     }
@@ -129,42 +112,34 @@ Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& 
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   Result<SchemaPtr> schema = MakeSchema(s);
   if (!schema.ok()) return schema.status().WithContext("CREATE TABLE " + name.ToString());
-  VIGIL_ASSIGN_OR_RETURN(std::string path, ctx.root.TablePath(name));
-  VIGIL_ASSIGN_OR_RETURN(bool exists, ctx.root.fs()->Exists(path));
-  if (exists && s.if_not_exists) return Message("table " + name.ToString() + " already exists; nothing changed");
-  if (exists) return Status::AlreadyExists("table " + name.ToString() + " already exists");
   TransactionProperties props;
   props.operation = "CREATE_TABLE";
-  VIGIL_RETURN_IF_ERROR(Dataset::Create(path, *schema, props).status());
-  Result<jobs::TableEntry> entry = jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now());
-  if (!entry.ok()) {
-    // Not registered: the table must not stay visible. Move it aside so nothing half-applies.
-    Result<std::string> aside = MoveAside(ctx, path, "unregistered-" + Uuid::Generate().ToString());
-    return entry.status().WithContext("CREATE TABLE " + name.ToString() +
-                                      (aside.ok() ? " (undone)" : " (undo failed: " + aside.status().message() + ")"));
+  Result<jobs::TableEntry> created = ctx.Catalog().Create(name, *schema, props);
+  if (created.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
+    return Message("table " + name.ToString() + " already exists; nothing changed");
   }
+  VIGIL_RETURN_IF_ERROR(created.status());
   ctx.Invalidate(name);
   return Message("table " + name.ToString() + " created");
 }
 
 Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_ASSIGN_OR_RETURN(std::string path, ctx.root.TablePath(name));
-  VIGIL_ASSIGN_OR_RETURN(bool exists, ctx.root.fs()->Exists(path));
+  jobs::TableCatalog catalog = ctx.Catalog();
+  VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> entry, catalog.Find(name));
   const bool visible = ctx.options.principal.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table);
-  if ((!exists || !visible) && s.if_exists) return Message("table " + name.ToString() + " does not exist; nothing changed");
-  if (!exists) return Status::NotFound("table " + name.ToString() + " does not exist");
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now()));
+  if ((!entry || !visible) && s.if_exists) return Message("table " + name.ToString() + " does not exist; nothing changed");
+  if (!entry) return Status::NotFound("table " + name.ToString() + " does not exist");
   std::string moved_to;
   Status st = ctx.Control().GuardedTableChange(
       name.catalog, name.db, name.table, ctx.options.principal, [&](meta::Transaction& txn) -> Status {
         VIGIL_RETURN_IF_ERROR(ctx.store->DropTable(txn, name.catalog, name.db, name.table));
-        VIGIL_ASSIGN_OR_RETURN(moved_to, MoveAside(ctx, path, entry.table_incarnation));
+        VIGIL_ASSIGN_OR_RETURN(moved_to, catalog.MoveAside(*entry));
         return Status::OK();
       });
   if (!st.ok() && !moved_to.empty()) {
     // The registry change did not commit: put the files back where they were.
-    Status back = ctx.root.fs()->Rename(moved_to, path);
+    Status back = ctx.root.fs()->Rename(moved_to, entry->locator);
     if (!back.ok()) return st.WithContext("DROP TABLE (files left at " + moved_to + ": " + back.message() + ")");
   }
   VIGIL_RETURN_IF_ERROR(st);
@@ -175,7 +150,7 @@ Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
 Result<ResultSet> ExecRefreshTable(ExecContext& ctx, const RefreshTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
-  VIGIL_RETURN_IF_ERROR(jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now()).status());
+  VIGIL_RETURN_IF_ERROR(ctx.Catalog().Lookup(name).status());
   VIGIL_ASSIGN_OR_RETURN(int64_t generation,
                          ctx.Control().RefreshTable(name.catalog, name.db, name.table, ctx.options.principal));
   ctx.Invalidate(name);

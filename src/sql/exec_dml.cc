@@ -4,7 +4,6 @@
 #include <set>
 
 #include "sql/exec_internal.h"
-#include "vigil/jobs/root_jobs.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/storage/ingest.h"
 
@@ -147,19 +146,17 @@ Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s) {
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
-  VIGIL_ASSIGN_OR_RETURN(std::string path, ctx.root.TablePath(name));
   ImportOptions options;
   options.create = true;
   options.props.operation = "COPY";
   if (s.format) {
     VIGIL_ASSIGN_OR_RETURN(options.ingest.format, ParseIngestFormat(CopyFormatName(*s.format)));
   }
-  VIGIL_ASSIGN_OR_RETURN(ImportResult result, ImportFile(path, s.path, options));
+  VIGIL_ASSIGN_OR_RETURN(ImportResult result, ctx.Catalog().Import(name, s.path, options));
   ResultSet r;
   r.message = Rows(result.rows, "copied") + " into " + name.ToString();
   if (result.created) {
     r.message += " (table created: " + result.schema->ToString() + ")";
-    VIGIL_RETURN_IF_ERROR(jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now()).status());
   }
   ctx.Invalidate(name);
   return r;

@@ -6,7 +6,6 @@
 #include "sql/exec_internal.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
-#include "vigil/jobs/root_jobs.h"
 #include "vigil/worker/isolation.h"
 
 namespace vigil::sql {
@@ -58,7 +57,7 @@ Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) 
 Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableName& table) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now()));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
   return jobs::IndexTarget{entry.catalog_name, entry.database_name, entry.table_name};
 }
 

@@ -14,6 +14,7 @@
 #include "vigil/common/status.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
@@ -33,6 +34,9 @@ struct ExecContext {
 
   int64_t Now() const;
   jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }
+  jobs::TableCatalog Catalog() const {
+    return jobs::TableCatalog(&root, store.get(), [this] { return Now(); });
+  }
   // Tells an open select engine that a table's files changed.
   void Invalidate(const vigil::TableName& name);
 };
@@ -42,7 +46,7 @@ Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableName& n
 // NotFound (as for a missing table) unless the principal may see it; PermissionDenied
 // when it may see but not hold `p`.
 Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p);
-// The newest version of an existing table; NotFound "table c.db.t does not exist".
+// The newest version of an existing table (through the catalog); NotFound "table c.db.t does not exist".
 Result<std::shared_ptr<Dataset>> OpenTable(const ExecContext& ctx, const vigil::TableName& name);
 // "YYYY-MM-DD HH:MM:SS" (UTC) of Unix milliseconds.
 std::string FormatTimeMs(int64_t ms);

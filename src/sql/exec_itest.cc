@@ -18,6 +18,7 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/jobs/runner.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/sql/parser.h"
@@ -124,12 +125,19 @@ class ExecEnv {
     return "ran " + std::to_string(jobs) + " jobs, " + std::to_string(*refreshes) + " refreshes";
   }
 
+  // The newest version of a table, found through the root's catalog.
+  Result<std::shared_ptr<Dataset>> OpenTable(const vigil::TableName& name) {
+    VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_path_));
+    VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
+    jobs::TableCatalog catalog(&root, store.get(), [this] { return now_; });
+    return catalog.Open(name);
+  }
+
   // Every live row of a table in scan order.
   std::string Rows(const std::string& table) {
     auto name = ParseTableName(table);
     if (!name.ok()) return name.status().ToString();
-    auto root = Root::Open(root_path_);
-    auto ds = Dataset::Open(*root->TablePath(*name));
+    auto ds = OpenTable(*name);
     if (!ds.ok()) return "error: " + ds.status().ToString();
     auto reader = (*ds)->Scan();
     std::vector<std::string> lines;
@@ -385,8 +393,7 @@ class DmlTest : public ::testing::Test {
     return r.ok() ? *r : ResultSet{};
   }
   std::shared_ptr<Dataset> Table() {
-    auto root = Root::Open(env_.root_path_);
-    return *Dataset::Open(*root->TablePath(*ParseTableName("db.t")));
+    return *env_.OpenTable(*ParseTableName("db.t"));
   }
   std::vector<RowAddress> Match(const std::string& where) {
     auto stmt = ParseStatement("DELETE FROM db.t WHERE " + where);

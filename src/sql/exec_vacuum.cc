@@ -11,7 +11,6 @@
 #include "vigil/generations/generation_manager.h"
 #include "vigil/generations/version_pins.h"
 #include "vigil/jobs/executor.h"
-#include "vigil/jobs/root_jobs.h"
 #include "vigil/storage/file_lock.h"
 #include "vigil/storage/vacuum.h"
 
@@ -118,15 +117,15 @@ Result<std::set<std::string>> WritingIncarnations(ExecContext& ctx) {
 // Reclaims `<root>/_dropped/<table incarnation>[-<suffix>]` folders (DROP TABLE moved them
 // there) whose table has no job that may still write. Returns how many were reclaimed.
 Result<int64_t> ReclaimDroppedTables(ExecContext& ctx, VacuumReport* report) {
-  const std::string dropped = ctx.root.path() + "/" + std::string(kDroppedDir);
+  const std::string dropped = ctx.root.Path(kDroppedDir);
   VIGIL_ASSIGN_OR_RETURN(bool exists, ctx.root.fs()->Exists(dropped));
   if (!exists) return int64_t{0};
   VIGIL_ASSIGN_OR_RETURN(std::set<std::string> writing, WritingIncarnations(ctx));
   VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> entries, ctx.root.fs()->ListDir(dropped));
   int64_t reclaimed = 0;
   for (const std::string& name : entries) {
-    const std::string incarnation = name.substr(0, 36);  // a UUID, then an optional suffix
-    if (writing.count(incarnation) > 0) continue;
+    const std::optional<std::string> incarnation = ParseDroppedTableName(name);
+    if (!incarnation || writing.count(*incarnation) > 0) continue;
     VIGIL_ASSIGN_OR_RETURN(VacuumReport r, ReclaimDroppedDataset(dropped + "/" + name, /*no_user_remains=*/true));
     report->bytes_freed += r.bytes_freed;
     report->failures.insert(report->failures.end(), r.failures.begin(), r.failures.end());
@@ -141,7 +140,7 @@ Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, jobs::EnsureTableRegistered(*ctx.store, ctx.root, name, ctx.Now()));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
   VacuumOptions o;
   if (s.retain_versions) o.retain_versions = static_cast<uint64_t>(*s.retain_versions);
   if (s.older_than) {

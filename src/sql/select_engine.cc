@@ -21,6 +21,7 @@
 #include "vigil/generations/version_pins.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/root.h"
 
@@ -212,23 +213,28 @@ class Engine : public SelectEngine, public internal::VtabHost {
     who_ = nullptr;
   }
 
+  // The generation manager of the table's current incarnation: the catalog says which one,
+  // so a table dropped and re-created by another process is never read at its old files.
   Result<generations::GenerationManager*> Manager(const vigil::TableName& table) {
     const std::string key = table.ToString();
+    jobs::TableCatalog catalog(&root_, store_, SystemNowMs);
+    VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
     auto it = managers_.find(key);
+    if (it != managers_.end() && it->second->path() != entry.locator) {
+      managers_.erase(it);
+      it = managers_.end();
+    }
     if (it == managers_.end()) {
-      VIGIL_ASSIGN_OR_RETURN(std::string path, root_.TablePath(table));
-      VIGIL_ASSIGN_OR_RETURN(bool exists, root_.TableExists(table));
-      if (!exists) return Status::NotFound("table " + key + " does not exist");
       generations::GenerationsOptions gopts;
       gopts.dataset.fs = root_.fs();
       // The versions this process reads are pinned in the metadata store, so that a VACUUM in
       // any process keeps their files; the pins are heartbeated and expire if this process dies.
-      if (store_ != nullptr && pins_ == nullptr) {
+      if (pins_ == nullptr) {
         VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), SystemNowMs()));
       }
       gopts.pins = pins_.get();
       gopts.maintain_interval = std::chrono::seconds(20);
-      VIGIL_ASSIGN_OR_RETURN(auto manager, generations::GenerationManager::Open(path, gopts));
+      VIGIL_ASSIGN_OR_RETURN(auto manager, generations::GenerationManager::Open(entry.locator, gopts));
       it = managers_.emplace(key, std::move(manager)).first;
       return it->second.get();
     }
@@ -462,6 +468,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
 
 Result<std::unique_ptr<SelectEngine>> SelectEngine::Open(const Root& root, jobs::JobStore* store,
                                                          SelectOptions options) {
+  if (store == nullptr) return Status::InvalidArgument("the select engine needs the root's metadata store");
   auto engine = std::make_unique<Engine>(root, store, options);
   VIGIL_RETURN_IF_ERROR(engine->Init());
   return std::unique_ptr<SelectEngine>(std::move(engine));

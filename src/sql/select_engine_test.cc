@@ -21,6 +21,7 @@
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/datagen.h"
@@ -52,7 +53,7 @@ class SelectEnv {
     o.batch_rows = 1000;
     gen_ = *DataGenerator::Make(o);
     vigil::TableName name{"local", "db", "docs"};
-    path_ = *root_->TablePath(name);
+    path_ = *root_->LegacyTablePath(name);  // a table of a root made before incarnations
     DatasetOptions dopts;
     dopts.max_rows_per_fragment = 1000;
     dopts.writer.rows_per_block = 256;
@@ -119,7 +120,7 @@ class SelectEnv {
       EXPECT_TRUE(b.AppendRow({vigil::Value(DataGenerator::CategoryName(static_cast<uint32_t>(c))),
                                vigil::Value("label " + std::to_string(c))}).ok());
     }
-    std::string cats = *root_->TablePath(vigil::TableName{"local", "db", "cats"});
+    std::string cats = *root_->LegacyTablePath(vigil::TableName{"local", "db", "cats"});
     auto ds = *Dataset::Create(cats, schema, {});
     std::vector<RecordBatch> batches{b};
     EXPECT_TRUE(ds->Append(MakeBatchReader(schema, std::move(batches)).get(), {}).ok());
@@ -287,7 +288,7 @@ TEST_F(SelectEngineTest, MaxRowsIsAnErrorNotATruncation) {
   ASSERT_TRUE(rs.ok());
   EXPECT_EQ(rs->rows.size(), kBaseRows + kAppendedRows - 2);
   Root root = *Root::Open(std::filesystem::path(env_.path()).parent_path().parent_path().string());
-  auto small = *SelectEngine::Open(root, nullptr, SelectOptions{100});
+  auto small = *SelectEngine::Open(root, &env_.store(), SelectOptions{100});
   auto stmt = *ParseStatement("SELECT id FROM db.docs");
   auto r = small->Select(std::get<SelectStatement>(stmt.node), jobs::Principal::LocalAdmin());
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
@@ -314,7 +315,8 @@ TEST_F(SelectEngineTest, StatementsSeeNewVersionsAndReleaseLeases) {
 }
 
 TEST_F(SelectEngineTest, IndexJobsAreListedAsAuthorized) {
-  auto entry = jobs::EnsureTableRegistered(env_.store(), env_.root(), vigil::TableName{"local", "db", "cats"}, 1000);
+  jobs::TableCatalog catalog(&env_.root(), &env_.store(), [] { return int64_t{1000}; });
+  auto entry = catalog.Lookup(vigil::TableName{"local", "db", "cats"});
   ASSERT_TRUE(entry.ok()) << entry.status().ToString();
   jobs::Admission admission(&env_.store(), {});
   jobs::CreateIndexStatement create;

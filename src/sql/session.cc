@@ -34,7 +34,7 @@ Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableName& n
   out.catalog = name.catalog.empty() ? ctx.root.marker().catalog : name.catalog;
   out.db = name.database;
   out.table = name.table;
-  VIGIL_RETURN_IF_ERROR(ctx.root.TablePath(out).status());
+  VIGIL_RETURN_IF_ERROR(ctx.root.CheckTableName(out));
   return out;
 }
 
@@ -50,10 +50,7 @@ Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Pri
 }
 
 Result<std::shared_ptr<Dataset>> OpenTable(const ExecContext& ctx, const vigil::TableName& name) {
-  VIGIL_ASSIGN_OR_RETURN(std::string path, ctx.root.TablePath(name));
-  VIGIL_ASSIGN_OR_RETURN(bool exists, ctx.root.fs()->Exists(path));
-  if (!exists) return Status::NotFound("table " + name.ToString() + " does not exist");
-  return Dataset::Open(path);
+  return ctx.Catalog().Open(name);
 }
 
 namespace {

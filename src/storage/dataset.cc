@@ -10,15 +10,15 @@
 #include "vigil/common/checksum.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/uuid.h"
+#include "vigil/storage/filename.h"
 #include "dataset_internal.h"
 
 namespace vigil {
 
 namespace {
 
-constexpr const char* kVersionsDir = "_versions";
-constexpr const char* kDataDir = "data";
-constexpr const char* kDeletionsDir = "_deletions";
+constexpr std::string_view kIdentityMagic = "vigil-dataset ";
+constexpr size_t kMaxIdentityBytes = 256;
 
 int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -64,11 +64,27 @@ Result<Manifest> ReadManifest(FileSystem* fs, const std::string& path, uint64_t 
   return m;
 }
 
+std::string EncodeIdentity(const Uuid& id) { return std::string(kIdentityMagic) + id.ToString() + "\n"; }
+
+// The id in `<path>/_identity`; NotFound when the file is missing.
+Result<Uuid> ReadIdentity(FileSystem* fs, const std::string& path) {
+  const std::string file = JoinPath(path, kIdentityFile);
+  VIGIL_ASSIGN_OR_RETURN(std::string bytes, fs->ReadFile(file, kMaxIdentityBytes));
+  if (!bytes.starts_with(kIdentityMagic) || !bytes.ends_with("\n")) {
+    return Status::Corruption(file + " is not a dataset identity file");
+  }
+  std::string_view text(bytes);
+  text = text.substr(kIdentityMagic.size(), text.size() - kIdentityMagic.size() - 1);
+  Result<Uuid> id = Uuid::Parse(text);
+  if (!id.ok()) return Status::Corruption(file + ": " + id.status().message());
+  return *id;
+}
+
 // Publishes `m` as `_versions/<m.version>.manifest` without ever replacing a
 // file. AlreadyExists means another writer published that version first.
 Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& m) {
   std::string dir = JoinPath(path, kVersionsDir);
-  std::string tmp = JoinPath(dir, ".tmp-" + Uuid::Generate().ToString());
+  std::string tmp = JoinPath(path, TempManifestPath());
   VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, tmp, EncodeManifest(m)));
   VIGIL_FAILPOINT("commit.after_manifest_temp");
   Status linked = fs->LinkNoReplace(tmp, JoinPath(path, ManifestPath(m.version)));
@@ -77,6 +93,10 @@ Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& 
   VIGIL_RETURN_IF_ERROR(linked);
   VIGIL_FAILPOINT("commit.after_manifest_link");
   Status synced = fs->SyncDir(dir);
+  if (synced.Is(StatusCode::kNotFound)) {
+    return Status::StaleIncarnation("version " + std::to_string(m.version) + " was published in " + path +
+                                    " as the dataset was moved away (its table dropped); it went with it");
+  }
   if (!synced.ok()) {
     return synced.WithContext("version " + std::to_string(m.version) +
                               " is published but its directory fsync failed");
@@ -187,21 +207,30 @@ Dataset::Dataset(std::string path, Manifest manifest, DatasetOptions options)
 std::string Dataset::AbsPath(const std::string& rel) const { return JoinPath(path_, rel); }
 
 Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, SchemaPtr schema,
-                                                 TransactionProperties props, DatasetOptions options) {
+                                                 TransactionProperties props, DatasetOptions options,
+                                                 std::optional<Uuid> dataset_id) {
   options = Resolve(options);
   FileSystem* fs = options.fs;
   if (!schema) return Status::InvalidArgument("a dataset needs a schema");
   auto existing = ListManifestVersions(fs, path);
   if (existing.ok() && !existing->empty()) return Status::AlreadyExists("a dataset already exists at " + path);
-  for (const char* dir : {kVersionsDir, kDataDir, kDeletionsDir}) {
+  for (std::string_view dir : {kVersionsDir, kDataDir, kDeletionsDir}) {
     VIGIL_RETURN_IF_ERROR(fs->CreateDirs(JoinPath(path, dir)));
   }
+  Manifest m;
+  m.version = 1;
+  m.dataset_id = dataset_id ? *dataset_id : Uuid::Generate();
+  // The identity is durable before version 1 exists, and is never replaced: a directory
+  // that holds another dataset's identity makes this create fail.
+  const std::string identity_tmp = JoinPath(path, TempIdentityName());
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, identity_tmp, EncodeIdentity(m.dataset_id)));
+  Status identity = fs->LinkNoReplace(identity_tmp, JoinPath(path, kIdentityFile));
+  (void)fs->RemoveFile(identity_tmp);
+  if (identity.Is(StatusCode::kAlreadyExists)) return Status::AlreadyExists("a dataset already exists at " + path);
+  VIGIL_RETURN_IF_ERROR(identity);
   VIGIL_RETURN_IF_ERROR(fs->SyncDir(path));
   std::string parent = DirName(path);
   if (!parent.empty()) VIGIL_RETURN_IF_ERROR(fs->SyncDir(parent));
-  Manifest m;
-  m.version = 1;
-  m.dataset_id = Uuid::Generate();
   m.schema = std::move(schema);
   m.txn = std::move(props);
   if (m.txn.operation.empty()) m.txn.operation = "CREATE_TABLE";
@@ -272,15 +301,40 @@ Result<std::vector<VersionInfo>> Dataset::ListVersions(const std::string& path, 
   return out;
 }
 
+Status Dataset::CheckIdentity() const {
+  const std::string stale = "nothing was committed: the dataset this writer opened (" + manifest_.dataset_id.ToString() +
+                            ") ";
+  Result<Uuid> id = ReadIdentity(options_.fs, path_);
+  if (id.ok()) {
+    if (*id == manifest_.dataset_id) return Status::OK();
+    return Status::StaleIncarnation(stale + "is not the one at " + path_ + " (" + id->ToString() + ")");
+  }
+  if (!id.status().Is(StatusCode::kNotFound)) return id.status();
+  VIGIL_ASSIGN_OR_RETURN(bool present, options_.fs->Exists(JoinPath(path_, kVersionsDir)));
+  if (!present) return Status::StaleIncarnation(stale + "is no longer at " + path_ + " (dropped or moved)");
+  // A dataset made before identity files: its newest manifest says which dataset is there.
+  VIGIL_ASSIGN_OR_RETURN(uint64_t newest, LatestVersion(path_, options_));
+  VIGIL_ASSIGN_OR_RETURN(Manifest m, ReadManifest(options_.fs, path_, newest));
+  if (m.dataset_id == manifest_.dataset_id) return Status::OK();
+  return Status::StaleIncarnation(stale + "is not the one at " + path_ + " (" + m.dataset_id.ToString() + ")");
+}
+
+Status Dataset::ExplainMissing(Status st) const {
+  if (!st.Is(StatusCode::kNotFound)) return st;
+  Status identity = CheckIdentity();
+  return identity.ok() ? st : identity;
+}
+
 Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
   FileSystem* fs = options_.fs;
   Manifest latest = manifest_;
   for (int attempt = 0; attempt <= options_.max_commit_retries; ++attempt) {
     if (attempt > 0) VIGIL_RETURN_IF_ERROR(CheckRebase(manifest_, latest, txn));
     VIGIL_ASSIGN_OR_RETURN(Manifest next, ApplyTransaction(latest, txn));
+    VIGIL_RETURN_IF_ERROR(CheckIdentity());
     Status st = PublishManifest(fs, path_, next);
     if (st.ok()) return std::shared_ptr<Dataset>(new Dataset(path_, std::move(next), options_));
-    if (st.code() != StatusCode::kAlreadyExists) return st;
+    if (st.code() != StatusCode::kAlreadyExists) return ExplainMissing(st);  // moved away meanwhile?
     // Another writer published next.version first: rebase on the newest version.
     VIGIL_ASSIGN_OR_RETURN(uint64_t newest, LatestVersion(path_, options_));
     VIGIL_ASSIGN_OR_RETURN(latest, ReadManifest(fs, path_, newest));
@@ -299,11 +353,11 @@ Result<std::vector<FragmentMeta>> Dataset::WriteFragments(RecordBatchReader* rea
   internal::FragmentSink sink(fs, path_, schema, options_);
   Status st = sink.WriteAll(reader);
   if (st.ok()) st = sink.Finish();
+  if (st.ok() && !sink.fragments().empty()) st = fs->SyncDir(JoinPath(path_, kDataDir));
   if (!st.ok()) {
     sink.RemoveWrittenFiles();
-    return st;
+    return ExplainMissing(st);
   }
-  if (!sink.fragments().empty()) VIGIL_RETURN_IF_ERROR(fs->SyncDir(JoinPath(path_, kDataDir)));
   VIGIL_FAILPOINT("commit.after_fragments");
   return sink.fragments();
 }
@@ -346,12 +400,12 @@ Result<DeletionFileRef> Dataset::WriteDeletionFile(uint32_t fragment_id, const D
   }
   std::string bytes = dv.Encode();
   DeletionFileRef ref;
-  ref.path = std::string(kDeletionsDir) + "/" + std::to_string(fragment_id) + "-" +
-             std::to_string(version() + 1) + "-" + Uuid::Generate().ToString().substr(0, 8) + ".del";
+  ref.path = NewDeletionFilePath(fragment_id, version() + 1);
   ref.num_deleted = dv.Cardinality();
   ref.checksum = Checksum64(bytes);
-  VIGIL_RETURN_IF_ERROR(options_.fs->CreateDirs(AbsPath(kDeletionsDir)));
-  VIGIL_RETURN_IF_ERROR(WriteFileDurably(options_.fs, AbsPath(ref.path), bytes));
+  Status st = options_.fs->CreateDir(AbsPath(std::string(kDeletionsDir)));
+  if (st.ok()) st = WriteFileDurably(options_.fs, AbsPath(ref.path), bytes);
+  VIGIL_RETURN_IF_ERROR(ExplainMissing(st));
   return ref;
 }
 
@@ -375,7 +429,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Delete(const std::vector<RowAddress>& 
     VIGIL_ASSIGN_OR_RETURN(DeletionFileRef ref, WriteDeletionFile(id, dv));
     txn.updated_deletions.emplace_back(id, std::move(ref));
   }
-  VIGIL_RETURN_IF_ERROR(options_.fs->SyncDir(AbsPath(kDeletionsDir)));
+  VIGIL_RETURN_IF_ERROR(ExplainMissing(options_.fs->SyncDir(AbsPath(std::string(kDeletionsDir)))));
   return Commit(std::move(txn));
 }
 

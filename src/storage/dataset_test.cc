@@ -1,3 +1,4 @@
+#include "vigil/storage/filename.h"
 #include "vigil/storage/dataset.h"
 
 #include <gtest/gtest.h>

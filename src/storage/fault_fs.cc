@@ -186,6 +186,11 @@ Status FaultInjectionFileSystem::CreateDirs(const std::string& path) {
   return base_->CreateDirs(path);
 }
 
+Status FaultInjectionFileSystem::CreateDir(const std::string& path) {
+  VIGIL_RETURN_IF_ERROR(Check("mkdir", path));
+  return base_->CreateDir(path);
+}
+
 Status FaultInjectionFileSystem::RemoveFile(const std::string& path) {
   VIGIL_RETURN_IF_ERROR(Check("unlink", path));
   VIGIL_RETURN_IF_ERROR(base_->RemoveFile(path));

@@ -57,6 +57,7 @@ class MemoryFileSystem : public FileSystem {
   Result<uint64_t> FileSize(const std::string& path) override { return Unsupported(); }
   Result<std::vector<std::string>> ListDir(const std::string&) override { return Unsupported(); }
   Status CreateDirs(const std::string&) override { return Unsupported(); }
+  Status CreateDir(const std::string&) override { return Unsupported(); }
   Status RemoveFile(const std::string&) override { return Unsupported(); }
   Status RemoveDir(const std::string&) override { return Unsupported(); }
   Status LinkNoReplace(const std::string&, const std::string&) override { return Unsupported(); }

@@ -2,6 +2,7 @@
 #include <map>
 #include <mutex>
 
+#include "vigil/storage/filename.h"
 #include "dataset_internal.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/uuid.h"
@@ -29,9 +30,9 @@ FragmentSink::FragmentSink(FileSystem* fs, std::string dataset_path, SchemaPtr s
     : fs_(fs), dataset_path_(std::move(dataset_path)), schema_(std::move(schema)), options_(options) {}
 
 Status FragmentSink::OpenNext() {
-  writer_rel_path_ = "data/" + Uuid::Generate().ToString() + ".frag";
+  writer_rel_path_ = NewFragmentPath();
   std::string abs = JoinPath(dataset_path_, writer_rel_path_);
-  VIGIL_RETURN_IF_ERROR(fs_->CreateDirs(DirName(abs)));
+  VIGIL_RETURN_IF_ERROR(fs_->CreateDir(DirName(abs)));  // never re-creates a moved dataset
   FragmentWriterOptions wopts = options_.writer;
   wopts.rows_per_block = RowsPerBlock(*schema_, wopts.rows_per_block);
   auto w = FragmentWriter::Create(fs_, abs, schema_, wopts);

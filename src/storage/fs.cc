@@ -95,10 +95,14 @@ class PosixRandomAccessFile : public RandomAccessFile {
   uint64_t size_;
 };
 
+// Nothing Vigil writes is readable by other users: owner read/write, group read.
+constexpr mode_t kFileMode = 0640;
+constexpr mode_t kDirMode = 0750;
+
 class PosixFileSystem : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
     if (fd < 0) {
       if (errno == EEXIST) return Status::AlreadyExists(path + " already exists");
       return Status::FromErrno(errno, "create " + path);
@@ -177,8 +181,20 @@ class PosixFileSystem : public FileSystem {
     }
     std::string parent = DirName(path);
     if (!parent.empty() && parent != path) VIGIL_RETURN_IF_ERROR(CreateDirs(parent));
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
+    if (::mkdir(path.c_str(), kDirMode) != 0 && errno != EEXIST) return Status::FromErrno(errno, "mkdir " + path);
     return Status::OK();
+  }
+
+  Status CreateDir(const std::string& path) override {
+    if (::mkdir(path.c_str(), kDirMode) == 0) return Status::OK();
+    const int err = errno;
+    struct stat st {};
+    if (err == EEXIST) {
+      if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::OK();
+      if (errno == ENOENT) return Status::NotFound(path + " was moved away while being created");
+    }
+    if (err == ENOENT) return Status::NotFound("cannot create " + path + ": its parent directory does not exist");
+    return Status::FromErrno(err, "mkdir " + path);
   }
 
   Status RemoveFile(const std::string& path) override {
@@ -209,6 +225,7 @@ class PosixFileSystem : public FileSystem {
 
   Status SyncDir(const std::string& path) override {
     int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return Status::NotFound("directory " + path + " does not exist");
     if (fd < 0) return Status::FromErrno(errno, "open directory " + path);
     int rc = ::fsync(fd);
     int err = errno;

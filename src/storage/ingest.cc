@@ -223,6 +223,7 @@ Status RecordError(std::string_view file, uint64_t record, uint64_t offset, std:
 Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim,
                                          const IngestOptions& options) {
   VectorTarget t;
+  t.first_id = options.first_id;
   if (!options.schema) {
     VIGIL_ASSIGN_OR_RETURN(t.schema, VectorFileSchema(dim, options));
     t.id_index = 0;

@@ -1,7 +1,8 @@
-// ImportFile: one file appended to a table in one commit. A new table is
+// Imports: one file appended to a dataset in one commit. A new dataset is
 // built in a hidden sibling directory and renamed into place only when the
 // whole file was accepted, so a failed import never leaves a table behind.
 #include <chrono>
+#include <climits>
 
 #include "storage/ingest_internal.h"
 #include "vigil/common/uuid.h"
@@ -64,10 +65,43 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+bool IsVectorFile(const std::string& file, const IngestOptions& ingest) {
+  Result<IngestFormat> format = ingest.format ? Result<IngestFormat>(*ingest.format) : DetectIngestFormat(file);
+  return format.ok() && (*format == IngestFormat::kFvecs || *format == IngestFormat::kNpy);
+}
+
+// One past the largest value of the integer column `column` over every row of `ds`,
+// deleted ones included; 0 for an empty table or no such column.
+Result<int64_t> NextId(const Dataset& ds, const std::string& column) {
+  std::optional<size_t> index = ds.schema()->IndexOf(column);
+  if (!index || !ds.schema()->field(*index).type.IsInteger()) return int64_t{0};
+  ScanOptions scan;
+  scan.columns = {column};
+  scan.include_deleted = true;
+  VIGIL_ASSIGN_OR_RETURN(auto reader, ds.Scan(scan));
+  std::optional<int64_t> max;
+  while (true) {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<RecordBatch> batch, reader->Next());
+    if (!batch) break;
+    const Column& col = batch->columns[0];
+    for (size_t i = 0; i < batch->num_rows; ++i) {
+      Value v = col.ValueAt(i);
+      if (!std::holds_alternative<int64_t>(v)) continue;
+      if (!max || std::get<int64_t>(v) > *max) max = std::get<int64_t>(v);
+    }
+  }
+  if (!max) return int64_t{0};
+  if (*max == INT64_MAX) return Status::InvalidArgument("column '" + column + "' already holds the largest id");
+  return *max + 1;
+}
+
 Result<ImportResult> AppendTo(const std::shared_ptr<Dataset>& ds, const std::string& file,
                               const ImportOptions& options, const std::string& operation) {
   IngestOptions ingest = options.ingest;
   ingest.schema = ds->schema();
+  if (IsVectorFile(file, ingest)) {
+    VIGIL_ASSIGN_OR_RETURN(ingest.first_id, NextId(*ds, ingest.id_column));
+  }
   VIGIL_ASSIGN_OR_RETURN(auto inner, OpenIngestReader(file, ingest));
   ProgressReader reader(std::move(inner), options.progress);
   VIGIL_ASSIGN_OR_RETURN(auto next, ds->Append(&reader, PropsFor(options, operation, file)));
@@ -78,9 +112,16 @@ Result<ImportResult> AppendTo(const std::shared_ptr<Dataset>& ds, const std::str
   return r;
 }
 
-// Creates the table aside, fills it, then publishes it under `table_path`.
-Result<ImportResult> CreateAndImport(FileSystem* fs, const std::string& table_path, const std::string& file,
-                                     const ImportOptions& options) {
+}  // namespace
+
+Result<ImportResult> ImportInto(const std::shared_ptr<Dataset>& ds, const std::string& file,
+                                const ImportOptions& options) {
+  return AppendTo(ds, file, options, "APPEND");
+}
+
+Result<ImportResult> ImportAsNewDataset(const std::string& table_path, const Uuid& dataset_id,
+                                        const std::string& file, const ImportOptions& options) {
+  FileSystem* fs = options.ingest.fs ? options.ingest.fs : DefaultFileSystem();
   SchemaPtr schema = options.ingest.schema;
   if (!schema) {
     VIGIL_ASSIGN_OR_RETURN(schema, InferIngestSchema(file, options.ingest));
@@ -91,7 +132,8 @@ Result<ImportResult> CreateAndImport(FileSystem* fs, const std::string& table_pa
   DatasetOptions dopts;
   dopts.fs = fs;
   Result<ImportResult> r = [&]() -> Result<ImportResult> {
-    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(staging, schema, PropsFor(options, "CREATE_TABLE", file), dopts));
+    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(staging, schema, PropsFor(options, "CREATE_TABLE", file), dopts,
+                                                    dataset_id));
     return AppendTo(ds, file, options, "APPEND");
   }();
   if (r.ok()) {
@@ -108,8 +150,6 @@ Result<ImportResult> CreateAndImport(FileSystem* fs, const std::string& table_pa
   return r;
 }
 
-}  // namespace
-
 Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file,
                                 const ImportOptions& options) {
   FileSystem* fs = options.ingest.fs ? options.ingest.fs : DefaultFileSystem();
@@ -118,12 +158,12 @@ Result<ImportResult> ImportFile(const std::string& table_path, const std::string
     if (!options.create) {
       return Status::NotFound("table " + table_path + " does not exist (use --create to create it from the file)");
     }
-    return CreateAndImport(fs, table_path, file, options);
+    return ImportAsNewDataset(table_path, Uuid::Generate(), file, options);
   }
   DatasetOptions dopts;
   dopts.fs = fs;
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(table_path, std::nullopt, dopts));
-  return AppendTo(ds, file, options, "APPEND");
+  return ImportInto(ds, file, options);
 }
 
 }  // namespace vigil

@@ -116,6 +116,7 @@ struct VectorTarget {
   SchemaPtr schema;
   int id_index = -1;
   size_t vector_index = 0;
+  int64_t first_id = 0;  // the id of record 0
 };
 Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim,
                                          const IngestOptions& options);

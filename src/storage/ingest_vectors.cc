@@ -2,6 +2,7 @@
 // little-endian, every record the same dim. .npy: format v1/v2/v3, dtype
 // '<f4' or '<f2', C order, 2-D shape (rows, dim).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -83,11 +84,15 @@ class VectorSink {
   }
 
   Status AppendId(Column* col, uint64_t record, uint64_t offset) {
+    if (record > static_cast<uint64_t>(INT64_MAX - target_.first_id)) {
+      return RecordError(file_, record, offset, "id column: the id is past the largest BIGINT");
+    }
+    const int64_t id = target_.first_id + static_cast<int64_t>(record);
     if (col->type().id == TypeId::kInt64) {
-      col->AppendInt64(static_cast<int64_t>(record));
+      col->AppendInt64(id);
       return Status::OK();
     }
-    Status st = AppendValue(col, target_.schema->field(target_.id_index), Value(static_cast<int64_t>(record)));
+    Status st = AppendValue(col, target_.schema->field(target_.id_index), Value(id));
     return st.ok() ? st : RecordError(file_, record, offset, "id column: " + st.message());
   }
 

@@ -372,21 +372,4 @@ Result<Manifest> DecodeManifest(std::string_view bytes, std::string_view what) {
   }
 }
 
-std::string ManifestPath(uint64_t version) { return "_versions/" + std::to_string(version) + ".manifest"; }
-
-std::optional<uint64_t> ParseManifestName(std::string_view name) {
-  constexpr std::string_view kSuffix = ".manifest";
-  if (!name.ends_with(kSuffix)) return std::nullopt;
-  std::string_view digits = name.substr(0, name.size() - kSuffix.size());
-  if (digits.empty() || digits.size() > 20 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
-  uint64_t v = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    uint64_t d = static_cast<uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  return v;
-}
-
 }  // namespace vigil

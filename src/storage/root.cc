@@ -1,5 +1,6 @@
 #include "vigil/storage/root.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <nlohmann/json.hpp>
@@ -88,9 +89,9 @@ Result<TableName> ParseTableName(std::string_view text) {
     VIGIL_RETURN_IF_ERROR(ValidateIdentifier(parts[i], "catalog name"));
     name.catalog = std::string(parts[i++]);
   }
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(parts[i], "database name"));
+  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(parts[i]));
   name.db = std::string(parts[i++]);
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(parts[i], "table name"));
+  VIGIL_RETURN_IF_ERROR(ValidateTableName(parts[i]));
   name.table = std::string(parts[i]);
   return name;
 }
@@ -141,79 +142,76 @@ Result<Root> Root::Open(const std::string& dir, FileSystem* fs) {
   return Root(dir, m, fs);
 }
 
-Result<std::string> Root::TablePath(const TableName& name) const {
+Status Root::CheckTableName(const TableName& name) const {
   if (name.catalog != marker_.catalog) {
     return Status::InvalidArgument("catalog '" + name.catalog + "' is not this root's catalog '" + marker_.catalog +
                                    "'");
   }
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name.db, "database name"));
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name.table, "table name"));
-  return JoinPath(JoinPath(path_, name.db), name.table + std::string(kTableDirSuffix));
+  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(name.db));
+  return ValidateTableName(name.table);
 }
 
-Result<bool> Root::TableExists(const TableName& name) const {
-  VIGIL_ASSIGN_OR_RETURN(std::string path, TablePath(name));
-  return fs_->Exists(path);
+Result<std::string> Root::TableIncarnationPath(const TableName& name, const Uuid& incarnation) const {
+  VIGIL_RETURN_IF_ERROR(CheckTableName(name));
+  return JoinPath(JoinPath(path_, name.db), TableDirName(name.table, incarnation));
+}
+
+Result<std::string> Root::LegacyTablePath(const TableName& name) const {
+  VIGIL_RETURN_IF_ERROR(CheckTableName(name));
+  return JoinPath(JoinPath(path_, name.db), LegacyTableDirName(name.table));
 }
 
 Result<std::vector<std::string>> Root::ListDatabases() const {
   VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(path_));
   std::vector<std::string> dbs;
   for (const auto& e : entries) {
-    if (!ValidateIdentifier(e, "database name").ok() || e == kRootMetaDirName || e == kDroppedDir) continue;
+    if (!ValidateDatabaseName(e).ok()) continue;
     VIGIL_ASSIGN_OR_RETURN(bool link, fs_->IsSymlink(JoinPath(path_, e)));
     if (link || !fs_->ListDir(JoinPath(path_, e)).ok()) continue;  // files are not databases
     dbs.push_back(e);
   }
+  std::sort(dbs.begin(), dbs.end());
   return dbs;
 }
 
-Result<std::vector<std::string>> Root::ListTables(std::string_view db) const {
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(db, "database name"));
-  std::string dir = JoinPath(path_, db);
-  VIGIL_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir));
+Result<bool> Root::DatabaseExists(std::string_view db) const {
+  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(db));
+  return fs_->Exists(JoinPath(path_, db));
+}
+
+Result<std::vector<Root::TableDir>> Root::ListTableDirs(std::string_view db) const {
+  VIGIL_ASSIGN_OR_RETURN(bool exists, DatabaseExists(db));
   if (!exists) return Status::NotFound("database '" + std::string(db) + "' does not exist");
-  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(dir));
-  std::vector<std::string> tables;
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(JoinPath(path_, db)));
+  std::sort(entries.begin(), entries.end());
+  std::vector<TableDir> dirs;
   for (const auto& e : entries) {
-    if (e.size() <= kTableDirSuffix.size() || !e.ends_with(kTableDirSuffix)) continue;
-    std::string name = e.substr(0, e.size() - kTableDirSuffix.size());
-    if (ValidateIdentifier(name, "table name").ok()) tables.push_back(name);
+    if (std::optional<TableDirParts> parts = ParseTableDirName(e)) dirs.push_back(TableDir{e, std::move(*parts)});
   }
-  return tables;
+  return dirs;
 }
-
-namespace {
-
-Status ValidateDatabaseName(std::string_view db) {
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(db, "database name"));
-  if (db == kRootMetaDirName || db == kDroppedDir) {
-    return Status::InvalidArgument("database name '" + std::string(db) + "' is reserved");
-  }
-  return Status::OK();
-}
-
-}  // namespace
 
 Status Root::CreateDatabase(std::string_view db) const {
-  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(db));
-  std::string dir = JoinPath(path_, db);
-  VIGIL_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir));
+  VIGIL_ASSIGN_OR_RETURN(bool exists, DatabaseExists(db));
   if (exists) return Status::AlreadyExists("database '" + std::string(db) + "' already exists");
-  VIGIL_RETURN_IF_ERROR(fs_->CreateDirs(dir));
+  VIGIL_RETURN_IF_ERROR(fs_->CreateDirs(JoinPath(path_, db)));
   return fs_->SyncDir(path_);
 }
 
+Status Root::EnsureDatabase(std::string_view db) const {
+  Status st = CreateDatabase(db);
+  return st.Is(StatusCode::kAlreadyExists) ? Status::OK() : st;
+}
+
 Status Root::DropDatabase(std::string_view db) const {
-  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(db));
-  std::string dir = JoinPath(path_, db);
-  VIGIL_ASSIGN_OR_RETURN(bool exists, fs_->Exists(dir));
+  VIGIL_ASSIGN_OR_RETURN(bool exists, DatabaseExists(db));
   if (!exists) return Status::NotFound("database '" + std::string(db) + "' does not exist");
+  const std::string dir = JoinPath(path_, db);
   VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(dir));
   if (!entries.empty()) {
-    VIGIL_ASSIGN_OR_RETURN(auto tables, ListTables(db));
+    VIGIL_ASSIGN_OR_RETURN(auto tables, ListTableDirs(db));
     std::string what = tables.empty() ? std::to_string(entries.size()) + " entries" : "tables ";
-    for (size_t i = 0; i < tables.size() && i < 10; ++i) what += (i ? ", " : "") + tables[i];
+    for (size_t i = 0; i < tables.size() && i < 10; ++i) what += (i ? ", " : "") + tables[i].parts.table;
     if (tables.size() > 10) what += ", ... (" + std::to_string(tables.size()) + " in all)";
     return Status::FailedPrecondition("database '" + std::string(db) + "' is not empty (" + what +
                                       "); drop its tables first");

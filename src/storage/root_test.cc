@@ -42,11 +42,27 @@ TEST(RootTest, InitOpenAndTablePaths) {
   EXPECT_EQ(opened->marker().catalog, "local");
   EXPECT_GT(opened->marker().created_micros, 0);
 
-  auto tp = opened->TablePath(*ParseTableName("db.docs"));
+  const Uuid id = Uuid::Generate();
+  auto tp = opened->TableIncarnationPath(*ParseTableName("db.docs"), id);
   ASSERT_TRUE(tp.ok());
-  EXPECT_EQ(*tp, path + "/db/docs.vgl");
-  EXPECT_FALSE(opened->TablePath(*ParseTableName("remote.db.docs")).ok());
-  EXPECT_FALSE(*opened->TableExists(*ParseTableName("db.docs")));
+  EXPECT_EQ(*tp, path + "/db/docs." + id.ToString() + ".vgl");
+  EXPECT_EQ(*opened->LegacyTablePath(*ParseTableName("db.docs")), path + "/db/docs.vgl");
+  EXPECT_FALSE(opened->TableIncarnationPath(*ParseTableName("remote.db.docs"), id).ok());
+}
+
+TEST(RootTest, ReservedDatabaseNamesAreRefusedOnEveryPath) {
+  testing::TempDir dir;
+  auto root = Root::Init(dir.Join("root"));
+  ASSERT_TRUE(root.ok());
+  for (const char* db : {"_dropped", "_meta", "_x"}) {
+    TableName name{"local", db, "orders"};
+    EXPECT_THAT(ParseTableName(std::string(db) + ".orders").status().message(), HasSubstr("is reserved")) << db;
+    EXPECT_THAT(root->TableIncarnationPath(name, Uuid::Generate()).status().message(), HasSubstr("is reserved"));
+    EXPECT_THAT(root->LegacyTablePath(name).status().message(), HasSubstr("is reserved"));
+    EXPECT_THAT(root->EnsureDatabase(db).message(), HasSubstr("is reserved"));
+    EXPECT_THAT(root->DatabaseExists(db).status().message(), HasSubstr("is reserved"));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.Join("root/_x")));
 }
 
 TEST(RootTest, RefusesNonEmptyNonRootAndDetectsNonRoot) {
@@ -65,16 +81,24 @@ TEST(RootTest, ListsDatabasesAndTables) {
   auto root = Root::Init(dir.Join("r"));
   ASSERT_TRUE(root.ok());
   FileSystem* fs = DefaultFileSystem();
+  const Uuid id = Uuid::Generate();
   ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/orders.vgl")).ok());
-  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/items.vgl")).ok());
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/items." + id.ToString() + ".vgl")).ok());
+  ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/items.not-a-uuid.vgl")).ok());
   ASSERT_TRUE(fs->CreateDirs(dir.Join("r/sales/.items.vgl.importing-x")).ok());
   ASSERT_TRUE(fs->CreateDirs(dir.Join("r/analytics")).ok());
   ASSERT_TRUE(fs->CreateDirs(dir.Join("r/not-a-db")).ok());
   EXPECT_EQ(*root->ListDatabases(), (std::vector<std::string>{"analytics", "sales"}));
-  EXPECT_EQ(*root->ListTables("sales"), (std::vector<std::string>{"items", "orders"}));
-  EXPECT_TRUE(root->ListTables("analytics")->empty());
-  EXPECT_EQ(root->ListTables("missing").status().code(), StatusCode::kNotFound);
-  EXPECT_FALSE(root->ListTables("../x").ok());
+  auto dirs = root->ListTableDirs("sales");
+  ASSERT_TRUE(dirs.ok());
+  ASSERT_EQ(dirs->size(), 2u);
+  EXPECT_EQ((*dirs)[0].parts.table, "items");
+  EXPECT_EQ((*dirs)[0].parts.incarnation, id);
+  EXPECT_EQ((*dirs)[1].parts.table, "orders");
+  EXPECT_FALSE((*dirs)[1].parts.incarnation.has_value());
+  EXPECT_TRUE(root->ListTableDirs("analytics")->empty());
+  EXPECT_EQ(root->ListTableDirs("missing").status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(root->ListTableDirs("../x").ok());
 }
 
 TEST(RootTest, CreateAndDropDatabases) {

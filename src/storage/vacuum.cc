@@ -8,16 +8,12 @@
 
 #include "vigil/common/bounds.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil {
 
 namespace {
 
-constexpr const char* kVersionsDir = "_versions";
-constexpr const char* kDataDir = "data";
-constexpr const char* kDeletionsDir = "_deletions";
-constexpr const char* kIndicesDir = "_indices";
-constexpr const char* kStagingDir = "_staging";
 constexpr int kMaxDepth = 16;
 
 int64_t NowMicros() {
@@ -105,27 +101,6 @@ uint64_t TreeBytes(FileSystem* fs, const std::string& abs, int depth, int64_t* m
   return total;
 }
 
-bool IsDeletionName(const std::string& n) {
-  // "<fragment>-<version>.del"
-  if (n.size() < 7 || n.substr(n.size() - 4) != ".del") return false;
-  std::string stem = n.substr(0, n.size() - 4);
-  auto dash = stem.find('-');
-  if (dash == std::string::npos || dash == 0 || dash + 1 == stem.size()) return false;
-  return std::all_of(stem.begin(), stem.end(), [](char c) { return (c >= '0' && c <= '9') || c == '-'; }) &&
-         std::count(stem.begin(), stem.end(), '-') == 1;
-}
-
-bool IsFragmentName(const std::string& n) {
-  return n.size() > 5 && n.substr(n.size() - 5) == ".frag" && Uuid::Parse(n.substr(0, n.size() - 5)).ok();
-}
-
-bool IsStagingName(const std::string& n) {
-  if (n.empty() || n.size() > 128 || n[0] == '.') return false;
-  return std::all_of(n.begin(), n.end(), [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-' || c == '_';
-  });
-}
-
 Orphan MakeOrphan(FileSystem* fs, const std::string& root, Orphan::Kind kind, const std::string& rel,
                   const std::string& id) {
   Orphan o;
@@ -154,7 +129,7 @@ Result<std::vector<Orphan>> FindOrphans(FileSystem* fs, const std::string& root,
   VIGIL_ASSIGN_OR_RETURN(auto versions, ListIfPresent(fs, JoinPath(root, kVersionsDir)));
   for (const auto& n : versions) {
     if (ParseManifestName(n)) continue;
-    if (n.rfind(".tmp-", 0) == 0 && Uuid::Parse(n.substr(5)).ok()) {
+    if (IsTempManifestName(n)) {
       out.push_back(MakeOrphan(fs, root, Orphan::Kind::kManifestTemp, JoinPath(kVersionsDir, n), n));
     } else if (skipped) {
       skipped->push_back(JoinPath(kVersionsDir, n));
@@ -164,7 +139,7 @@ Result<std::vector<Orphan>> FindOrphans(FileSystem* fs, const std::string& root,
   for (const auto& n : data) {
     std::string rel = JoinPath(kDataDir, n);
     if (refs.files.count(rel)) continue;
-    if (IsFragmentName(n)) {
+    if (IsFragmentFileName(n)) {
       out.push_back(MakeOrphan(fs, root, Orphan::Kind::kFragment, rel, n));
     } else if (skipped) {
       skipped->push_back(rel);
@@ -174,7 +149,7 @@ Result<std::vector<Orphan>> FindOrphans(FileSystem* fs, const std::string& root,
   for (const auto& n : dels) {
     std::string rel = JoinPath(kDeletionsDir, n);
     if (refs.files.count(rel)) continue;
-    if (IsDeletionName(n)) {
+    if (ParseDeletionFileName(n)) {
       out.push_back(MakeOrphan(fs, root, Orphan::Kind::kDeletion, rel, n));
     } else if (skipped) {
       skipped->push_back(rel);
@@ -362,6 +337,19 @@ Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& option
   return report;
 }
 
+// Removes the identity file (and leftover temporary ones) once nothing else is left.
+static void RemoveIdentity(FileSystem* fs, const std::string& path, VacuumReport* report) {
+  auto left = fs->ListDir(path);
+  if (!left.ok()) return;
+  for (const auto& n : *left) {
+    if (n != kIdentityFile && !IsTempIdentityName(n)) return;
+  }
+  for (const auto& n : *left) {
+    Status st = fs->RemoveFile(JoinPath(path, n));
+    if (!st.ok()) report->failures.push_back(n + ": " + st.ToString());
+  }
+}
+
 Result<VacuumReport> ReclaimDroppedDataset(const std::string& path, bool no_user_remains,
                                            DatasetOptions dataset_options) {
   if (!no_user_remains) {
@@ -389,13 +377,14 @@ Result<VacuumReport> ReclaimDroppedDataset(const std::string& path, bool no_user
       report.bytes_freed += o.bytes;
     }
   }
-  for (const char* dir : {kVersionsDir, kDataDir, kDeletionsDir, kIndicesDir, kStagingDir}) {
+  for (std::string_view dir : {kVersionsDir, kDataDir, kDeletionsDir, kIndicesDir, kStagingDir}) {
     std::string abs = JoinPath(path, dir);
     auto left = fs->ListDir(abs);
     if (!left.ok() || !left->empty()) continue;  // absent, or something unexpected remains
     Status st = fs->RemoveDir(abs);
     if (!st.ok()) report.failures.push_back(std::string(dir) + ": " + st.ToString());
   }
+  RemoveIdentity(fs, path, &report);
   auto left = fs->ListDir(path);
   if (left.ok() && left->empty()) {
     Status st = fs->RemoveDir(path);

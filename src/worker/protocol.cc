@@ -245,7 +245,7 @@ Result<Response> DecodeResponse(std::string_view payload) {
   r.I32(&m.native_return, "native_return");
   uint32_t code = 0;
   r.U32(&code, "code");
-  if (r.ok() && code > static_cast<uint32_t>(StatusCode::kBusy)) r.Fail("code");
+  if (r.ok() && code > static_cast<uint32_t>(kLastStatusCode)) r.Fail("code");
   m.code = static_cast<StatusCode>(code);
   r.String(&m.message, "message", kMaxMessageBytes);
   bool has_version = false;

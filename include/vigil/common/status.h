@@ -30,7 +30,11 @@ enum class StatusCode : int {
   kDeadlineExceeded = 12,
   kCancelled = 13,
   kBusy = 14,  // a bounded resource is taken; the caller may retry later
+  // A writer's table incarnation is no longer the one at its location (dropped, or the
+  // name re-created): it must not publish there, and retrying cannot help.
+  kStaleIncarnation = 15,
 };
+constexpr StatusCode kLastStatusCode = StatusCode::kStaleIncarnation;
 
 // Stable upper-case name of a code ("INVALID_ARGUMENT"); used in protocols and SQL errors.
 std::string_view StatusCodeName(StatusCode code);
@@ -57,7 +61,9 @@ class [[nodiscard]] Status {
   static Status DeadlineExceeded(std::string m) { return {StatusCode::kDeadlineExceeded, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Busy(std::string m) { return {StatusCode::kBusy, std::move(m)}; }
-  // IOError (or ResourceExhausted for ENOSPC/EDQUOT) from an errno value, naming the operation.
+  static Status StaleIncarnation(std::string m) { return {StatusCode::kStaleIncarnation, std::move(m)}; }
+  // IOError (ResourceExhausted for ENOSPC/EDQUOT, NotFound for ENOENT) from an errno value,
+  // naming the operation.
   static Status FromErrno(int err, std::string_view context);
 
   bool ok() const { return code_ == StatusCode::kOk; }

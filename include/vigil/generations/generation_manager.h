@@ -175,12 +175,12 @@ class GenerationManager {
   size_t live_generations() const;
   // Versions held by live generations of this manager (for VACUUM).
   std::set<uint64_t> HeldVersions() const;
-  // Versions skipped by recovery at Open (corrupt manifest or inventory).
-  const std::vector<uint64_t>& skipped_versions() const { return skipped_; }
   // Pins whose removal failed and is still owed (retried by Maintain).
   size_t pending_unpins() const;
   const std::string& owner() const { return owner_; }
   const std::string& table() const { return table_; }
+  // The dataset directory this manager serves.
+  const std::string& path() const { return path_; }
 
  private:
   struct Issued {

@@ -133,10 +133,16 @@ class JobStore {
   meta::Database& database() { return *db_; }
 
   // ---- Table registry ----
-  // Registers a new table (and its catalog on first use) with fresh random incarnations.
+  // Registers a new table (and its catalog on first use) with a fresh random table incarnation.
   // AlreadyExists when the name is registered.
   Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
                                    const std::string& table, const std::string& locator, int64_t now_ms);
+  // The same with the caller's table incarnation (a UUID, unique for ever).
+  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
+                                   const std::string& table, const std::string& table_incarnation,
+                                   const std::string& locator, int64_t now_ms);
+  // The registered tables of one database, by table name.
+  Result<std::vector<TableEntry>> ListTables(const std::string& catalog, const std::string& database);
   Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,
                                                 const std::string& table);
   // Drops a registered table after CheckNoGuard; a re-registered one gets a new incarnation.

@@ -1,17 +1,22 @@
-// Datasets: the versioned storage of one table (DESIGN.md section 4).
+// Datasets: the versioned storage of one table incarnation (DESIGN.md section 4;
+// every name in storage/filename.h):
 //
-//   <root>/<db>/<table>.vgl/_versions/<v>.manifest
-//                          data/<uuid>.frag
-//                          _deletions/<fragment>-<v>.del
-//                          _indices/<uuid>/...
-//                          _staging/<id>/...
+//   <dataset>/_identity              the dataset id, written once before version 1
+//            _versions/<v>.manifest
+//            data/<uuid>.frag
+//            _deletions/<fragment>-<v>-<tag>.del
+//            _indices/<uuid>/...
+//            _staging/<id>/...
 //
 // A Dataset object is one opened version: immutable and thread-safe. Writers
 // commit version+1 optimistically: publishing `<v+1>.manifest` never replaces
 // an existing file; on a race the writer re-reads the latest version and
 // rebases compatible changes (appends, index changes on untouched names) or
-// reports CommitConflict. A commit is durable (files and directories fsynced)
-// before it returns. A crash at any point leaves the previous version readable.
+// reports CommitConflict. Before it publishes, a writer proves that the
+// directory still holds the dataset it opened (its `_identity`); otherwise the
+// commit fails with StaleIncarnation and nothing is published. A commit is
+// durable (files and directories fsynced) before it returns. A crash at any
+// point leaves the previous version readable.
 #pragma once
 
 #include <cstdint>
@@ -64,10 +69,12 @@ struct ScanOptions {
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
  public:
-  // Creates an empty dataset (version 1) at `path`; AlreadyExists if one is there.
+  // Creates an empty dataset (version 1) at `path` with `dataset_id` (a fresh one when
+  // unset); AlreadyExists if one is there.
   static Result<std::shared_ptr<Dataset>> Create(const std::string& path, SchemaPtr schema,
                                                  TransactionProperties props,
-                                                 DatasetOptions options = {});
+                                                 DatasetOptions options = {},
+                                                 std::optional<Uuid> dataset_id = std::nullopt);
   // Opens `version`, or the newest one. If the newest manifest is corrupt,
   // Corruption names it and the newest good version.
   static Result<std::shared_ptr<Dataset>> Open(const std::string& path,
@@ -100,7 +107,8 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Result<std::shared_ptr<Dataset>> Delete(const std::vector<RowAddress>& rows,
                                           TransactionProperties props) const;
   // Applies `txn` (prepared against this version) and publishes the next version,
-  // rebasing over concurrent commits when compatible.
+  // rebasing over concurrent commits when compatible. StaleIncarnation when the
+  // directory no longer holds this dataset.
   Result<std::shared_ptr<Dataset>> Commit(Transaction txn) const;
 
   // Writes rows to new fragment files without committing (for Commit callers).
@@ -119,6 +127,11 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
 
  private:
   Dataset(std::string path, Manifest manifest, DatasetOptions options);
+  // OK when `path_` still holds this dataset (its identity file, or for a dataset made
+  // before identity files, its newest manifest); StaleIncarnation otherwise.
+  Status CheckIdentity() const;
+  // `st`, or StaleIncarnation when `st` is NotFound because this dataset is no longer at path_.
+  Status ExplainMissing(Status st) const;
 
   std::string path_;
   Manifest manifest_;

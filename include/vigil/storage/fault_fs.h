@@ -43,6 +43,7 @@ class FaultInjectionFileSystem : public FileSystem {
   Result<uint64_t> FileSize(const std::string& path) override;
   Result<std::vector<std::string>> ListDir(const std::string& path) override;
   Status CreateDirs(const std::string& path) override;
+  Status CreateDir(const std::string& path) override;
   Status RemoveFile(const std::string& path) override;
   Status RemoveDir(const std::string& path) override;
   Status LinkNoReplace(const std::string& from, const std::string& to) override;

@@ -59,6 +59,9 @@ class FileSystem {
   virtual Result<std::vector<std::string>> ListDir(const std::string& path) = 0;
   // Creates a directory and its missing parents; OK if it exists.
   virtual Status CreateDirs(const std::string& path) = 0;
+  // Creates one directory inside an existing one; OK if it exists, NotFound when the parent
+  // is missing (so a writer never re-creates a dataset directory that was moved away).
+  virtual Status CreateDir(const std::string& path) = 0;
   virtual Status RemoveFile(const std::string& path) = 0;
   virtual Status RemoveDir(const std::string& path) = 0;  // must be empty
   // Publishes `from` under the new name `to` without ever replacing an existing

@@ -19,12 +19,15 @@
 #include <string_view>
 
 #include "vigil/common/status.h"
+#include "vigil/common/uuid.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/fs.h"
 #include "vigil/storage/manifest.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil {
+
+class Dataset;
 
 enum class IngestFormat { kCsv, kJsonl, kFvecs, kNpy };
 
@@ -43,7 +46,8 @@ struct IngestOptions {
   size_t batch_rows = kDefaultIngestBatchRows;
   size_t infer_sample_rows = 1000;        // text formats: rows read to infer types
   size_t infer_sample_bytes = 4 << 20;    // ... and at most this many bytes
-  std::string id_column = "id";           // vector files: 0-based record position
+  std::string id_column = "id";           // vector files: first_id + 0-based record position
+  int64_t first_id = 0;
   std::string vector_column = "vector";   // vector files: the vector itself
   FileSystem* fs = nullptr;               // null: DefaultFileSystem()
 };
@@ -86,11 +90,19 @@ struct ImportResult {
   SchemaPtr schema;
 };
 
-// Appends the rows of `file` to the dataset at `table_path` in one commit.
-// A missing table is NotFound unless `create`; then it gets `ingest.schema`
-// (or the inferred one), is built aside and published only when every row was
-// accepted. An existing table's own schema is always used. On any error nothing
-// is committed.
+// Appends the rows of `file` to `ds` in one commit, with the table's own schema.
+// Vector files number their rows after the table's largest id (deleted rows
+// included), so a second file never repeats the ids of the first. On any error
+// nothing is committed.
+Result<ImportResult> ImportInto(const std::shared_ptr<Dataset>& ds, const std::string& file,
+                                const ImportOptions& options);
+// Creates a dataset with `dataset_id` at `path` (which must not exist) from
+// `file`: with `ingest.schema` or the inferred one, built in a hidden sibling
+// directory and renamed into place only when every row was accepted.
+Result<ImportResult> ImportAsNewDataset(const std::string& path, const Uuid& dataset_id, const std::string& file,
+                                        const ImportOptions& options);
+// ImportInto the dataset at `table_path`; a missing one is NotFound unless
+// `create`, then ImportAsNewDataset with a fresh id.
 Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file,
                                 const ImportOptions& options);
 

@@ -1,5 +1,5 @@
 // Manifests: one immutable, checksummed file per dataset version,
-// `_versions/<v>.manifest`, describing the whole table at that version.
+// `_versions/<v>.manifest` (storage/filename.h), describing the whole table at that version.
 // Encoding: magic "VGLMANI1", u32 payload length, JSON payload, XXH3-64 of the
 // payload. Decoding rejects any defect with Corruption. Values; thread-compatible.
 #pragma once
@@ -18,14 +18,14 @@
 namespace vigil {
 
 struct DeletionFileRef {
-  std::string path;           // relative to the dataset root: "_deletions/<fragment>-<v>.del"
+  std::string path;           // relative to the dataset root (storage/filename.h)
   uint64_t num_deleted = 0;
   uint64_t checksum = 0;      // XXH3-64 of the whole file
 };
 
 struct FragmentMeta {
   uint32_t id = 0;            // assigned at commit; unique within a dataset
-  std::string path;           // relative: "data/<uuid>.frag"
+  std::string path;           // relative to the dataset root (storage/filename.h)
   uint64_t num_rows = 0;      // physical rows, deleted ones included
   uint64_t file_size = 0;
   uint64_t footer_checksum = 0;
@@ -80,10 +80,5 @@ struct Manifest {
 std::string EncodeManifest(const Manifest& m);
 // Corruption names what was wrong; `what` (e.g. the file path) prefixes the message.
 Result<Manifest> DecodeManifest(std::string_view bytes, std::string_view what = "manifest");
-
-// "_versions/<v>.manifest" relative to the dataset root.
-std::string ManifestPath(uint64_t version);
-// The version number of a "<v>.manifest" file name; nullopt for other names.
-std::optional<uint64_t> ParseManifestName(std::string_view name);
 
 }  // namespace vigil

@@ -1,6 +1,8 @@
-// An embedded root: a directory holding one local catalog's tables as
-// `<root>/<db>/<table>.vgl`, marked by `vigil_root.json` (format version,
-// catalog name "local", catalog incarnation UUID, creation time).
+// An embedded root: a directory holding one local catalog's tables, marked by
+// `vigil_root.json` (format version, catalog name "local", catalog incarnation
+// UUID, creation time). Each incarnation of a table has its own directory,
+// `<root>/<db>/<table>.<incarnation>.vgl` (storage/filename.h); which one a name
+// means is the catalog's answer (jobs/table_catalog.h), not the file system's.
 // Also the parsing of `db.table` and `catalog.db.table` names.
 //
 // Thread safety: a Root is immutable after Init/Open; methods are thread-safe.
@@ -13,17 +15,13 @@
 
 #include "vigil/common/status.h"
 #include "vigil/common/uuid.h"
+#include "vigil/storage/filename.h"
 #include "vigil/storage/fs.h"
 
 namespace vigil {
 
-constexpr std::string_view kRootMarkerFile = "vigil_root.json";
 constexpr std::string_view kLocalCatalog = "local";
-constexpr std::string_view kTableDirSuffix = ".vgl";
 constexpr int kRootFormatVersion = 1;
-// Directories of a root that are not databases: the metadata store and dropped tables.
-constexpr std::string_view kRootMetaDirName = "_meta";
-constexpr std::string_view kDroppedDir = "_dropped";
 
 struct TableName {
   std::string catalog = std::string(kLocalCatalog);
@@ -58,20 +56,36 @@ class Root {
   const RootMarker& marker() const { return marker_; }
   FileSystem* fs() const { return fs_; }
 
-  // `<root>/<db>/<table>.vgl`; InvalidArgument for another catalog or bad names.
-  Result<std::string> TablePath(const TableName& name) const;
-  // Whether the table's directory exists.
-  Result<bool> TableExists(const TableName& name) const;
-  // Database names (directories with identifier names, except _meta and _dropped), sorted.
+  // Checks that `name` is of this root's catalog and that its database and table names are
+  // valid and not reserved (ValidateDatabaseName, ValidateTableName).
+  Status CheckTableName(const TableName& name) const;
+  // `<root>/<db>/<table>.<incarnation>.vgl`: the directory of one incarnation. CheckTableName first.
+  Result<std::string> TableIncarnationPath(const TableName& name, const Uuid& incarnation) const;
+  // `<root>/<db>/<table>.vgl`: where a root made before incarnations kept the table.
+  Result<std::string> LegacyTablePath(const TableName& name) const;
+  // `<root>/<rel>` for a root-relative name of storage/filename.h.
+  std::string Path(std::string_view rel) const { return JoinPath(path_, rel); }
+
+  // Database names (directories with valid database names), sorted.
   Result<std::vector<std::string>> ListDatabases() const;
+  // Whether `<root>/<db>` exists; InvalidArgument for a bad or reserved name.
+  Result<bool> DatabaseExists(std::string_view db) const;
   // Creates `<root>/<db>` durably. AlreadyExists when it exists; InvalidArgument for a bad or
   // reserved name.
   Status CreateDatabase(std::string_view db) const;
+  // CreateDatabase, where an existing database is fine.
+  Status EnsureDatabase(std::string_view db) const;
   // Removes an empty database directory. NotFound when missing; FailedPrecondition naming
-  // its tables (or other entries) when it is not empty.
+  // what it holds when it is not empty.
   Status DropDatabase(std::string_view db) const;
-  // Table names of `db` (entries `<name>.vgl`), sorted; NotFound for an unknown db.
-  Result<std::vector<std::string>> ListTables(std::string_view db) const;
+
+  struct TableDir {
+    std::string dir_name;  // the entry of `<root>/<db>/`
+    TableDirParts parts;
+  };
+  // The table directories of `db` (both forms of filename.h), sorted by name; NotFound for an
+  // unknown db. Whether a directory is a live table is the catalog's answer.
+  Result<std::vector<TableDir>> ListTableDirs(std::string_view db) const;
 
  private:
   Root(std::string path, RootMarker marker, FileSystem* fs)

@@ -1,0 +1,67 @@
+// The catalog of an embedded root: which table incarnation a name means now
+// (DESIGN.md sections 1 and 4). The table registry in the metadata store is
+// the truth. Each incarnation lives in its own directory,
+// `<root>/<db>/<table>.<incarnation>.vgl`, that no other incarnation ever
+// uses, so a writer that opened a dropped incarnation can never publish into
+// the table that took its name (its commit fails with StaleIncarnation).
+// Tables of a root made before incarnations (`<db>/<table>.vgl`) are
+// registered as they are found and keep their directory until dropped.
+//
+// Thread safety: thread-safe (the store is thread-safe, the root immutable).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/jobs/job_store.h"
+#include "vigil/storage/dataset.h"
+#include "vigil/storage/ingest.h"
+#include "vigil/storage/root.h"
+
+namespace vigil::jobs {
+
+class TableCatalog {
+ public:
+  // `now_ms` stamps registrations; both pointers must outlive the catalog.
+  TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms);
+
+  // The registered incarnation of `name`, or nullopt. InvalidArgument for a bad or reserved name.
+  Result<std::optional<TableEntry>> Find(const TableName& name);
+  // Find, where a missing table is NotFound "table <name> does not exist".
+  Result<TableEntry> Lookup(const TableName& name);
+  // The newest version of the table's dataset.
+  Result<std::shared_ptr<Dataset>> Open(const TableName& name, DatasetOptions options = {});
+  // Table names of `db`, sorted; NotFound for an unknown database.
+  Result<std::vector<std::string>> ListTables(std::string_view db);
+
+  // A new incarnation: its database made when missing, an empty dataset (version 1, the
+  // incarnation as dataset id) in a new directory, then registered. AlreadyExists when the
+  // name is taken; on any failure nothing stays registered or visible.
+  Result<TableEntry> Create(const TableName& name, SchemaPtr schema, TransactionProperties props);
+  // Appends `file` to the table (ImportInto), or, when it is missing and `options.create`,
+  // creates a new incarnation from the file (ImportAsNewDataset) and registers it.
+  Result<ImportResult> Import(const TableName& name, const std::string& file, const ImportOptions& options);
+
+  // Moves an incarnation's directory to `<root>/_dropped/<incarnation>` (VACUUM reclaims it
+  // later) and returns where it went. For DROP TABLE after the registry row is gone.
+  Result<std::string> MoveAside(const TableEntry& entry);
+
+ private:
+  // Registers a new incarnation whose directory `dir` exists; on failure moves it aside.
+  Result<TableEntry> RegisterNew(const TableName& name, const Uuid& incarnation, const std::string& dir);
+  // Registers the legacy directory of `name` when there is one and the name is free.
+  Result<std::optional<TableEntry>> AdoptLegacy(const TableName& name);
+  Result<std::string> MoveDirAside(const std::string& dir, const std::string& incarnation);
+
+  const Root* root_;
+  JobStore* store_;
+  std::function<int64_t()> now_ms_;
+};
+
+}  // namespace vigil::jobs
