@@ -150,31 +150,15 @@ int64_t GenerationManager::NowMs() const {
 }
 
 Status GenerationManager::Recover() {
-  std::vector<uint64_t> corrupt;
-  VIGIL_ASSIGN_OR_RETURN(auto versions, Dataset::ListVersions(path_, options_.dataset, &corrupt));
-  skipped_ = corrupt;
-  Status last = Status::NotFound("no readable version of " + path_);
-  for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
-    auto ds = Dataset::Open(path_, it->version, options_.dataset);
-    if (!ds.ok()) {
-      last = ds.status();
-      skipped_.push_back(it->version);
-      continue;
-    }
-    BuildTicket ticket(nullptr, {});
-    auto g = BuildGeneration(std::move(*ds), &ticket);
-    if (!g.ok()) {
-      // A missing or corrupt segment inventory: not a complete generation.
-      last = g.status();
-      skipped_.push_back(it->version);
-      continue;
-    }
-    std::lock_guard<std::mutex> lock(refresh_mu_);
-    Publish(std::move(*g));
-    std::sort(skipped_.begin(), skipped_.end());
-    return Status::OK();
-  }
-  return last;
+  // The newest version is the table: a corrupt newest manifest is an error naming the newest
+  // good version (Dataset::Open), never a silent read of an older one. Segments that do not
+  // verify are left out of the generation (TableSnapshot) and their fragments scanned.
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, std::nullopt, options_.dataset));
+  BuildTicket ticket(nullptr, {});
+  VIGIL_ASSIGN_OR_RETURN(auto g, BuildGeneration(std::move(ds), &ticket));
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  Publish(std::move(g));
+  return Status::OK();
 }
 
 uint64_t GenerationManager::EstimateNewBytes(const Manifest& next) const {

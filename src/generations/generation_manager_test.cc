@@ -18,6 +18,7 @@
 namespace vigil::generations {
 namespace {
 
+using ::testing::HasSubstr;
 using query::VectorQueryOptions;
 using query::VectorSearch;
 using query::IoRecorder;
@@ -415,24 +416,45 @@ TEST_F(GenerationTest, ShutdownJoinsLeasesAndBuilds) {
   EXPECT_EQ(manager->Refresh().status().code(), StatusCode::kFailedPrecondition);
 }
 
-// Recovery: the newest version whose manifest and inventories verify is current.
-TEST_F(GenerationTest, OpenSkipsVersionsThatDoNotVerify) {
-  uint64_t good = *Dataset::LatestVersion(path_);
+// Recovery never reads an older version silently: a corrupt newest manifest is Corruption
+// naming the newest good version.
+TEST_F(GenerationTest, CorruptNewestManifestIsAnErrorNamingTheNewestGoodVersion) {
+  const uint64_t good = *Dataset::LatestVersion(path_);
+  ASSERT_TRUE(WriteFileDurably(DefaultFileSystem(), JoinPath(path_, ManifestPath(good + 1)), "garbage").ok());
+  auto manager = GenerationManager::Open(path_);
+  ASSERT_EQ(manager.status().code(), StatusCode::kCorruption) << manager.status().ToString();
+  EXPECT_THAT(manager.status().message(), HasSubstr("newest good version is " + std::to_string(good)));
+}
+
+// A segment whose files do not verify is left out of the newest generation: its fragments are
+// scanned, so the answer is the exact one for the newest version.
+TEST_F(GenerationTest, CorruptSegmentIsLeftOutAndItsFragmentsScanned) {
   CreateIndex("emb_idx", "16", "2", true);
-  uint64_t broken_segment = *Dataset::LatestVersion(path_);
+  const uint64_t newest = *Dataset::LatestVersion(path_);
   auto ds = *Dataset::Open(path_);
   std::string seg = SegmentPathOf(ds->manifest(), "emb_idx");
   for (const auto& f : ds->manifest().segments) {
     if (f.name != "emb_idx") continue;
-    for (const auto& file : f.files) (void)DefaultFileSystem()->RemoveFile(JoinPath(JoinPath(path_, seg), file.name));
+    for (const auto& file : f.files) {
+      std::string bytes = *DefaultFileSystem()->ReadFile(JoinPath(JoinPath(path_, seg), file.name), 1 << 30);
+      bytes[bytes.size() / 2] ^= 0x10;  // one flipped bit
+      const std::string path = JoinPath(JoinPath(path_, seg), file.name);
+      ASSERT_TRUE(DefaultFileSystem()->RemoveFile(path).ok());
+      ASSERT_TRUE(WriteFileDurably(DefaultFileSystem(), path, bytes).ok());
+    }
   }
-  ASSERT_TRUE(WriteFileDurably(DefaultFileSystem(), JoinPath(path_, ManifestPath(broken_segment + 1)), "garbage").ok());
   query::PurgeUnusedSegments();
   auto manager = GenerationManager::Open(path_);
   ASSERT_TRUE(manager.ok()) << manager.status().ToString();
-  EXPECT_EQ((*manager)->current_version(), good);
-  EXPECT_EQ((*manager)->skipped_versions(), (std::vector<uint64_t>{broken_segment, broken_segment + 1}));
-  EXPECT_FALSE(Search((*manager)->Acquire(), 11).empty());
+  EXPECT_EQ((*manager)->current_version(), newest);
+  Lease lease = (*manager)->Acquire();
+  ASSERT_EQ(lease.snapshot().unusable_segments().size(), 1u);
+  EXPECT_EQ(lease.snapshot().unusable_segments()[0].index_name, "emb_idx");
+  EXPECT_EQ(lease.snapshot().unusable_segments()[0].reason.code(), StatusCode::kCorruption);
+  EXPECT_TRUE(lease.snapshot().IndexOn("emb", "IVF_PQ").empty());
+  auto exact = VectorSearch(lease.snapshot(), "emb", Embedding(11), VectorQueryOptions{.k = 10, .nprobes = 20, .refine_factor = 0, .use_index = false});
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  ExpectSame(Search(lease, 11), *exact);
 }
 
 // Appends, deletes and updates (delete + append) commit while BUILD INDEX runs:

@@ -59,8 +59,9 @@ Result<Roaring64Map> EvaluateConjunct(const TableSnapshot& snap, const ColumnPre
     for (const auto& [segment, fragments] : cov.segments) {
       if (recorder) recorder->UseSegment(internal::SegmentPath(*segment));
       auto* scalar = static_cast<index::ScalarSegment*>(segment.get());
-      VIGIL_ASSIGN_OR_RETURN(Roaring64Map hits, scalar->Evaluate(cp.predicate));
-      for (uint64_t row : hits) {
+      Result<Roaring64Map> hits = scalar->Evaluate(cp.predicate);
+      VIGIL_RETURN_IF_ERROR(internal::SegmentStatus(snap, *segment, hits.status()));
+      for (uint64_t row : *hits) {
         if (fragments.count(RowFragment(row)) && !deletions.IsDeleted(row)) rows.add(row);
       }
     }
@@ -69,9 +70,7 @@ Result<Roaring64Map> EvaluateConjunct(const TableSnapshot& snap, const ColumnPre
   return rows;
 }
 
-}  // namespace
-
-Result<Roaring64Map> FilterRows(const TableSnapshot& snapshot, const std::vector<ColumnPredicate>& conjuncts,
+Result<Roaring64Map> FilterOnce(const TableSnapshot& snapshot, const std::vector<ColumnPredicate>& conjuncts,
                                 IoRecorder* recorder) {
   std::optional<ScopedIoObserver> observe;
   if (recorder) observe.emplace(recorder);
@@ -97,6 +96,13 @@ Result<Roaring64Map> FilterRows(const TableSnapshot& snapshot, const std::vector
     if (result->isEmpty()) break;
   }
   return std::move(*result);
+}
+
+}  // namespace
+
+Result<Roaring64Map> FilterRows(const TableSnapshot& snapshot, const std::vector<ColumnPredicate>& conjuncts,
+                                IoRecorder* recorder) {
+  return internal::RetryWithoutCorruptSegments(snapshot, [&] { return FilterOnce(snapshot, conjuncts, recorder); });
 }
 
 }  // namespace vigil::query

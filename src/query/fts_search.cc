@@ -33,10 +33,8 @@ Result<std::unique_ptr<index::FtsMemoryIndex>> IndexUncovered(const TableSnapsho
   return mem;
 }
 
-}  // namespace
-
-Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot, const std::string& column,
-                                                  const std::string& query, uint32_t k, IoRecorder* recorder) {
+Result<std::vector<index::FtsHit>> SearchOnce(const TableSnapshot& snapshot, const std::string& column,
+                                              const std::string& query, uint32_t k, IoRecorder* recorder) {
   std::optional<ScopedIoObserver> observe;
   if (recorder) observe.emplace(recorder);
   auto idx = snapshot.manifest().schema->IndexOf(column);
@@ -62,8 +60,9 @@ Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot,
   index::FtsStats stats;
   for (const auto& [segment, fragments] : cov.segments) {
     if (recorder) recorder->UseSegment(internal::SegmentPath(*segment));
-    VIGIL_ASSIGN_OR_RETURN(auto s, static_cast<index::FtsSegment*>(segment.get())->Stats(query));
-    stats.Add(s);
+    auto s = static_cast<index::FtsSegment*>(segment.get())->Stats(query);
+    VIGIL_RETURN_IF_ERROR(internal::SegmentStatus(snapshot, *segment, s.status()));
+    stats.Add(*s);
   }
   VIGIL_ASSIGN_OR_RETURN(auto mem_stats, mem->Stats(query));
   stats.Add(mem_stats);
@@ -71,9 +70,9 @@ Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot,
   std::vector<index::FtsHit> all;
   for (const auto& [segment, fragments] : cov.segments) {
     internal::QueryRowFilter filter(&deletions, &fragments, nullptr);
-    VIGIL_ASSIGN_OR_RETURN(auto hits,
-                           static_cast<index::FtsSegment*>(segment.get())->Search(query, stats, &filter, k));
-    all.insert(all.end(), hits.begin(), hits.end());
+    auto hits = static_cast<index::FtsSegment*>(segment.get())->Search(query, stats, &filter, k);
+    VIGIL_RETURN_IF_ERROR(internal::SegmentStatus(snapshot, *segment, hits.status()));
+    all.insert(all.end(), hits->begin(), hits->end());
   }
   internal::QueryRowFilter mem_filter(&deletions, nullptr, nullptr);
   VIGIL_ASSIGN_OR_RETURN(auto mem_hits, mem->Search(query, stats, &mem_filter, k));
@@ -81,6 +80,14 @@ Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot,
   std::sort(all.begin(), all.end(), Better);
   if (all.size() > k) all.resize(k);
   return all;
+}
+
+}  // namespace
+
+Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot, const std::string& column,
+                                                  const std::string& query, uint32_t k, IoRecorder* recorder) {
+  return internal::RetryWithoutCorruptSegments(snapshot,
+                                               [&] { return SearchOnce(snapshot, column, query, k, recorder); });
 }
 
 }  // namespace vigil::query

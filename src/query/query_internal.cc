@@ -37,7 +37,8 @@ Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index
   std::map<uint32_t, size_t> owner;  // fragment -> index into segment list (newest wins)
   std::vector<const IndexSegmentMeta*> metas;
   for (const auto& meta : m.segments) {
-    if (meta.name == index_name) metas.push_back(&meta);
+    // An unusable segment covers nothing: its fragments are scanned.
+    if (meta.name == index_name && snapshot.Segment(meta.uuid) != nullptr) metas.push_back(&meta);
   }
   std::stable_sort(metas.begin(), metas.end(), [](const auto* a, const auto* b) {
     return a->built_at_version < b->built_at_version;
@@ -59,6 +60,11 @@ Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index
     if (!assigned[i].empty()) c.segments.emplace_back(snapshot.Segment(metas[i]->uuid), std::move(assigned[i]));
   }
   return c;
+}
+
+Status SegmentStatus(const TableSnapshot& snapshot, const index::Segment& segment, Status st) {
+  if (st.Is(StatusCode::kCorruption)) snapshot.MarkUnusable(segment.meta().uuid, st);
+  return st;
 }
 
 bool QueryRowFilter::Accept(RowAddress row) const {

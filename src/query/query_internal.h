@@ -41,6 +41,23 @@ struct Coverage {
 };
 Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index_name);
 
+// `st` from an operation on `segment`; a Corruption marks the segment unusable in the
+// snapshot (later runs scan its fragments) and is returned for RetryWithoutCorruptSegments.
+Status SegmentStatus(const TableSnapshot& snapshot, const index::Segment& segment, Status st);
+
+// Runs `query` again each time it failed on a segment it just marked unusable (bounded by
+// the number of segments), so a corrupt segment costs a scan, never a wrong or failed answer.
+template <typename Fn>
+auto RetryWithoutCorruptSegments(const TableSnapshot& snapshot, Fn query) -> decltype(query()) {
+  for (size_t attempt = 0;; ++attempt) {
+    const size_t unusable_before = snapshot.num_unusable_segments();
+    auto result = query();
+    if (result.ok() || !result.status().Is(StatusCode::kCorruption)) return result;
+    if (snapshot.num_unusable_segments() == unusable_before) return result;
+    if (attempt > snapshot.manifest().segments.size()) return result;
+  }
+}
+
 // Accepts live rows of the given fragments that are in `allowed` (when set).
 class QueryRowFilter : public index::RowFilter {
  public:

@@ -50,6 +50,11 @@ Result<std::shared_ptr<const TableSnapshot>> TableSnapshot::Open(std::shared_ptr
   auto snap = std::make_shared<TableSnapshot>();
   for (const auto& meta : dataset->manifest().segments) {
     auto seg = SegmentCache::Get().GetOrOpen(*dataset, meta);
+    if (seg.status().Is(StatusCode::kCorruption) || seg.status().Is(StatusCode::kNotFound)) {
+      snap->unusable_.push_back(UnusableSegment{meta.name, meta.uuid, seg.status()});
+      snap->num_unusable_.store(snap->unusable_.size());
+      continue;
+    }
     if (!seg.ok()) return seg.status().WithContext("index '" + meta.name + "'");
     snap->segments_[meta.uuid] = std::move(*seg);
   }
@@ -65,7 +70,8 @@ Result<std::shared_ptr<const TableSnapshot>> TableSnapshot::Open(std::shared_ptr
 std::vector<std::shared_ptr<index::Segment>> TableSnapshot::SegmentsOf(const std::string& name) const {
   std::vector<std::shared_ptr<index::Segment>> out;
   for (const auto& meta : manifest().segments) {
-    if (meta.name == name) out.push_back(segments_.at(meta.uuid));
+    if (meta.name != name) continue;
+    if (auto s = Segment(meta.uuid)) out.push_back(std::move(s));
   }
   return out;
 }
@@ -75,7 +81,8 @@ std::string TableSnapshot::IndexOn(const std::string& column, const std::string&
   if (!idx) return "";
   int32_t field_id = manifest().schema->field(*idx).id;
   for (const auto& meta : manifest().segments) {
-    if (meta.index_type == index_type && meta.field_ids.size() == 1 && meta.field_ids[0] == field_id) {
+    if (meta.index_type == index_type && meta.field_ids.size() == 1 && meta.field_ids[0] == field_id &&
+        Segment(meta.uuid) != nullptr) {
       return meta.name;
     }
   }
@@ -84,7 +91,33 @@ std::string TableSnapshot::IndexOn(const std::string& column, const std::string&
 
 std::shared_ptr<index::Segment> TableSnapshot::Segment(const Uuid& uuid) const {
   auto it = segments_.find(uuid);
-  return it == segments_.end() ? nullptr : it->second;
+  if (it == segments_.end()) return nullptr;
+  if (marked_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const UnusableSegment& u : unusable_) {
+      if (u.uuid == uuid) return nullptr;
+    }
+  }
+  return it->second;
+}
+
+std::vector<UnusableSegment> TableSnapshot::unusable_segments() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return unusable_;
+}
+
+void TableSnapshot::MarkUnusable(const Uuid& uuid, const Status& reason) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const UnusableSegment& u : unusable_) {
+    if (u.uuid == uuid) return;
+  }
+  std::string name;
+  for (const auto& meta : manifest().segments) {
+    if (meta.uuid == uuid) name = meta.name;
+  }
+  unusable_.push_back(UnusableSegment{name, uuid, reason});
+  num_unusable_.store(unusable_.size(), std::memory_order_release);
+  marked_.store(true, std::memory_order_release);
 }
 
 void PurgeUnusedSegments() { SegmentCache::Get().Purge(); }

@@ -103,11 +103,9 @@ Status Refine(const TableSnapshot& snap, const Field& field, const std::vector<f
   return Status::OK();
 }
 
-}  // namespace
-
-Result<std::vector<VectorHit>> VectorSearch(const TableSnapshot& snapshot, const std::string& column,
-                                            const std::vector<float>& query, const VectorQueryOptions& options,
-                                            const std::vector<ColumnPredicate>& prefilter, IoRecorder* recorder) {
+Result<std::vector<VectorHit>> SearchOnce(const TableSnapshot& snapshot, const std::string& column,
+                                          const std::vector<float>& query, const VectorQueryOptions& options,
+                                          const std::vector<ColumnPredicate>& prefilter, IoRecorder* recorder) {
   std::optional<ScopedIoObserver> observe;
   if (recorder) observe.emplace(recorder);
   const Schema& schema = *snapshot.manifest().schema;
@@ -148,16 +146,25 @@ Result<std::vector<VectorHit>> VectorSearch(const TableSnapshot& snapshot, const
     internal::QueryRowFilter filter(&deletions, &fragments, allowed_ptr);
     auto* ivf = static_cast<index::IvfPqSegment*>(segment.get());
     const bool unfiltered = internal::NeedsNoFilter(*segment, fragments, deletions, allowed_ptr);
-    VIGIL_ASSIGN_OR_RETURN(auto found,
-                           ivf->Search(query.data(), fetch, options.nprobes, unfiltered ? nullptr : &filter));
+    auto found = ivf->Search(query.data(), fetch, options.nprobes, unfiltered ? nullptr : &filter);
+    VIGIL_RETURN_IF_ERROR(internal::SegmentStatus(snapshot, *segment, found.status()));
     std::vector<VectorHit> hits;
-    for (const auto& s : found) hits.push_back({s.row, s.distance});
+    for (const auto& s : *found) hits.push_back({s.row, s.distance});
     if (options.refine_factor > 0) VIGIL_RETURN_IF_ERROR(Refine(snapshot, field, query, metric, &hits));
     for (const auto& h : hits) top.Push(h);
   }
   internal::QueryRowFilter scan_filter(&deletions, nullptr, allowed_ptr);
   VIGIL_RETURN_IF_ERROR(ExactScan(snapshot, field, query, metric, cov.uncovered, scan_filter, &top));
   return top.Sorted();
+}
+
+}  // namespace
+
+Result<std::vector<VectorHit>> VectorSearch(const TableSnapshot& snapshot, const std::string& column,
+                                            const std::vector<float>& query, const VectorQueryOptions& options,
+                                            const std::vector<ColumnPredicate>& prefilter, IoRecorder* recorder) {
+  return internal::RetryWithoutCorruptSegments(
+      snapshot, [&] { return SearchOnce(snapshot, column, query, options, prefilter, recorder); });
 }
 
 }  // namespace vigil::query

@@ -357,7 +357,23 @@ class Engine : public SelectEngine, public internal::VtabHost {
     for (int i = 0; i < sqlite3_column_count(stmt); ++i) rs.columns.push_back(sqlite3_column_name(stmt, i));
     VIGIL_ASSIGN_OR_RETURN(size_t rows, Step(stmt, counted ? nullptr : &rs));
     if (counted) *counted = rows;
+    AddUnusableSegmentWarnings(&rs);
     return rs;
+  }
+
+  // A warning per index segment the statement's tables could not use (corrupt or missing
+  // files): the fragments it covers were scanned, so the answer is still exact.
+  void AddUnusableSegmentWarnings(ResultSet* rs) const {
+    for (const auto& [table, lease] : leases_) {
+      for (const query::UnusableSegment& u : lease.snapshot().unusable_segments()) {
+        rs->warnings.push_back(UnusableSegmentText(table, u));
+      }
+    }
+  }
+
+  static std::string UnusableSegmentText(const std::string& table, const query::UnusableSegment& u) {
+    return "index " + u.index_name + " of " + table + ": segment " + u.uuid.ToString() + " is unusable (" +
+           u.reason.ToString() + "); the rows it covers were scanned instead, the answer is exact";
   }
 
   // "SCAN docs VIRTUAL TABLE INDEX 0:<encoded>#ts >= ?" -> "... INDEX 0: ts >= ?".
@@ -406,6 +422,10 @@ class Engine : public SelectEngine, public internal::VtabHost {
     for (const auto& [name, e] : indexes) {
       out += "; " + e.first + " " + name + " (" + std::to_string(e.second) + " segment" + (e.second == 1 ? "" : "s") + ")";
     }
+    for (const query::UnusableSegment& u : (*snap)->unusable_segments()) {
+      out += "; segment " + u.uuid.ToString() + " of " + u.index_name + " unusable (" +
+             std::string(StatusCodeName(u.reason.code())) + "): its fragments are scanned";
+    }
     return out;
   }
 
@@ -439,6 +459,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     VIGIL_RETURN_IF_ERROR(AddQueryPlan(rewritten.sql, params, &rs));
     for (const auto& t : rewritten.tables) rs.rows.push_back({Value(std::string("vigil")), Value(PlannedAccess(t))});
     for (const auto& note : rewritten.notes) rs.rows.push_back({Value(std::string("vigil")), Value(note)});
+    AddUnusableSegmentWarnings(&rs);
     if (!stmt.analyze) return rs;
     size_t rows = 0;
     VIGIL_RETURN_IF_ERROR(Run(stmt.select, params, &rows).status());

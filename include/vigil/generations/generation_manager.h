@@ -146,9 +146,9 @@ struct GenerationsOptions {
 
 class GenerationManager {
  public:
-  // Opens the newest version whose manifest and segment inventories verify
-  // (recovery: newer ones that do not are skipped and listed in skipped_versions())
-  // as the first generation, and pins it.
+  // Opens the newest version as the first generation and pins it. A corrupt newest
+  // manifest is Corruption naming the newest good version (never an older answer);
+  // segments that do not verify are left out (TableSnapshot::unusable_segments()).
   static Result<std::unique_ptr<GenerationManager>> Open(const std::string& path, GenerationsOptions options);
   static Result<std::unique_ptr<GenerationManager>> Open(const std::string& path, DatasetOptions options = {});
   ~GenerationManager();  // stops maintenance and drops the current generation without waiting
@@ -203,7 +203,6 @@ class GenerationManager {
   const std::string table_;
   const std::string owner_;
   std::shared_ptr<GenerationTracker> tracker_;
-  std::vector<uint64_t> skipped_;        // set once in Open
 
   mutable std::mutex refresh_mu_;        // serializes Refresh/Reap/Shutdown bookkeeping; never taken by Acquire
   std::vector<Issued> issued_;           // GUARDED_BY(refresh_mu_): every generation published, until unpinned
