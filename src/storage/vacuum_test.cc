@@ -2,6 +2,8 @@
 #include "vigil/storage/vacuum.h"
 
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <unistd.h>
 
 #include "testutil/temp_dir.h"
@@ -203,6 +205,33 @@ TEST_F(VacuumTest, FailedDeleteIsReportedKeptAndRetried) {
   EXPECT_TRUE(report->failures.empty());
   EXPECT_FALSE(Exists("_indices/" + seg));
   EXPECT_EQ((*Dataset::Open(path_))->CountRows(), 300u);
+}
+
+// Deletion files are named by filename.h and parsed by the same code: a superseded one is an
+// orphan that VACUUM removes, and a dropped dataset goes away completely (its _identity too).
+TEST_F(VacuumTest, SupersededDeletionFilesAreReclaimed) {
+  auto ds = *Dataset::Open(path_);
+  ds = *ds->Delete({MakeRowAddress(0, 1)}, {});
+  const std::string first = ds->manifest().FindFragment(0)->deletion->path;
+  ds = *ds->Delete({MakeRowAddress(0, 2)}, {});
+  const std::string second = ds->manifest().FindFragment(0)->deletion->path;
+  ASSERT_NE(first, second);
+  ASSERT_TRUE(ParseDeletionFileName(first.substr(first.find('/') + 1)).has_value()) << first;
+  VacuumOptions o;
+  o.retain_versions = 1;
+  o.orphan_grace_micros = 0;
+  o.may_still_write = NoWriter;
+  auto report = Vacuum(path_, o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(Exists(first));
+  EXPECT_TRUE(Exists(second));
+  EXPECT_EQ((*Dataset::Open(path_))->CountRows(), 298u);
+
+  auto reclaimed = ReclaimDroppedDataset(path_, true);
+  ASSERT_TRUE(reclaimed.ok()) << reclaimed.status().ToString();
+  EXPECT_TRUE(reclaimed->failures.empty());
+  EXPECT_TRUE(reclaimed->skipped.empty());
+  EXPECT_FALSE(std::filesystem::exists(path_));  // nothing left: not even _deletions or _identity
 }
 
 TEST_F(VacuumTest, DroppedDatasetIsReclaimedOnlyWithProofAndNeverThroughLinks) {
