@@ -15,15 +15,39 @@ Status Typed(std::string_view code, const std::string& message) {
   return Status::FailedPrecondition(std::string(code) + ": " + message);
 }
 
-std::vector<std::string> ForceWarnings(const JobRecord& job, bool without_refresh) {
-  std::vector<std::string> w;
-  w.push_back("job " + std::to_string(job.job_id) + ": an old executor may still commit after the release and " +
-              "overwrite, remove or reintroduce index '" + job.spec.index_name + "'");
-  if (without_refresh) {
-    w.push_back("job " + std::to_string(job.job_id) + ": refresh was skipped; cached state of table " +
-                job.spec.table_name + " may be stale until REFRESH TABLE");
+// The scopes a grant object names ("c.d.t" or "c.d.*"). Every split at its dots is one
+// scope, so the store matches exactly the names Principal::Has matches.
+std::vector<TableScope> ScopesOf(const std::string& object) {
+  std::vector<TableScope> out;
+  std::vector<size_t> dots;
+  for (size_t i = 0; i < object.size(); ++i) {
+    if (object[i] == '.') dots.push_back(i);
   }
-  return w;
+  const bool database = object.size() >= 2 && object.compare(object.size() - 2, 2, ".*") == 0;
+  for (size_t a = 0; a < dots.size(); ++a) {
+    for (size_t b = a + 1; b < dots.size(); ++b) {
+      std::string catalog = object.substr(0, dots[a]);
+      std::string db = object.substr(dots[a] + 1, dots[b] - dots[a] - 1);
+      std::string table = object.substr(dots[b] + 1);
+      if (catalog.empty() || db.empty() || table.empty()) continue;
+      out.push_back({catalog, db, std::optional<std::string>(table)});
+      if (database && b + 1 == dots.size() && table == "*") out.back().table_name.reset();
+    }
+  }
+  return out;
+}
+
+// `filter` narrowed to what `who` may see: ADMIN sees every job (orphans too); anyone else
+// the jobs of the tables and databases it may SHOW whose target still resolves.
+JobFilter VisibleTo(JobFilter filter, const Principal& who) {
+  if (who.admin) return filter;
+  std::vector<TableScope> scopes;
+  for (const auto& [object, held] : who.grants) {
+    if (held.count(Privilege::kShow) == 0 && held.count(Privilege::kAlter) == 0) continue;
+    for (TableScope& s : ScopesOf(object)) scopes.push_back(std::move(s));
+  }
+  filter.visible = std::move(scopes);
+  return filter;
 }
 
 bool ResolutionDone(const JobRecord& job, ResolveAction action) {
@@ -90,19 +114,20 @@ Result<JobDetail> JobControl::Detail(const JobRecord& job) {
 }
 
 Result<std::vector<JobRecord>> JobControl::List(const JobFilter& filter, const Principal& who) {
-  JobFilter wide = filter;
-  if (!who.admin) wide.limit = kMaxListLimit;  // filtered below, then cut to the caller's limit
-  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> all, store_->List(wide));
-  if (who.admin) return all;
-  std::vector<JobRecord> visible;
-  for (JobRecord& j : all) {
-    if (static_cast<int>(visible.size()) >= filter.limit) break;
-    VIGIL_ASSIGN_OR_RETURN(bool resolves, TargetResolves(j));
-    if (resolves && who.Has(Privilege::kShow, j.spec.catalog_name, j.spec.database_name, j.spec.table_name)) {
-      visible.push_back(std::move(j));
-    }
-  }
-  return visible;
+  return store_->List(VisibleTo(filter, who));
+}
+
+Result<JobCursor> JobControl::Scan(const JobFilter& filter, const Principal& who) {
+  return store_->Scan(VisibleTo(filter, who));
+}
+
+Result<int64_t> JobControl::Count(const JobFilter& filter, const Principal& who) {
+  return store_->Count(VisibleTo(filter, who));
+}
+
+Result<std::vector<AuditRecord>> JobControl::ListAudit(int64_t after_id, int limit, const Principal& who) {
+  if (!who.admin) return std::vector<AuditRecord>{};
+  return store_->ListAudit(after_id, limit);
 }
 
 Result<JobDetail> JobControl::Show(int64_t job_id, const Principal& who) {

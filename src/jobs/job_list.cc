@@ -14,6 +14,19 @@ constexpr std::string_view kDerivedStates[] = {
     "COMMITTED_REFRESH_PENDING", "COMMITTED_REFRESH_SKIPPED", "FAILED_REFRESH_SKIPPED", "CANCELLED",
     "OUTCOME_UNKNOWN"};
 
+// The job's target still names the registered table of its incarnations.
+constexpr std::string_view kTargetResolves =
+    "EXISTS (SELECT 1 FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
+    " WHERE t.table_incarnation = index_jobs.table_incarnation AND t.catalog_name = index_jobs.catalog_name"
+    " AND t.database_name = index_jobs.database_name AND t.table_name = index_jobs.table_name"
+    " AND c.catalog_incarnation = index_jobs.catalog_incarnation)";
+
+// Not terminal, or a refresh to run; each half matches a partial index.
+constexpr std::string_view kWaitingForLeader =
+    "job_id IN (SELECT job_id FROM index_jobs WHERE execution <> 'TERMINAL' UNION ALL"
+    " SELECT job_id FROM index_jobs WHERE refresh IN ('REQUIRED', 'RUNNING', 'RETRY_PENDING')"
+    " AND execution = 'TERMINAL')";
+
 using Triple = std::tuple<Execution, Outcome, RefreshState>;
 
 // Every legal (execution, outcome, refresh) whose derived state is `state`.
@@ -36,19 +49,26 @@ std::set<Triple> TriplesOf(std::string_view state) {
 
 class Builder {
  public:
-  void Eq(std::string_view column, meta::Value v) {
-    Where(std::string(column) + " = " + Bind(std::move(v)));
+  void Eq(std::string_view column, meta::Value v) { Where(std::string(column) + " = " + Bind(std::move(v))); }
+  void Cmp(std::string_view column, std::string_view op, meta::Value v) {
+    Where(std::string(column) + " " + std::string(op) + " " + Bind(std::move(v)));
   }
   std::string Bind(meta::Value v) {
     params_.push_back(std::move(v));
     return "$" + std::to_string(params_.size());
   }
-  void Where(const std::string& predicate) { where_ += (where_.empty() ? " WHERE " : " AND ") + predicate; }
-  ListQuery Finish(int limit) {
-    std::string sql = "SELECT " + std::string(sql::kJobColumns) + " FROM index_jobs" + where_ +
-                      " ORDER BY job_id DESC LIMIT " + Bind(limit);
-    return {std::move(sql), std::move(params_)};
+  void Where(const std::string& predicate) { where_ += (where_.empty() ? "" : " AND ") + predicate; }
+
+  // SELECT `columns` of the listed jobs: one select, or the union of the unarchived jobs
+  // and the archived ones that still hold a fence (tombstones).
+  std::string Body(std::string_view columns, bool include_archived) const {
+    const std::string select = "SELECT " + std::string(columns) + " FROM index_jobs WHERE ";
+    const std::string where = where_.empty() ? "" : where_ + " AND ";
+    if (include_archived) return select + (where_.empty() ? "1 = 1" : where_);
+    return select + where + "archived_at IS NULL UNION ALL " + select + where +
+           "archived_at IS NOT NULL AND job_id IN (SELECT job_id FROM index_fences)";
   }
+  meta::Params TakeParams() { return std::move(params_); }
 
  private:
   std::string where_;
@@ -70,25 +90,69 @@ void AddStateFilter(const std::set<Triple>& triples, Builder* b) {
   b->Where("(" + any + ")");
 }
 
-}  // namespace
+void AddScopes(const std::vector<TableScope>& scopes, Builder* b) {
+  std::string any;
+  for (const TableScope& s : scopes) {
+    std::string one = "(catalog_name = " + b->Bind(s.catalog_name) + " AND database_name = " +
+                      b->Bind(s.database_name);
+    if (s.table_name) one += " AND table_name = " + b->Bind(*s.table_name);
+    any += (any.empty() ? "" : " OR ") + one + ")";
+  }
+  b->Where(scopes.empty() ? "1 = 0" : "(" + any + ")");
+  b->Where(std::string(kTargetResolves));
+}
 
-Result<ListQuery> BuildListQuery(const JobFilter& f) {
-  if (f.limit < 1 || f.limit > kMaxListLimit) {
-    return Status::InvalidArgument("job list limit must be 1.." + std::to_string(kMaxListLimit));
+Status ValidateState(const JobFilter& f) {
+  if (!f.state) return Status::OK();
+  for (std::string_view s : kDerivedStates) {
+    if (s == *f.state) return Status::OK();
+  }
+  return Status::InvalidArgument("unknown job state '" + *f.state + "'");
+}
+
+Result<Builder> Predicates(const JobFilter& f) {
+  VIGIL_RETURN_IF_ERROR(ValidateState(f));
+  if (f.visible && f.visible->size() > kMaxScopesPerQuery) {
+    return Status::InvalidArgument("a job listing query takes at most " + std::to_string(kMaxScopesPerQuery) +
+                                   " visible scopes");
   }
   Builder b;
   if (f.catalog_name) b.Eq("catalog_name", *f.catalog_name);
   if (f.database_name) b.Eq("database_name", *f.database_name);
   if (f.table_name) b.Eq("table_name", *f.table_name);
+  if (f.index_name) b.Eq("normalized_name", NormalizeIndexNameV1(*f.index_name));
   if (f.outcome) b.Eq("outcome", Name(*f.outcome));
-  if (f.state) {
-    bool known = false;
-    for (std::string_view s : kDerivedStates) known = known || s == *f.state;
-    if (!known) return Status::InvalidArgument("unknown job state '" + *f.state + "'");
-    AddStateFilter(TriplesOf(*f.state), &b);
+  if (f.state) AddStateFilter(TriplesOf(*f.state), &b);
+  if (f.min_job_id) b.Cmp("job_id", ">=", *f.min_job_id);
+  if (f.max_job_id) b.Cmp("job_id", "<=", *f.max_job_id);
+  if (f.created_from_ms) b.Cmp("created_at", ">=", *f.created_from_ms);
+  if (f.created_before_ms) b.Cmp("created_at", "<", *f.created_before_ms);
+  if (f.visible) AddScopes(*f.visible, &b);
+  if (f.waiting_for_leader) b.Where(std::string(kWaitingForLeader));
+  return b;
+}
+
+}  // namespace
+
+Status ValidateFilter(const JobFilter& f) {
+  if (f.limit < 1 || f.limit > kMaxListLimit) {
+    return Status::InvalidArgument("job list limit must be 1.." + std::to_string(kMaxListLimit));
   }
-  if (!f.include_archived) b.Where("archived_at IS NULL");
-  return b.Finish(f.limit);
+  return ValidateState(f);
+}
+
+Result<ListQuery> BuildListQuery(const JobFilter& f) {
+  VIGIL_RETURN_IF_ERROR(ValidateFilter(f));
+  VIGIL_ASSIGN_OR_RETURN(Builder b, Predicates(f));
+  std::string sql = b.Body(sql::kJobColumns, f.include_archived) + " ORDER BY job_id " +
+                    (f.order == JobOrder::kNewestFirst ? "DESC" : "ASC") + " LIMIT " + b.Bind(int64_t{f.limit});
+  return ListQuery{std::move(sql), b.TakeParams()};
+}
+
+Result<ListQuery> BuildCountQuery(const JobFilter& f) {
+  VIGIL_ASSIGN_OR_RETURN(Builder b, Predicates(f));
+  std::string sql = "SELECT count(*) FROM (" + b.Body("job_id", f.include_archived) + ") AS listed";
+  return ListQuery{std::move(sql), b.TakeParams()};
 }
 
 }  // namespace vigil::jobs

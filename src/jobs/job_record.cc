@@ -129,6 +129,17 @@ std::string SanitizeMessage(std::string_view message) {
   return clean;
 }
 
+std::vector<std::string> ForceWarnings(const JobRecord& job, bool without_refresh) {
+  std::vector<std::string> w;
+  w.push_back("job " + std::to_string(job.job_id) + ": an old executor may still commit after the release and " +
+              "overwrite, remove or reintroduce index '" + job.spec.index_name + "'");
+  if (without_refresh) {
+    w.push_back("job " + std::to_string(job.job_id) + ": refresh was skipped; cached state of table " +
+                job.spec.table_name + " may be stale until REFRESH TABLE");
+  }
+  return w;
+}
+
 Status ValidateSpec(const JobSpec& spec) {
   VIGIL_RETURN_IF_ERROR(CheckField("catalog name", spec.catalog_name, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckField("database name", spec.database_name, kMaxIndexNameBytes));

@@ -11,13 +11,14 @@ using meta::Value;
 
 std::string ColumnsJson(const std::vector<std::string>& columns) { return nlohmann::json(columns).dump(); }
 
+// A JSON array of strings (job columns, audit warnings).
 Result<std::vector<std::string>> ParseColumns(const std::string& text) {
   try {
     nlohmann::json j = nlohmann::json::parse(text);
-    if (!j.is_array()) return Status::Corruption("job columns are not a JSON array");
+    if (!j.is_array()) return Status::Corruption("stored text list is not a JSON array");
     return j.get<std::vector<std::string>>();
   } catch (const nlohmann::json::exception& e) {
-    return Status::Corruption(std::string("job columns: ") + e.what());
+    return Status::Corruption(std::string("stored text list: ") + e.what());
   }
 }
 
@@ -184,6 +185,30 @@ Result<JobEvent> ParseEvent(const Row& row) {
 
 meta::Params EventParams(const JobEvent& e) {
   return {e.job_id, e.seq, e.part, e.at_ms, e.kind, e.actor, Opt(e.resolution_id), Opt(e.note), e.detail_json};
+}
+
+Result<AuditRecord> ParseAudit(const Row& row) {
+  AuditRecord a;
+  VIGIL_ASSIGN_OR_RETURN(a.audit_id, row.Int(0));
+  VIGIL_ASSIGN_OR_RETURN(a.at_ms, row.Int(1));
+  VIGIL_ASSIGN_OR_RETURN(a.actor, row.Text(2));
+  VIGIL_ASSIGN_OR_RETURN(a.action, row.Text(3));
+  VIGIL_ASSIGN_OR_RETURN(a.job_id, row.Int(4));
+  VIGIL_ASSIGN_OR_RETURN(a.resolution_id, row.Text(5));
+  VIGIL_ASSIGN_OR_RETURN(a.catalog_name, row.Text(6));
+  VIGIL_ASSIGN_OR_RETURN(a.database_name, row.Text(7));
+  VIGIL_ASSIGN_OR_RETURN(a.table_name, row.Text(8));
+  VIGIL_ASSIGN_OR_RETURN(a.table_incarnation, row.Text(9));
+  VIGIL_ASSIGN_OR_RETURN(a.index_name, row.Text(10));
+  VIGIL_ASSIGN_OR_RETURN(a.note, row.Text(11));
+  VIGIL_ASSIGN_OR_RETURN(std::string warnings, row.Text(12));
+  VIGIL_ASSIGN_OR_RETURN(a.warnings, ParseColumns(warnings));
+  return a;
+}
+
+meta::Params AuditParams(const AuditRecord& a) {
+  return {a.at_ms, a.actor, a.action, a.job_id, a.resolution_id, a.catalog_name, a.database_name,
+          a.table_name, a.table_incarnation, a.index_name, a.note, ColumnsJson(a.warnings)};
 }
 
 std::string DetailJson(const std::map<std::string, std::string>& fields) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "vigil/jobs/job_record.h"
+#include "vigil/jobs/job_store.h"
 #include "vigil/meta/database.h"
 
 namespace vigil::jobs {
@@ -22,6 +23,11 @@ meta::Params MutableParams(const JobRecord& rec, int64_t expected_revision);
 Result<JobEvent> ParseEvent(const meta::Row& row);
 // Parameters $1..$9 of sql::kInsertEvent.
 meta::Params EventParams(const JobEvent& ev);
+
+// An audit row in sql::kSelectAudit order; Corruption for malformed warnings JSON.
+Result<AuditRecord> ParseAudit(const meta::Row& row);
+// Parameters $1..$12 of sql::kInsertAudit (audit_id is assigned by the database).
+meta::Params AuditParams(const AuditRecord& rec);
 
 // The JSON object of `fields` (string values).
 std::string DetailJson(const std::map<std::string, std::string>& fields);

@@ -183,6 +183,19 @@ constexpr std::string_view kSelectRefreshDue =
     " AND (refresh <> 'RETRY_PENDING' OR refresh_next_at IS NULL OR refresh_next_at <= $1)"
     " ORDER BY job_id LIMIT $2";
 
+// Audit (migration 3). $1..$12 as in job_rows.cc AuditParams.
+#define VIGIL_AUDIT_COLUMNS                                                                        \
+  "audit_id, at, actor, action, job_id, resolution_id, catalog_name, database_name, table_name," \
+  " table_incarnation, index_name, note, warnings_json"
+constexpr std::string_view kInsertAudit =
+    "INSERT INTO index_job_audit (at, actor, action, job_id, resolution_id, catalog_name, database_name,"
+    " table_name, table_incarnation, index_name, note, warnings_json)"
+    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
+// $1 after audit id, $2 limit; ParseAudit reads the rows.
+constexpr std::string_view kSelectAudit =
+    "SELECT " VIGIL_AUDIT_COLUMNS " FROM index_job_audit WHERE audit_id > $1 ORDER BY audit_id LIMIT $2";
+
+#undef VIGIL_AUDIT_COLUMNS
 #undef VIGIL_TABLE_COLUMNS
 #undef VIGIL_EVENT_COLUMNS
 #undef VIGIL_JOB_COLUMNS

@@ -2,6 +2,9 @@
 // reads, and the generic compare-and-set every transition goes through.
 #include "vigil/jobs/job_store.h"
 
+#include <algorithm>
+#include <map>
+
 #include "jobs/job_list.h"
 #include "jobs/job_rows.h"
 #include "jobs/job_schema.h"
@@ -295,9 +298,108 @@ Result<std::vector<JobRecord>> JobStore::QueryJobs(std::string_view sql, const m
   return out;
 }
 
+Result<std::vector<JobRecord>> JobStore::Page(const JobFilter& filter) {
+  if (!filter.visible || filter.visible->size() <= kMaxScopesPerQuery) {
+    VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(filter));
+    return QueryJobs(q.sql, q.params);
+  }
+  // One query per group of scopes, each a page of its own; the merged page is their first jobs.
+  const std::vector<TableScope>& all = *filter.visible;
+  std::map<int64_t, JobRecord> merged;
+  for (size_t i = 0; i < all.size(); i += kMaxScopesPerQuery) {
+    JobFilter part = filter;
+    const size_t end = std::min(all.size(), i + kMaxScopesPerQuery);
+    part.visible = std::vector<TableScope>(all.begin() + static_cast<ptrdiff_t>(i),
+                                           all.begin() + static_cast<ptrdiff_t>(end));
+    VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(part));
+    VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, QueryJobs(q.sql, q.params));
+    for (JobRecord& j : jobs) merged.emplace(j.job_id, std::move(j));
+  }
+  std::vector<JobRecord> out;
+  auto take = [&](auto begin, auto end) {
+    for (auto it = begin; it != end && static_cast<int>(out.size()) < filter.limit; ++it) {
+      out.push_back(std::move(it->second));
+    }
+  };
+  if (filter.order == JobOrder::kNewestFirst) {
+    take(merged.rbegin(), merged.rend());
+  } else {
+    take(merged.begin(), merged.end());
+  }
+  return out;
+}
+
 Result<std::vector<JobRecord>> JobStore::List(const JobFilter& filter) {
-  VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(filter));
-  return QueryJobs(q.sql, q.params);
+  VIGIL_RETURN_IF_ERROR(ValidateFilter(filter));
+  return Page(filter);
+}
+
+Result<JobCursor> JobStore::Scan(const JobFilter& filter) {
+  VIGIL_RETURN_IF_ERROR(ValidateFilter(filter));
+  return JobCursor(this, filter);
+}
+
+Status JobStore::ForEach(const JobFilter& filter, const std::function<Status(const JobRecord&)>& fn) {
+  VIGIL_ASSIGN_OR_RETURN(JobCursor cursor, Scan(filter));
+  while (true) {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> job, cursor.Next());
+    if (!job) return Status::OK();
+    VIGIL_RETURN_IF_ERROR(fn(*job));
+  }
+}
+
+Result<int64_t> JobStore::Count(const JobFilter& filter) {
+  JobFilter checked = filter;
+  checked.limit = 1;
+  VIGIL_RETURN_IF_ERROR(ValidateFilter(checked));
+  if (filter.visible && filter.visible->size() > kMaxScopesPerQuery) {
+    // A job may match scopes of several queries: count each one once.
+    JobFilter paged = filter;
+    paged.limit = kMaxListLimit;
+    int64_t n = 0;
+    VIGIL_RETURN_IF_ERROR(ForEach(paged, [&](const JobRecord&) {
+      ++n;
+      return Status::OK();
+    }));
+    return n;
+  }
+  VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildCountQuery(filter));
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn->QueryOptional(q.sql, q.params));
+  if (!row) return Status::Internal("job count returned no row");
+  return row->Int(0);
+}
+
+Result<std::optional<JobRecord>> JobCursor::Next() {
+  if (pos_ == page_.size()) {
+    if (exhausted_) return std::optional<JobRecord>();
+    VIGIL_ASSIGN_OR_RETURN(page_, store_->Page(filter_));
+    pos_ = 0;
+    exhausted_ = static_cast<int>(page_.size()) < filter_.limit;
+    if (page_.empty()) return std::optional<JobRecord>();
+    const int64_t last = page_.back().job_id;
+    if (filter_.order == JobOrder::kNewestFirst) {
+      filter_.max_job_id = last - 1;
+    } else {
+      filter_.min_job_id = last + 1;
+    }
+  }
+  return std::optional<JobRecord>(std::move(page_[pos_++]));
+}
+
+Result<std::vector<AuditRecord>> JobStore::ListAudit(int64_t after_id, int limit) {
+  if (limit < 1 || limit > kMaxListLimit) {
+    return Status::InvalidArgument("audit list limit must be 1.." + std::to_string(kMaxListLimit));
+  }
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectAudit, {after_id, int64_t{limit}}));
+  std::vector<AuditRecord> out;
+  out.reserve(rows.size());
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(AuditRecord a, ParseAudit(row));
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 Result<std::vector<JobRecord>> JobStore::ListReconcileDue(int64_t due_by_ms, int limit) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -135,6 +137,79 @@ class JobStoreConformanceTest : public ::testing::TestWithParam<testing::Databas
   JobState S(Execution e, Outcome o, RefreshState r, ReconcileState c = ReconcileState::kNone,
              Disposition d = Disposition::kNone) {
     return JobState{e, o, r, c, d};
+  }
+
+  // Inserts `n` terminal NOT_COMMITTED jobs of `t` created at `created_ms` in one statement,
+  // archived at `archived_ms` when set; then analyzes the tables.
+  void BulkJobs(int n, const TableEntry& t, int64_t created_ms, std::optional<int64_t> archived_ms) {
+    auto txn = store_->database().Begin(meta::TxnMode::kWrite);
+    ASSERT_TRUE(txn.ok());
+    ASSERT_OK(txn->conn()
+                  .Execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"
+                           " INSERT INTO index_jobs (revision, creator, created_at, finished_at, catalog_name,"
+                           " database_name, table_name, catalog_incarnation, table_incarnation, locator,"
+                           " index_name, normalization_version, normalized_name, provider, operation, if_mode,"
+                           " columns_json, properties_json, start_version, schema_fingerprint, execution,"
+                           " outcome, refresh, reconcile, disposition, archived_at)"
+                           " SELECT 3, 'bulk', CAST($2 AS BIGINT), CAST($2 AS BIGINT), $3, $4, $5, $6, $7, '/l',"
+                           " 'idx', 1, 'idx', 'DIRECTORY', 'CREATE', 'NONE', '[]', '{}', 1, 'fp', 'TERMINAL',"
+                           " 'NOT_COMMITTED', 'DONE', 'NONE', 'NONE', CAST($8 AS BIGINT) FROM n",
+                           {int64_t{n}, created_ms, t.catalog_name, t.database_name, t.table_name,
+                            t.catalog_incarnation, t.table_incarnation, meta::Value(archived_ms)})
+                  .status());
+    ASSERT_OK(txn->conn().ExecuteScript("ANALYZE"));
+    ASSERT_OK(txn->Commit());
+  }
+
+  // Every job a cursor over `f` returns, in its order.
+  std::vector<int64_t> ScanIds(const JobFilter& f) {
+    std::vector<int64_t> out;
+    auto cursor = store_->Scan(f);
+    EXPECT_TRUE(cursor.ok()) << cursor.status().ToString();
+    if (!cursor.ok()) return out;
+    while (true) {
+      auto next = cursor->Next();
+      EXPECT_TRUE(next.ok()) << next.status().ToString();
+      if (!next.ok() || !next->has_value()) return out;
+      out.push_back((*next)->job_id);
+    }
+  }
+
+  std::vector<int64_t> ListIds(const JobFilter& f) {
+    std::vector<int64_t> out;
+    auto listed = store_->List(f);
+    EXPECT_TRUE(listed.ok()) << listed.status().ToString();
+    if (listed.ok()) {
+      for (const JobRecord& j : *listed) out.push_back(j.job_id);
+    }
+    return out;
+  }
+
+  // The query plan of a listing: must search index_jobs through an index, never scan it.
+  void ExpectIndexedPlan(const ListQuery& q) {
+    const bool sqlite = store_->database().profile().dialect == meta::Dialect::kSqlite;
+    auto conn = store_->database().Acquire();
+    ASSERT_TRUE(conn.ok());
+    auto plan = (*conn)->Query((sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN ") + q.sql, q.params);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    std::string text;
+    bool scans = false;
+    for (const auto& row : *plan) {
+      const std::string line = row.at(row.size() - 1).DebugString();
+      text += line + "\n";
+      if (sqlite) {
+        scans = scans || (line.find("SCAN index_jobs") != std::string::npos && line.find("USING") == std::string::npos);
+      } else {
+        scans = scans || line.find("Seq Scan on index_jobs") != std::string::npos;
+      }
+    }
+    EXPECT_FALSE(scans) << text;
+  }
+
+  // Moves the injected clock and keeps the leader lease live.
+  void Tick(int64_t ms) {
+    now_ += ms;
+    ASSERT_TRUE(store_->RenewLeader("leader-a", epoch_, now_, kLeaseTtl).ok());
   }
 
   std::unique_ptr<testing::TestDatabaseEnv> env_;
@@ -535,22 +610,39 @@ TEST_P(JobStoreConformanceTest, ArchiveKeepsUnknownJobsAsResolvableTombstones) {
   EXPECT_TRUE(tomb.tombstone);
   EXPECT_EQ(tomb.state, unknown.state);
   EXPECT_TRUE(HoldsFenceRow(unknown.job_id));
+  // I8: the tombstone is listed (by state too) while it holds its fence; the archived job is not.
   JobFilter f;
-  auto visible = store_->List(f);
-  ASSERT_TRUE(visible.ok());
-  EXPECT_EQ(visible->size(), 2u);
-  f.include_archived = true;
+  EXPECT_EQ(ListIds(f), (std::vector<int64_t>{pending.job_id, unknown.job_id, refreshing.job_id}));
+  EXPECT_EQ(store_->Count(f).value(), 3);
   f.state = "OUTCOME_UNKNOWN";
-  auto with_archived = store_->List(f);
-  ASSERT_TRUE(with_archived.ok());
-  ASSERT_EQ(with_archived->size(), 1u);
-  EXPECT_EQ((*with_archived)[0].job_id, unknown.job_id);
-  // Still resolvable; the events stay.
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{unknown.job_id});
+  f.include_archived = true;
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{unknown.job_id});
+  // Still resolvable; the events stay. Once released it leaves the default listing.
   JobRecord forced = MustOk(store_->ForceWithoutRefresh(User(tomb), "archived but unknown"));
   EXPECT_TRUE(forced.tombstone);
   EXPECT_FALSE(HoldsFenceRow(unknown.job_id));
   EXPECT_EQ(MustEvents(unknown.job_id).size(), 5u);
   EXPECT_EQ(store_->Archive(now_ + 1, now_).value().archived, 0);
+  EXPECT_EQ(ListIds(JobFilter{}), (std::vector<int64_t>{pending.job_id, refreshing.job_id}));
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{unknown.job_id});
+}
+
+// An acknowledged tombstone keeps its fence, so it stays listed, and its refresh waits for a leader.
+TEST_P(JobStoreConformanceTest, AcknowledgedTombstonesStayListedWhileTheyHoldTheirFence) {
+  JobRecord u = Finished("u", AttemptResult::kUnknown);
+  now_ += 1000;
+  ASSERT_EQ(store_->Archive(now_, now_).value().tombstoned, 1);
+  JobRecord acked = MustOk(store_->RequestAck(User(MustOk(store_->Get(u.job_id))), "seen"));
+  JobFilter waiting;
+  waiting.waiting_for_leader = true;
+  EXPECT_EQ(ListIds(waiting), std::vector<int64_t>{u.job_id});
+  JobRecord started = MustOk(store_->RefreshStart(Leader(acked)));
+  JobRecord done = MustOk(store_->RefreshDone(Leader(started), started.refresh_generation, true));
+  EXPECT_EQ(done.state.disposition, Disposition::kAcknowledged);
+  EXPECT_TRUE(HoldsFenceRow(u.job_id));
+  EXPECT_EQ(ListIds(JobFilter{}), std::vector<int64_t>{u.job_id});
+  EXPECT_TRUE(ListIds(waiting).empty());
 }
 
 TEST_P(JobStoreConformanceTest, LeaderLeaseEpochsAcrossTwoHoldersWithExpiry) {
@@ -789,6 +881,211 @@ TEST_P(JobStoreConformanceTest, ReconcileDueListsUnknownJobsByTheirNextCheck) {
   EXPECT_TRUE(ids(now_, 10).empty());
   EXPECT_EQ(store_->ListReconcileDue(now_, 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->ListReconcileDue(now_, kMaxListLimit + 1).status().code(), StatusCode::kInvalidArgument);
+}
+
+// More unarchived jobs than one page: the cursor returns each once, in either order, and the
+// count is exact; List stays one page.
+TEST_P(JobStoreConformanceTest, CursorsPageThroughEveryJobBeyondOnePage) {
+  JobRecord first = MustAdmit("first");
+  BulkJobs(2500, table_, now_, std::nullopt);
+  JobRecord last = MustAdmit("last");
+  JobFilter f;
+  f.limit = kMaxListLimit;
+  EXPECT_EQ(store_->Count(f).value(), 2502);
+  EXPECT_EQ(store_->List(f).value().size(), static_cast<size_t>(kMaxListLimit));
+  f.order = JobOrder::kOldestFirst;
+  std::vector<int64_t> ids = ScanIds(f);
+  ASSERT_EQ(ids.size(), 2502u);
+  EXPECT_EQ(ids.front(), first.job_id);
+  EXPECT_EQ(ids.back(), last.job_id);
+  for (size_t i = 1; i < ids.size(); ++i) ASSERT_LT(ids[i - 1], ids[i]);
+  f.order = JobOrder::kNewestFirst;
+  f.limit = 7;  // small pages
+  std::vector<int64_t> newest = ScanIds(f);
+  ASSERT_EQ(newest.size(), 2502u);
+  EXPECT_EQ(newest.front(), last.job_id);
+  EXPECT_TRUE(std::equal(newest.begin(), newest.end(), ids.rbegin()));
+  // Keyset bounds: a window, and ForEach stops at the callback's first error.
+  f.min_job_id = ids[10];
+  f.max_job_id = ids[19];
+  EXPECT_EQ(ScanIds(f).size(), 10u);
+  EXPECT_EQ(store_->Count(f).value(), 10);
+  int seen = 0;
+  Status stop = store_->ForEach(f, [&](const JobRecord&) {
+    return ++seen == 3 ? Status::Cancelled("enough") : Status::OK();
+  });
+  EXPECT_EQ(stop.code(), StatusCode::kCancelled);
+  EXPECT_EQ(seen, 3);
+  f.limit = 0;
+  EXPECT_EQ(store_->Scan(f).status().code(), StatusCode::kInvalidArgument);
+}
+
+// The default listing with 100k archived jobs reads only what it returns: both halves of its
+// union (unarchived jobs, archived ones holding a fence) search index_jobs by an index.
+TEST_P(JobStoreConformanceTest, DefaultListingUsesIndexesWith100kArchivedJobs) {
+  BulkJobs(100'000, table_, now_, now_);
+  JobRecord u = Finished("u", AttemptResult::kUnknown);
+  JobRecord p = MustAdmit("p");
+  now_ += 1000;
+  ASSERT_EQ(store_->Archive(now_, now_).value().tombstoned, 1);
+  JobFilter f;
+  f.order = JobOrder::kOldestFirst;
+  EXPECT_EQ(ScanIds(f), (std::vector<int64_t>{u.job_id, p.job_id}));
+  EXPECT_EQ(store_->Count(f).value(), 2);
+  ExpectIndexedPlan(BuildListQuery(f).value());
+  f.min_job_id = u.job_id + 1;
+  ExpectIndexedPlan(BuildListQuery(f).value());
+  JobFilter waiting;
+  waiting.waiting_for_leader = true;
+  EXPECT_EQ(ListIds(waiting), std::vector<int64_t>{p.job_id});
+  ExpectIndexedPlan(BuildCountQuery(waiting).value());
+}
+
+TEST_P(JobStoreConformanceTest, FiltersOnIndexNameCreationTimeAndJobIdAreExact) {
+  JobRecord a = MustAdmit("Emb_Idx");
+  Tick(5'000);
+  JobRecord b = MustAdmit("other");
+  Tick(5'000);
+  JobRecord c = Finished("EMB_IDX2", AttemptResult::kNotCommitted);
+  JobFilter f;
+  f.order = JobOrder::kOldestFirst;
+  f.index_name = "emb_IDX";
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{a.job_id});
+  f.index_name.reset();
+  f.created_from_ms = b.created_at_ms;
+  EXPECT_EQ(ListIds(f), (std::vector<int64_t>{b.job_id, c.job_id}));
+  f.created_before_ms = c.created_at_ms;
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{b.job_id});
+  EXPECT_EQ(store_->Count(f).value(), 1);
+  f = JobFilter{};
+  f.min_job_id = b.job_id;
+  EXPECT_EQ(ListIds(f), (std::vector<int64_t>{c.job_id, b.job_id}));
+  f.max_job_id = b.job_id;
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{b.job_id});
+}
+
+// A non-administrator's listing is filtered by the store: its scopes, and only targets that
+// still resolve; more scopes than one query takes are split and merged without duplicates.
+TEST_P(JobStoreConformanceTest, VisibleScopesAreFilteredInTheStore) {
+  auto other = store_->RegisterTable("local", "db", "other", "/root/db/other.vgl", now_);
+  auto db2 = store_->RegisterTable("local", "db2", "docs", "/root/db2/docs.vgl", now_);
+  auto gone = store_->RegisterTable("local", "db", "gone", "/root/db/gone.vgl", now_);
+  ASSERT_TRUE(other.ok() && db2.ok() && gone.ok());
+  JobRecord docs = MustAdmit("a");
+  JobRecord in_other = MustOk(store_->Admit(Spec("a", &*other), "bob", now_));
+  JobRecord in_db2 = MustOk(store_->Admit(Spec("a", &*db2), "bob", now_));
+  JobRecord orphan = MustOk(store_->Admit(Spec("a", &*gone), "bob", now_));
+  MustOk(store_->Cancel(User(orphan)));
+  ASSERT_OK(store_->DropTable("local", "db", "gone"));
+  BulkJobs(1500, *db2, now_, std::nullopt);  // newer jobs nobody below may see
+  JobFilter f;
+  f.order = JobOrder::kOldestFirst;
+  f.visible = std::vector<TableScope>{{"local", "db", std::string("docs")}};
+  EXPECT_EQ(ScanIds(f), std::vector<int64_t>{docs.job_id});
+  f.visible = std::vector<TableScope>{{"local", "db", std::nullopt}};
+  EXPECT_EQ(ScanIds(f), (std::vector<int64_t>{docs.job_id, in_other.job_id}));  // not the orphan
+  EXPECT_EQ(store_->Count(f).value(), 2);
+  f.visible = std::vector<TableScope>{};
+  EXPECT_TRUE(ScanIds(f).empty());
+  EXPECT_EQ(store_->Count(f).value(), 0);
+  // 250 scopes in three queries; two of them name db.docs.
+  std::vector<TableScope> many;
+  for (int i = 0; i < 248; ++i) many.push_back({"local", "nodb" + std::to_string(i), std::nullopt});
+  many.insert(many.begin() + 10, TableScope{"local", "db", std::string("docs")});
+  many.push_back({"local", "db", std::nullopt});
+  f.visible = many;
+  f.limit = 1;
+  EXPECT_EQ(ScanIds(f), (std::vector<int64_t>{docs.job_id, in_other.job_id}));
+  EXPECT_EQ(store_->Count(f).value(), 2);
+  f.order = JobOrder::kNewestFirst;
+  EXPECT_EQ(ListIds(f), std::vector<int64_t>{in_other.job_id});
+  f.visible.reset();
+  f.limit = kMaxListLimit;
+  EXPECT_EQ(store_->Count(f).value(), 1504);  // an administrator also sees the orphan
+  (void)in_db2;
+}
+
+// Every event carries the time of its own compare-and-set; StartTime and FinishTime are the
+// DISPATCHED and RESULT events' times, and the refresh events keep theirs.
+TEST_P(JobStoreConformanceTest, EventsCarryTheTimeOfTheirCompareAndSet) {
+  JobRecord admitted = MustAdmit("idx");
+  Tick(1'000);
+  JobRecord running = MustOk(store_->Dispatch(Leader(admitted), Attempt()));
+  for (int i = 0; i < 8; ++i) Tick(5'000);
+  AttemptReport rep{"attempt-1", AttemptResult::kCommitted, false, true, std::nullopt, std::nullopt, 8};
+  JobRecord done = MustOk(store_->RecordResult(Leader(running), rep));
+  Tick(2'000);
+  JobRecord refreshing = MustOk(store_->RefreshStart(Leader(done)));
+  Tick(3'000);
+  JobRecord finished = MustOk(store_->RefreshDone(Leader(refreshing), refreshing.refresh_generation, true));
+  EXPECT_EQ(finished.started_at_ms, kT0 + 1'000);
+  EXPECT_EQ(finished.finished_at_ms, kT0 + 41'000);
+  std::vector<JobEvent> ev = MustEvents(finished.job_id);
+  ASSERT_EQ(ev.size(), 5u);
+  const std::vector<std::pair<std::string, int64_t>> expected = {{"ADMITTED", kT0},
+                                                                 {"DISPATCHED", kT0 + 1'000},
+                                                                 {"RESULT", kT0 + 41'000},
+                                                                 {"REFRESH_STARTED", kT0 + 43'000},
+                                                                 {"REFRESH_DONE", kT0 + 46'000}};
+  for (size_t i = 0; i < ev.size(); ++i) {
+    EXPECT_EQ(ev[i].kind, expected[i].first);
+    EXPECT_EQ(ev[i].at_ms, expected[i].second) << ev[i].kind;
+  }
+}
+
+// Every FORCE_RELEASE writes one audit record with its request; ACK and a joining retry do not.
+// The record names its target itself and outlives archival and the job's deletion.
+TEST_P(JobStoreConformanceTest, ForceReleaseWritesAnAuditRecordThatOutlivesTheJob) {
+  JobRecord u = Finished("u_idx", AttemptResult::kUnknown);
+  JobRecord v = Finished("v_idx", AttemptResult::kUnknown);
+  JobRecord w = Finished("w_idx", AttemptResult::kUnknown);
+  now_ += 1'000;
+  MustOk(store_->RequestAck(User(w), "only seen"));
+  JobRecord forced = MustOk(store_->RequestForce(User(u), "  host lost  "));
+  MustOk(store_->RequestForce(User(forced), "host lost"));  // joins: no new record
+  now_ += 1'000;
+  MustOk(store_->ForceWithoutRefresh(Cas{v.job_id, v.revision, std::nullopt, "root", now_}, "emergency"));
+  auto audit = store_->ListAudit(0, 10);
+  ASSERT_TRUE(audit.ok()) << audit.status().ToString();
+  ASSERT_EQ(audit->size(), 2u);
+  const AuditRecord& a = (*audit)[0];
+  EXPECT_GT(a.audit_id, 0);
+  EXPECT_EQ(a.at_ms, kT0 + 1'000);
+  EXPECT_EQ(a.actor, "alice");
+  EXPECT_EQ(a.action, audit::kForceRelease);
+  EXPECT_EQ(a.job_id, u.job_id);
+  EXPECT_EQ(a.resolution_id, *forced.resolution_id);
+  EXPECT_EQ(a.catalog_name, "local");
+  EXPECT_EQ(a.database_name, "db");
+  EXPECT_EQ(a.table_name, "docs");
+  EXPECT_EQ(a.table_incarnation, table_.table_incarnation);
+  EXPECT_EQ(a.index_name, "u_idx");
+  EXPECT_EQ(a.note, "host lost");
+  EXPECT_EQ(a.warnings, ForceWarnings(u, false));
+  const AuditRecord& b = (*audit)[1];
+  EXPECT_GT(b.audit_id, a.audit_id);
+  EXPECT_EQ(b.actor, "root");
+  EXPECT_EQ(b.action, audit::kForceReleaseWithoutRefresh);
+  EXPECT_EQ(b.job_id, v.job_id);
+  EXPECT_EQ(b.warnings.size(), 2u);
+  EXPECT_EQ(MustEvents(v.job_id).back().resolution_id, b.resolution_id);
+  EXPECT_EQ(store_->ListAudit(a.audit_id, 10).value(), std::vector<AuditRecord>{b});
+  EXPECT_EQ(store_->ListAudit(0, 0).status().code(), StatusCode::kInvalidArgument);
+  // Append-only; archival and the deletion of the job leave it as it was.
+  auto conn = store_->database().Acquire();
+  ASSERT_TRUE(conn.ok());
+  EXPECT_FALSE((*conn)->Execute("UPDATE index_job_audit SET note = 'x'").ok());
+  EXPECT_FALSE((*conn)->Execute("DELETE FROM index_job_audit").ok());
+  now_ += 1'000;
+  ASSERT_TRUE(store_->Archive(now_, now_).ok());
+  const bool sqlite = store_->database().profile().dialect == meta::Dialect::kSqlite;
+  ASSERT_OK((*conn)->ExecuteScript(sqlite ? "DROP TRIGGER index_job_events_no_delete"
+                                          : "DROP TRIGGER index_job_events_append_only ON index_job_events"));
+  for (const char* table : {"index_job_events", "index_fences", "index_target_guards", "index_jobs"}) {
+    ASSERT_OK((*conn)->Execute(std::string("DELETE FROM ") + table + " WHERE job_id = $1", {v.job_id}).status());
+  }
+  EXPECT_EQ(store_->Get(v.job_id).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->ListAudit(0, 10).value(), *audit);
 }
 
 }  // namespace vigil::jobs

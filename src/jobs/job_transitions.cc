@@ -123,6 +123,25 @@ std::optional<EventDraft> CompletionOf(const JobRecord& cur, const JobRecord& ne
   return d;
 }
 
+// Writes the audit record of a FORCE_RELEASE requested by `cas` in the transition's transaction.
+Status InsertAudit(meta::Connection& conn, const Cas& cas, std::string_view action, const JobRecord& next,
+                   const std::string& resolution_id, const std::string& note) {
+  AuditRecord a;
+  a.at_ms = cas.now_ms;
+  a.actor = cas.actor;
+  a.action = std::string(action);
+  a.job_id = next.job_id;
+  a.resolution_id = resolution_id;
+  a.catalog_name = next.spec.catalog_name;
+  a.database_name = next.spec.database_name;
+  a.table_name = next.spec.table_name;
+  a.table_incarnation = next.spec.table_incarnation;
+  a.index_name = next.spec.index_name;
+  a.note = note;
+  a.warnings = ForceWarnings(next, action == audit::kForceReleaseWithoutRefresh);
+  return conn.Execute(sql::kInsertAudit, AuditParams(a)).status();
+}
+
 }  // namespace
 
 Result<JobRecord> JobStore::Cancel(const Cas& cas) {
@@ -326,7 +345,7 @@ Result<JobRecord> JobStore::RequestResolution(const Cas& cas, const std::string&
       if (req.actor == cas.actor && req.note == clean) return cur;
     }
   }
-  return Apply(cas, [&](const JobRecord& c, Transition* t) -> Status {
+  auto fn = [&](const JobRecord& c, Transition* t) -> Status {
     VIGIL_ASSIGN_OR_RETURN(t->next.state, force ? jobs::RequestForce(c.state) : jobs::RequestAck(c.state));
     t->next.resolution_id = Uuid::Generate().ToString();
     EventDraft d = Event(kind);
@@ -335,12 +354,18 @@ Result<JobRecord> JobStore::RequestResolution(const Cas& cas, const std::string&
     if (force) d.detail["warning"] = "an old executor may still commit after release";
     t->events.push_back(std::move(d));
     return Status::OK();
-  });
+  };
+  auto hook = [&](meta::Connection& conn, const JobRecord&, const Transition& t) -> Status {
+    if (!force) return Status::OK();
+    return InsertAudit(conn, cas, audit::kForceRelease, t.next, *t.next.resolution_id, clean);
+  };
+  return ApplyWith(cas, fn, hook);
 }
 
 Result<JobRecord> JobStore::ForceWithoutRefresh(const Cas& cas, const std::string& note) {
   VIGIL_ASSIGN_OR_RETURN(std::string clean, NormalizeNote(note));
-  return Apply(cas, [&](const JobRecord& cur, Transition* t) -> Status {
+  const std::string id = Uuid::Generate().ToString();
+  auto fn = [&](const JobRecord& cur, Transition* t) -> Status {
     JobRecord& n = t->next;
     VIGIL_ASSIGN_OR_RETURN(n.state, jobs::ForceWithoutRefresh(cur.state));
     n.refresh_generation = cur.refresh_generation + 1;
@@ -349,7 +374,6 @@ Result<JobRecord> JobStore::ForceWithoutRefresh(const Cas& cas, const std::strin
       superseded.resolution_id = cur.resolution_id;
       t->events.push_back(std::move(superseded));
     }
-    std::string id = Uuid::Generate().ToString();
     EventDraft request = Event(event::kEmergencyForceRequested);
     request.resolution_id = id;
     request.note = clean;
@@ -360,7 +384,11 @@ Result<JobRecord> JobStore::ForceWithoutRefresh(const Cas& cas, const std::strin
     t->events.push_back(std::move(done));
     n.resolution_id.reset();
     return Status::OK();
-  });
+  };
+  auto hook = [&](meta::Connection& conn, const JobRecord&, const Transition& t) {
+    return InsertAudit(conn, cas, audit::kForceReleaseWithoutRefresh, t.next, id, clean);
+  };
+  return ApplyWith(cas, fn, hook);
 }
 
 }  // namespace vigil::jobs

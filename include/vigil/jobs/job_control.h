@@ -45,9 +45,18 @@ class JobControl {
   // `clock` returns Unix milliseconds (tests inject a fake one).
   JobControl(JobStore* store, std::function<int64_t()> clock) : store_(store), clock_(std::move(clock)) {}
 
-  // The jobs the principal may see, newest first, at most filter.limit. Orphans
-  // (target no longer resolves) are listed for ADMIN only.
+  // One page of the jobs the principal may see (filter.order, at most filter.limit). The
+  // store filters: a non-administrator sees the jobs of the tables and databases it may
+  // SHOW whose target still resolves; orphans are listed for ADMIN only.
   Result<std::vector<JobRecord>> List(const JobFilter& filter, const Principal& who);
+  // The same listing to its end, a page at a time (JobCursor).
+  Result<JobCursor> Scan(const JobFilter& filter, const Principal& who);
+  // How many jobs of the listing there are.
+  Result<int64_t> Count(const JobFilter& filter, const Principal& who);
+  // FORCE_RELEASE audit records after `after_id`, oldest first, at most `limit`. ADMIN only:
+  // they concern every table, so anyone else gets an empty list (no error, which would
+  // reveal that records exist), like a job listing of tables it may not see.
+  Result<std::vector<AuditRecord>> ListAudit(int64_t after_id, int limit, const Principal& who);
   // NotFound (the same text as for a missing job) when invisible to the principal.
   Result<JobDetail> Show(int64_t job_id, const Principal& who);
 

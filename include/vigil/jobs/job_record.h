@@ -166,6 +166,11 @@ struct EventDraft {
   std::map<std::string, std::string> detail;
 };
 
+// The warnings of a FORCE_RELEASE of `job` (seed 000 section 8.2): an old executor may still
+// commit after the release; WITHOUT REFRESH also leaves caches stale. Shown by RESOLVE and
+// SHOW INDEX JOB and kept in the audit record.
+std::vector<std::string> ForceWarnings(const JobRecord& job, bool without_refresh);
+
 // One persisted, append-only event. seq is the revision its transition produced;
 // part orders several events of one transition.
 struct JobEvent {

@@ -48,15 +48,40 @@ struct TableEntry {
 
 constexpr int kMaxListLimit = 1000;
 
-// A bounded job listing; newest job first.
+// One table, or (without a table name) every table of a database.
+struct TableScope {
+  std::string catalog_name;
+  std::string database_name;
+  std::optional<std::string> table_name;
+
+  bool operator==(const TableScope&) const = default;
+};
+
+enum class JobOrder { kNewestFirst, kOldestFirst };
+
+// A job listing: predicates on the store's indexed columns, evaluated by the
+// store, and one page of `limit` jobs in `order` (see JobCursor for the rest).
 struct JobFilter {
   std::optional<std::string> catalog_name;
   std::optional<std::string> database_name;
   std::optional<std::string> table_name;
+  std::optional<std::string> index_name;  // compared by normalization v1, like the fence
   std::optional<std::string> state;  // a DerivedState() value, e.g. "OUTCOME_UNKNOWN"
   std::optional<Outcome> outcome;
-  bool include_archived = false;  // archived jobs and tombstones
-  int limit = 100;                // 1..kMaxListLimit
+  std::optional<int64_t> min_job_id;         // inclusive
+  std::optional<int64_t> max_job_id;         // inclusive
+  std::optional<int64_t> created_from_ms;    // created_at >= this
+  std::optional<int64_t> created_before_ms;  // created_at < this
+  // Set: only jobs of these scopes whose target table still resolves (a non-administrator's
+  // listing); empty matches nothing.
+  std::optional<std::vector<TableScope>> visible;
+  // Only jobs a leader must act on: not terminal, or a refresh to run.
+  bool waiting_for_leader = false;
+  // Archived jobs too. Without it a job is listed until archived, and an archived one
+  // (a tombstone) while it still holds its fence (seed 000 I8).
+  bool include_archived = false;
+  JobOrder order = JobOrder::kNewestFirst;
+  int limit = 100;  // jobs per page, 1..kMaxListLimit
 };
 
 // The compare-and-set of one transition.
@@ -107,6 +132,9 @@ struct LeaderLease {
   int64_t epoch = 0;
   int64_t acquired_at_ms = 0;
   int64_t expires_at_ms = 0;
+
+  // Held and not expired at now_ms (the rule of every lease decision).
+  bool Live(int64_t now_ms) const { return !holder.empty() && expires_at_ms > now_ms; }
 };
 
 struct NodeInfo {
@@ -121,6 +149,54 @@ struct NodeInfo {
 struct ArchiveResult {
   int64_t archived = 0;    // terminal jobs with a released fence
   int64_t tombstoned = 0;  // UNKNOWN jobs still holding their fence
+};
+
+namespace audit {
+constexpr std::string_view kForceRelease = "FORCE_RELEASE";
+constexpr std::string_view kForceReleaseWithoutRefresh = "FORCE_RELEASE WITHOUT REFRESH";
+}  // namespace audit
+
+// One FORCE_RELEASE (seed 000 section 8.2), written in the transaction of its request into
+// an append-only table of its own: it names the job's target itself, so it outlives the
+// job's archival and deletion.
+struct AuditRecord {
+  int64_t audit_id = 0;  // increasing
+  int64_t at_ms = 0;
+  std::string actor;
+  std::string action;  // an audit:: constant
+  int64_t job_id = 0;
+  std::string resolution_id;
+  std::string catalog_name;
+  std::string database_name;
+  std::string table_name;
+  std::string table_incarnation;
+  std::string index_name;
+  std::string note;                   // the COMMENT, normalized
+  std::vector<std::string> warnings;  // as shown to the actor (ForceWarnings)
+
+  bool operator==(const AuditRecord&) const = default;
+};
+
+class JobStore;
+
+// Pages through a listing in its order, one query of filter.limit jobs at a time, each
+// continuing after the last job returned (keyset paging on the job id): any number of
+// jobs with one page in memory, and a job that matches throughout is returned once.
+// One thread at a time; the store outlives the cursor.
+class JobCursor {
+ public:
+  // The next job; nullopt after the last one.
+  Result<std::optional<JobRecord>> Next();
+
+ private:
+  friend class JobStore;
+  JobCursor(JobStore* store, JobFilter filter) : store_(store), filter_(std::move(filter)) {}
+
+  JobStore* store_;
+  JobFilter filter_;
+  std::vector<JobRecord> page_;
+  size_t pos_ = 0;
+  bool exhausted_ = false;
 };
 
 class JobStore {
@@ -162,8 +238,15 @@ class JobStore {
   Result<JobRecord> Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor, int64_t now_ms);
   // NotFound when there is no such job (archived jobs and tombstones are found).
   Result<JobRecord> Get(int64_t job_id);
-  // InvalidArgument for a limit outside 1..kMaxListLimit or an unknown state name.
+  // One page: at most filter.limit jobs in filter.order. InvalidArgument for a limit outside
+  // 1..kMaxListLimit or an unknown state name.
   Result<std::vector<JobRecord>> List(const JobFilter& filter);
+  // Every matching job, paged by filter.limit (see JobCursor); the errors of List.
+  Result<JobCursor> Scan(const JobFilter& filter);
+  // Calls fn for every matching job in filter.order; stops at fn's first error.
+  Status ForEach(const JobFilter& filter, const std::function<Status(const JobRecord&)>& fn);
+  // How many jobs match (filter.limit and filter.order aside); the errors of List.
+  Result<int64_t> Count(const JobFilter& filter);
   // UNKNOWN jobs whose reconciliation is due (WATCHING, RETRY_PENDING, FINAL_READ_PENDING, or
   // STOPPED_TERMINATION_PROVEN awaiting attribution) with reconcile_next_at unset or <= due_by_ms,
   // earliest first; archived tombstones included. InvalidArgument outside 1..kMaxListLimit.
@@ -219,11 +302,17 @@ class JobStore {
   Result<JobRecord> RefreshDone(const Cas& cas, int64_t refresh_generation, bool ok,
                                 const std::string& error = "");
   // T12 / T13 requests with a note (see NormalizeNote). Repeating the pending request of the
-  // same action, actor and note joins it (no new revision).
+  // same action, actor and note joins it (no new revision). A FORCE request writes its
+  // AuditRecord in the same transaction.
   Result<JobRecord> RequestAck(const Cas& cas, const std::string& note);
   Result<JobRecord> RequestForce(const Cas& cas, const std::string& note);
-  // T14 in one CAS: supersedes a pending resolution, skips refresh, releases fence and guard.
+  // T14 in one CAS: supersedes a pending resolution, skips refresh, releases fence and guard;
+  // writes its AuditRecord in the same transaction.
   Result<JobRecord> ForceWithoutRefresh(const Cas& cas, const std::string& note);
+
+  // ---- Audit ----
+  // Audit records with audit_id > after_id, oldest first, at most `limit` (1..kMaxListLimit).
+  Result<std::vector<AuditRecord>> ListAudit(int64_t after_id, int limit);
 
   // ---- Leader lease ----
   // Succeeds when free, expired, or held (unexpired) by `holder`. The epoch increases on every
@@ -265,6 +354,8 @@ class JobStore {
   explicit JobStore(std::unique_ptr<meta::Database> db) : db_(std::move(db)) {}
 
  private:
+  friend class JobCursor;
+
   // Runs in one transaction after fn, before the write (e.g. node epoch check, table bump).
   using TxnHook = std::function<Status(meta::Connection&, const JobRecord& current, const Transition&)>;
   Result<JobRecord> ApplyWith(const Cas& cas, const TransitionFn& fn, const TxnHook& hook);
@@ -272,6 +363,8 @@ class JobStore {
   Status WithWrite(const std::function<Status(meta::Connection&)>& fn);
   // Runs a SELECT of job columns on a pooled connection and parses every row.
   Result<std::vector<JobRecord>> QueryJobs(std::string_view sql, const meta::Params& params);
+  // List's page for a validated filter: one query per group of visible scopes, merged.
+  Result<std::vector<JobRecord>> Page(const JobFilter& filter);
 
   const std::unique_ptr<meta::Database> db_;
 };
