@@ -1,95 +1,45 @@
 // Job statements: SHOW INDEX JOBS (seed 000 section 2.2's 19 columns, JobId
-// order, every database unless filtered), SHOW INDEX JOB (detail with events,
-// progress and warnings), CANCEL, RESOLVE and WAIT INDEX JOB.
+// order, every database unless filtered; the store evaluates the filters on its
+// indexed columns and pages the listing, a result holds at most 1,000 rows and
+// a notice continues it), SHOW INDEX JOB (detail with events, progress and
+// warnings), CANCEL, RESOLVE and WAIT INDEX JOB.
 #include <algorithm>
 #include <cctype>
-#include <map>
+#include <limits>
+#include <optional>
 
 #include "sql/exec_internal.h"
+#include "sql/job_listing.h"
 
 namespace vigil::sql {
 
 namespace {
 
-const std::vector<std::string>& ListColumns() {
-  static const std::vector<std::string> kColumns = {
-      "JobId",      "CatalogName", "DatabaseName",   "TableName",      "IndexName",           "Operation",
-      "CreateTime", "StartTime",   "FinishTime",     "State",          "Outcome",             "RefreshState",
-      "ReconcileState", "Disposition", "Executor",   "Message",        "LastResolutionAction", "LastResolvedBy",
-      "LastResolvedAt"};
-  return kColumns;
-}
+// Rows of one SHOW INDEX JOBS result; a notice says how to continue after the last.
+constexpr size_t kShowPageRows = 1000;
 
 Value Text(std::string s) { return Value(std::move(s)); }
 Value OptText(const std::optional<std::string>& s) { return s ? Value(*s) : Value(); }
-Value OptTime(const std::optional<int64_t>& ms) { return ms ? Value(FormatTimeMs(*ms)) : Value(); }
 
-struct LastResolution {
-  std::string action;
-  std::string actor;
-  int64_t at_ms = 0;
-};
-
-// The last completed resolution; its actor is the principal who requested it (the
-// leader completes ACK and FORCE after the refresh).
-std::optional<LastResolution> FindLastResolution(const std::vector<jobs::JobEvent>& events) {
-  std::map<std::string, std::string> requested_by;
-  std::optional<LastResolution> last;
-  for (const jobs::JobEvent& e : events) {
-    if (e.resolution_id && (e.kind == jobs::event::kAckRequested || e.kind == jobs::event::kForceRequested ||
-                            e.kind == jobs::event::kEmergencyForceRequested)) {
-      requested_by.emplace(*e.resolution_id, e.actor);
+// A job list row (integer, text or NULL cells) as result cells.
+std::vector<Value> ResultCells(const std::vector<vigil::Value>& row) {
+  std::vector<Value> out;
+  out.reserve(row.size());
+  for (const vigil::Value& v : row) {
+    if (const auto* i = std::get_if<int64_t>(&v)) {
+      out.emplace_back(*i);
+    } else if (const auto* t = std::get_if<std::string>(&v)) {
+      out.emplace_back(*t);
+    } else {
+      out.emplace_back();
     }
-    std::string action;
-    if (e.kind == jobs::event::kAckCompleted) action = "ACKNOWLEDGED";
-    if (e.kind == jobs::event::kForceCompleted) action = "FORCE_RELEASE";
-    if (e.kind == jobs::event::kEmergencyForceCompleted) action = "FORCE_RELEASE WITHOUT REFRESH";
-    if (action.empty()) continue;
-    auto by = e.resolution_id ? requested_by.find(*e.resolution_id) : requested_by.end();
-    last = LastResolution{action, by != requested_by.end() ? by->second : e.actor, e.at_ms};
   }
-  return last;
+  return out;
 }
 
-Value Message(const jobs::JobRecord& job) {
-  if (!job.error_message && !job.error_code) return Value();
-  if (!job.error_code) return Value(*job.error_message);
-  if (!job.error_message) return Value(*job.error_code);
-  const std::string prefix = *job.error_code + ": ";
-  if (job.error_message->rfind(prefix, 0) == 0) return Value(*job.error_message);
-  return Value(prefix + *job.error_message);
-}
-
-std::vector<Value> ListRow(const jobs::JobRecord& job, const std::optional<LastResolution>& last) {
-  const jobs::JobSpec& s = job.spec;
-  return {Value(job.job_id),
-          Text(s.catalog_name),
-          Text(s.database_name),
-          Text(s.table_name),
-          Text(s.index_name),
-          Text(std::string(jobs::Name(s.operation))),
-          Text(FormatTimeMs(job.created_at_ms)),
-          OptTime(job.started_at_ms),
-          OptTime(job.finished_at_ms),
-          Text(std::string(jobs::DerivedState(job.state))),
-          Text(std::string(jobs::Name(job.state.outcome))),
-          Text(std::string(jobs::Name(job.state.refresh))),
-          Text(std::string(jobs::Name(job.state.reconcile))),
-          Text(std::string(jobs::Name(job.state.disposition))),
-          job.attempt ? Text(job.attempt->executor_node_id) : Value(),
-          Message(job),
-          last ? Text(last->action) : Value(),
-          last ? Text(last->actor) : Value(),
-          last ? Text(FormatTimeMs(last->at_ms)) : Value()};
-}
-
-Result<std::vector<Value>> ListRowOf(ExecContext& ctx, const jobs::JobRecord& job) {
-  std::optional<LastResolution> last;
-  if (job.state.disposition != jobs::Disposition::kNone) {
-    VIGIL_ASSIGN_OR_RETURN(auto events, ctx.store->Events(job.job_id));
-    last = FindLastResolution(events);
-  }
-  return ListRow(job, last);
+Result<std::vector<Value>> ListRow(ExecContext& ctx, const jobs::JobRecord& job) {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<vigil::Value> row, JobListRow(*ctx.store, job));
+  return ResultCells(row);
 }
 
 // ---- SHOW INDEX JOBS ... WHERE ----
@@ -101,7 +51,7 @@ bool IEquals(std::string_view a, std::string_view b) {
 }
 
 Result<size_t> ListColumnIndex(const std::string& name) {
-  const auto& cols = ListColumns();
+  const auto& cols = JobListColumns();
   for (size_t i = 0; i < cols.size(); ++i) {
     if (IEquals(cols[i], name)) return i;
   }
@@ -112,68 +62,207 @@ Result<size_t> ListColumnIndex(const std::string& name) {
 
 Status WhereUnsupported(const Expr& e) {
   return Status::InvalidArgument("line " + std::to_string(e.pos.line) + ", column " + std::to_string(e.pos.column) +
-                                 ": SHOW INDEX JOBS ... WHERE supports Column = value and Column != value joined "
-                                 "by AND / OR; found " + ToSql(e));
+                                 ": SHOW INDEX JOBS ... WHERE supports Column = value and Column != value, and "
+                                 "<, <=, >, >= on JobId and the time columns, joined by AND / OR; found " +
+                                 ToSql(e));
 }
 
-// The column and the compared text of `Column = value`; a "double-quoted" word is a string.
-Result<std::pair<size_t, std::string>> ColumnAndValue(const Expr& e) {
-  if (e.args.size() != 2) return WhereUnsupported(e);
+// JobId and the times order; names match exactly (as FROM does), IndexName by normalization
+// v1 (as the fence does), every other column case-insensitively.
+bool Ordered(size_t column) {
+  return column == kJobIdColumn || column == kCreateTimeColumn || column == kStartTimeColumn ||
+         column == kFinishTimeColumn || column == kLastResolvedAtColumn;
+}
+bool ExactName(size_t column) {
+  return column == kCatalogNameColumn || column == kDatabaseNameColumn || column == kTableNameColumn;
+}
+
+// `Column op value`, with the column on the left.
+struct Comparison {
+  size_t column = 0;
+  BinaryOp op = BinaryOp::kEq;
+  std::string value;
+  int64_t number = 0;  // JobId's value
+};
+
+BinaryOp Mirrored(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kLt: return BinaryOp::kGt;
+    case BinaryOp::kLe: return BinaryOp::kGe;
+    case BinaryOp::kGt: return BinaryOp::kLt;
+    case BinaryOp::kGe: return BinaryOp::kLe;
+    default: return op;
+  }
+}
+
+// The comparison of a leaf; a "double-quoted" word is a string.
+Result<Comparison> ComparisonOf(const Expr& e) {
+  const bool ordering = e.op == BinaryOp::kLt || e.op == BinaryOp::kLe || e.op == BinaryOp::kGt ||
+                        e.op == BinaryOp::kGe;
+  if (e.kind != ExprKind::kBinary || e.args.size() != 2 || (!ordering && e.op != BinaryOp::kEq &&
+                                                            e.op != BinaryOp::kNe)) {
+    return WhereUnsupported(e);
+  }
   const Expr* col = &e.args[0];
   const Expr* val = &e.args[1];
-  if (col->kind != ExprKind::kColumn || col->double_quoted) std::swap(col, val);
-  if (col->kind != ExprKind::kColumn || col->double_quoted) return WhereUnsupported(e);
-  VIGIL_ASSIGN_OR_RETURN(size_t index, ListColumnIndex(col->column));
-  if (val->kind == ExprKind::kColumn && val->double_quoted) return std::make_pair(index, val->column);
-  if (val->kind == ExprKind::kLiteral && val->literal.kind != Literal::Kind::kNull &&
-      val->literal.kind != Literal::Kind::kBool) {
-    return std::make_pair(index, val->literal.text);
+  Comparison c;
+  c.op = e.op;
+  if (col->kind != ExprKind::kColumn || col->double_quoted) {
+    std::swap(col, val);
+    c.op = Mirrored(e.op);
   }
-  return WhereUnsupported(e);
+  if (col->kind != ExprKind::kColumn || col->double_quoted) return WhereUnsupported(e);
+  VIGIL_ASSIGN_OR_RETURN(c.column, ListColumnIndex(col->column));
+  if (val->kind == ExprKind::kColumn && val->double_quoted) {
+    c.value = val->column;
+  } else if (val->kind == ExprKind::kLiteral && val->literal.kind != Literal::Kind::kNull &&
+             val->literal.kind != Literal::Kind::kBool) {
+    c.value = val->literal.text;
+  } else {
+    return WhereUnsupported(e);
+  }
+  if (ordering && !Ordered(c.column)) return WhereUnsupported(e);
+  if (c.column == kJobIdColumn) {
+    size_t used = 0;
+    try {
+      c.number = std::stoll(c.value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != c.value.size()) {
+      return Status::InvalidArgument("SHOW INDEX JOBS ... WHERE: JobId compares with an integer, not '" + c.value +
+                                     "'");
+    }
+  }
+  return c;
 }
 
-std::string CellText(const Value& v) {
-  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  return "";
+// InvalidArgument for the first part of `e` that SHOW INDEX JOBS cannot evaluate.
+Status CheckWhere(const Expr& e) {
+  if (e.kind == ExprKind::kBinary && (e.op == BinaryOp::kAnd || e.op == BinaryOp::kOr)) {
+    for (const Expr& a : e.args) VIGIL_RETURN_IF_ERROR(CheckWhere(a));
+    return Status::OK();
+  }
+  return ComparisonOf(e).status();
 }
 
+bool Compare(const Comparison& c, const Value& cell) {
+  if (c.column == kJobIdColumn) {
+    const int64_t v = std::get<int64_t>(cell);
+    switch (c.op) {
+      case BinaryOp::kEq: return v == c.number;
+      case BinaryOp::kNe: return v != c.number;
+      case BinaryOp::kLt: return v < c.number;
+      case BinaryOp::kLe: return v <= c.number;
+      case BinaryOp::kGt: return v > c.number;
+      default: return v >= c.number;
+    }
+  }
+  const std::string& text = std::get<std::string>(cell);
+  const int order = text.compare(c.value);
+  switch (c.op) {
+    case BinaryOp::kEq:
+    case BinaryOp::kNe: {
+      const bool equal = ExactName(c.column)            ? order == 0
+                         : c.column == kIndexNameColumn ? jobs::NormalizeIndexNameV1(text) ==
+                                                              jobs::NormalizeIndexNameV1(c.value)
+                                                        : IEquals(text, c.value);
+      return equal == (c.op == BinaryOp::kEq);
+    }
+    case BinaryOp::kLt: return order < 0;
+    case BinaryOp::kLe: return order <= 0;
+    case BinaryOp::kGt: return order > 0;
+    default: return order >= 0;
+  }
+}
+
+// `e` (checked by CheckWhere) on a list row.
 Result<bool> JobMatches(const Expr& e, const std::vector<Value>& row) {
-  if (e.kind != ExprKind::kBinary) return WhereUnsupported(e);
-  if (e.op == BinaryOp::kAnd || e.op == BinaryOp::kOr) {
+  if (e.kind == ExprKind::kBinary && (e.op == BinaryOp::kAnd || e.op == BinaryOp::kOr)) {
     for (const Expr& a : e.args) {
       VIGIL_ASSIGN_OR_RETURN(bool m, JobMatches(a, row));
       if (m != (e.op == BinaryOp::kAnd)) return m;
     }
     return e.op == BinaryOp::kAnd;
   }
-  if (e.op != BinaryOp::kEq && e.op != BinaryOp::kNe) return WhereUnsupported(e);
-  VIGIL_ASSIGN_OR_RETURN(auto cv, ColumnAndValue(e));
-  const Value& cell = row[cv.first];
+  VIGIL_ASSIGN_OR_RETURN(Comparison c, ComparisonOf(e));
+  const Value& cell = row[c.column];
   if (std::holds_alternative<std::monostate>(cell)) return false;  // NULL is neither equal nor unequal
-  return IEquals(CellText(cell), cv.second) == (e.op == BinaryOp::kEq);
+  return Compare(c, cell);
 }
 
-// Narrows the store query with the top-level `State = ...` conjunct, when there is one.
-Status PushStateFilter(const Expr& e, jobs::JobFilter* filter) {
-  if (e.kind != ExprKind::kBinary) return Status::OK();
-  if (e.op == BinaryOp::kAnd) {
-    for (const Expr& a : e.args) VIGIL_RETURN_IF_ERROR(PushStateFilter(a, filter));
+void SetOnce(std::optional<std::string>* field, const std::string& value) {
+  if (!*field) *field = value;
+}
+
+// Narrows the store query with the top-level conjuncts on the store's indexed columns
+// (names, index name, state, job id, creation time); the rows are still matched exactly.
+Status PushDown(const Expr& e, jobs::JobFilter* f) {
+  if (e.kind == ExprKind::kBinary && e.op == BinaryOp::kAnd) {
+    for (const Expr& a : e.args) VIGIL_RETURN_IF_ERROR(PushDown(a, f));
     return Status::OK();
   }
-  if (e.op != BinaryOp::kEq) return Status::OK();
-  VIGIL_ASSIGN_OR_RETURN(auto cv, ColumnAndValue(e));
-  if (ListColumns()[cv.first] != "State") return Status::OK();
-  std::string state = cv.second;
-  for (char& c : state) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  filter->state = state;
+  if (e.kind != ExprKind::kBinary || e.op == BinaryOp::kOr || e.op == BinaryOp::kNe) return Status::OK();
+  VIGIL_ASSIGN_OR_RETURN(Comparison c, ComparisonOf(e));
+  if (c.column == kJobIdColumn) {
+    int64_t lo = c.number, hi = c.number;  // the rows are still compared exactly: saturate
+    if (c.op == BinaryOp::kGt && lo < std::numeric_limits<int64_t>::max()) ++lo;
+    if (c.op == BinaryOp::kLt && hi > std::numeric_limits<int64_t>::min()) --hi;
+    if (c.op != BinaryOp::kLt && c.op != BinaryOp::kLe) f->min_job_id = std::max(f->min_job_id.value_or(lo), lo);
+    if (c.op != BinaryOp::kGt && c.op != BinaryOp::kGe) f->max_job_id = std::min(f->max_job_id.value_or(hi), hi);
+    return Status::OK();
+  }
+  if (c.column == kCreateTimeColumn) {
+    static constexpr std::pair<BinaryOp, CompareOp> kOps[] = {{BinaryOp::kEq, CompareOp::kEq},
+                                                              {BinaryOp::kLt, CompareOp::kLt},
+                                                              {BinaryOp::kLe, CompareOp::kLe},
+                                                              {BinaryOp::kGt, CompareOp::kGt},
+                                                              {BinaryOp::kGe, CompareOp::kGe}};
+    for (const auto& [op, cmp] : kOps) {
+      if (op == c.op) AddCreateTimeBounds(cmp, c.value, f);
+    }
+    return Status::OK();
+  }
+  if (c.op != BinaryOp::kEq) return Status::OK();
+  if (c.column == kCatalogNameColumn) SetOnce(&f->catalog_name, c.value);
+  if (c.column == kDatabaseNameColumn) SetOnce(&f->database_name, c.value);
+  if (c.column == kTableNameColumn) SetOnce(&f->table_name, c.value);
+  if (c.column == kIndexNameColumn) SetOnce(&f->index_name, c.value);
+  if (c.column == kStateColumn) {
+    std::string state = c.value;
+    for (char& ch : state) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    SetOnce(&f->state, state);
+  }
   return Status::OK();
+}
+
+// The statement that lists the jobs after `last_job_id`.
+std::string Continuation(const ShowIndexJobsStatement& s, int64_t last_job_id) {
+  ShowIndexJobsStatement next = s;
+  Expr after = Expr::Binary(BinaryOp::kGt, {Expr::Column("JobId"),
+                                            Expr::Lit(Literal::Number(Literal::Kind::kInteger,
+                                                                      std::to_string(last_job_id)))});
+  next.where = s.where ? Expr::Binary(BinaryOp::kAnd, {*s.where, std::move(after)}) : std::move(after);
+  return ToSql(StatementNode(std::move(next)));
+}
+
+// A notice when jobs wait for a leader and no live lease exists at the session's clock.
+Result<std::optional<std::string>> LeaderNotice(ExecContext& ctx) {
+  jobs::JobFilter waiting;
+  waiting.waiting_for_leader = true;
+  VIGIL_ASSIGN_OR_RETURN(int64_t n, ctx.Control().Count(waiting, ctx.options.principal));
+  if (n == 0) return std::optional<std::string>();
+  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, ctx.store->GetLeader());
+  if (lease.Live(ctx.Now())) return std::optional<std::string>();
+  return std::optional<std::string>(std::to_string(n) +
+                                    " job(s) wait for a leader; none is running: start `vigil supervise` or run "
+                                    "any `vigil sql` statement");
 }
 
 // ---- SHOW INDEX JOB detail ----
 
 std::string EventText(const jobs::JobEvent& e) {
-  std::string s = FormatTimeMs(e.at_ms) + " " + e.kind + " by " + e.actor;
+  std::string s = FormatJobTime(e.at_ms) + " " + e.kind + " by " + e.actor;
   if (e.resolution_id) s += " (resolution " + *e.resolution_id + ")";
   if (e.note) s += ": " + *e.note;
   if (!e.detail_json.empty() && e.detail_json != "{}") s += " " + e.detail_json;
@@ -183,8 +272,8 @@ std::string EventText(const jobs::JobEvent& e) {
 ResultSet DetailResult(const jobs::JobDetail& d) {
   ResultSet r;
   r.columns = {"Item", "Value"};
-  std::vector<Value> list = ListRow(d.job, FindLastResolution(d.events));
-  for (size_t i = 0; i < list.size(); ++i) r.rows.push_back({Text(ListColumns()[i]), list[i]});
+  std::vector<Value> list = ResultCells(JobListRow(d.job, FindLastResolution(d.events)));
+  for (size_t i = 0; i < list.size(); ++i) r.rows.push_back({Text(JobListColumns()[i]), list[i]});
   const jobs::JobRecord& j = d.job;
   std::string columns;
   for (const auto& c : j.spec.columns) columns += (columns.empty() ? "" : ", ") + c;
@@ -224,29 +313,39 @@ bool Resolved(const jobs::JobRecord& job) {
 
 Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStatement& s) {
   jobs::JobFilter filter;
+  filter.order = jobs::JobOrder::kOldestFirst;
   filter.limit = jobs::kMaxListLimit;
   if (s.database) {
     if (!s.database->catalog.empty()) filter.catalog_name = s.database->catalog;
     filter.database_name = s.database->database;
   }
-  if (s.where) VIGIL_RETURN_IF_ERROR(PushStateFilter(*s.where, &filter));
-  VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> jobs, ctx.Control().List(filter, ctx.options.principal));
-  if (jobs.size() >= static_cast<size_t>(jobs::kMaxListLimit)) {
-    return Status::ResourceExhausted("SHOW INDEX JOBS matches more than " + std::to_string(jobs::kMaxListLimit - 1) +
-                                     " jobs; narrow it with FROM db or WHERE State = ...");
+  if (s.where) {
+    VIGIL_RETURN_IF_ERROR(CheckWhere(*s.where));
+    VIGIL_RETURN_IF_ERROR(PushDown(*s.where, &filter));
   }
-  std::sort(jobs.begin(), jobs.end(),
-            [](const jobs::JobRecord& a, const jobs::JobRecord& b) { return a.job_id < b.job_id; });
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobCursor cursor, ctx.Control().Scan(filter, ctx.options.principal));
   ResultSet r;
-  r.columns = ListColumns();
-  for (const jobs::JobRecord& job : jobs) {
-    VIGIL_ASSIGN_OR_RETURN(std::vector<Value> row, ListRowOf(ctx, job));
+  r.columns = JobListColumns();
+  int64_t last_shown = 0;
+  while (true) {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::JobRecord> job, cursor.Next());
+    if (!job) break;
+    VIGIL_ASSIGN_OR_RETURN(std::vector<Value> row, ListRow(ctx, *job));
     bool keep = true;
     if (s.where) {
       VIGIL_ASSIGN_OR_RETURN(keep, JobMatches(*s.where, row));
     }
-    if (keep) r.rows.push_back(std::move(row));
+    if (!keep) continue;
+    if (r.rows.size() == kShowPageRows) {
+      r.notices.push_back(std::to_string(kShowPageRows) + " jobs shown and more match; continue with: " +
+                          Continuation(s, last_shown));
+      break;
+    }
+    r.rows.push_back(std::move(row));
+    last_shown = job->job_id;
   }
+  VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> leader, LeaderNotice(ctx));
+  if (leader) r.notices.push_back(std::move(*leader));
   return r;
 }
 
@@ -284,8 +383,8 @@ Result<ResultSet> ExecWaitIndexJob(ExecContext& ctx, const WaitIndexJobStatement
   wait.timeout_ms = s.timeout_seconds ? static_cast<int64_t>(*s.timeout_seconds * 1000) : ctx.options.default_wait_ms;
   VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, ctx.Control().Wait(s.job_id, ctx.options.principal, wait));
   ResultSet r;
-  r.columns = ListColumns();
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Value> row, ListRowOf(ctx, job));
+  r.columns = JobListColumns();
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Value> row, ListRow(ctx, job));
   r.rows.push_back(std::move(row));
   r.message = "index job " + std::to_string(job.job_id) + " is " + std::string(jobs::DerivedState(job.state));
   return r;

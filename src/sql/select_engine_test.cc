@@ -333,7 +333,7 @@ TEST_F(SelectEngineTest, IndexJobsAreListedAsAuthorized) {
   EXPECT_EQ(rs->rows[0][0], Value(job->job_id));
   EXPECT_EQ(rs->rows[0][3], Value(std::string("name_idx")));
   EXPECT_EQ(rs->rows[0][4], Value(std::string("CREATE")));
-  EXPECT_EQ(rs->rows[0][5], Value(std::string("2023-11-14 22:13:20.000")));
+  EXPECT_EQ(rs->rows[0][5], Value(std::string("2023-11-14 22:13:20")));  // as SHOW INDEX JOBS shows it
   EXPECT_EQ(rs->rows[0][6], Value(std::string("PENDING")));
   EXPECT_EQ(rs->rows[0][8], Value());
   auto none = env_.Run("SELECT COUNT(*) FROM vigil_index_jobs WHERE TableName = 'docs'");

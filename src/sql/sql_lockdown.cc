@@ -49,7 +49,7 @@ constexpr std::string_view kAllowedFunctions[] = {
 // authorizes a table-valued function as a read of its table) and json_each /
 // json_tree, which only walk their JSON argument.
 constexpr std::string_view kAllowedEponymousTables[] = {
-    "json_each",        "json_tree",     "vigil_index_entries",
+    "json_each",        "json_tree",     "vigil_audit",   "vigil_index_entries",
     "vigil_index_jobs", "vigil_indexes", "vigil_orphans",
 };
 

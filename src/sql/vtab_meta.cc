@@ -1,13 +1,19 @@
 // Eponymous-only metadata modules: vigil_indexes(table), vigil_index_entries(table),
-// vigil_orphans(table) and vigil_index_jobs. The table functions read the
+// vigil_orphans(table), vigil_index_jobs and vigil_audit. The table functions read the
 // statement's leased snapshot (logical and physical views from one manifest),
 // need table SHOW (a table the principal may not see reads as missing) and are
 // bounded per seed 000 appendix A: an overflow is an error, never a truncation.
+// vigil_index_jobs streams the job list (job_listing.h, the rows of SHOW INDEX JOBS)
+// page by page from the store, with equality on the names and State and ranges on
+// JobId and CreateTime pushed down; vigil_audit streams the FORCE_RELEASE audit
+// records to ADMIN and is empty for anyone else (JobControl::ListAudit).
 #include <chrono>
-#include <ctime>
+#include <functional>
+#include <limits>
 #include <map>
 #include <set>
 
+#include "sql/job_listing.h"
 #include "sql/vtab.h"
 #include "sql/vtab_internal.h"
 #include "vigil/common/bounds.h"
@@ -19,7 +25,7 @@ namespace vigil::sql::internal {
 
 namespace {
 
-using Row = std::vector<Value>;  // vigil::Value: monostate, int64_t or string cells
+using Row = std::vector<Value>;  // monostate, int64_t or string cells
 
 constexpr size_t kMaxPropertiesBytes = 400;
 constexpr size_t kMaxColumnsPerEntry = 64;
@@ -31,9 +37,13 @@ struct MetaVtab : sqlite3_vtab {
   int num_columns = 0;
 };
 
+// Rows come from `source` one at a time (nullopt after the last).
+using RowSource = std::function<Result<std::optional<Row>>()>;
+
 struct MetaCursor : sqlite3_vtab_cursor {
-  std::vector<Row> rows;
-  size_t pos = 0;
+  RowSource source;
+  std::optional<Row> row;
+  sqlite3_int64 rowid = 0;
 };
 
 struct MetaTable {
@@ -53,17 +63,39 @@ const std::vector<MetaTable>& Tables() {
         "ProviderStatus", "MetadataConsistency"},
        true},
       {"vigil_orphans", {"CatalogName", "DatabaseName", "TableName", "Path", "Bytes", "Reason"}, true},
-      {"vigil_index_jobs",
-       {"JobId", "CatalogName", "DatabaseName", "TableName", "IndexName", "Operation", "CreateTime", "StartTime",
-        "FinishTime", "State", "Outcome", "RefreshState", "ReconcileState", "Disposition", "Executor", "Message",
-        "LastResolutionAction", "LastResolvedBy", "LastResolvedAt"},
+      {"vigil_index_jobs", {}, false},  // JobListColumns()
+      {"vigil_audit",
+       {"AuditId", "Time", "Actor", "Action", "JobId", "CatalogName", "DatabaseName", "TableName", "IndexName",
+        "Comment", "Warnings"},
        false},
   };
   return kTables;
 }
 
-// Job list columns that xBestIndex pushes into the JobFilter (equality).
-constexpr int kJobCatalog = 1, kJobDatabase = 2, kJobTable = 3, kJobState = 9;
+constexpr int kIndexes = 0, kEntries = 1, kOrphans = 2, kJobs = 3, kAudit = 4;
+
+std::vector<std::string> ColumnsOf(int kind) {
+  if (kind == kJobs) return JobListColumns();
+  const auto& names = Tables()[static_cast<size_t>(kind)].columns;
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
+// Whether xBestIndex pushes a constraint of `op` on job list column `column` into the JobFilter.
+bool PushedJobConstraint(int column, int op) {
+  const bool range = op == SQLITE_INDEX_CONSTRAINT_EQ || op == SQLITE_INDEX_CONSTRAINT_GT ||
+                     op == SQLITE_INDEX_CONSTRAINT_GE || op == SQLITE_INDEX_CONSTRAINT_LT ||
+                     op == SQLITE_INDEX_CONSTRAINT_LE;
+  switch (static_cast<size_t>(column)) {
+    case kJobIdColumn:
+    case kCreateTimeColumn: return range;
+    case kCatalogNameColumn:
+    case kDatabaseNameColumn:
+    case kTableNameColumn:
+    case kIndexNameColumn:
+    case kStateColumn: return op == SQLITE_INDEX_CONSTRAINT_EQ;
+    default: return false;
+  }
+}
 
 Status Bounded(const std::string& s, size_t max, const std::string& what) {
   if (s.size() > max) {
@@ -195,74 +227,128 @@ Result<std::vector<Row>> OrphanRows(VtabHost* host, const vigil::TableName& t) {
   return rows;
 }
 
-Value Millis(const std::optional<int64_t>& ms) {
-  if (!ms) return Value();
-  std::time_t secs = static_cast<std::time_t>(*ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%03d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(*ms % 1000));
-  return Value(std::string(buf));
-}
+// One pushed constraint: a column, a SQLite operator and its value.
+struct JobConstraint {
+  int column = 0;
+  int op = 0;
+  sqlite3_value* value = nullptr;
+};
 
-Value OptText(const std::optional<std::string>& s) { return s ? Value(*s) : Value(); }
-
-// The last completed resolution of a job (action, actor, time), from its events.
-Status LastResolution(jobs::JobStore* store, const jobs::JobRecord& job, Row* row) {
-  Value action, actor, at;
-  if (job.state.disposition != jobs::Disposition::kNone) {
-    VIGIL_ASSIGN_OR_RETURN(auto events, store->Events(job.job_id));
-    for (const auto& e : events) {
-      std::string kind = e.kind;
-      const char* name = kind == jobs::event::kAckCompleted             ? "ACKNOWLEDGED"
-                         : kind == jobs::event::kForceCompleted          ? "FORCE_RELEASE"
-                         : kind == jobs::event::kEmergencyForceCompleted ? "FORCE_RELEASE WITHOUT REFRESH"
-                                                                         : nullptr;
-      if (name == nullptr) continue;
-      action = Value(std::string(name));
-      actor = Value(e.actor);
-      at = Millis(e.at_ms);
+// Narrows `f` by one constraint; SQLite still checks every row (the pushdown may be wider).
+void PushJobConstraint(const JobConstraint& c, jobs::JobFilter* f) {
+  const int type = sqlite3_value_type(c.value);
+  if (c.column == static_cast<int>(kJobIdColumn)) {
+    if (type != SQLITE_INTEGER) return;
+    const int64_t v = sqlite3_value_int64(c.value);
+    const bool lower = c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_GE ||
+                       c.op == SQLITE_INDEX_CONSTRAINT_GT;
+    const bool upper = c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_LE ||
+                       c.op == SQLITE_INDEX_CONSTRAINT_LT;
+    if (lower) {
+      const bool after = c.op == SQLITE_INDEX_CONSTRAINT_GT && v < std::numeric_limits<int64_t>::max();
+      const int64_t lo = after ? v + 1 : v;
+      f->min_job_id = std::max(f->min_job_id.value_or(lo), lo);
     }
+    if (upper) {
+      const bool before = c.op == SQLITE_INDEX_CONSTRAINT_LT && v > std::numeric_limits<int64_t>::min();
+      const int64_t hi = before ? v - 1 : v;
+      f->max_job_id = std::min(f->max_job_id.value_or(hi), hi);
+    }
+    return;
   }
-  row->insert(row->end(), {action, actor, at});
-  return Status::OK();
+  if (type != SQLITE_TEXT) return;
+  const std::string text = reinterpret_cast<const char*>(sqlite3_value_text(c.value));
+  if (c.column == static_cast<int>(kCreateTimeColumn)) {
+    CompareOp op = c.op == SQLITE_INDEX_CONSTRAINT_GT   ? CompareOp::kGt
+                   : c.op == SQLITE_INDEX_CONSTRAINT_GE ? CompareOp::kGe
+                   : c.op == SQLITE_INDEX_CONSTRAINT_LT ? CompareOp::kLt
+                   : c.op == SQLITE_INDEX_CONSTRAINT_LE ? CompareOp::kLe
+                                                        : CompareOp::kEq;
+    AddCreateTimeBounds(op, text, f);
+    return;
+  }
+  std::optional<std::string>* field = nullptr;
+  switch (static_cast<size_t>(c.column)) {
+    case kCatalogNameColumn: field = &f->catalog_name; break;
+    case kDatabaseNameColumn: field = &f->database_name; break;
+    case kTableNameColumn: field = &f->table_name; break;
+    case kIndexNameColumn: field = &f->index_name; break;
+    case kStateColumn: field = &f->state; break;
+    default: return;
+  }
+  if (!*field) *field = text;
 }
 
-Result<std::vector<Row>> JobRows(VtabHost* host, const std::map<int, std::string>& eq) {
-  if (host->store() == nullptr) return std::vector<Row>{};
-  jobs::JobFilter filter;
-  filter.limit = jobs::kMaxListLimit;
-  if (eq.count(kJobCatalog)) filter.catalog_name = eq.at(kJobCatalog);
-  if (eq.count(kJobDatabase)) filter.database_name = eq.at(kJobDatabase);
-  if (eq.count(kJobTable)) filter.table_name = eq.at(kJobTable);
-  if (eq.count(kJobState)) filter.state = eq.at(kJobState);
-  jobs::JobControl control(host->store(), [] {
+jobs::JobControl Control(VtabHost* host) {
+  return jobs::JobControl(host->store(), [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   });
-  auto jobs_or = control.List(filter, host->principal());
-  if (!jobs_or.ok() && jobs_or.status().code() == StatusCode::kInvalidArgument && filter.state) {
-    return std::vector<Row>{};  // an unknown State value matches no job
+}
+
+RowSource NoRows() {
+  return [] { return Result<std::optional<Row>>(std::optional<Row>()); };
+}
+
+// The job list the principal may see, oldest job first, read from the store a page at a time.
+Result<RowSource> JobRows(VtabHost* host, const std::vector<JobConstraint>& constraints) {
+  if (host->store() == nullptr) return NoRows();
+  jobs::JobFilter filter;
+  filter.order = jobs::JobOrder::kOldestFirst;
+  filter.limit = jobs::kMaxListLimit;
+  for (const JobConstraint& c : constraints) PushJobConstraint(c, &filter);
+  Result<jobs::JobCursor> cursor = Control(host).Scan(filter, host->principal());
+  if (!cursor.ok() && cursor.status().code() == StatusCode::kInvalidArgument && filter.state) {
+    return NoRows();  // an unknown State value matches no job
   }
-  VIGIL_ASSIGN_OR_RETURN(auto list, std::move(jobs_or));
-  if (list.size() >= static_cast<size_t>(jobs::kMaxListLimit)) {
-    return Status::ResourceExhausted("more than " + std::to_string(jobs::kMaxListLimit - 1) +
-                                     " jobs match; filter vigil_index_jobs by DatabaseName, TableName or State");
+  VIGIL_RETURN_IF_ERROR(cursor.status());
+  auto shared = std::make_shared<jobs::JobCursor>(std::move(*cursor));
+  jobs::JobStore* store = host->store();
+  return RowSource([shared, store]() -> Result<std::optional<Row>> {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::JobRecord> job, shared->Next());
+    if (!job) return std::optional<Row>();
+    VIGIL_ASSIGN_OR_RETURN(Row row, JobListRow(*store, *job));
+    return std::optional<Row>(std::move(row));
+  });
+}
+
+std::string WarningsJson(const std::vector<std::string>& warnings) {
+  std::string out = "[";
+  for (const std::string& w : warnings) {
+    out += out.size() > 1 ? ", \"" : "\"";
+    for (char c : w) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += "\"";
   }
-  std::sort(list.begin(), list.end(), [](const jobs::JobRecord& a, const jobs::JobRecord& b) { return a.job_id < b.job_id; });
-  std::vector<Row> rows;
-  for (const auto& j : list) {
-    Row r{Value(j.job_id), Value(j.spec.catalog_name), Value(j.spec.database_name), Value(j.spec.table_name),
-          Value(j.spec.index_name), Value(std::string(jobs::Name(j.spec.operation))), Millis(j.created_at_ms),
-          Millis(j.started_at_ms), Millis(j.finished_at_ms), Value(std::string(jobs::DerivedState(j.state))),
-          Value(std::string(jobs::Name(j.state.outcome))), Value(std::string(jobs::Name(j.state.refresh))),
-          Value(std::string(jobs::Name(j.state.reconcile))), Value(std::string(jobs::Name(j.state.disposition))),
-          j.attempt ? Value(j.attempt->executor_node_id) : Value(), OptText(j.error_message)};
-    VIGIL_RETURN_IF_ERROR(LastResolution(host->store(), j, &r));
-    rows.push_back(std::move(r));
-  }
-  return rows;
+  return out + "]";
+}
+
+// vigil_audit: the FORCE_RELEASE audit records, oldest first, a page at a time.
+RowSource AuditRows(VtabHost* host) {
+  struct State {
+    std::vector<jobs::AuditRecord> page;
+    size_t pos = 0;
+    int64_t after = 0;
+    bool done = false;
+  };
+  auto st = std::make_shared<State>();
+  return [st, host]() -> Result<std::optional<Row>> {
+    if (st->pos == st->page.size()) {
+      if (st->done || host->store() == nullptr) return std::optional<Row>();
+      VIGIL_ASSIGN_OR_RETURN(st->page, Control(host).ListAudit(st->after, jobs::kMaxListLimit, host->principal()));
+      st->pos = 0;
+      st->done = st->page.size() < static_cast<size_t>(jobs::kMaxListLimit);
+      if (st->page.empty()) return std::optional<Row>();
+      st->after = st->page.back().audit_id;
+    }
+    const jobs::AuditRecord& a = st->page[st->pos++];
+    return std::optional<Row>(Row{Value(a.audit_id), Value(FormatJobTime(a.at_ms)), Value(a.actor), Value(a.action),
+                                  Value(a.job_id), Value(a.catalog_name), Value(a.database_name),
+                                  Value(a.table_name), Value(a.index_name), Value(a.note),
+                                  Value(WarningsJson(a.warnings))});
+  };
 }
 
 int Connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
@@ -275,10 +361,9 @@ int Connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_v
     *err = sqlite3_mprintf("unknown metadata module %s", argv[0]);
     return SQLITE_ERROR;
   }
+  const std::vector<std::string> columns = ColumnsOf(kind);
   std::string decl = "CREATE TABLE x(";
-  for (size_t c = 0; c < tables[static_cast<size_t>(kind)].columns.size(); ++c) {
-    decl += std::string(c ? ", " : "") + "\"" + tables[static_cast<size_t>(kind)].columns[c] + "\"";
-  }
+  for (size_t c = 0; c < columns.size(); ++c) decl += std::string(c ? ", " : "") + "\"" + columns[c] + "\"";
   if (tables[static_cast<size_t>(kind)].table_arg) decl += ", table_name HIDDEN";
   decl += ")";
   int rc = sqlite3_declare_vtab(db, decl.c_str());
@@ -286,7 +371,7 @@ int Connect(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_v
   auto* vt = new MetaVtab();
   vt->host = static_cast<VtabHost*>(aux);
   vt->kind = kind;
-  vt->num_columns = static_cast<int>(tables[static_cast<size_t>(kind)].columns.size());
+  vt->num_columns = static_cast<int>(columns.size());
   *out = vt;
   return SQLITE_OK;
 }
@@ -296,6 +381,7 @@ int Disconnect(sqlite3_vtab* vtab) {
   return SQLITE_OK;
 }
 
+// idxStr lists the constraints passed to xFilter as "column:op," in argv order.
 int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
   auto* vt = static_cast<MetaVtab*>(base);
   const bool table_arg = Tables()[static_cast<size_t>(vt->kind)].table_arg;
@@ -304,10 +390,8 @@ int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
   bool have_table = false;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
-    if (c.op != SQLITE_INDEX_CONSTRAINT_EQ) continue;
-    bool is_table_arg = table_arg && c.iColumn == vt->num_columns;
-    bool is_job_filter = !table_arg && (c.iColumn == kJobCatalog || c.iColumn == kJobDatabase ||
-                                        c.iColumn == kJobTable || c.iColumn == kJobState);
+    bool is_table_arg = table_arg && c.iColumn == vt->num_columns && c.op == SQLITE_INDEX_CONSTRAINT_EQ;
+    bool is_job_filter = vt->kind == kJobs && PushedJobConstraint(c.iColumn, c.op);
     if (!is_table_arg && !is_job_filter) continue;
     if (!c.usable) {
       if (is_table_arg) return SQLITE_CONSTRAINT;
@@ -315,10 +399,14 @@ int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
     }
     info->aConstraintUsage[i].argvIndex = ++argv;
     info->aConstraintUsage[i].omit = is_table_arg ? 1 : 0;
-    cols += std::to_string(c.iColumn) + ",";
+    cols += std::to_string(c.iColumn) + ":" + std::to_string(c.op) + ",";
     have_table = have_table || is_table_arg;
   }
   if (table_arg && !have_table) return SQLITE_CONSTRAINT;  // see vtab_search.cc
+  // The job list and the audit come in JobId / AuditId order.
+  if (!table_arg && info->nOrderBy == 1 && info->aOrderBy[0].iColumn == 0 && !info->aOrderBy[0].desc) {
+    info->orderByConsumed = 1;
+  }
   info->idxStr = sqlite3_mprintf("%s", cols.c_str());
   info->needToFreeIdxStr = 1;
   info->estimatedCost = table_arg ? 10 : 1000 / (argv + 1);
@@ -336,56 +424,79 @@ int Close(sqlite3_vtab_cursor* cur) {
   return SQLITE_OK;
 }
 
-Result<std::vector<Row>> Load(MetaVtab* vt, const char* idx_str, int argc, sqlite3_value** argv) {
-  std::map<int, std::string> eq;
+RowSource FromVector(std::vector<Row> rows) {
+  auto all = std::make_shared<std::vector<Row>>(std::move(rows));
+  auto pos = std::make_shared<size_t>(0);
+  return [all, pos]() -> Result<std::optional<Row>> {
+    if (*pos == all->size()) return std::optional<Row>();
+    return std::optional<Row>(std::move((*all)[(*pos)++]));
+  };
+}
+
+Result<RowSource> Load(MetaVtab* vt, const char* idx_str, int argc, sqlite3_value** argv) {
+  std::vector<JobConstraint> constraints;
   sqlite3_value* table = nullptr;
   std::string spec = idx_str ? idx_str : "";
   int arg = 0;
   for (size_t start = 0, comma; (comma = spec.find(',', start)) != std::string::npos; start = comma + 1) {
-    int col = std::stoi(spec.substr(start, comma - start));
-    if (arg >= argc) break;
+    const std::string item = spec.substr(start, comma - start);
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos || arg >= argc) break;
+    const int col = std::stoi(item.substr(0, colon));
+    const int op = std::stoi(item.substr(colon + 1));
     sqlite3_value* v = argv[arg++];
     if (col == vt->num_columns) {
       table = v;
-    } else if (sqlite3_value_type(v) == SQLITE_TEXT) {
-      eq[col] = reinterpret_cast<const char*>(sqlite3_value_text(v));
+    } else {
+      constraints.push_back({col, op, v});
     }
   }
   const char* fn = Tables()[static_cast<size_t>(vt->kind)].name;
-  if (vt->kind == 3) return JobRows(vt->host, eq);
+  if (vt->kind == kJobs) return JobRows(vt->host, constraints);
+  if (vt->kind == kAudit) return AuditRows(vt->host);
   VIGIL_ASSIGN_OR_RETURN(auto name, VisibleTable(vt->host, table, fn));
   AccessStats* stats = vt->host->Access(std::string(fn) + ":" + name.ToString());
   stats->table = name.ToString();
   stats->access = fn;
   stats->filter_calls++;
-  if (vt->kind == 0) return IndexRows(vt->host, name);
-  if (vt->kind == 1) return EntryRows(vt->host, name);
-  return OrphanRows(vt->host, name);
+  Result<std::vector<Row>> rows = vt->kind == kIndexes   ? IndexRows(vt->host, name)
+                                  : vt->kind == kEntries ? EntryRows(vt->host, name)
+                                                         : OrphanRows(vt->host, name);
+  VIGIL_RETURN_IF_ERROR(rows.status());
+  return FromVector(std::move(*rows));
+}
+
+// Moves the cursor to the source's next row.
+int Advance(MetaCursor* cur, MetaVtab* vt) {
+  Result<std::optional<Row>> next = (cur->source ? cur->source : NoRows())();
+  if (!next.ok()) {
+    cur->row.reset();
+    return VtabError(vt, vt->host, next.status());
+  }
+  cur->row = std::move(*next);
+  ++cur->rowid;
+  return SQLITE_OK;
 }
 
 int Filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* vt = static_cast<MetaVtab*>(base->pVtab);
   auto* cur = static_cast<MetaCursor*>(base);
-  auto rows = Load(vt, idx_str, argc, argv);
-  if (!rows.ok()) return VtabError(base->pVtab, vt->host, rows.status());
-  cur->rows = std::move(*rows);
-  cur->pos = 0;
-  return SQLITE_OK;
+  auto source = Load(vt, idx_str, argc, argv);
+  if (!source.ok()) return VtabError(base->pVtab, vt->host, source.status());
+  cur->source = std::move(*source);
+  cur->rowid = 0;
+  return Advance(cur, vt);
 }
 
 int Next(sqlite3_vtab_cursor* base) {
-  static_cast<MetaCursor*>(base)->pos++;
-  return SQLITE_OK;
+  return Advance(static_cast<MetaCursor*>(base), static_cast<MetaVtab*>(base->pVtab));
 }
 
-int Eof(sqlite3_vtab_cursor* base) {
-  auto* cur = static_cast<MetaCursor*>(base);
-  return cur->pos >= cur->rows.size() ? 1 : 0;
-}
+int Eof(sqlite3_vtab_cursor* base) { return static_cast<MetaCursor*>(base)->row ? 0 : 1; }
 
 int ColumnValue(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
   auto* cur = static_cast<MetaCursor*>(base);
-  const Row& row = cur->rows[cur->pos];
+  const Row& row = *cur->row;
   if (col < 0 || col >= static_cast<int>(row.size())) {
     sqlite3_result_null(ctx);
     return SQLITE_OK;
@@ -395,7 +506,7 @@ int ColumnValue(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
 }
 
 int Rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  *rowid = static_cast<sqlite3_int64>(static_cast<MetaCursor*>(base)->pos);
+  *rowid = static_cast<MetaCursor*>(base)->rowid;
   return SQLITE_OK;
 }
 
