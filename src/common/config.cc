@@ -144,8 +144,9 @@ const std::vector<Setting>& Settings() {
        VIGIL_NUM_(jobs, concurrency_per_node)},
 
       {"jobs", "archive_after_seconds", Kind::kDuration, 60, 3650 * kDay,
-       "Terminal jobs are archived this long after they ended (UNKNOWN jobs are\n"
-       "never archived, only compacted into a tombstone). Seconds or \"<n>s|m|h|d\".",
+       "Terminal jobs are archived this long after they ended and leave the listings;\n"
+       "an unresolved UNKNOWN job becomes a tombstone that keeps its fence and stays\n"
+       "listed until an operator resolves it. Seconds or \"<n>s|m|h|d\".",
        VIGIL_NUM_(jobs, archive_after_seconds)},
 
       {"jobs", "supervise_idle_exit_seconds", Kind::kDuration, 1, kDay,
