@@ -8,6 +8,7 @@
 #include "vigil/common/config.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "vigil/common/bounds.h"
@@ -35,6 +37,7 @@ constexpr uint64_t kDay = 86400;
 // Extra processes/threads a worker needs beyond its OpenMP pool: the main
 // thread, OpenBLAS/FAISS helpers, the dynamic loader's and libc's own.
 constexpr uint64_t kPidsHeadroom = 16;
+constexpr uint64_t kMaxOmpThreads = 1024;
 
 // kDurationMs: milliseconds, written only with a unit (or 0), since a bare number means
 // seconds for kDuration but milliseconds in PostgreSQL's statement_timeout.
@@ -117,26 +120,30 @@ const std::vector<Setting>& Settings() {
        "without privilege; a build reads a table's fragments one at a time.",
        VIGIL_NUM_(worker, nofile)},
 
-      {"worker", "omp_threads", Kind::kCount, 1, 1024,
-       "OMP_NUM_THREADS (also OpenBLAS threads) of one worker. 4 keeps a build\n"
-       "from starving queries on the same machine.",
+      {"worker", "omp_threads", Kind::kCount, 1, kMaxOmpThreads,
+       "OpenMP threads (OMP_NUM_THREADS) of one worker's IVF_PQ build; BLAS stays\n"
+       "single-threaded. Default: the cores this process may run on (its CPU\n"
+       "affinity; the value below is this machine's), at most pids_max - 16. Lower\n"
+       "it to leave cores to queries on the same machine.",
        VIGIL_NUM_(worker, omp_threads)},
 
-      {"caps", "max_rows", Kind::kCount, 1, uint64_t{1} << 48,
+      {"caps", "max_rows", Kind::kCount, 1, index::kIndexCapsLimits.max_rows,
        "Administrator safety caps, checked at admission and again on the worker's\n"
        "exact snapshot, before any provider call. Rows of the indexed snapshot.",
        VIGIL_NUM_(caps, max_rows)},
 
-      {"caps", "max_fragments", Kind::kCount, 1, uint64_t{1} << 32, "Fragments of the indexed snapshot.",
+      {"caps", "max_fragments", Kind::kCount, 1, index::kIndexCapsLimits.max_fragments,
+       "Fragments of the indexed snapshot.",
        VIGIL_NUM_(caps, max_fragments)},
 
-      {"caps", "max_vector_dimension", Kind::kCount, 1, bounds::kMaxVectorDimension,
+      {"caps", "max_vector_dimension", Kind::kCount, 1, index::kIndexCapsLimits.max_vector_dimension,
        "Dimension of an indexed vector column.", VIGIL_NUM_(caps, max_vector_dimension)},
 
-      {"caps", "max_partitions", Kind::kCount, 1, 1'048'576, "IVF num_partitions of one index.",
+      {"caps", "max_partitions", Kind::kCount, 1, index::kIndexCapsLimits.max_partitions,
+       "IVF num_partitions of one index.",
        VIGIL_NUM_(caps, max_partitions)},
 
-      {"caps", "max_sub_vectors", Kind::kCount, 1, bounds::kMaxVectorDimension,
+      {"caps", "max_sub_vectors", Kind::kCount, 1, index::kIndexCapsLimits.max_sub_vectors,
        "PQ num_sub_vectors of one index; at most max_vector_dimension.", VIGIL_NUM_(caps, max_sub_vectors)},
 
       {"jobs", "concurrency_per_node", Kind::kCount, 1, 256,
@@ -565,6 +572,7 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, std::
       where[key] = value.source();
     }
   }
+  if (where.count("worker.omp_threads") == 0) config.worker.omp_threads = DefaultOmpThreads(config.worker.pids_max);
   if (auto problem = CrossCheck(config)) {
     auto it = where.find(problem->first);
     return Bad(it == where.end() ? path : Pos(path, it->second), problem->first, problem->second);
@@ -642,9 +650,28 @@ std::string RenderDefaultConfig() {
   return out;
 }
 
-std::vector<ConfigEntry> EffectiveSettings(const Config& config) {
+uint32_t UsableCores() {
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<uint32_t>(std::max(1, CPU_COUNT(&set)));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+uint32_t DefaultOmpThreads(uint32_t pids_max) {
+  const uint64_t room = pids_max > kPidsHeadroom ? pids_max - kPidsHeadroom : 1;
+  return static_cast<uint32_t>(std::max<uint64_t>(1, std::min({uint64_t{UsableCores()}, room, kMaxOmpThreads})));
+}
+
+std::vector<ConfigEntry> EffectiveSettings(const Config& config, const ConfigSource* source) {
   std::vector<ConfigEntry> out;
-  for (const Setting& s : Settings()) out.push_back({s.Key(), RenderValue(s, config)});
+  for (const Setting& s : Settings()) {
+    const std::string key = s.Key();
+    std::string from = key == "worker.omp_threads" ? "default: usable cores" : "default";
+    if (source != nullptr &&
+        std::find(source->keys_set.begin(), source->keys_set.end(), key) != source->keys_set.end()) {
+      from = std::string(kConfigFile);
+    }
+    out.push_back({key, RenderValue(s, config), std::move(from)});
+  }
   return out;
 }
 

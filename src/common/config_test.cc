@@ -431,5 +431,41 @@ TEST(ConfigTest, OversizedFileIsRefused) {
   EXPECT_EQ(c.status().code(), StatusCode::kResourceExhausted);
 }
 
+TEST(ConfigTest, OmpThreadsDefaultsToTheUsableCoresAndSaysSo) {
+  const uint32_t cores = UsableCores();
+  EXPECT_GE(cores, 1u);
+  EXPECT_EQ(Config{}.worker.omp_threads, std::min(cores, 240u));  // pids_max 256 keeps 16 for other threads
+  EXPECT_EQ(ParseConfig("", "x")->worker.omp_threads, Config{}.worker.omp_threads);
+  // A lower pids_max lowers the default with it; a set value stays as set.
+  EXPECT_EQ(ParseConfig("[worker]\npids_max = 17\n", "x")->worker.omp_threads, 1u);
+  EXPECT_EQ(DefaultOmpThreads(18), std::min(cores, 2u));
+  EXPECT_EQ(DefaultOmpThreads(16), 1u);
+  EXPECT_EQ(ParseConfig("[worker]\nomp_threads = 3\n", "x")->worker.omp_threads, 3u);
+
+  ConfigSource src{"/r/vigil.toml", true, {"worker.nofile"}};
+  for (const ConfigEntry& e : EffectiveSettings(Config{}, &src)) {
+    if (e.key == "worker.omp_threads") {
+      EXPECT_EQ(e.source, "default: usable cores");
+      EXPECT_EQ(e.value, std::to_string(std::min(cores, 240u)));
+    } else {
+      EXPECT_EQ(e.source, e.key == "worker.nofile" ? "vigil.toml" : "default") << e.key;
+    }
+  }
+  src.keys_set = {"worker.omp_threads"};
+  EXPECT_EQ(EffectiveSettings(Config{}, &src)[7].source, "vigil.toml");
+  EXPECT_EQ(EffectiveSettings(Config{})[7].key, "worker.omp_threads");
+}
+
+TEST(ConfigTest, CapsAreTheIndexCapsWithTheirDefaultsAndLimits) {
+  EXPECT_EQ(Config{}.caps, index::IndexCaps{});
+  auto c = ParseConfig("[caps]\nmax_vector_dimension = 8192\nmax_partitions = 1048576\n", "x");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->caps.max_vector_dimension, 8192u);
+  EXPECT_EQ(c->caps.max_partitions, index::kIndexCapsLimits.max_partitions);
+  EXPECT_THAT(ErrorOf("[caps]\nmax_partitions = 1048577\n"),
+              HasSubstr("caps.max_partitions: must be in 1..1048576 (got 1048577)"));
+  EXPECT_THAT(ErrorOf("[caps]\nmax_rows = 281474976710657\n"), HasSubstr("caps.max_rows: must be in"));
+}
+
 }  // namespace
 }  // namespace vigil

@@ -1,5 +1,8 @@
 #include "vigil/index/index_spec.h"
 
+#include <limits>
+#include <type_traits>
+
 #include <nlohmann/json.hpp>
 
 #include "vigil/common/bounds.h"
@@ -35,6 +38,18 @@ Status CheckKeys(const std::map<std::string, std::string>& props, std::initializ
   }
   return Status::OK();
 }
+
+// "caps.max_partitions = 65536 (the default; ...)": a cap as the operator sets it.
+std::string CapText(std::string_view key, uint64_t value, uint64_t default_value) {
+  std::string out = "caps." + std::string(key) + " = " + std::to_string(value);
+  if (value == default_value) {
+    return out + " (the default; raise it with " + std::string(key) + " under [caps] in vigil.toml)";
+  }
+  return out + " (set in vigil.toml)";
+}
+
+constexpr IndexCaps kDefaultCaps;
+constexpr IvfPqParams kDefaultIvfPq;
 
 Status CheckColumn(IndexType type, const Field& f) {
   const TypeId t = f.type.id;
@@ -77,21 +92,22 @@ Result<IvfPqParams> ValidateIvfPq(const std::map<std::string, std::string>& prop
   VIGIL_ASSIGN_OR_RETURN(p.num_partitions, PositiveInt(props, "num_partitions", true, 0));
   VIGIL_ASSIGN_OR_RETURN(p.num_sub_vectors, PositiveInt(props, "num_sub_vectors", true, 0));
   VIGIL_ASSIGN_OR_RETURN(p.num_bits, PositiveInt(props, "num_bits", false, 8));
-  VIGIL_ASSIGN_OR_RETURN(p.sample_rate, PositiveInt(props, "sample_rate", false, 256));
-  VIGIL_ASSIGN_OR_RETURN(p.max_iterations, PositiveInt(props, "max_iterations", false, 50));
+  VIGIL_ASSIGN_OR_RETURN(p.sample_rate, PositiveInt(props, "sample_rate", false, kDefaultIvfPq.sample_rate));
+  VIGIL_ASSIGN_OR_RETURN(p.max_iterations, PositiveInt(props, "max_iterations", false, kDefaultIvfPq.max_iterations));
   const uint32_t dim = field.type.dim;
   if (p.num_bits != 8) return Status::InvalidArgument("num_bits must be 8, got " + std::to_string(p.num_bits));
   if (dim > caps.max_vector_dimension) {
-    return Status::InvalidArgument("vector dimension " + std::to_string(dim) + " exceeds the cap " +
-                                   std::to_string(caps.max_vector_dimension));
+    return Status::InvalidArgument(
+        "vector dimension " + std::to_string(dim) + " of column '" + field.name + "' exceeds " +
+        CapText("max_vector_dimension", caps.max_vector_dimension, kDefaultCaps.max_vector_dimension));
   }
   if (p.num_partitions > caps.max_partitions) {
-    return Status::InvalidArgument("num_partitions " + std::to_string(p.num_partitions) + " exceeds the cap " +
-                                   std::to_string(caps.max_partitions));
+    return Status::InvalidArgument("num_partitions " + std::to_string(p.num_partitions) + " exceeds " +
+                                   CapText("max_partitions", caps.max_partitions, kDefaultCaps.max_partitions));
   }
   if (p.num_sub_vectors > caps.max_sub_vectors) {
-    return Status::InvalidArgument("num_sub_vectors " + std::to_string(p.num_sub_vectors) + " exceeds the cap " +
-                                   std::to_string(caps.max_sub_vectors));
+    return Status::InvalidArgument("num_sub_vectors " + std::to_string(p.num_sub_vectors) + " exceeds " +
+                                   CapText("max_sub_vectors", caps.max_sub_vectors, kDefaultCaps.max_sub_vectors));
   }
   if (dim % p.num_sub_vectors != 0) {
     return Status::InvalidArgument("num_sub_vectors " + std::to_string(p.num_sub_vectors) +
@@ -149,12 +165,12 @@ Result<IndexSpec> ValidateIndexSpec(IndexType type, const std::map<std::string, 
                                     const IndexCaps& caps) {
   VIGIL_RETURN_IF_ERROR(CheckColumn(type, field));
   if (snapshot_rows > caps.max_rows) {
-    return Status::InvalidArgument("the table has " + std::to_string(snapshot_rows) +
-                                   " rows; the index row cap is " + std::to_string(caps.max_rows));
+    return Status::InvalidArgument("the table has " + std::to_string(snapshot_rows) + " rows, more than " +
+                                   CapText("max_rows", caps.max_rows, kDefaultCaps.max_rows));
   }
   if (snapshot_fragments > caps.max_fragments) {
-    return Status::InvalidArgument("the table has " + std::to_string(snapshot_fragments) +
-                                   " fragments; the index fragment cap is " + std::to_string(caps.max_fragments));
+    return Status::InvalidArgument("the table has " + std::to_string(snapshot_fragments) + " fragments, more than " +
+                                   CapText("max_fragments", caps.max_fragments, kDefaultCaps.max_fragments));
   }
   IndexSpec spec;
   spec.type = type;
@@ -184,19 +200,94 @@ Result<IndexSpec> ValidateIndexSpec(IndexType type, const std::map<std::string, 
   return spec;
 }
 
-std::string SpecToPropertiesJson(const IndexSpec& spec) {
+Status CheckIndexCaps(const IndexCaps& caps) {
+  auto check = [](std::string_view key, uint64_t value, uint64_t limit) -> Status {
+    if (value >= 1 && value <= limit) return Status::OK();
+    return Status::InvalidArgument("caps." + std::string(key) + " = " + std::to_string(value) + " is outside 1.." +
+                                   std::to_string(limit) + ", what this build can honour");
+  };
+  const IndexCaps& lim = kIndexCapsLimits;
+  VIGIL_RETURN_IF_ERROR(check("max_rows", caps.max_rows, lim.max_rows));
+  VIGIL_RETURN_IF_ERROR(check("max_fragments", caps.max_fragments, lim.max_fragments));
+  VIGIL_RETURN_IF_ERROR(check("max_vector_dimension", caps.max_vector_dimension, lim.max_vector_dimension));
+  VIGIL_RETURN_IF_ERROR(check("max_partitions", caps.max_partitions, lim.max_partitions));
+  VIGIL_RETURN_IF_ERROR(check("max_sub_vectors", caps.max_sub_vectors, lim.max_sub_vectors));
+  if (caps.max_sub_vectors > caps.max_vector_dimension) {
+    return Status::InvalidArgument("caps.max_sub_vectors = " + std::to_string(caps.max_sub_vectors) +
+                                   " exceeds caps.max_vector_dimension = " +
+                                   std::to_string(caps.max_vector_dimension));
+  }
+  return Status::OK();
+}
+
+namespace {
+
+nlohmann::json SpecJson(const IndexSpec& spec) {
   nlohmann::json j = nlohmann::json::object();
   if (spec.type == IndexType::kIvfPq) {
-    j["metric_type"] = std::string(MetricName(spec.ivf_pq.metric));
-    j["num_partitions"] = spec.ivf_pq.num_partitions;
-    j["num_sub_vectors"] = spec.ivf_pq.num_sub_vectors;
-    j["num_bits"] = spec.ivf_pq.num_bits;
+    const IvfPqParams& p = spec.ivf_pq;
+    j["metric_type"] = std::string(MetricName(p.metric));
+    j["num_partitions"] = p.num_partitions;
+    j["num_sub_vectors"] = p.num_sub_vectors;
+    j["num_bits"] = p.num_bits;
+    if (p.sample_rate != kDefaultIvfPq.sample_rate) j["sample_rate"] = p.sample_rate;
+    if (p.max_iterations != kDefaultIvfPq.max_iterations) j["max_iterations"] = p.max_iterations;
   } else if (spec.type == IndexType::kFts) {
     j["tokenizer"] = spec.fts.tokenizer;
   }
+  return j;
+}
+
+std::string Dump(const nlohmann::json& j) {
   std::string out = j.dump();  // keys sorted: deterministic
   VIGIL_CHECK(out.size() <= bounds::kMaxPropertiesJsonBytes);
   return out;
+}
+
+}  // namespace
+
+std::string SpecToPropertiesJson(const IndexSpec& spec) { return Dump(SpecJson(spec)); }
+
+std::string JobPropertiesJson(const IndexSpec& spec, const IndexCaps& caps) {
+  nlohmann::json j = SpecJson(spec);
+  if (!(caps == kDefaultCaps)) {
+    j["admitted_caps"] = {{"max_rows", caps.max_rows},
+                          {"max_fragments", caps.max_fragments},
+                          {"max_vector_dimension", caps.max_vector_dimension},
+                          {"max_partitions", caps.max_partitions},
+                          {"max_sub_vectors", caps.max_sub_vectors}};
+  }
+  return Dump(j);
+}
+
+Result<IndexCaps> AdmittedCapsFromJson(std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::Corruption("job properties are not a JSON object");
+  IndexCaps caps;
+  if (!j.contains("admitted_caps")) return caps;
+  const nlohmann::json& c = j["admitted_caps"];
+  if (!c.is_object()) return Status::Corruption("job properties: \"admitted_caps\" is not an object");
+  auto get = [&](const char* key, auto* out) -> Status {
+    using T = std::remove_pointer_t<decltype(out)>;
+    if (!c.contains(key) || !c[key].is_number_unsigned() ||
+        c[key].get<uint64_t>() > std::numeric_limits<T>::max()) {
+      return Status::Corruption(std::string("job properties: admitted_caps lack \"") + key + "\"");
+    }
+    *out = static_cast<T>(c[key].get<uint64_t>());
+    return Status::OK();
+  };
+  VIGIL_RETURN_IF_ERROR(get("max_rows", &caps.max_rows));
+  VIGIL_RETURN_IF_ERROR(get("max_fragments", &caps.max_fragments));
+  VIGIL_RETURN_IF_ERROR(get("max_vector_dimension", &caps.max_vector_dimension));
+  VIGIL_RETURN_IF_ERROR(get("max_partitions", &caps.max_partitions));
+  VIGIL_RETURN_IF_ERROR(get("max_sub_vectors", &caps.max_sub_vectors));
+  return caps;
+}
+
+std::string DescribeDefinition(IndexType type, const std::vector<std::string>& columns, const IndexSpec& spec) {
+  std::string cols;
+  for (const auto& c : columns) cols += (cols.empty() ? "" : ", ") + c;
+  return std::string(IndexTypeName(type)) + " (" + cols + ") " + SpecToPropertiesJson(spec);
 }
 
 Result<IndexSpec> SpecFromPropertiesJson(IndexType type, std::string_view json) {
@@ -221,6 +312,9 @@ Result<IndexSpec> SpecFromPropertiesJson(IndexType type, std::string_view json) 
     VIGIL_RETURN_IF_ERROR(get_uint("num_partitions", &spec.ivf_pq.num_partitions));
     VIGIL_RETURN_IF_ERROR(get_uint("num_sub_vectors", &spec.ivf_pq.num_sub_vectors));
     VIGIL_RETURN_IF_ERROR(get_uint("num_bits", &spec.ivf_pq.num_bits));
+    // Absent in properties written before they were kept: those builds used the defaults.
+    if (j.contains("sample_rate")) VIGIL_RETURN_IF_ERROR(get_uint("sample_rate", &spec.ivf_pq.sample_rate));
+    if (j.contains("max_iterations")) VIGIL_RETURN_IF_ERROR(get_uint("max_iterations", &spec.ivf_pq.max_iterations));
   } else if (type == IndexType::kFts) {
     if (!j.contains("tokenizer") || !j["tokenizer"].is_string()) {
       return Status::Corruption("index properties lack \"tokenizer\"");
@@ -238,7 +332,9 @@ Result<std::map<std::string, std::string>> RequestPropertiesFromJson(IndexType t
              {"metric", std::string(MetricName(parsed.ivf_pq.metric))},
              {"num_partitions", std::to_string(parsed.ivf_pq.num_partitions)},
              {"num_sub_vectors", std::to_string(parsed.ivf_pq.num_sub_vectors)},
-             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)}};
+             {"num_bits", std::to_string(parsed.ivf_pq.num_bits)},
+             {"sample_rate", std::to_string(parsed.ivf_pq.sample_rate)},
+             {"max_iterations", std::to_string(parsed.ivf_pq.max_iterations)}};
   } else if (type == IndexType::kFts) {
     props = {{"tokenizer", parsed.fts.tokenizer}};
   }

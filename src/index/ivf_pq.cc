@@ -6,24 +6,24 @@
 
 #include <dlfcn.h>
 #include <omp.h>
-#include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <random>
-#include <thread>
+#include <new>
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFPQ.h>
-#include <faiss/impl/FaissException.h>
 #include <faiss/impl/IDSelector.h>
 #include <faiss/invlists/InvertedLists.h>
 
 #include "index/ivf_pq_format.h"
 #include "index/ivf_pq_internal.h"
+#include "vigil/common/config.h"
 
 // OpenBLAS's thread control; weak so that other BLAS builds still link.
 extern "C" void openblas_set_num_threads(int num_threads) __attribute__((weak));
@@ -34,14 +34,26 @@ namespace {
 constexpr size_t kEncodeBatchRows = 32768;
 constexpr size_t kMaxModelBytes = size_t{4} << 30;
 constexpr size_t kMaxListsBytes = size_t{1} << 40;
-constexpr uint32_t kMaxSearchK = 1u << 20;
 
 using SetThreadsFn = void (*)(int);
 
-int UsableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+// The OpenMP thread limit this process started with: OMP_NUM_THREADS (worker.omp_threads
+// in a worker), else the cores OpenMP found. Read once, before any omp_set_num_threads.
+int OmpThreadLimit() {
+  static const int limit = std::max(1, omp_get_max_threads());
+  return limit;
+}
+
+std::atomic<uint64_t> g_allocation_failures{0};
+
+// A library exception as a Status: ResourceExhausted for a failed allocation (counted
+// in AllocationFailures()), Internal otherwise.
+Status FromException(const std::exception& e, const std::string& what) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    g_allocation_failures.fetch_add(1);
+    return Status::ResourceExhausted("out of memory: " + what + " failed (" + e.what() + ")");
+  }
+  return Status::Internal(what + " failed: " + e.what());
 }
 
 // Cosine runs as L2 on unit vectors (|a-b|^2 = 2 - 2cos): L2 k-means and
@@ -252,14 +264,15 @@ Result<IvfPqModel> TrainModel(const IvfPqParams& p, uint32_t dim, const RowBatch
     faiss::IndexIVFPQ ivf(&quantizer, dim, p.num_partitions, p.num_sub_vectors, p.num_bits, FaissMetric(p.metric));
     ivf.by_residual = ByResidual(p.metric);
     ivf.cp.niter = static_cast<int>(p.max_iterations);
+    // FAISS subsamples to max_points_per_centroid rows per centroid (default 256): the
+    // coarse k-means trains on sample_rate rows per partition, as the sample was drawn.
+    ivf.cp.max_points_per_centroid = static_cast<int>(p.sample_rate);
     ivf.pq.cp.niter = static_cast<int>(p.max_iterations);
     ivf.train(static_cast<faiss::Index::idx_t>(sample.rows()), sample.values.data());
     m.centroids.assign(quantizer.get_xb(), quantizer.get_xb() + static_cast<size_t>(p.num_partitions) * dim);
     m.pq_centroids = ivf.pq.centroids;
-  } catch (const faiss::FaissException& e) {
-    return Status::Internal(std::string("FAISS failed to train IVF_PQ: ") + e.what());
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("IVF_PQ training failed: ") + e.what());
+    return FromException(e, "training IVF_PQ");
   }
   Status st = CheckIvfPqModel(m);
   if (!st.ok()) return Status::Internal("FAISS produced an invalid model: " + st.message());
@@ -287,7 +300,7 @@ Result<std::unique_ptr<FaissIvfPq>> MakeFaissIvfPq(const IvfPqModel& m) {
     f->ivf->is_trained = true;
     f->ivf->precompute_table();
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("FAISS failed to set up IVF_PQ: ") + e.what());
+    return FromException(e, "setting up IVF_PQ");
   }
   return f;
 }
@@ -297,7 +310,7 @@ Status AddBatch(FaissIvfPq* f, RowBatch* batch) {
   try {
     f->ivf->add_with_ids(static_cast<faiss::Index::idx_t>(batch->rows()), batch->values.data(), batch->ids.data());
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("FAISS failed to encode IVF_PQ rows: ") + e.what());
+    return FromException(e, "encoding IVF_PQ rows");
   }
   batch->Clear();
   return Status::OK();
@@ -374,11 +387,14 @@ class RowFilterSelector final : public faiss::IDSelector {
 
 }  // namespace
 
+uint64_t AllocationFailures() { return g_allocation_failures.load(); }
+
 int ConfigureFaissThreads(uint64_t rows) {
   SetThreadsFn set = &openblas_set_num_threads;
   if (set == nullptr) set = reinterpret_cast<SetThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   if (set != nullptr) set(1);
-  int threads = rows < kIvfPqParallelMinRows ? 1 : UsableCores();
+  const int limit = OmpThreadLimit();  // first, before this call lowers it
+  int threads = rows < kIvfPqParallelMinRows ? 1 : std::min(static_cast<int>(UsableCores()), limit);
   omp_set_num_threads(threads);
   return threads;
 }
@@ -504,8 +520,9 @@ Result<std::shared_ptr<IvfPqSegment>> IvfPqSegment::Open(std::shared_ptr<Segment
 Result<std::vector<ScoredRow>> IvfPqSegment::Search(const float* query, uint32_t k, uint32_t nprobes,
                                                     const RowFilter* filter) const {
   if (query == nullptr) return Status::InvalidArgument("the query vector is missing");
-  if (k == 0 || k > kMaxSearchK) {
-    return Status::InvalidArgument("k must be in [1, " + std::to_string(kMaxSearchK) + "], got " + std::to_string(k));
+  if (k == 0 || k > kIvfPqMaxSearchK) {
+    return Status::InvalidArgument("k must be in [1, " + std::to_string(kIvfPqMaxSearchK) + "], got " +
+                                   std::to_string(k));
   }
   if (nprobes == 0) return Status::InvalidArgument("nprobes must be positive");
   std::vector<float> q(query, query + model_.dim);
@@ -527,7 +544,7 @@ Result<std::vector<ScoredRow>> IvfPqSegment::Search(const float* query, uint32_t
   try {
     faiss_->f->ivf->search(1, q.data(), k, dist.data(), labels.data(), &params);
   } catch (const std::exception& e) {
-    return Status::Internal(std::string("FAISS search failed: ") + e.what());
+    return FromException(e, "IVF_PQ search");
   }
   std::vector<ScoredRow> out;
   for (uint32_t i = 0; i < k && labels[i] >= 0; ++i) {

@@ -28,7 +28,7 @@ namespace vigil::index {
 
 inline constexpr char kIvfPqModelFile[] = "ivf_pq.model";
 inline constexpr char kIvfPqListsFile[] = "ivf_pq.lists";
-constexpr uint32_t kIvfPqMaxPartitions = 1u << 20;
+constexpr uint32_t kIvfPqMaxPartitions = kIndexCapsLimits.max_partitions;
 
 // Structural checks of a model (sizes agree, num_bits = 8, sub-vectors divide dim,
 // finite values). Corruption names the defect; callers re-label for user input.

@@ -17,8 +17,9 @@ constexpr uint32_t kIvfPqMinTrainingRows = 256;  // 2^num_bits PQ centroids per 
 constexpr uint64_t kIvfPqParallelMinRows = 65536;
 
 // BLAS single-threaded (when the BLAS is OpenBLAS; FAISS with both multi-threaded
-// is ~2.5x slower) and OpenMP threads = usable cores, or 1 for jobs of fewer than
-// kIvfPqParallelMinRows rows, whose parallel regions cost more than they save.
+// is ~2.5x slower) and OpenMP threads = usable cores, at most the process's initial
+// OpenMP limit (OMP_NUM_THREADS: worker.omp_threads in a worker), or 1 for jobs of
+// fewer than kIvfPqParallelMinRows rows, whose parallel regions cost more than they save.
 // Returns the OpenMP thread count.
 int ConfigureFaissThreads(uint64_t rows);
 

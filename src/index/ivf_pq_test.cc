@@ -318,6 +318,31 @@ TEST_F(IvfPqTest, BadParametersAreInvalidArgument) {
   EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST_F(IvfPqTest, MaxIterationsAndSampleRateShapeTheTraining) {
+  auto frags = AllFragments(*ds_);
+  auto train = [&](uint32_t iterations, uint32_t sample_rate) {
+    IvfPqParams p = Params(Metric::kL2, 16, 8);
+    p.max_iterations = iterations;
+    p.sample_rate = sample_rate;
+    auto m = TrainIvfPq(*ds_, emb(), frags, p, nullptr);
+    VIGIL_CHECK(m.ok());
+    return *m;
+  };
+  const IvfPqModel three = train(3, 256);
+  EXPECT_EQ(train(3, 256).centroids, three.centroids);  // deterministic
+  // One more or one less k-means iteration moves the centroids and the codebooks.
+  EXPECT_NE(train(2, 256).centroids, three.centroids);
+  EXPECT_NE(train(4, 256).centroids, three.centroids);
+  EXPECT_NE(train(2, 256).pq_centroids, three.pq_centroids);
+  EXPECT_NE(train(IvfPqParams{}.max_iterations, 256).centroids, three.centroids);
+  // A smaller sample trains on other rows.
+  EXPECT_NE(train(3, 64).centroids, three.centroids);
+  IvfPqParams big = Params(Metric::kL2, 16, 8);
+  big.sample_rate = 1000;
+  EXPECT_EQ(TrainingSampleSize(big, kRows), 16000u);
+  EXPECT_NE(train(3, 1000).centroids, three.centroids);
+}
+
 // Small datasets with one bad row; nothing may be written for them.
 class IvfPqBadRowsTest : public ::testing::Test {
  protected:

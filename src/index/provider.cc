@@ -106,6 +106,25 @@ Result<ProviderResult> CreateIndex(const CreateIndexRequest& req, bool vector) {
 
 }  // namespace
 
+Status RevalidateCreate(const CreateIndexRequest& req) {
+  if (Status caps = CheckIndexCaps(req.caps); !caps.ok()) {
+    return Status::FailedPrecondition("STALE_ADMISSION: the admitted caps cannot be honoured: " + caps.message());
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto ds, OpenAdmitted(req.dataset_path, req.version, req.expected_schema_fingerprint));
+  auto idx = ds->schema()->IndexOf(req.column);
+  if (!idx) {
+    return Status::FailedPrecondition("STALE_ADMISSION: version " + std::to_string(ds->version()) +
+                                      " has no column '" + req.column + "'");
+  }
+  auto spec = ValidateIndexSpec(req.type, req.properties, ds->schema()->field(*idx), ds->CountRows(),
+                                ds->manifest().fragments.size(), req.caps);
+  if (!spec.ok()) {
+    return Status::FailedPrecondition("STALE_ADMISSION: the request is not valid at version " +
+                                      std::to_string(ds->version()) + ": " + spec.status().message());
+  }
+  return Status::OK();
+}
+
 Result<ProviderResult> CreateVectorIndex(const CreateIndexRequest& request) { return CreateIndex(request, true); }
 Result<ProviderResult> CreateScalarIndex(const CreateIndexRequest& request) { return CreateIndex(request, false); }
 

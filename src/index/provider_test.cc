@@ -1,9 +1,11 @@
 #include "vigil/index/provider.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/index/ivf_pq.h"
 #include "vigil/storage/datagen.h"
 
 namespace vigil::index {
@@ -150,6 +152,56 @@ TEST_F(ProviderTest, StaleAdmissionIsRefused) {
   req.expected_schema_fingerprint = "0000000000000000";
   EXPECT_EQ(CreateScalarIndex(req).status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(SegmentDirs(), 0u);
+}
+
+TEST_F(ProviderTest, RevalidationRefusesCapsAndRequestsTheBuildCannotHonour) {
+  auto req = Request("emb_idx", "emb", IndexType::kIvfPq);
+  req.version = 2;
+  EXPECT_TRUE(RevalidateCreate(req).ok());
+  req.caps.max_partitions = 2;  // below the admitted num_partitions 4
+  Status low = RevalidateCreate(req);
+  EXPECT_EQ(low.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(low.message(), ::testing::StartsWith("STALE_ADMISSION: the request is not valid at version 2: "));
+  EXPECT_THAT(low.message(), ::testing::HasSubstr("caps.max_partitions = 2"));
+  req.caps = kIndexCapsLimits;
+  req.caps.max_partitions += 1;
+  Status beyond = RevalidateCreate(req);
+  EXPECT_EQ(beyond.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(beyond.message(), ::testing::StartsWith("STALE_ADMISSION: the admitted caps cannot be honoured"));
+  req.caps = {};
+  req.expected_schema_fingerprint = "0000000000000000";
+  EXPECT_EQ(RevalidateCreate(req).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(SegmentDirs(), 0u);
+  EXPECT_EQ(*Dataset::LatestVersion(path_), 2u);
+}
+
+TEST_F(ProviderTest, TrainingParametersOfAJobReachTheBuildAndTheStoredProperties) {
+  auto req = Request("emb_idx", "emb", IndexType::kIvfPq);
+  req.properties["max_iterations"] = "3";
+  req.properties["sample_rate"] = "100";
+  auto ds = *Dataset::Open(path_);
+  const Field& emb = ds->schema()->field(*ds->schema()->IndexOf("emb"));
+  IndexSpec spec = *ValidateIndexSpec(IndexType::kIvfPq, req.properties, emb, ds->CountRows(), 1);
+  // As an executor builds it: from the job's properties.
+  req.properties = *RequestPropertiesFromJson(IndexType::kIvfPq, JobPropertiesJson(spec, {}));
+  auto r = CreateVectorIndex(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto built = *Dataset::Open(path_);
+  const IndexSegmentMeta& meta = built->manifest().segments.at(0);
+  EXPECT_NE(meta.properties_json.find("\"max_iterations\":3"), std::string::npos) << meta.properties_json;
+  EXPECT_NE(meta.properties_json.find("\"sample_rate\":100"), std::string::npos) << meta.properties_json;
+  auto seg = OpenSegment(DefaultFileSystem(), path_, built->manifest(), meta);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  const IvfPqModel& model = static_cast<const IvfPqSegment&>(**seg).model();
+  std::vector<uint32_t> frags;
+  for (const auto& f : ds->manifest().fragments) frags.push_back(f.id);
+  auto three = TrainIvfPq(*ds, emb, frags, spec.ivf_pq, nullptr);
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(model.centroids, three->centroids);
+  IvfPqParams defaults = spec.ivf_pq;
+  defaults.max_iterations = IvfPqParams{}.max_iterations;
+  defaults.sample_rate = IvfPqParams{}.sample_rate;
+  EXPECT_NE(model.centroids, TrainIvfPq(*ds, emb, frags, defaults, nullptr)->centroids);
 }
 
 TEST_F(ProviderTest, FailureAfterFilesBeforeCommitLeavesNoManifestReference) {

@@ -52,6 +52,26 @@ Result<std::optional<index::LogicalIndexInfo>> Match(const std::vector<index::Lo
   return found;
 }
 
+// OK when `existing` has the requested definition as IF NOT EXISTS compares it (seed 000
+// section 5): columns, physical type and the allowlisted properties. AlreadyExists showing
+// both definitions otherwise.
+Status SameDefinition(const index::LogicalIndexInfo& existing, const std::vector<std::string>& columns,
+                      const index::IndexSpec& requested, const std::string& table) {
+  const std::string wanted = index::DescribeDefinition(requested.type, columns, requested);
+  std::string have = existing.index_type + " (...) " + existing.properties_json;
+  bool same = false;
+  if (auto type = index::ParseIndexType(existing.index_type); type.ok()) {
+    if (auto spec = index::SpecFromPropertiesJson(*type, existing.properties_json); spec.ok()) {
+      have = index::DescribeDefinition(*type, existing.columns, *spec);
+      same = *type == requested.type && existing.columns == columns && *spec == requested;
+    }
+  }
+  if (same) return Status::OK();
+  return Status::AlreadyExists("index '" + existing.name + "' already exists on " + table +
+                               " with another definition; IF NOT EXISTS needs the same one: existing " + have +
+                               ", requested " + wanted);
+}
+
 JobSpec BaseSpec(const Target& t, const std::string& exact_name, Operation op) {
   JobSpec s;
   s.catalog_name = t.table.catalog_name;
@@ -101,13 +121,42 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   if (existing && !stmt.if_not_exists && !stmt.or_replace) {
     return Status::AlreadyExists("index '" + existing->name + "' already exists on " + t.table.table_name);
   }
+  if (existing && stmt.if_not_exists) {
+    VIGIL_RETURN_IF_ERROR(SameDefinition(*existing, {field.name}, spec, t.table.table_name));
+  }
   JobSpec js = BaseSpec(t, exact, stmt.or_replace ? Operation::kReplace : Operation::kCreate);
   js.if_mode = stmt.if_not_exists ? IfMode::kIfNotExists : IfMode::kNone;
   js.columns = {field.name};
   js.category = CategoryOf(stmt.type);
   js.physical_type = std::string(index::IndexTypeName(stmt.type));
-  js.properties_json = index::SpecToPropertiesJson(spec);
+  js.properties_json = index::JobPropertiesJson(spec, caps_);
   return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists);
+}
+
+Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& target, const std::string& name) {
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(target.catalog, target.database, target.table));
+  if (!entry) return std::optional<JobRecord>();
+  const std::string normalized = NormalizeIndexNameV1(name);
+  // Only jobs in these states can hold a fence (HoldsFence); each listing is bounded.
+  for (const char* state : {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING",
+                            "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
+    JobFilter filter;
+    filter.catalog_name = entry->catalog_name;
+    filter.database_name = entry->database_name;
+    filter.table_name = entry->table_name;
+    filter.index_name = name;
+    filter.state = state;
+    filter.include_archived = true;
+    filter.limit = kMaxListLimit;
+    VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, store_->List(filter));
+    for (JobRecord& j : jobs) {
+      if (HoldsFence(j.state) && j.fence.table_incarnation == entry->table_incarnation &&
+          j.fence.normalized_name == normalized) {
+        return std::optional<JobRecord>(std::move(j));
+      }
+    }
+  }
+  return std::optional<JobRecord>();
 }
 
 Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms) {

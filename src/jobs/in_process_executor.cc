@@ -46,6 +46,28 @@ ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
   if ((*ds)->schema()->fingerprint() != spec.schema_fingerprint) {
     return Complete(false, Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission"));
   }
+  // CREATE / REPLACE: the admitted caps and the request, revalidated on the admitted version.
+  std::optional<index::CreateIndexRequest> create;
+  if (spec.operation == Operation::kCreate || spec.operation == Operation::kReplace) {
+    auto type = PhysicalType(spec);
+    if (!type.ok()) return Complete(false, type.status());
+    auto props = index::RequestPropertiesFromJson(*type, spec.properties_json);
+    if (!props.ok()) return Complete(false, props.status());
+    auto caps = index::AdmittedCapsFromJson(spec.properties_json);
+    if (!caps.ok()) return Complete(false, caps.status());
+    create.emplace();
+    create->dataset_path = spec.locator;
+    create->version = static_cast<uint64_t>(spec.start_version);
+    create->expected_schema_fingerprint = spec.schema_fingerprint;
+    create->column = spec.columns.empty() ? "" : spec.columns[0];
+    create->name = spec.index_name;
+    create->type = *type;
+    create->properties = std::move(*props);
+    create->replace = spec.operation == Operation::kReplace;
+    create->caps = *caps;
+    create->progress = request.progress;
+    if (Status valid = index::RevalidateCreate(*create); !valid.ok()) return Complete(false, valid);
+  }
   if (Status fp = failpoint::Hit("executor.before_invoke"); !fp.ok()) return Complete(false, fp);
   TransactionProperties txn;
   txn.job_id = request.job.job_id;
@@ -65,22 +87,9 @@ ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
     if (!built.ok()) return Complete(true, built.status());
     result = index::ProviderResult{built->committed_version, built->segment_uuid};
   } else {
-    auto type = PhysicalType(spec);
-    if (!type.ok()) return Complete(false, type.status());
-    auto props = index::RequestPropertiesFromJson(*type, spec.properties_json);
-    if (!props.ok()) return Complete(false, props.status());
-    index::CreateIndexRequest req;
-    req.dataset_path = spec.locator;
-    req.version = static_cast<uint64_t>(spec.start_version);
-    req.expected_schema_fingerprint = spec.schema_fingerprint;
-    req.column = spec.columns.empty() ? "" : spec.columns[0];
-    req.name = spec.index_name;
-    req.type = *type;
-    req.properties = std::move(*props);
-    req.replace = spec.operation == Operation::kReplace;
-    req.txn = txn;
-    req.progress = request.progress;
-    result = *type == index::IndexType::kIvfPq ? index::CreateVectorIndex(req) : index::CreateScalarIndex(req);
+    create->txn = txn;
+    result = create->type == index::IndexType::kIvfPq ? index::CreateVectorIndex(*create)
+                                                      : index::CreateScalarIndex(*create);
   }
   if (!result.ok()) return Complete(true, result.status());
   return Complete(true, Status::OK(), static_cast<int64_t>(result->committed_version));

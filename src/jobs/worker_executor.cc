@@ -1,4 +1,5 @@
 #include "vigil/common/failpoint.h"
+#include "vigil/index/index_spec.h"
 #include "vigil/jobs/executor.h"
 
 namespace vigil::jobs {
@@ -49,6 +50,16 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
   req.job.properties_json = spec.properties_json;
   req.job.start_version = spec.start_version;
   req.job.schema_fingerprint = spec.schema_fingerprint;
+  if (spec.operation == Operation::kCreate || spec.operation == Operation::kReplace) {
+    auto caps = index::AdmittedCapsFromJson(spec.properties_json);
+    if (!caps.ok()) {
+      out.report.failed_before_request = true;
+      out.report.code = caps.status().code();
+      out.message = caps.status().ToString();
+      return out;
+    }
+    req.job.caps = *caps;
+  }
   if (failpoint::Enabled()) {
     req.failpoints = failpoint::ArmedSpec();
     if (!options_.worker_failpoints.empty()) {

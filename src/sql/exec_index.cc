@@ -1,5 +1,6 @@
-// Index statements: CREATE [OR REPLACE] INDEX and DROP INDEX admit durable
-// jobs (or are refused before any job exists); SHOW INDEX lists the logical
+// Index statements: CREATE [OR REPLACE] INDEX, DROP INDEX and BUILD INDEX admit
+// durable jobs under vigil.toml's caps (or are refused before any job exists; a
+// held fence as INDEX_FENCED naming its job); SHOW INDEX lists the logical
 // indexes of the newest version in MySQL's 13 columns.
 #include <cctype>
 
@@ -20,16 +21,6 @@ index::IndexType TypeOf(IndexMethod m) {
     case IndexMethod::kFts: return index::IndexType::kFts;
   }
   return index::IndexType::kBtree;
-}
-
-index::IndexCaps Caps(const CapsConfig& c) {
-  index::IndexCaps caps;
-  caps.max_rows = c.max_rows;
-  caps.max_fragments = c.max_fragments;
-  caps.max_vector_dimension = c.max_vector_dimension;
-  caps.max_partitions = c.max_partitions;
-  caps.max_sub_vectors = c.max_sub_vectors;
-  return caps;
 }
 
 std::string Lower(std::string s) {
@@ -59,6 +50,26 @@ Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableName& table) 
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
   return jobs::IndexTarget{entry.catalog_name, entry.database_name, entry.table_name};
+}
+
+// An admission refused because a job holds the name's fence, as the operator needs it:
+// which job, in which state, and what to run (a typed INDEX_FENCED, not the jobs
+// layer's AlreadyExists). Other errors pass unchanged.
+Status Fenced(jobs::Admission& admission, const jobs::IndexTarget& target, const std::string& name, Status st) {
+  if (st.code() != StatusCode::kAlreadyExists) return st;
+  auto holder = admission.FenceHolder(target, name);
+  if (!holder.ok() || !*holder) return st;
+  const jobs::JobRecord& job = **holder;
+  const std::string id = std::to_string(job.job_id);
+  const std::string_view state = jobs::DerivedState(job.state);
+  const std::string next = state == "OUTCOME_UNKNOWN"
+                               ? "its outcome is unknown: see SHOW INDEX JOB " + id +
+                                     "; the reconciler settles it, or RESOLVE INDEX JOB " + id + " releases it"
+                               : "run WAIT INDEX JOB " + id + ", then retry";
+  return Status::FailedPrecondition("INDEX_FENCED: index '" + job.spec.index_name + "' on " + target.database + "." +
+                                    target.table + " is held by job " + id + " (" +
+                                    std::string(jobs::Name(job.spec.operation)) + ", " + std::string(state) +
+                                    "); " + next);
 }
 
 // The result of an admitted job; starts the leader when the job still has work.
@@ -105,9 +116,10 @@ Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& 
   }
   stmt.if_not_exists = s.if_not_exists;
   stmt.or_replace = s.or_replace;
-  jobs::Admission admission(ctx.store.get(), Caps(ctx.config.caps));
-  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, admission.Create(stmt, ctx.options.principal.name, ctx.Now()));
-  return Admitted(ctx, s.or_replace ? "CREATE OR REPLACE INDEX" : "CREATE INDEX", job);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps);
+  auto job = admission.Create(stmt, ctx.options.principal.name, ctx.Now());
+  if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
+  return Admitted(ctx, s.or_replace ? "CREATE OR REPLACE INDEX" : "CREATE INDEX", *job);
 }
 
 Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s) {
@@ -116,9 +128,10 @@ Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
   stmt.index_name = s.name;
   stmt.if_exists = s.if_exists;
-  jobs::Admission admission(ctx.store.get(), Caps(ctx.config.caps));
-  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, admission.Drop(stmt, ctx.options.principal.name, ctx.Now()));
-  return Admitted(ctx, "DROP INDEX", job);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps);
+  auto job = admission.Drop(stmt, ctx.options.principal.name, ctx.Now());
+  if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
+  return Admitted(ctx, "DROP INDEX", *job);
 }
 
 Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s) {
@@ -126,9 +139,10 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
   jobs::BuildIndexStatement stmt;
   VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
   stmt.index_name = s.name;
-  jobs::Admission admission(ctx.store.get(), Caps(ctx.config.caps));
-  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, admission.Build(stmt, ctx.options.principal.name, ctx.Now()));
-  return Admitted(ctx, "BUILD INDEX", job);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps);
+  auto job = admission.Build(stmt, ctx.options.principal.name, ctx.Now());
+  if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
+  return Admitted(ctx, "BUILD INDEX", *job);
 }
 
 Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {

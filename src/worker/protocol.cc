@@ -165,6 +165,11 @@ std::string EncodeRequest(const Request& m) {
   PutString(&p, m.job.properties_json);
   PutI64(&p, m.job.start_version);
   PutString(&p, m.job.schema_fingerprint);
+  PutU64(&p, m.job.caps.max_rows);
+  PutU64(&p, m.job.caps.max_fragments);
+  PutU32(&p, m.job.caps.max_vector_dimension);
+  PutU32(&p, m.job.caps.max_partitions);
+  PutU32(&p, m.job.caps.max_sub_vectors);
   PutString(&p, m.failpoints);
   PutU8(&p, m.secret_follows ? 1 : 0);
   return EncodeFrame(MessageType::kRequest, p);
@@ -221,6 +226,11 @@ Result<Request> DecodeRequest(std::string_view payload) {
   r.String(&m.job.properties_json, "properties_json", 4096);
   r.I64(&m.job.start_version, "start_version");
   r.String(&m.job.schema_fingerprint, "schema_fingerprint", 1024);
+  r.U64(&m.job.caps.max_rows, "caps.max_rows");
+  r.U64(&m.job.caps.max_fragments, "caps.max_fragments");
+  r.U32(&m.job.caps.max_vector_dimension, "caps.max_vector_dimension");
+  r.U32(&m.job.caps.max_partitions, "caps.max_partitions");
+  r.U32(&m.job.caps.max_sub_vectors, "caps.max_sub_vectors");
   r.String(&m.failpoints, "failpoints", 4096);
   r.Bool(&m.secret_follows, "secret_follows");
   VIGIL_RETURN_IF_ERROR(r.Finish("the request"));

@@ -22,6 +22,7 @@ Request SampleRequest() {
   r.job.properties_json = R"({"metric":"l2"})";
   r.job.start_version = 12;
   r.job.schema_fingerprint = "f00d";
+  r.job.caps = {uint64_t{1} << 40, 3, 8192, 100'000, 512};  // the admitted caps, not the defaults
   r.failpoints = "worker.before_invoke=kill";
   r.secret_follows = true;
   return r;

@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "vigil/common/config.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
 
@@ -435,10 +436,11 @@ LaunchResult Supervisor::Run(LaunchRequest req) {
   const Clock::time_point handshake_deadline = std::min(deadline, start + options_.handshake_timeout);
 
   std::optional<WorkerCgroup> cg;
+  const uint64_t cgroup_memory =
+      options_.cgroup.memory_max_bytes != 0 ? options_.cgroup.memory_max_bytes : options_.address_space_bytes;
   if (cgroup_) {
     std::string name = "vigil-worker-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-    uint64_t mem = options_.cgroup.memory_max_bytes != 0 ? options_.cgroup.memory_max_bytes
-                                                          : options_.address_space_bytes;
+    uint64_t mem = cgroup_memory;
     auto created = WorkerCgroup::Create(*cgroup_, name, mem, options_.cgroup.pids_max);
     if (!created.ok()) return before_request(created.status());
     cg.emplace(std::move(*created));
@@ -690,7 +692,10 @@ LaunchResult Supervisor::Run(LaunchRequest req) {
   if (!res.complete) {
     std::string why = incomplete.message();
     if (res.reaped && !res.deadline_exceeded) why += " (" + DescribeExit(res.wait_status) + ")";
-    if (res.oom_killed) why += " (OOM kill in the worker cgroup)";
+    if (res.oom_killed) {
+      why += " (OOM kill in the worker cgroup: its memory.max is worker.memory_bytes = " +
+             (cgroup_memory == 0 ? std::string("max") : FormatSize(cgroup_memory)) + ")";
+    }
     res.error = Status(incomplete.code(), why);
   }
   return res;

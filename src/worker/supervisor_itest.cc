@@ -18,12 +18,17 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "index/ivf_pq_internal.h"
 #include "testutil/temp_dir.h"
+#include "vigil/common/config.h"
 #include "vigil/index/index_spec.h"
+#include "vigil/index/ivf_pq.h"
+#include "vigil/index/provider.h"
 #include "vigil/storage/datagen.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/file_lock.h"
@@ -42,20 +47,43 @@ std::string ReadAll(const std::string& path) {
 class SupervisorTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    MakeDataset("docs", 2000, 16);
+    options_.stderr_path = dir_.Join("worker.log");
+  }
+
+  // A new dataset db/<name>.vgl of `rows` rows with `dim`-d vectors; later jobs target it.
+  void MakeDataset(const std::string& name, uint64_t rows, uint32_t dim,
+                   std::vector<std::string> columns = {}) {
     DatagenOptions o;
-    o.rows = 2000;
-    o.dim = 16;
-    o.latent_dim = 4;
+    o.rows = rows;
+    o.dim = dim;
+    o.latent_dim = std::min(dim, 4u);
     o.words_per_body = 8;
+    o.columns = std::move(columns);
     auto gen = *DataGenerator::Make(o);
-    path_ = dir_.Join("db/docs.vgl");
+    path_ = dir_.Join("db/" + name + ".vgl");
     auto ds = *Dataset::Create(path_, gen->schema(), {});
     auto reader = gen->NewReader();
     auto appended = ds->Append(reader.get(), {});
     ASSERT_TRUE(appended.ok()) << appended.status().ToString();
     version_ = (*appended)->version();
     fingerprint_ = (*appended)->schema()->fingerprint();
-    options_.stderr_path = dir_.Join("worker.log");
+  }
+
+  // An IVF_PQ job on `emb` with these properties over the defaults of Job().
+  LaunchRequest IvfJob(const std::string& name, const std::map<std::string, std::string>& properties) {
+    LaunchRequest r = Job(name, "emb", index::IndexType::kIvfPq);
+    auto ds = *Dataset::Open(path_, version_);
+    const Field& emb = ds->schema()->field(*ds->schema()->IndexOf("emb"));
+    std::map<std::string, std::string> p = {
+        {"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "8"}, {"num_sub_vectors", "4"}};
+    for (const auto& [k, v] : properties) p[k] = v;
+    index::IndexCaps unlimited = index::kIndexCapsLimits;
+    auto spec = index::ValidateIndexSpec(index::IndexType::kIvfPq, p, emb, ds->CountRows(),
+                                         ds->manifest().fragments.size(), unlimited);
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    if (spec.ok()) r.request.job.properties_json = index::SpecToPropertiesJson(*spec);
+    return r;
   }
 
   std::unique_ptr<Supervisor> Make(SupervisorOptions options) {
@@ -287,6 +315,8 @@ TEST_F(SupervisorTest, AllocationBeyondTheMemoryLimitFailsOnlyTheWorker) {
     // Typed, after invocation: classified UNKNOWN by the job layer.
     EXPECT_TRUE(r.response.invoked);
     EXPECT_EQ(r.response.code, StatusCode::kResourceExhausted) << r.response.message;
+    EXPECT_NE(r.response.message.find("memory limit worker.memory_bytes = 2GiB"), std::string::npos)
+        << r.response.message;
   } else {
     EXPECT_FALSE(r.failed_before_request);
   }
@@ -294,6 +324,127 @@ TEST_F(SupervisorTest, AllocationBeyondTheMemoryLimitFailsOnlyTheWorker) {
   LaunchResult next = sup->Run(Job("cat_idx", "category", index::IndexType::kBitmap));
   ASSERT_TRUE(next.complete) << next.error.ToString();
   EXPECT_EQ(next.response.code, StatusCode::kOk);
+}
+
+TEST_F(SupervisorTest, AdmittedCapsTravelWithTheRequestAndAreRevalidatedBeforeInvocation) {
+  // A 4608-d column: beyond the default caps.max_vector_dimension (4096).
+  MakeDataset("wide", 300, 4608, {"id", "emb"});
+  auto sup = Make(options_);
+  ASSERT_TRUE(sup);
+  const std::map<std::string, std::string> props = {
+      {"num_partitions", "2"}, {"num_sub_vectors", "8"}, {"max_iterations", "2"}};
+
+  // Admitted under raised caps: the worker honours them and builds.
+  LaunchRequest raised = IvfJob("wide_idx", props);
+  raised.request.job.caps.max_vector_dimension = 8192;
+  LaunchResult built = sup->Run(std::move(raised));
+  ASSERT_TRUE(built.complete) << built.error.ToString();
+  EXPECT_TRUE(built.response.invoked);
+  EXPECT_EQ(built.response.code, StatusCode::kOk) << built.response.message;
+  EXPECT_EQ(Versions().back().version, static_cast<uint64_t>(*built.response.committed_version));
+
+  // Caps that do not admit the request: refused before invocation, a proof of no commit.
+  LaunchRequest plain = IvfJob("wide_again", props);
+  LaunchResult stale = sup->Run(std::move(plain));
+  ASSERT_TRUE(stale.complete) << stale.error.ToString();
+  EXPECT_FALSE(stale.response.invoked);
+  EXPECT_EQ(stale.response.code, StatusCode::kFailedPrecondition);
+  EXPECT_NE(stale.response.message.find("STALE_ADMISSION: the request is not valid at version"), std::string::npos)
+      << stale.response.message;
+  EXPECT_NE(stale.response.message.find("caps.max_vector_dimension = 4096"), std::string::npos)
+      << stale.response.message;
+
+  // Caps beyond what this build can honour: the same.
+  LaunchRequest beyond = IvfJob("wide_beyond", props);
+  beyond.request.job.caps.max_vector_dimension = index::kIndexCapsLimits.max_vector_dimension + 1;
+  LaunchResult refused = sup->Run(std::move(beyond));
+  ASSERT_TRUE(refused.complete) << refused.error.ToString();
+  EXPECT_FALSE(refused.response.invoked);
+  EXPECT_EQ(refused.response.code, StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.response.message.find("STALE_ADMISSION: the admitted caps cannot be honoured"),
+            std::string::npos)
+      << refused.response.message;
+  EXPECT_EQ(Versions().back().version, static_cast<uint64_t>(*built.response.committed_version));
+}
+
+TEST_F(SupervisorTest, TrainingParametersReachTheWorkersBuild) {
+  auto sup = Make(options_);
+  ASSERT_TRUE(sup);
+  LaunchRequest req = IvfJob("emb_idx", {{"max_iterations", "3"}, {"sample_rate", "100"}});
+  LaunchResult r = sup->Run(std::move(req));
+  ASSERT_TRUE(r.complete) << r.error.ToString();
+  ASSERT_EQ(r.response.code, StatusCode::kOk) << r.response.message;
+  auto ds = *Dataset::Open(path_);
+  const IndexSegmentMeta& meta = ds->manifest().segments.at(0);
+  EXPECT_EQ(meta.properties_json,
+            R"({"max_iterations":3,"metric_type":"l2","num_bits":8,"num_partitions":8,"num_sub_vectors":4,)"
+            R"("sample_rate":100})");
+  auto seg = index::OpenSegment(DefaultFileSystem(), path_, ds->manifest(), meta);
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  const index::IvfPqModel& built = static_cast<const index::IvfPqSegment&>(**seg).model();
+  // The same training in this process: 3 iterations over 100 rows per partition, not the defaults.
+  auto base = *Dataset::Open(path_, version_);
+  const Field& emb = base->schema()->field(*base->schema()->IndexOf("emb"));
+  std::vector<uint32_t> frags;
+  for (const auto& f : base->manifest().fragments) frags.push_back(f.id);
+  index::IvfPqParams p;
+  p.num_partitions = 8;
+  p.num_sub_vectors = 4;
+  p.max_iterations = 3;
+  p.sample_rate = 100;
+  EXPECT_EQ(built.centroids, index::TrainIvfPq(*base, emb, frags, p, nullptr)->centroids);
+  EXPECT_NE(built.centroids, index::TrainIvfPq(*base, emb, frags, index::IvfPqParams{index::Metric::kL2, 8, 4},
+                                               nullptr)
+                                 ->centroids);
+}
+
+TEST_F(SupervisorTest, ProviderOutOfMemoryNamesTheMemorySetting) {
+  // IVF_PQ over 5000 partitions x 64 sub-vectors precomputes a 5000 x 64 x 256 float table
+  // (~330 MB): more than the worker's address space holds.
+  MakeDataset("oom", 5000, 64, {"id", "emb"});
+  SupervisorOptions o = options_;
+  o.address_space_bytes = 256ull << 20;
+  auto sup = Make(o);
+  ASSERT_TRUE(sup);
+  LaunchRequest req = IvfJob("emb_idx", {{"num_partitions", "5000"}, {"num_sub_vectors", "64"},
+                                         {"max_iterations", "1"}, {"sample_rate", "1"}});
+  LaunchResult r = sup->Run(std::move(req));
+  ASSERT_TRUE(r.complete) << r.error.ToString();
+  EXPECT_TRUE(r.response.invoked);
+  EXPECT_EQ(r.response.code, StatusCode::kResourceExhausted) << r.response.message;
+  EXPECT_NE(r.response.message.find("the worker ran out of memory under its memory limit worker.memory_bytes = "
+                                    "256MiB (RLIMIT_AS); raise worker.memory_bytes in vigil.toml"),
+            std::string::npos)
+      << r.response.message;
+  EXPECT_EQ(r.response.message.find("INTERNAL"), std::string::npos) << r.response.message;
+}
+
+TEST_F(SupervisorTest, OmpThreadsBoundTheBuildsThreads) {
+  // The provider runs OpenMP threads from kIvfPqParallelMinRows rows on.
+  MakeDataset("big", index::kIvfPqParallelMinRows + 1000, 16, {"id", "emb"});
+  for (int threads : {1, 2}) {
+    SupervisorOptions o = options_;
+    o.omp_threads = threads;
+    auto sup = Make(o);
+    ASSERT_TRUE(sup);
+    LaunchRequest req = IvfJob("emb_idx_" + std::to_string(threads), {{"max_iterations", "2"}});
+    pid_t worker = -1;
+    size_t most = 0;
+    req.on_launched = [&](pid_t pid) { worker = pid; };
+    req.on_progress = [&](const Progress&) {
+      DIR* d = ::opendir(("/proc/" + std::to_string(worker) + "/task").c_str());
+      if (d == nullptr) return;
+      size_t n = 0;
+      while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+      ::closedir(d);
+      most = std::max(most, n);
+    };
+    LaunchResult r = sup->Run(std::move(req));
+    ASSERT_TRUE(r.complete) << r.error.ToString();
+    ASSERT_EQ(r.response.code, StatusCode::kOk) << r.response.message;
+    if (threads == 1) EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
+    if (threads == 2 && UsableCores() > 1) EXPECT_GE(most, 2u) << "the build never ran an OpenMP thread";
+  }
 }
 
 TEST_F(SupervisorTest, AbortIsUnknownWithoutACoreDump) {
@@ -534,6 +685,8 @@ TEST_P(SupervisorCgroupTest, MemoryLimitOfTheCgroupEndsTheWorkerNotTheParent) {
   EXPECT_FALSE(r.failed_before_request);
   ExpectKilledAndReaped(r, SIGKILL);
   EXPECT_TRUE(r.oom_killed) << r.error.ToString();
+  EXPECT_NE(r.error.message().find("its memory.max is worker.memory_bytes = 256MiB"), std::string::npos)
+      << r.error.ToString();
 }
 
 TEST_P(SupervisorCgroupTest, CleanupIsIdempotent) {

@@ -2,13 +2,16 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <vector>
 
+#include "vigil/common/config.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/storage/dataset.h"
@@ -49,8 +52,27 @@ Status AllocateUntilFailure() {
   return out;
 }
 
-Result<index::ProviderResult> Invoke(const JobSpec& job, const TransactionProperties& txn,
-                                     const index::ProgressFn& progress) {
+// The provider request of a CREATE / REPLACE job, with the caps it was admitted under.
+Result<index::CreateIndexRequest> CreateRequest(const JobSpec& job) {
+  if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
+  VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(job.physical_type));
+  VIGIL_ASSIGN_OR_RETURN(auto props, index::RequestPropertiesFromJson(type, job.properties_json));
+  index::CreateIndexRequest req;
+  req.dataset_path = job.locator;
+  req.version = static_cast<uint64_t>(job.start_version);
+  req.expected_schema_fingerprint = job.schema_fingerprint;
+  req.column = job.columns.empty() ? "" : job.columns[0];
+  req.name = job.index_name;
+  req.type = type;
+  req.properties = std::move(props);
+  req.replace = job.operation == Operation::kReplace;
+  req.caps = job.caps;
+  return req;
+}
+
+// `create` is the revalidated request of a CREATE / REPLACE job, null otherwise.
+Result<index::ProviderResult> Invoke(const JobSpec& job, index::CreateIndexRequest* create,
+                                     const TransactionProperties& txn, const index::ProgressFn& progress) {
   if (job.operation == Operation::kDrop) {
     return index::DropIndex({job.locator, std::nullopt, job.index_name, txn});
   }
@@ -65,21 +87,24 @@ Result<index::ProviderResult> Invoke(const JobSpec& job, const TransactionProper
     VIGIL_ASSIGN_OR_RETURN(index::BuildIndexResult built, index::BuildIndex(req));
     return index::ProviderResult{built.committed_version, built.segment_uuid};
   }
-  if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
-  VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(job.physical_type));
-  VIGIL_ASSIGN_OR_RETURN(auto props, index::RequestPropertiesFromJson(type, job.properties_json));
-  index::CreateIndexRequest req;
-  req.dataset_path = job.locator;
-  req.version = static_cast<uint64_t>(job.start_version);
-  req.expected_schema_fingerprint = job.schema_fingerprint;
-  req.column = job.columns.empty() ? "" : job.columns[0];
-  req.name = job.index_name;
-  req.type = type;
-  req.properties = std::move(props);
-  req.replace = job.operation == Operation::kReplace;
-  req.txn = txn;
-  req.progress = progress;
-  return type == index::IndexType::kIvfPq ? index::CreateVectorIndex(req) : index::CreateScalarIndex(req);
+  if (create == nullptr) return Status::Internal("the create request was not prepared");
+  create->txn = txn;
+  create->progress = progress;
+  return create->type == index::IndexType::kIvfPq ? index::CreateVectorIndex(*create)
+                                                   : index::CreateScalarIndex(*create);
+}
+
+// A failure after an allocation failed, for the operator: the limit and the setting behind it.
+Status OutOfMemory(const Status& cause) {
+  std::string limit = "no address-space limit (worker.memory_bytes applies as the cgroup's memory.max)";
+  struct rlimit lim {};
+  if (::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    limit = "its memory limit worker.memory_bytes = " + FormatSize(static_cast<uint64_t>(lim.rlim_cur)) +
+            " (RLIMIT_AS)";
+  }
+  return Status::ResourceExhausted("the worker ran out of memory under " + limit +
+                                   "; raise worker.memory_bytes in vigil.toml or index less data at once (" +
+                                   cause.ToString() + ")");
 }
 
 // A secret held in memory only while needed; zeroized on destruction.
@@ -130,6 +155,14 @@ Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::str
                       Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission"), secret);
     }
   }
+  std::optional<index::CreateIndexRequest> create;
+  if (job.operation == Operation::kCreate || job.operation == Operation::kReplace) {
+    auto req = CreateRequest(job);
+    if (!req.ok()) return Complete(attempt, false, req.status(), secret);
+    // The admitted caps and the request, revalidated on the admitted version.
+    if (Status valid = index::RevalidateCreate(*req); !valid.ok()) return Complete(attempt, false, valid, secret);
+    create = std::move(*req);
+  }
   if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
 #ifdef VIGIL_FAILPOINTS
   if (Status fp = failpoint::Hit("worker.sandbox_probe"); !fp.ok()) {
@@ -140,19 +173,22 @@ Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::str
   const bool invoked = true;  // set immediately before the provider call
   if (!failpoint::Hit("worker.abort").ok()) std::abort();
   if (Status fp = failpoint::Hit("worker.allocate"); !fp.ok()) {
-    return Complete(attempt, invoked, AllocateUntilFailure(), secret);
+    Status st = AllocateUntilFailure();
+    return Complete(attempt, invoked, st.code() == StatusCode::kResourceExhausted ? OutOfMemory(st) : st, secret);
   }
+  const uint64_t allocation_failures = index::AllocationFailures();
   TransactionProperties txn;
   txn.job_id = job.job_id;
   txn.attempt_id = attempt.attempt_id;
   Result<index::ProviderResult> result = Status::Internal("not run");
   try {
-    result = Invoke(job, txn, progress ? index::ProgressFn(progress) : index::ProgressFn());
-  } catch (const std::bad_alloc&) {
-    result = Status::ResourceExhausted("the provider ran out of memory");
+    result = Invoke(job, create ? &*create : nullptr, txn, progress ? index::ProgressFn(progress) : index::ProgressFn());
+  } catch (const std::bad_alloc& e) {
+    result = OutOfMemory(Status::ResourceExhausted(std::string("the provider threw ") + e.what()));
   } catch (const std::exception& e) {
     result = Status::Internal(std::string("the provider threw: ") + e.what());
   }
+  if (!result.ok() && index::AllocationFailures() != allocation_failures) result = OutOfMemory(result.status());
   if (Status fp = failpoint::Hit("worker.after_provider"); !fp.ok()) return Complete(attempt, invoked, fp, secret);
   if (!result.ok()) return Complete(attempt, invoked, result.status(), secret);
   return Complete(attempt, invoked, Status::OK(), secret, static_cast<int64_t>(result->committed_version));

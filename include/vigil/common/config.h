@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/index/index_caps.h"
 
 namespace vigil {
 
@@ -30,6 +31,12 @@ struct MutationConfig {
   bool operator==(const MutationConfig&) const = default;
 };
 
+// Cores this process may run on (sched_getaffinity, else hardware_concurrency), at least 1.
+uint32_t UsableCores();
+// The default of worker.omp_threads: the usable cores, at most pids_max - 16 (the
+// headroom worker.pids_max keeps for other threads) and 1024, at least 1.
+uint32_t DefaultOmpThreads(uint32_t pids_max);
+
 struct WorkerConfig {
   // Hard memory limit of one worker: cgroup memory.max, else RLIMIT_AS.
   uint64_t memory_bytes = uint64_t{8} << 30;
@@ -44,22 +51,10 @@ struct WorkerConfig {
   bool require_cgroup = false;
   // RLIMIT_NOFILE of the worker.
   uint32_t nofile = 1024;
-  // OMP_NUM_THREADS (and OpenBLAS threads) of the worker.
-  uint32_t omp_threads = 4;
+  // OMP_NUM_THREADS of the worker (FAISS's OpenMP threads); default DefaultOmpThreads().
+  uint32_t omp_threads = DefaultOmpThreads(pids_max);
 
   bool operator==(const WorkerConfig&) const = default;
-};
-
-// Administrator safety caps applied before any build. Mirrors index::IndexCaps
-// (common cannot include index); callers convert field by field.
-struct CapsConfig {
-  uint64_t max_rows = 100'000'000;
-  uint64_t max_fragments = 100'000;
-  uint32_t max_vector_dimension = 4096;
-  uint32_t max_partitions = 65536;
-  uint32_t max_sub_vectors = 1024;
-
-  bool operator==(const CapsConfig&) const = default;
 };
 
 struct JobsConfig {
@@ -101,7 +96,7 @@ struct SqlConfig {
 struct Config {
   MutationConfig mutation;
   WorkerConfig worker;
-  CapsConfig caps;
+  index::IndexCaps caps;  // the [caps] section: its defaults and limits live in index/index_caps.h
   JobsConfig jobs;
   GenerationsConfig generations;
   SqlConfig sql;
@@ -133,11 +128,13 @@ Status ValidateConfig(const Config& config);
 std::string RenderDefaultConfig();
 
 struct ConfigEntry {
-  std::string key;    // "worker.memory_bytes"
-  std::string value;  // as TOML would accept it: 8GiB, 1h, true, "/sys/fs/cgroup/x"
+  std::string key;     // "worker.memory_bytes"
+  std::string value;   // as TOML would accept it: 8GiB, 1h, true, "/sys/fs/cgroup/x"
+  std::string source;  // "vigil.toml", "default", or how a computed default came about
 };
-// Every setting of `config` in file order.
-std::vector<ConfigEntry> EffectiveSettings(const Config& config);
+// Every setting of `config` in file order; `source` (optional) says which were set
+// in the file (without it every source is a default).
+std::vector<ConfigEntry> EffectiveSettings(const Config& config, const ConfigSource* source = nullptr);
 
 // Sizes: an integer (bytes) or "<n>B|KiB|MiB|GiB|TiB|PiB". InvalidArgument on
 // a bad unit, a missing number or overflow.

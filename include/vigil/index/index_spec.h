@@ -7,8 +7,10 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/index/index_caps.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil::index {
@@ -28,40 +30,53 @@ struct IvfPqParams {
   uint32_t num_bits = 8;
   uint32_t sample_rate = 256;     // training rows per partition
   uint32_t max_iterations = 50;   // k-means iterations
+
+  bool operator==(const IvfPqParams&) const = default;
 };
 
 struct FtsParams {
   std::string tokenizer = "unicode61";  // an FTS5 tokenizer spec: unicode61 | porter | ascii | trigram
+
+  bool operator==(const FtsParams&) const = default;
 };
 
 struct IndexSpec {
   IndexType type = IndexType::kBtree;
   IvfPqParams ivf_pq;   // type == kIvfPq
   FtsParams fts;        // type == kFts
-};
 
-// Administrator safety caps applied before any native call (seed 000 section 10.2).
-struct IndexCaps {
-  uint64_t max_rows = 100'000'000;
-  uint64_t max_fragments = 100'000;
-  uint32_t max_vector_dimension = 4096;
-  uint32_t max_partitions = 65536;
-  uint32_t max_sub_vectors = 1024;
+  bool operator==(const IndexSpec&) const = default;
 };
 
 // Validates `properties` for `type` on `field` (column contract, allowed keys and
-// values, caps) given the snapshot's row count. InvalidArgument names the problem.
+// values, caps) given the snapshot's row count. InvalidArgument names the problem;
+// an exceeded cap is named by its vigil.toml key, value and source.
 Result<IndexSpec> ValidateIndexSpec(IndexType type, const std::map<std::string, std::string>& properties,
                                     const Field& field, uint64_t snapshot_rows, uint64_t snapshot_fragments,
                                     const IndexCaps& caps = {});
 
-// Deterministic, allowlisted JSON of a spec (<= 400 bytes), as stored in the manifest.
+// OK when every cap is positive and within kIndexCapsLimits and max_sub_vectors
+// does not exceed max_vector_dimension; InvalidArgument naming the cap otherwise.
+Status CheckIndexCaps(const IndexCaps& caps);
+
+// Deterministic, allowlisted JSON of a spec (<= 400 bytes), as stored in the
+// manifest. sample_rate and max_iterations appear when they are not the defaults.
 std::string SpecToPropertiesJson(const IndexSpec& spec);
-// Parses properties JSON from a manifest; Corruption when malformed.
+// Parses properties JSON from a manifest or a job (absent optional keys are the
+// defaults; "admitted_caps" is ignored); Corruption when malformed.
 Result<IndexSpec> SpecFromPropertiesJson(IndexType type, std::string_view json);
 
 // The build-request properties (CreateIndexRequest::properties) that reproduce
 // the spec stored as `json` (SpecToPropertiesJson); Corruption for bad json.
 Result<std::map<std::string, std::string>> RequestPropertiesFromJson(IndexType type, std::string_view json);
+
+// The properties of a CREATE / REPLACE job (<= 400 bytes): SpecToPropertiesJson
+// plus, when they are not IndexCaps{}, the caps it was admitted under ("admitted_caps").
+std::string JobPropertiesJson(const IndexSpec& spec, const IndexCaps& caps);
+// The admitted caps of a job's properties: IndexCaps{} when absent, Corruption when malformed.
+Result<IndexCaps> AdmittedCapsFromJson(std::string_view json);
+
+// "IVF_PQ (emb) {...}": a definition as IF NOT EXISTS compares it, for messages.
+std::string DescribeDefinition(IndexType type, const std::vector<std::string>& columns, const IndexSpec& spec);
 
 }  // namespace vigil::index

@@ -20,6 +20,9 @@
 
 namespace vigil::index {
 
+// The most rows one IvfPqSegment::Search returns (k, or k x refine_factor in a query).
+constexpr uint32_t kIvfPqMaxSearchK = uint32_t{1} << 20;
+
 struct IvfPqModel {
   Metric metric = Metric::kL2;
   uint32_t dim = 0;

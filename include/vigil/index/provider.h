@@ -39,7 +39,7 @@ struct CreateIndexRequest {
   bool replace = false;
   Uuid segment_uuid;                    // preassigned; nil = generate
   TransactionProperties txn;            // operation is set by the call
-  IndexCaps caps;
+  IndexCaps caps;                       // the caps the request was admitted under
   ProgressFn progress;
 };
 
@@ -65,6 +65,12 @@ struct LogicalIndexInfo {
   std::vector<Uuid> segments;
 };
 
+// Revalidation before invocation (seed 000 section 5): the request's caps are within
+// what this build honours (CheckIndexCaps) and the request validates under them on
+// the admitted version and schema. FailedPrecondition "STALE_ADMISSION: ..." when
+// not; other errors when the version cannot be read. Nothing is written.
+Status RevalidateCreate(const CreateIndexRequest& request);
+
 Result<ProviderResult> CreateVectorIndex(const CreateIndexRequest& request);
 Result<ProviderResult> CreateScalarIndex(const CreateIndexRequest& request);  // BTREE, BITMAP, FTS
 Result<ProviderResult> DropIndex(const DropIndexRequest& request);
@@ -72,6 +78,11 @@ Result<ProviderResult> DropIndex(const DropIndexRequest& request);
 Result<std::vector<LogicalIndexInfo>> ListIndexes(const std::string& dataset_path,
                                                   std::optional<uint64_t> version = std::nullopt);
 Result<uint64_t> CountRows(const std::string& dataset_path, std::optional<uint64_t> version = std::nullopt);
+
+// Allocation failures the provider turned into a ResourceExhausted status in this
+// process (FAISS also throws std::bad_alloc itself, past any new_handler). A worker
+// names its memory limit when the count moved during its call. Thread-safe.
+uint64_t AllocationFailures();
 
 // Opens a segment of `manifest` by its type (used by queries and tests).
 Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& dataset_path,

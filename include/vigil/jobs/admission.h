@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "vigil/common/status.h"
@@ -51,12 +52,18 @@ class Admission {
 
   // Returns the admitted job. Errors before any job exists: InvalidArgument
   // (bad name/type/property/column, IF NOT EXISTS with OR REPLACE, an ambiguous
-  // case-only name), NotFound (table), AlreadyExists (name exists, or its fence is held).
+  // case-only name), NotFound (table), AlreadyExists (name exists, or its fence is
+  // held, or IF NOT EXISTS finds the name with another definition, shown with the
+  // requested one). A job records the caps it was admitted under (JobPropertiesJson).
   Result<JobRecord> Create(const CreateIndexStatement& stmt, const std::string& actor, int64_t now_ms);
   Result<JobRecord> Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms);
   // NotFound when no index matches; admitted and concluded at once as a NOOP when
   // the index already covers every fragment of the newest version.
   Result<JobRecord> Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms);
+
+  // The job holding the same-name fence of `name` on the target's current
+  // incarnation (what an AlreadyExists "fenced" names), or nullopt.
+  Result<std::optional<JobRecord>> FenceHolder(const IndexTarget& target, const std::string& name);
 
  private:
   JobStore* store_;

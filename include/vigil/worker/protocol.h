@@ -13,10 +13,11 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/index/index_caps.h"
 
 namespace vigil::worker {
 
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;  // 2: the request carries the admitted caps
 // "VGWK" little-endian: the first four bytes of every frame.
 constexpr uint32_t kFrameMagic = 0x4b574756;
 constexpr size_t kFrameHeaderBytes = 12;  // magic u32, type u16, flags u16, length u32
@@ -80,6 +81,8 @@ struct JobSpec {
   std::string properties_json = "{}";
   int64_t start_version = 0;
   std::string schema_fingerprint;
+  // The caps CREATE / REPLACE was admitted under; revalidated before invocation.
+  index::IndexCaps caps;
 
   bool operator==(const JobSpec&) const = default;
 };

@@ -1,8 +1,10 @@
 // The inside of vigil-worker: one handshake, one request, one provider call
 // (create vector index, create scalar index, drop index), progress messages
 // and one final response (DESIGN.md section 6). The worker reopens exactly the
-// admitted version and revalidates the schema fingerprint before it sets
-// `invoked`; a mismatch is a complete invoked=false response.
+// admitted version and revalidates the schema fingerprint and, for CREATE /
+// REPLACE, the admitted caps and the request under them before it sets
+// `invoked`; a mismatch is a complete invoked=false STALE_ADMISSION response.
+// A failure after an allocation failed names the memory limit (worker.memory_bytes).
 // Failpoints (armed only through the request), in call order:
 //   worker.before_invoke   after revalidation, before `invoked` is set
 //   worker.sandbox_probe   test builds: fires -> the provider is not invoked; the
