@@ -143,8 +143,7 @@ Status RunVector(VigilVtab* vt, const query::TableSnapshot& snap, sqlite3_value*
   const std::string column = Text(args[0]);
   VIGIL_ASSIGN_OR_RETURN(std::vector<float> q, ParseQueryVector(args[1]));
   VIGIL_ASSIGN_OR_RETURN(uint32_t k, ParseK(args[2], vt->host->max_rows()));
-  VIGIL_ASSIGN_OR_RETURN(SearchOptions opts, ParseSearchOptions(Text(args[3])));
-  opts.query.k = k;
+  VIGIL_ASSIGN_OR_RETURN(SearchOptions opts, ParseSearchOptions(Text(args[3]), k));
   bool empty = false;
   VIGIL_ASSIGN_OR_RETURN(auto prefilter, ParsePrefilter(*vt->schema, Text(args[4]), args + 5, kMaxPrefilterValues, &empty));
   std::vector<std::vector<query::ColumnPredicate>> terms{{}};

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sql/vtab.h"
+#include "vigil/index/ivf_pq.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/ingest.h"
 
@@ -218,8 +219,9 @@ Result<Dnf> ToDnf(const Schema& schema, const Expr& e, bool negate) {
 
 }  // namespace
 
-Result<SearchOptions> ParseSearchOptions(const std::string& json) {
+Result<SearchOptions> ParseSearchOptions(const std::string& json, uint32_t k) {
   SearchOptions out;
+  out.query.k = k;
   if (json.empty()) return out;
   auto j = nlohmann::json::parse(json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
@@ -244,6 +246,13 @@ Result<SearchOptions> ParseSearchOptions(const std::string& json) {
       return Status::InvalidArgument("unknown vector_search option \"" + key +
                                      "\" (known: nprobes, refine_factor, use_index, metric, filter)");
     }
+  }
+  const uint64_t candidates = uint64_t{k} * out.query.refine_factor;
+  if (candidates > index::kIvfPqMaxSearchK) {
+    return Status::InvalidArgument("option \"refine_factor\" = " + std::to_string(out.query.refine_factor) +
+                                   " re-ranks k x refine_factor = " + std::to_string(candidates) +
+                                   " candidates; at most " + std::to_string(index::kIvfPqMaxSearchK) +
+                                   " (lower refine_factor or k)");
   }
   return out;
 }

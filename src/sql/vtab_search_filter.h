@@ -26,9 +26,10 @@ struct SearchOptions {
   std::string filter;  // a Vigil predicate, empty for none
 };
 
-// Parses the options JSON object (empty text: defaults). InvalidArgument names an unknown
-// key, a value of the wrong type or malformed JSON.
-Result<SearchOptions> ParseSearchOptions(const std::string& json);
+// Parses the options JSON object (empty text: defaults) of a search for the top `k`
+// (set as query.k). InvalidArgument names an unknown key, a value of the wrong type,
+// malformed JSON, or a refine_factor asking for more than kIvfPqMaxSearchK candidates.
+Result<SearchOptions> ParseSearchOptions(const std::string& json, uint32_t k);
 // The rewrite's prefilter spec with its values (`values[i]` is value argument i); *empty
 // when a NULL value makes it unsatisfiable. Values must convert exactly to the column type.
 Result<std::vector<query::ColumnPredicate>> ParsePrefilter(const Schema& schema, const std::string& spec,
