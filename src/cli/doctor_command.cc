@@ -2,7 +2,6 @@
 // settings and what isolation this machine offers index workers, and says
 // whether index mutation would be admitted.
 #include <cstdio>
-#include <set>
 
 #include "cli/commands.h"
 #include "vigil/common/config.h"
@@ -22,10 +21,8 @@ Status RunDoctor(const Context& ctx) {
   std::printf("config: %s (%s)\n", source.path.c_str(),
               source.file_found ? "valid" : "not found; every setting is its default");
   std::printf("\n[settings]\n");
-  std::set<std::string> from_file(source.keys_set.begin(), source.keys_set.end());
-  for (const ConfigEntry& e : EffectiveSettings(config)) {
-    std::printf("%s = %s   (%s)\n", e.key.c_str(), e.value.c_str(),
-                from_file.count(e.key) ? std::string(kConfigFile).c_str() : "default");
+  for (const ConfigEntry& e : EffectiveSettings(config, &source)) {
+    std::printf("%s = %s   (%s)\n", e.key.c_str(), e.value.c_str(), e.source.c_str());
   }
 
   std::printf("\n[isolation]\n");
