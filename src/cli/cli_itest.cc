@@ -1,5 +1,6 @@
 // Process-level tests of the `vigil` binary: init, import (good and bad
 // files), --help, and error exits.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -216,6 +217,47 @@ TEST_F(CliTest, InitWritesDefaultConfigAndDoctorValidatesIt) {
   EXPECT_THAT(unknown.output, HasSubstr("unknown setting worker.memroy_bytes"));
 
   EXPECT_NE(Vigil("--root " + dir_.Join("nowhere") + " doctor").exit_code, 0);
+}
+
+// The metadata store is the root owner's alone: `_meta` 0700, `_meta/vigil.db` and
+// its SQLite -wal/-shm 0600; a root made with looser modes is tightened when opened.
+TEST_F(CliTest, MetadataStoreIsPrivateToTheRootOwner) {
+  RunResult made = Vigil("--root " + root_ + " sql -c \"CREATE TABLE db.t (id BIGINT NOT NULL)\"");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  auto mode = [](const std::string& path) -> int {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<int>(st.st_mode & 07777) : -1;
+  };
+  const std::string meta = root_ + "/_meta";
+  EXPECT_EQ(mode(meta), 0700);
+  EXPECT_EQ(mode(meta + "/vigil.db"), 0600);
+  for (const char* journal : {"/vigil.db-wal", "/vigil.db-shm"}) {
+    if (mode(meta + journal) != -1) EXPECT_EQ(mode(meta + journal), 0600) << journal;
+  }
+
+  ASSERT_EQ(::chmod(meta.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((meta + "/vigil.db").c_str(), 0644), 0);
+  RunResult again = Vigil("--root " + root_ + " sql -c \"SHOW TABLES FROM db\"");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(mode(meta), 0700);
+  EXPECT_EQ(mode(meta + "/vigil.db"), 0600);
+}
+
+TEST_F(CliTest, DoctorAndInitShowCopyAllowedDirectories) {
+  std::ifstream in(root_ + "/vigil.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("# copy_allowed_directories = []\n"));
+  RunResult defaults = Vigil("--root " + root_ + " doctor");
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.output;
+  EXPECT_THAT(defaults.output, HasSubstr("sql.copy_allowed_directories = []   (default)"));
+  { std::ofstream(root_ + "/vigil.toml") << "[sql]\ncopy_allowed_directories = [\"/srv/imports\"]\n"; }
+  RunResult set = Vigil("--root " + root_ + " doctor");
+  ASSERT_EQ(set.exit_code, 0) << set.output;
+  EXPECT_THAT(set.output, HasSubstr("sql.copy_allowed_directories = [\"/srv/imports\"]   (vigil.toml)"));
+  { std::ofstream(root_ + "/vigil.toml") << "[sql]\ncopy_allowed_directories = [\"srv\"]\n"; }
+  RunResult bad = Vigil("--root " + root_ + " doctor");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("vigil.toml:2:29: sql.copy_allowed_directories: entry 1 must be an absolute path"));
 }
 
 }  // namespace

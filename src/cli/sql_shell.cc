@@ -30,6 +30,7 @@ void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), s
 Status SqlShell::Open(const Root& root) {
   VIGIL_ASSIGN_OR_RETURN(store_, jobs::OpenRootJobStore(root));
   sql::SessionOptions options;
+  options.file_access = sql::FileAccess::kClient;  // the user's own files, as psql's \copy
   const Root* r = &root;
   options.ensure_leader = [this, r] { return EnsureLeader(*r, *store_); };
   VIGIL_ASSIGN_OR_RETURN(session_, sql::Session::Open(root.path(), options));

@@ -2,7 +2,9 @@
 // 4180 with a header and LF line ends, --json one array per statement,
 // notices on stderr only, non-zero exit on any failed statement or a waited
 // job that ends FAILED), job waits with progress, and --detach.
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -161,6 +163,30 @@ TEST_F(SqlShellTest, ControlCharactersArePrintedInFullInEveryFormat) {
   EXPECT_THAT(expr_table.stdout_text, HasSubstr("| a\\0b\\x01 |"));
   EXPECT_THAT(expr_table.stdout_text, HasSubstr("| next     |"));
   EXPECT_THAT(expr_table.stdout_text, HasSubstr("(2 rows)"));
+}
+
+// `vigil sql` loads the user's own files client-side, as psql's \copy: no allowlist
+// applies (copy_allowed_directories is empty), links are followed; only regular files
+// are read, so a FIFO is refused at once instead of blocking the shell.
+TEST_F(SqlShellTest, CopyReadsTheUsersOwnFilesClientSide) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL, s STRING)").exit_code, 0);
+  const std::string csv = dir_.Join("mine.csv");
+  std::ofstream(csv) << "id,s\n1,a\n2,b\n";
+  Out copied = Run("", "COPY db.t FROM '" + csv + "'");
+  ASSERT_EQ(copied.exit_code, 0) << copied.stderr_text;
+  EXPECT_THAT(copied.stdout_text, HasSubstr("2 rows copied into local.db.t"));
+  ASSERT_EQ(::symlink(csv.c_str(), dir_.Join("link.csv").c_str()), 0);
+  Out linked = Run("", "COPY db.t FROM '" + dir_.Join("link.csv") + "'");
+  ASSERT_EQ(linked.exit_code, 0) << linked.stderr_text;
+  Out count = Run("--csv", "SELECT count(*) AS n FROM db.t");
+  EXPECT_EQ(count.stdout_text, "n\n4\n") << count.stderr_text;
+
+  const std::string fifo = dir_.Join("pipe.csv");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // `timeout` (run by env before vigil) kills a shell that blocks on the FIFO.
+  Out piped = Sql(dir_.path(), "--root " + root_ + " sql -c \"COPY db.t FROM '" + fifo + "'\"", "timeout -s KILL 30");
+  EXPECT_EQ(piped.exit_code, 1) << "a COPY from a FIFO hung or passed: " << piped.stderr_text;
+  EXPECT_THAT(piped.stderr_text, HasSubstr(fifo + " is not a regular file (a FIFO)"));
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ constexpr uint64_t kMaxOmpThreads = 1024;
 
 // kDurationMs: milliseconds, written only with a unit (or 0), since a bare number means
 // seconds for kDuration but milliseconds in PostgreSQL's statement_timeout.
-enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath };
+// kPathList: an array of absolute paths.
+enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath, kPathList };
 
 // One setting: where it lives, its type and range, how to read and write it on
 // a Config, and the comment the default file carries above it.
@@ -58,6 +59,8 @@ struct Setting {
   void (*set_bool)(Config&, bool) = nullptr;
   const std::string& (*get_str)(const Config&) = nullptr;
   void (*set_str)(Config&, std::string) = nullptr;
+  const std::vector<std::string>& (*get_list)(const Config&) = nullptr;
+  void (*set_list)(Config&, std::vector<std::string>) = nullptr;
 
   std::string Key() const { return std::string(section) + "." + std::string(name); }
 };
@@ -72,6 +75,10 @@ struct Setting {
   nullptr, nullptr, nullptr, nullptr,                                                  \
       [](const Config& c) -> const std::string& { return c.sec.field; },               \
       [](Config& c, std::string v) { c.sec.field = std::move(v); }
+#define VIGIL_LIST_(sec, field)                                                        \
+  nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,                               \
+      [](const Config& c) -> const std::vector<std::string>& { return c.sec.field; }, \
+      [](Config& c, std::vector<std::string> v) { c.sec.field = std::move(v); }
 
 const std::vector<Setting>& Settings() {
   static const std::vector<Setting> kSettings = {
@@ -186,6 +193,14 @@ const std::vector<Setting>& Settings() {
        "Disk used by index segments of retained generations, shared by all tables.",
        VIGIL_NUM_(generations, disk_budget_bytes)},
 
+      {"sql", "copy_allowed_directories", Kind::kPathList, 0, kMaxCopyAllowedDirectories,
+       "Server-side file access, as PostgreSQL's pg_read_server_files: a COPY ... FROM\n"
+       "'path' run for a principal (not the local user's own `vigil sql` shell, which\n"
+       "reads the user's own files) needs ADMIN, and the path with every symbolic\n"
+       "link resolved must lie below one of these absolute directories. Empty: no\n"
+       "server-side COPY from files at all. Example: [\"/srv/imports\"].",
+       VIGIL_LIST_(sql, copy_allowed_directories)},
+
       {"sql", "statement_timeout", Kind::kDurationMs, 0, kMaxStatementTimeoutMs,
        "A SELECT or EXPLAIN running longer ends with DeadlineExceeded and the session\n"
        "stays usable; a session overrides it with SET statement_timeout = '5s' (an\n"
@@ -200,6 +215,7 @@ const std::vector<Setting>& Settings() {
 #undef VIGIL_NUM_
 #undef VIGIL_BOOL_
 #undef VIGIL_STR_
+#undef VIGIL_LIST_
 
 constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql"};
 
@@ -219,6 +235,15 @@ std::string FormatNumber(const Setting& s, uint64_t v) {
   }
 }
 
+std::string TomlString(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') out.push_back('\\');
+    out.push_back(ch);
+  }
+  return out + "\"";
+}
+
 // The value as a TOML literal.
 std::string RenderValue(const Setting& s, const Config& c) {
   switch (s.kind) {
@@ -235,13 +260,11 @@ std::string RenderValue(const Setting& s, const Config& c) {
       std::string f = FormatNumber(s, s.get_num(c));
       return f == "0" ? f : "\"" + f + "\"";
     }
-    case Kind::kPath: {
-      std::string out = "\"";
-      for (char ch : s.get_str(c)) {
-        if (ch == '"' || ch == '\\') out.push_back('\\');
-        out.push_back(ch);
-      }
-      return out + "\"";
+    case Kind::kPath: return TomlString(s.get_str(c));
+    case Kind::kPathList: {
+      std::string out = "[";
+      for (const std::string& p : s.get_list(c)) out += (out.size() > 1 ? ", " : "") + TomlString(p);
+      return out + "]";
     }
   }
   return "";
@@ -287,14 +310,53 @@ std::string ExpectedOf(const Setting& s) {
     case Kind::kDuration: return "an integer (seconds) or a duration string like \"30s\", \"10m\", \"7d\"";
     case Kind::kDurationMs: return "a duration string like \"500ms\", \"60s\", \"5m\", or 0 (no timeout)";
     case Kind::kPath: return "a string";
+    case Kind::kPathList: return "an array of absolute paths like [\"/srv/imports\"]";
   }
   return "";
 }
 
+// One entry of a kPathList: absolute, printable, without '..' components.
+Status CheckListedPath(const std::string& p) {
+  if (p.empty() || p.front() != '/') return Status::InvalidArgument("must be an absolute path (got \"" + p + "\")");
+  if (p.size() > 4096) return Status::InvalidArgument("is not a usable path (longer than 4096 bytes)");
+  for (char ch : p) {
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+      return Status::InvalidArgument("is not a usable path (it holds a control character)");
+    }
+  }
+  if ((p + "/").find("/../") != std::string::npos) {
+    return Status::InvalidArgument("must not contain '..' (got \"" + p + "\")");
+  }
+  return Status::OK();
+}
+
 // Applies one value node to `c`; the message has no position (the caller adds it).
-Status Apply(const Setting& s, const toml::node& v, Config* c) {
+// `at` is set to the element of an array at fault.
+Status Apply(const Setting& s, const toml::node& v, Config* c, const toml::node** at) {
   std::string wrong = "expected " + ExpectedOf(s) + ", got " + std::string(TypeName(v.type()));
   switch (s.kind) {
+    case Kind::kPathList: {
+      const toml::array* array = v.as_array();
+      if (array == nullptr) return Status::InvalidArgument(wrong);
+      if (array->size() > s.max) {
+        return Status::InvalidArgument("has " + std::to_string(array->size()) + " entries; at most " +
+                                       std::to_string(s.max) + " are allowed");
+      }
+      std::vector<std::string> paths;
+      for (const toml::node& e : *array) {
+        *at = &e;
+        const std::string entry = "entry " + std::to_string(paths.size() + 1) + " ";
+        if (!e.is_string()) {
+          return Status::InvalidArgument(entry + "is " + std::string(TypeName(e.type())) + "; expected a string");
+        }
+        Status st = CheckListedPath(e.as_string()->get());
+        if (!st.ok()) return Status::InvalidArgument(entry + st.message());
+        paths.push_back(e.as_string()->get());
+      }
+      *at = nullptr;
+      s.set_list(*c, std::move(paths));
+      return Status::OK();
+    }
     case Kind::kBool:
       if (!v.is_boolean()) return Status::InvalidArgument(wrong);
       s.set_bool(*c, v.as_boolean()->get());
@@ -527,6 +589,15 @@ Status ValidateConfig(const Config& config) {
       }
       continue;
     }
+    if (s.kind == Kind::kPathList) {
+      const std::vector<std::string>& paths = s.get_list(config);
+      if (paths.size() > s.max) return Bad("config", s.Key(), "has more than " + std::to_string(s.max) + " entries");
+      for (const std::string& p : paths) {
+        Status st = CheckListedPath(p);
+        if (!st.ok()) return Bad("config", s.Key(), st.message());
+      }
+      continue;
+    }
     Status st = CheckRange(s, s.get_num(config));
     if (!st.ok()) return Bad("config", s.Key(), st.message());
   }
@@ -566,8 +637,9 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, std::
         return Status::InvalidArgument(Pos(path, name.source()) + ": unknown setting " + key + "; known in [" +
                                        std::string(section.str()) + "]: " + KnownNames(section.str()));
       }
-      Status st = Apply(*s, value, &config);
-      if (!st.ok()) return Bad(Pos(path, value.source()), key, st.message());
+      const toml::node* at = nullptr;
+      Status st = Apply(*s, value, &config, &at);
+      if (!st.ok()) return Bad(Pos(path, at != nullptr ? at->source() : value.source()), key, st.message());
       seen.emplace_back(name.source().begin, key);
       where[key] = value.source();
     }

@@ -91,6 +91,7 @@ memory_budget_bytes = 268435456
 disk_budget_bytes = "1TiB"
 
 [sql]
+copy_allowed_directories = ["/srv/imports", "/data/a \"b\""]
 statement_timeout = "1500ms"
 )";
   std::vector<std::string> keys;
@@ -120,6 +121,7 @@ statement_timeout = "1500ms"
   EXPECT_EQ(c.generations.memory_budget_bytes, 268435456u);
   EXPECT_EQ(c.generations.disk_budget_bytes, uint64_t{1} << 40);
   EXPECT_EQ(c.sql.statement_timeout_ms, 1500u);
+  EXPECT_THAT(c.sql.copy_allowed_directories, ElementsAre("/srv/imports", "/data/a \"b\""));
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
@@ -332,7 +334,8 @@ TEST(ConfigTest, StatementTimeoutIsMillisecondsWithAUnit) {
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = \"5us\"\n"), HasSubstr("unknown unit 'us'"));
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = -1\n"), HasSubstr("a number needs a unit"));
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = true\n"), HasSubstr("got a boolean"));
-  EXPECT_THAT(ErrorOf("[sql]\nstatment_timeout = \"1s\"\n"), HasSubstr("known in [sql]: statement_timeout"));
+  EXPECT_THAT(ErrorOf("[sql]\nstatment_timeout = \"1s\"\n"),
+              HasSubstr("known in [sql]: copy_allowed_directories, statement_timeout"));
 
   EXPECT_EQ(FormatDurationMs(0), "0");
   EXPECT_EQ(FormatDurationMs(250), "250ms");
@@ -347,6 +350,41 @@ TEST(ConfigTest, StatementTimeoutIsMillisecondsWithAUnit) {
   EXPECT_EQ(EffectiveSettings(c).back().value, "0");
   c.sql.statement_timeout_ms = 200;
   EXPECT_EQ(EffectiveSettings(c).back().value, "\"200ms\"");
+}
+
+// Server-side COPY reads only below these directories; the default (empty) reads none.
+TEST(ConfigTest, CopyAllowedDirectoriesAreAbsolutePaths) {
+  EXPECT_TRUE(Config{}.sql.copy_allowed_directories.empty());
+  auto dirs = [](const std::string& value) {
+    return ParseConfig("[sql]\ncopy_allowed_directories = " + value + "\n", "/r/vigil.toml");
+  };
+  ASSERT_TRUE(dirs("[]").ok());
+  EXPECT_TRUE(dirs("[]")->sql.copy_allowed_directories.empty());
+  ASSERT_TRUE(dirs("[\"/srv/imports\", \"/data/\"]").ok());
+  EXPECT_THAT(dirs("[\"/srv/imports\", \"/data/\"]")->sql.copy_allowed_directories,
+              ElementsAre("/srv/imports", "/data/"));
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = \"/srv\"\n"),
+              AllOf(HasSubstr("/r/vigil.toml:2:28: sql.copy_allowed_directories"),
+                    HasSubstr("expected an array of absolute paths"), HasSubstr("got a string")));
+  // An entry's problem is reported at the entry.
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = [\"/ok\", \"relative/dir\"]\n"),
+              AllOf(HasSubstr("/r/vigil.toml:2:36: sql.copy_allowed_directories"),
+                    HasSubstr("entry 2 must be an absolute path (got \"relative/dir\")")));
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = [\"\"]\n"), HasSubstr("entry 1 must be an absolute path"));
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = [\"/srv/../etc\"]\n"), HasSubstr("must not contain '..'"));
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = [\"/srv/x\\n\"]\n"), HasSubstr("control character"));
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = [1]\n"),
+              AllOf(HasSubstr("/r/vigil.toml:2:29"), HasSubstr("entry 1 is an integer; expected a string")));
+  std::string many = "[";
+  for (size_t i = 0; i <= kMaxCopyAllowedDirectories; ++i) many += (i ? ", \"/d" : "\"/d") + std::to_string(i) + "\"";
+  EXPECT_THAT(ErrorOf("[sql]\ncopy_allowed_directories = " + many + "]\n"), HasSubstr("at most 64 are allowed"));
+
+  Config c;
+  c.sql.copy_allowed_directories = {"relative"};
+  EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("sql.copy_allowed_directories: must be an absolute path"));
+  c.sql.copy_allowed_directories = {"/srv/imports"};
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  EXPECT_THAT(RenderDefaultConfig(), HasSubstr("# copy_allowed_directories = []\n"));
 }
 
 TEST(ConfigTest, RenderedDefaultLoadsAsDefaultsCommentedAndUncommented) {
@@ -386,14 +424,17 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   Config c;
   c.worker.cgroup_parent = "/sys/fs/cgroup/v";
   c.worker.max_runtime_seconds = 90;
+  c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 23u);
+  ASSERT_EQ(e.size(), 24u);
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
   EXPECT_EQ(e[1].value, "\"8GiB\"");
   EXPECT_EQ(e[2].value, "\"90s\"");
   EXPECT_EQ(e[4].value, "\"/sys/fs/cgroup/v\"");
+  EXPECT_EQ(e[22].key, "sql.copy_allowed_directories");
+  EXPECT_EQ(e[22].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
   // Every rendered value parses back to the same setting.
   std::string text;
   std::string section;

@@ -1,13 +1,60 @@
 #include "vigil/jobs/root_jobs.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 namespace vigil::jobs {
+
+namespace {
+
+// The metadata is the root owner's alone: `_meta` 0700, the database 0600 (SQLite
+// gives its -wal and -shm files the database file's mode).
+constexpr mode_t kMetaDirMode = 0700;
+constexpr mode_t kMetaFileMode = 0600;
+
+// Clears the permission bits of `path` outside `allowed` (a root made before they
+// were this strict); a missing file is left alone when `optional`. Another user's
+// file (EPERM) is left as it is: only its owner can tighten it.
+Status RestrictMode(const std::string& path, mode_t allowed, bool optional) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (optional && errno == ENOENT) return Status::OK();
+    return Status::FromErrno(errno, "stat " + path);
+  }
+  const mode_t mode = st.st_mode & 07777;
+  if ((mode & ~allowed) == 0) return Status::OK();
+  if (::chmod(path.c_str(), mode & allowed) != 0 && errno != EPERM) {
+    return Status::FromErrno(errno, "chmod " + path);
+  }
+  return Status::OK();
+}
+
+// Creates the database file with kMetaFileMode, when it is missing, before SQLite opens it.
+Status CreateDatabaseFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kMetaFileMode);
+  if (fd < 0) return errno == EEXIST ? Status::OK() : Status::FromErrno(errno, "create " + path);
+  ::close(fd);
+  return Status::OK();
+}
+
+}  // namespace
 
 std::string RootJobStoreUri(const Root& root) {
   return "sqlite://" + root.path() + "/" + std::string(kRootMetaDirName) + "/vigil.db";
 }
 
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root) {
-  VIGIL_RETURN_IF_ERROR(root.fs()->CreateDirs(root.path() + "/" + std::string(kRootMetaDirName)));
+  const std::string meta = root.path() + "/" + std::string(kRootMetaDirName);
+  VIGIL_RETURN_IF_ERROR(root.fs()->CreateDirs(meta));
+  VIGIL_RETURN_IF_ERROR(RestrictMode(meta, kMetaDirMode, false));
+  const std::string db = meta + "/vigil.db";
+  VIGIL_RETURN_IF_ERROR(CreateDatabaseFile(db));
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    VIGIL_RETURN_IF_ERROR(RestrictMode(db + suffix, kMetaFileMode, *suffix != '\0'));
+  }
   JobStoreOptions options;
   options.uri = RootJobStoreUri(root);
   return JobStore::Open(options);

@@ -1,8 +1,10 @@
 // Rows: INSERT ... VALUES, COPY ... FROM, DELETE ... WHERE and UPDATE ... SET.
 // Each statement is one commit; any error before it leaves the table unchanged.
+// COPY opens its file once (copy_source.h) and every pass reads that descriptor.
 #include <map>
 #include <set>
 
+#include "sql/copy_source.h"
 #include "sql/exec_internal.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/storage/ingest.h"
@@ -151,7 +153,10 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
   options.props.operation = "COPY";
   if (s.format) {
     VIGIL_ASSIGN_OR_RETURN(options.ingest.format, ParseIngestFormat(CopyFormatName(*s.format)));
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(options.ingest.format, DetectIngestFormat(s.path));
   }
+  VIGIL_ASSIGN_OR_RETURN(options.ingest.input, OpenCopySource(ctx, s.path));
   VIGIL_ASSIGN_OR_RETURN(ImportResult result, ctx.Catalog().Import(name, s.path, options));
   ResultSet r;
   r.message = Rows(result.rows, "copied") + " into " + name.ToString();

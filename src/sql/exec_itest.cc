@@ -92,6 +92,7 @@ class ExecEnv {
     o.clock = [this] { return now_ += 1000; };
     o.resolve_wait_ms = 2000;
     o.principal = principal_;
+    o.file_access = FileAccess::kClient;  // the golden files COPY the test's own files
     auto s = Session::Open(root_path_, o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     session_ = std::move(*s);

@@ -39,7 +39,9 @@ class IncarnationTest : public ::testing::Test {
   void TearDown() override { failpoint::DisarmAll(); }
 
   std::unique_ptr<Session> NewSession() {
-    auto s = Session::Open(root_dir_);
+    SessionOptions options;
+    options.file_access = FileAccess::kClient;  // COPY reads the test's own files
+    auto s = Session::Open(root_dir_, options);
     EXPECT_TRUE(s.ok()) << s.status().ToString();
     return s.ok() ? std::move(*s) : nullptr;
   }

@@ -2,8 +2,14 @@
 // error formatting and dispatch to the per-format readers.
 #include "vigil/storage/ingest.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 
 #include "storage/ingest_internal.h"
 
@@ -19,7 +25,7 @@ std::string Lower(std::string_view s) {
 
 class FileSource : public ingest::ByteSource {
  public:
-  FileSource(std::unique_ptr<RandomAccessFile> file, std::string name) : file_(std::move(file)) {
+  FileSource(std::shared_ptr<const RandomAccessFile> file, std::string name) : file_(std::move(file)) {
     name_ = std::move(name);
   }
   uint64_t size() const override { return file_->Size(); }
@@ -34,8 +40,99 @@ class FileSource : public ingest::ByteSource {
   }
 
  private:
-  std::unique_ptr<RandomAccessFile> file_;
+  std::shared_ptr<const RandomAccessFile> file_;
 };
+
+// An input file opened by OpenIngestFile (reads are not reported to IoObservers:
+// they observe table files).
+class InputFile : public RandomAccessFile {
+ public:
+  InputFile(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
+  ~InputFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, std::string* out) const override {
+    if (offset > size_ || n > size_ - offset) {
+      return Status::Corruption("read past the end of " + path_ + " (" + std::to_string(size_) + " bytes)");
+    }
+    out->resize(n);
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, out->data() + done, n - done, static_cast<off_t>(offset + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return Status::FromErrno(errno, "read " + path_);
+      if (r == 0) return Status::Corruption(path_ + " became shorter while it was read");
+      done += static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+  uint64_t Size() const override { return size_; }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+};
+
+std::string_view FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown type";
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  return Status::InvalidArgument(path + " is not a regular file (" + std::string(FileKind(mode)) + ")");
+}
+
+Status OpenError(int err, const std::string& path) {
+  const std::string context = "cannot open input file " + path;
+  if (err == ENOENT) return Status::NotFound(context + ": " + path + " does not exist");
+  if (err == EACCES || err == EPERM) return Status::PermissionDenied(context + ": " + std::strerror(err));
+  return Status::FromErrno(err, context);
+}
+
+Status LinkInPath(const std::string& path) {
+  return Status::PermissionDenied("cannot open input file " + path + ": it is reached through a symbolic link");
+}
+
+// Opens the absolute `path` from "/" one component at a time, following no link.
+Result<int> OpenWithoutSymlinks(const std::string& path, int flags) {
+  if (path.empty() || path[0] != '/') return Status::InvalidArgument(path + " is not an absolute path");
+  int dir = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return OpenError(errno, path);
+  size_t pos = 1;
+  while (true) {
+    const size_t slash = path.find('/', pos);
+    const std::string part = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    if (part == "." || part == ".." || (part.empty() && slash == std::string::npos)) {
+      ::close(dir);
+      return Status::InvalidArgument(path + " is not a canonical path to a file");
+    }
+    if (slash == std::string::npos) {
+      int fd = ::openat(dir, part.c_str(), flags | O_NOFOLLOW);
+      const int err = errno;
+      ::close(dir);
+      if (fd < 0) return err == ELOOP ? LinkInPath(path) : OpenError(err, path);
+      return fd;
+    }
+    pos = slash + 1;
+    if (part.empty()) continue;
+    int next = ::openat(dir, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int err = errno;
+    ::close(dir);
+    if (next < 0) {
+      struct stat st {};
+      const std::string prefix = path.substr(0, slash);
+      if (::lstat(prefix.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return LinkInPath(path);
+      return OpenError(err, path);
+    }
+    dir = next;
+  }
+}
 
 class BufferSource : public ingest::ByteSource {
  public:
@@ -109,6 +206,35 @@ Result<IngestFormat> DetectIngestFormat(std::string_view path) {
   return f;
 }
 
+Result<std::shared_ptr<const RandomAccessFile>> OpenIngestFile(const std::string& path, bool no_symlinks) {
+  struct stat st {};
+  // Refused before open(2) where possible: opening a device can have effects of its own.
+  if ((no_symlinks ? ::lstat(path.c_str(), &st) : ::stat(path.c_str(), &st)) == 0 && !S_ISREG(st.st_mode)) {
+    return NotRegular(path, st.st_mode);
+  }
+  const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  int fd = -1;
+  if (no_symlinks) {
+    VIGIL_ASSIGN_OR_RETURN(fd, OpenWithoutSymlinks(path, flags));
+  } else {
+    fd = ::open(path.c_str(), flags);
+    if (fd < 0) return OpenError(errno, path);
+  }
+  Status refused;
+  if (::fstat(fd, &st) != 0) {
+    refused = Status::FromErrno(errno, "stat " + path);
+  } else if (!S_ISREG(st.st_mode)) {
+    refused = NotRegular(path, st.st_mode);
+  } else if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    refused = Status::FromErrno(errno, "fcntl " + path);
+  }
+  if (!refused.ok()) {
+    ::close(fd);
+    return refused;
+  }
+  return std::shared_ptr<const RandomAccessFile>(new InputFile(path, fd, static_cast<uint64_t>(st.st_size)));
+}
+
 Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& path,
                                                             const IngestOptions& options) {
   IngestFormat format;
@@ -117,7 +243,12 @@ Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& p
   } else {
     VIGIL_ASSIGN_OR_RETURN(format, DetectIngestFormat(path));
   }
-  VIGIL_ASSIGN_OR_RETURN(auto src, ingest::ByteSource::OpenFile(FsOf(options), path));
+  std::unique_ptr<ingest::ByteSource> src;
+  if (options.input) {
+    src = std::make_unique<FileSource>(options.input, path);
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(src, ingest::ByteSource::OpenFile(FsOf(options), path));
+  }
   return OpenWith(std::move(src), format, options);
 }
 
@@ -160,6 +291,12 @@ std::optional<size_t> SoleVectorField(const Schema& schema) {
 }  // namespace
 
 Result<std::unique_ptr<ByteSource>> ByteSource::OpenFile(FileSystem* fs, const std::string& path) {
+  if (fs == DefaultFileSystem()) {
+    VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const RandomAccessFile> file, OpenIngestFile(path));
+    return std::unique_ptr<ByteSource>(new FileSource(std::move(file), path));
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
   Result<std::unique_ptr<RandomAccessFile>> file = fs->NewRandomAccessFile(path);
   if (!file.ok()) return file.status().WithContext("cannot open input file " + path);
   return std::unique_ptr<ByteSource>(new FileSource(std::move(file).value(), path));

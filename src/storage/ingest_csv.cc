@@ -4,9 +4,9 @@
 // be UTF-8 (a bad byte is an error at its line and column); control characters,
 // NUL included, are kept in values.
 #include <algorithm>
+#include <unordered_set>
 
 #include "storage/ingest_internal.h"
-#include "vigil/common/names.h"
 
 namespace vigil::ingest {
 
@@ -108,9 +108,14 @@ void StripBom(CsvField* f) {
 
 Status ValidateHeader(const std::string& file, std::vector<CsvField>& header, size_t count) {
   if (count > 0) StripBom(&header[0]);
+  std::unordered_set<std::string_view> names;
   for (size_t i = 0; i < count; ++i) {
-    Status st = ValidateIdentifier(header[i].text, "column name");
+    Status st = CheckColumnName(header[i].text);
     if (!st.ok()) return TextError(file, header[i].line, header[i].column, st.message());
+    if (!names.insert(header[i].text).second) {
+      return TextError(file, header[i].line, header[i].column,
+                       "column " + Excerpt(header[i].text) + " appears twice in the header");
+    }
   }
   return Status::OK();
 }
@@ -131,11 +136,12 @@ class CsvReader : public RecordBatchReader {
       auto idx = schema_->IndexOf(fields_[i].text);
       if (!idx) {
         return TextError(src_->name(), fields_[i].line, fields_[i].column,
-                         "unknown column '" + fields_[i].text + "' (the table has: " + FieldNames(*schema_) + ")");
+                         "unknown column " + Excerpt(fields_[i].text) + " (the table has: " + FieldNames(*schema_) +
+                             ")");
       }
       if (seen[*idx]) {
         return TextError(src_->name(), fields_[i].line, fields_[i].column,
-                         "column '" + fields_[i].text + "' appears twice in the header");
+                         "column " + Excerpt(fields_[i].text) + " appears twice in the header");
       }
       seen[*idx] = true;
       field_of_position_.push_back(*idx);

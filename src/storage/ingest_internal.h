@@ -59,6 +59,17 @@ class LineReader {
   std::string line_;
 };
 
+// Input bytes in messages: at most this many, quoted, printable ASCII as is and
+// every other byte (and '\') as \xNN: 'root:...', 'a\x00b'.
+constexpr size_t kExcerptBytes = 32;
+// The first min(max_bytes, kExcerptBytes) bytes of `bytes`, "..." when cut.
+std::string Excerpt(std::string_view bytes, size_t max_bytes = kExcerptBytes);
+// The last kExcerptBytes bytes of `bytes`, "..." first when cut.
+std::string ExcerptEnd(std::string_view bytes);
+// ValidateIdentifier's rule for a column name read from the input; the message
+// quotes the name only as an Excerpt up to its first invalid character.
+Status CheckColumnName(std::string_view name);
+
 // "name:line:column: message" as InvalidArgument.
 Status TextError(std::string_view file, uint64_t line, uint64_t column, std::string_view message);
 // "name: record N (byte offset B): message" as InvalidArgument.

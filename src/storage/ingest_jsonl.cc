@@ -1,6 +1,7 @@
 // JSON Lines reader: one JSON object per line; blank lines are skipped. Keys
 // are column names; a missing key or null is NULL; vectors are arrays. Invalid
 // UTF-8 is refused as in CSV; "\u0000" is a NUL in a STRING, as a raw NUL is in CSV.
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -8,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "storage/ingest_internal.h"
-#include "vigil/common/names.h"
 
 namespace vigil::ingest {
 
@@ -23,6 +23,29 @@ bool IsBlank(std::string_view line) {
   return true;
 }
 
+// nlohmann's parse error without the input it quotes ("; last read: '<token>'"):
+// the input up to the error is shown as an ExcerptEnd instead.
+std::string ParseErrorText(const nlohmann::json::parse_error& e, std::string_view line) {
+  std::string what = e.what();
+  const size_t start = what.find("parse error");
+  if (start != std::string::npos) what.erase(0, start);
+  const size_t read = what.find("; last read: '");
+  if (read == std::string::npos) return what;
+  std::string expected;
+  static constexpr std::string_view kExpected[] = {
+      "true literal", "false literal", "null literal", "string literal", "number literal", "'['", "'{'", "']'",
+      "'}'", "':'", "','", "end of input", "'[', '{', or a literal"};
+  for (std::string_view name : kExpected) {
+    const std::string tail = "'; expected " + std::string(name);
+    if (what.size() >= tail.size() && what.compare(what.size() - tail.size(), tail.size(), tail) == 0) {
+      expected = tail.substr(1);
+    }
+  }
+  what.erase(read);
+  const size_t end = std::min<size_t>(e.byte, line.size());
+  return what + "; near " + ExcerptEnd(line.substr(0, end)) + expected;
+}
+
 // Parses one line as a JSON object; errors name file:line:column.
 Result<Json> ParseObjectLine(const std::string& file, uint64_t line_no, std::string_view line) {
   VIGIL_RETURN_IF_ERROR(CheckUtf8Line(file, line_no, line));
@@ -31,11 +54,11 @@ Result<Json> ParseObjectLine(const std::string& file, uint64_t line_no, std::str
     j = Json::parse(line);
   } catch (const nlohmann::json::parse_error& e) {
     uint64_t col = e.byte == 0 ? 1 : e.byte;
-    std::string what = e.what();
-    size_t cut = what.find("parse error");
-    return TextError(file, line_no, col, "malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
-  } catch (const std::exception& e) {
-    return TextError(file, line_no, 1, std::string("malformed JSON: ") + e.what());
+    return TextError(file, line_no, col, "malformed JSON: " + ParseErrorText(e, line));
+  } catch (const nlohmann::json::out_of_range&) {
+    return TextError(file, line_no, 1, "malformed JSON: a number is out of range");
+  } catch (const std::exception&) {
+    return TextError(file, line_no, 1, "malformed JSON");
   }
   if (!j.is_object()) return TextError(file, line_no, 1, "expected a JSON object per line");
   return j;
@@ -129,9 +152,9 @@ class JsonlReader : public RecordBatchReader {
     for (const auto& [key, value] : obj.items()) {
       auto idx = schema_->IndexOf(key);
       if (!idx) {
-        Status bad_name = ValidateIdentifier(key, "column name");
+        Status bad_name = CheckColumnName(key);
         return TextError(file, line_no, KeyColumn(line, key),
-                         bad_name.ok() ? "unknown column '" + key + "'" : bad_name.message());
+                         bad_name.ok() ? "unknown column " + Excerpt(key) : bad_name.message());
       }
       if (seen_[*idx]) continue;
       seen_[*idx] = 1;
@@ -195,7 +218,7 @@ Result<SchemaPtr> InferJsonlSchema(ByteSource* src, const IngestOptions& options
     ++rows;
     VIGIL_ASSIGN_OR_RETURN(Json obj, ParseObjectLine(src->name(), lines.line_number(), line));
     for (const auto& [key, value] : obj.items()) {
-      Status st = ValidateIdentifier(key, "column name");
+      Status st = CheckColumnName(key);
       if (st.ok()) st = CheckInferable(value);
       if (!st.ok()) return TextError(src->name(), lines.line_number(), KeyColumn(line, key), st.message());
       size_t i = 0;

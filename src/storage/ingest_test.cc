@@ -1,6 +1,12 @@
 #include "vigil/storage/ingest.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
+#include <future>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,6 +19,7 @@ namespace vigil {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 SchemaPtr MakeSchemaOrDie(std::vector<Field> fields) {
   auto s = Schema::Make(std::move(fields));
@@ -157,7 +164,8 @@ TEST(CsvIngestTest, ErrorsNameFileLineAndColumn) {
               HasSubstr("in.txt:2:5: column 'v': vector has more than 2 elements"));
   EXPECT_THAT(ErrorOf("id,name,v,extra\n", IngestFormat::kCsv, schema),
               HasSubstr("in.txt:1:11: unknown column 'extra'"));
-  EXPECT_THAT(ErrorOf("id,9name\n", IngestFormat::kCsv, schema), HasSubstr("in.txt:1:4: column name '9name'"));
+  EXPECT_THAT(ErrorOf("id,9name\n", IngestFormat::kCsv, schema),
+              HasSubstr("in.txt:1:4: column name '9...' must start with a letter or '_'"));
   EXPECT_THAT(ErrorOf("name,v\n", IngestFormat::kCsv, schema), HasSubstr("missing non-nullable column 'id'"));
   EXPECT_THAT(ErrorOf("id,name,v\n,a,\"[1,2]\"\n", IngestFormat::kCsv, schema),
               HasSubstr("in.txt:2:1: column 'id': missing value for non-nullable column"));
@@ -201,7 +209,7 @@ TEST(JsonlIngestTest, ErrorsNameFileLineAndColumn) {
   EXPECT_THAT(ErrorOf("{\"id\": 1, \"nope\": 2}\n", IngestFormat::kJsonl, schema),
               HasSubstr("in.txt:1:11: unknown column 'nope'"));
   EXPECT_THAT(ErrorOf("{\"id\": 1, \"bad-name\": 2}\n", IngestFormat::kJsonl, schema),
-              HasSubstr("in.txt:1:11: column name 'bad-name'"));
+              HasSubstr("in.txt:1:11: column name 'bad-...' has an invalid character at position 4"));
   EXPECT_THAT(ErrorOf("{\"name\": \"a\"}\n", IngestFormat::kJsonl, schema),
               HasSubstr("in.txt:1:1: missing non-nullable column 'id'"));
   EXPECT_THAT(ErrorOf("{\"id\": 40000}\n", IngestFormat::kJsonl, schema),
@@ -395,6 +403,154 @@ TEST_F(VectorFileTest, GivenSchemaTargetsNamedAndFloat16Columns) {
 
   o.schema = MakeSchemaOrDie({F("emb", DataType::Vector(VectorElement::kFloat32, 5), false)});
   EXPECT_THAT(OpenIngestReader(dir_.Join("a.fvecs"), o).status().message(), HasSubstr("vectors have dimension 4"));
+}
+
+// ---- What of the input an error may quote ----
+
+// A file that is not valid input is never echoed: an error quotes at most a
+// kExcerptBytes (32) excerpt of it, bytes other than printable ASCII as \xNN.
+constexpr char kPublic[] = "abcdefghijklmnopqrstuvwxyz012345";  // 32 bytes
+const std::string kSecret = std::string(kPublic) + "-hunter2-S3CR3T";
+
+void ExpectNoEcho(const std::string& message, const std::string& context) {
+  EXPECT_THAT(message, Not(HasSubstr("hunter2"))) << context;
+  EXPECT_LT(message.size(), 400u) << context << ": " << message;
+  for (char c : message) {
+    unsigned char u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(u >= 0x20 && u < 0x7f) << context << ": a raw byte " << int(u) << " in " << message;
+  }
+}
+
+TEST(IngestExcerptTest, CsvErrorsQuoteOnlyAShortExcerpt) {
+  auto schema = MakeSchemaOrDie(
+      {F("id", DataType::Of(TypeId::kInt32), false), F("v", DataType::Vector(VectorElement::kFloat32, 2))});
+  // The first line of a password file as a header: quoted up to its first bad character.
+  std::string m = ErrorOf("root:$6$" + kSecret + ":19000:0:99999:7:::\nx\n", IngestFormat::kCsv);
+  EXPECT_THAT(m, HasSubstr("in.txt:1:1: column name 'root:...' has an invalid character at position 5"));
+  ExpectNoEcho(m, "invalid header");
+  m = ErrorOf(std::string(kPublic) + std::string(40, '_') + "hunter2\n", IngestFormat::kCsv);
+  EXPECT_THAT(m, HasSubstr("column name '" + std::string(kPublic) + "...' is 79 characters long"));
+  ExpectNoEcho(m, "long header");
+  m = ErrorOf("id,v,x_" + std::string(kPublic) + "_hunter2\n", IngestFormat::kCsv, schema);
+  EXPECT_THAT(m, HasSubstr("unknown column 'x_abcdefghijklmnopqrstuvwxyz0123...'"));
+  ExpectNoEcho(m, "unknown column");
+  m = ErrorOf("abc,abc\n", IngestFormat::kCsv);
+  EXPECT_THAT(m, HasSubstr("in.txt:1:5: column 'abc' appears twice in the header"));
+  // Values: the same excerpt, control characters and non-ASCII bytes escaped.
+  m = ErrorOf("id,v\n" + kSecret + ",\"[1,2]\"\n", IngestFormat::kCsv, schema);
+  EXPECT_THAT(m, HasSubstr("column 'id': '" + std::string(kPublic) + "...' is not an integer"));
+  ExpectNoEcho(m, "value");
+  m = ErrorOf("id,v\n\x01\x1b[2J\xc3\xa9\\,\"[1,2]\"\n", IngestFormat::kCsv, schema);
+  EXPECT_THAT(m, HasSubstr("'\\x01\\x1b[2J\\xc3\\xa9\\x5c' is not an integer"));
+  ExpectNoEcho(m, "control characters");
+  m = ErrorOf("id,v\n1,\"" + kSecret + "\"\n", IngestFormat::kCsv, schema);
+  EXPECT_THAT(m, HasSubstr("got '" + std::string(kPublic) + "...'"));
+  ExpectNoEcho(m, "vector");
+}
+
+TEST(IngestExcerptTest, JsonlErrorsQuoteOnlyAShortExcerpt) {
+  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("d", DataType::Decimal(5, 2))});
+  std::string m = ErrorOf("TOKEN=" + kSecret + "\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("in.txt:1:1: malformed JSON: parse error"));
+  EXPECT_THAT(m, HasSubstr("invalid literal; near 'T'"));
+  ExpectNoEcho(m, "first line");
+  // nlohmann quotes the whole token read so far; only its last bytes are shown.
+  m = ErrorOf("{\"id\": \"" + kSecret + std::string(200, 'x') + "\x01\"}\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("near '..." + std::string(31, 'x') + "\\x01'"));
+  ExpectNoEcho(m, "long string");
+  m = ErrorOf("{\"id\": 1} " + kSecret + "\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("near '{\"id\": 1} a'; expected end of input"));
+  ExpectNoEcho(m, "trailing text");
+  m = ErrorOf("{\"id\": 1" + std::string(400, '0') + "}\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("malformed JSON: a number is out of range"));
+  EXPECT_THAT(m, Not(HasSubstr("0000000000")));
+  m = ErrorOf("{\"id\": 1, \"a" + kSecret + "\": 2}\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("column name '" + std::string("a") + std::string(kPublic).substr(0, 31) +
+                           "...' has an invalid character at position 34"));
+  ExpectNoEcho(m, "bad key");
+  m = ErrorOf("{\"id\": 1, \"" + std::string(kPublic) + std::string(40, 'y') + "_hunter2\": 2}\n",
+              IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("column name '" + std::string(kPublic) + "...' is 80 characters long"));
+  ExpectNoEcho(m, "long key");
+  m = ErrorOf("{\"id\": 1, \"" + std::string(kPublic) + "_hunter2\": 2}\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("unknown column '" + std::string(kPublic) + "...'"));
+  ExpectNoEcho(m, "unknown key");
+  m = ErrorOf("{\"id\": 1, \"d\": \"" + kSecret + "\"}\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("'" + std::string(kPublic) + "...' is not a DECIMAL(5,2)"));
+  ExpectNoEcho(m, "decimal");
+  m = ErrorOf("{\"id\": 1}\n" + kSecret + "\xff\n", IngestFormat::kJsonl, schema);
+  EXPECT_THAT(m, HasSubstr("in.txt:2:48: invalid UTF-8 (byte 0xff)"));
+  ExpectNoEcho(m, "utf-8");
+}
+
+TEST(IngestExcerptTest, NpyHeaderErrorsQuoteOnlyAShortExcerpt) {
+  const std::string eight(8, '\0');
+  std::string m = ErrorOf(Npy("{'" + kSecret + "': 1}", eight), IngestFormat::kNpy);
+  EXPECT_THAT(m, HasSubstr("unexpected key '" + std::string(kPublic) + "...'"));
+  ExpectNoEcho(m, "npy key");
+  m = ErrorOf(Npy("{'descr': '" + kSecret + "', 'fortran_order': False, 'shape': (2, 1), }", eight),
+              IngestFormat::kNpy);
+  EXPECT_THAT(m, HasSubstr("dtype '" + std::string(kPublic) + "...' is not supported"));
+  ExpectNoEcho(m, "npy dtype");
+}
+
+// ---- Which files are read ----
+
+// Runs `fn` on a thread. When it has not returned after 10 s (it blocks on the
+// FIFO) a writer opens and closes the FIFO to release it, and `*hung` is set: a
+// regression fails the test instead of hanging it.
+template <typename Fn>
+auto WithFifoWatchdog(const std::string& fifo, bool* hung, Fn fn) {
+  auto done = std::async(std::launch::async, fn);
+  *hung = done.wait_for(std::chrono::seconds(10)) != std::future_status::ready;
+  while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+    int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (w >= 0) ::close(w);
+  }
+  return done.get();
+}
+
+TEST(IngestFileTest, OnlyRegularFilesAreRead) {
+  testing::TempDir dir;
+  const std::string fifo = dir.Join("pipe.csv");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  IngestOptions o;
+  bool hung = false;
+  Status st = WithFifoWatchdog(fifo, &hung, [&] { return OpenIngestReader(fifo, o).status(); });
+  EXPECT_FALSE(hung) << "opening a FIFO blocked";
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_THAT(st.message(), HasSubstr(fifo + " is not a regular file (a FIFO)"));
+  // `vigil import` goes the same way.
+  ImportOptions import;
+  import.create = true;
+  st = WithFifoWatchdog(fifo, &hung, [&] { return ImportFile(dir.Join("t.vgl"), fifo, import).status(); });
+  EXPECT_FALSE(hung) << "importing a FIFO blocked";
+  EXPECT_THAT(st.message(), HasSubstr("is not a regular file (a FIFO)"));
+
+  ASSERT_EQ(::mkdir(dir.Join("d.csv").c_str(), 0700), 0);
+  EXPECT_THAT(OpenIngestReader(dir.Join("d.csv"), o).status().message(),
+              HasSubstr("is not a regular file (a directory)"));
+  o.format = IngestFormat::kCsv;
+  EXPECT_THAT(OpenIngestReader("/dev/null", o).status().message(),
+              HasSubstr("/dev/null is not a regular file (a character device)"));
+  EXPECT_EQ(OpenIngestReader(dir.Join("missing.csv"), o).status().code(), StatusCode::kNotFound);
+}
+
+TEST(IngestFileTest, NoSymlinksRefusesALinkInAnyComponent) {
+  testing::TempDir dir;
+  WriteText(dir.Join("a.csv"), "x\n1\n");
+  ASSERT_EQ(::mkdir(dir.Join("sub").c_str(), 0700), 0);
+  WriteText(dir.Join("sub/b.csv"), "x\n2\n");
+  ASSERT_EQ(::symlink(dir.Join("a.csv").c_str(), dir.Join("link.csv").c_str()), 0);
+  ASSERT_EQ(::symlink(dir.Join("sub").c_str(), dir.Join("linkdir").c_str()), 0);
+  ASSERT_TRUE(OpenIngestFile(dir.Join("link.csv")).ok());  // client-side: links are followed
+  auto file = OpenIngestFile(dir.Join("sub/b.csv"), /*no_symlinks=*/true);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ((*file)->Size(), 4u);
+  EXPECT_EQ(OpenIngestFile(dir.Join("link.csv"), true).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenIngestFile(dir.Join("linkdir/b.csv"), true).status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(OpenIngestFile(dir.Join("sub/../a.csv"), true).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(OpenIngestFile("a.csv", true).status().code(), StatusCode::kInvalidArgument);
 }
 
 class ImportTest : public ::testing::Test {

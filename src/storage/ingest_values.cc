@@ -1,5 +1,6 @@
 // Typed parsing of text cells and JSON values against a schema type, with the
 // range checks of each type, and the type-inference lattice for samples.
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "storage/ingest_internal.h"
 #include "vigil/common/bounds.h"
+#include "vigil/common/names.h"
 
 namespace vigil {
 
@@ -16,15 +18,7 @@ namespace {
 constexpr int64_t kMicrosPerDay = 86400LL * 1000000LL;
 constexpr double kMaxHalf = 65504.0;
 
-std::string Quote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text.substr(0, 60)) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  if (text.size() > 60) out += "...";
-  return out + "'";
-}
+std::string Quote(std::string_view text) { return ingest::Excerpt(text); }
 
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -314,6 +308,64 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
 }
 
 namespace ingest {
+
+namespace {
+
+void AppendEscaped(std::string* out, std::string_view bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  for (char c : bytes) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f && c != '\\') {
+      out->push_back(c);
+    } else {
+      out->append("\\x");
+      out->push_back(kHex[u >> 4]);
+      out->push_back(kHex[u & 15]);
+    }
+  }
+}
+
+bool IsNameStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
+bool IsNamePart(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
+
+}  // namespace
+
+std::string Excerpt(std::string_view bytes, size_t max_bytes) {
+  const size_t n = std::min({bytes.size(), max_bytes, kExcerptBytes});
+  std::string out = "'";
+  AppendEscaped(&out, bytes.substr(0, n));
+  if (n < bytes.size()) out += "...";
+  return out + "'";
+}
+
+std::string ExcerptEnd(std::string_view bytes) {
+  std::string out = "'";
+  if (bytes.size() > kExcerptBytes) {
+    out += "...";
+    bytes.remove_prefix(bytes.size() - kExcerptBytes);
+  }
+  AppendEscaped(&out, bytes);
+  return out + "'";
+}
+
+Status CheckColumnName(std::string_view name) {
+  if (ValidateIdentifier(name, "column name").ok()) return Status::OK();
+  if (name.empty()) return Status::InvalidArgument("column name is empty");
+  if (!IsNameStart(name[0])) {
+    return Status::InvalidArgument("column name " + Excerpt(name, 1) + " must start with a letter or '_'");
+  }
+  for (size_t i = 1; i < name.size(); ++i) {
+    if (!IsNamePart(name[i])) {
+      return Status::InvalidArgument("column name " + Excerpt(name, i + 1) + " has an invalid character at position " +
+                                     std::to_string(i + 1) + "; allowed: letters, digits, '_'");
+    }
+  }
+  if (name.size() > kMaxIdentifierLength) {
+    return Status::InvalidArgument("column name " + Excerpt(name) + " is " + std::to_string(name.size()) +
+                                   " characters long; the limit is " + std::to_string(kMaxIdentifierLength));
+  }
+  return Status::InvalidArgument("column name " + Excerpt(name) + " is not a valid identifier");
+}
 
 Status CheckUtf8Line(std::string_view file, uint64_t line_no, std::string_view line) {
   size_t bad = FindInvalidUtf8(line);

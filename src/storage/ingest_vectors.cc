@@ -215,7 +215,7 @@ class NpyDictParser {
         VIGIL_RETURN_IF_ERROR(Tuple(shape));
         have_shape = true;
       } else {
-        return Bad("unexpected key '" + key + "'");
+        return Bad("unexpected key " + Excerpt(key));
       }
       if (!Eat(',') && !Peek('}')) return Bad("expected ',' or '}'");
     }
@@ -314,7 +314,7 @@ Result<NpyHeader> ParseNpyHeader(ByteSource* src) {
   } else if (descr == "<f2") {
     h.element = VectorElement::kFloat16;
   } else {
-    return bad(start, "dtype '" + descr + "' is not supported; expected '<f4' or '<f2' (little-endian float)");
+    return bad(start, "dtype " + Excerpt(descr) + " is not supported; expected '<f4' or '<f2' (little-endian float)");
   }
   if (fortran) return bad(start, "fortran_order is True; only C order is supported");
   if (shape.size() != 2) return bad(start, "shape must be 2-D (rows, dim), got " + std::to_string(shape.size()) + "-D");

@@ -1,8 +1,9 @@
 // The administrator settings of a root (`<root>/vigil.toml`, seed 000 section
 // 10.2): the mutation gate, worker limits, index caps, job and generation
-// bounds, the SQL statement timeout. Every setting has a working default for an embedded root; the file
-// only overrides. Loading validates types and ranges and names the file, the
-// key and the line:column of every problem.
+// bounds, the SQL statement timeout and server-side COPY directories. Every
+// setting has a working default for an embedded root; the file only overrides.
+// Loading validates types and ranges and names the file, the key and the
+// line:column of every problem.
 //
 // Thread safety: Config is a plain value; the functions are pure (LoadConfig
 // reads one file) and safe to call from any thread.
@@ -84,8 +85,13 @@ struct GenerationsConfig {
 
 // The longest statement_timeout (vigil.toml and SET): 30 days.
 constexpr uint64_t kMaxStatementTimeoutMs = uint64_t{30} * 24 * 3600 * 1000;
+// The most entries of sql.copy_allowed_directories.
+constexpr size_t kMaxCopyAllowedDirectories = 64;
 
 struct SqlConfig {
+  // Absolute directories below which a server-side COPY ... FROM 'path' (an ADMIN
+  // principal's) may read; empty: no server-side file access.
+  std::vector<std::string> copy_allowed_directories;
   // A SELECT / EXPLAIN running longer ends with DeadlineExceeded; 0: no timeout.
   // A session overrides it with SET statement_timeout.
   uint64_t statement_timeout_ms = 60'000;

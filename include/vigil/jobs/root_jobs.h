@@ -16,6 +16,8 @@ namespace vigil::jobs {
 // "sqlite://<root>/_meta/vigil.db"
 std::string RootJobStoreUri(const Root& root);
 // Opens (creating `_meta` and applying migrations on first use) the root's job store.
+// `_meta` is 0700 and the database 0600 (with its -wal/-shm); looser modes of an
+// older root are tightened here.
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root);
 
 }  // namespace vigil::jobs

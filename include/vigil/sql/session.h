@@ -2,7 +2,8 @@
 // (DDL, DML, index jobs, SHOW, job control) and hands SELECT / EXPLAIN to the
 // SelectEngine. Statements that admit index jobs return the job ids; a
 // statement never half-applies. The embedded shell runs as the local
-// administrator; other principals are checked by the job layer's rules.
+// administrator with client-side file access; other principals are checked by
+// the job layer's rules.
 // Thread safety: one thread at a time per session.
 #pragma once
 
@@ -19,8 +20,18 @@
 
 namespace vigil::sql {
 
+// On whose behalf a statement reads a file it names (COPY ... FROM 'path').
+enum class FileAccess {
+  // A server's, for `principal`: only ADMIN, only below [sql] copy_allowed_directories.
+  kServer,
+  // The process's own user loading their own files (`vigil sql`, `vigil demo`; psql's \copy).
+  kClient,
+};
+
 struct SessionOptions {
   jobs::Principal principal = jobs::Principal::LocalAdmin();
+  // Either way only regular files are read. A caller serving other users keeps kServer.
+  FileAccess file_access = FileAccess::kServer;
   // Called after a statement admitted index jobs (the shell starts `vigil supervise`
   // through it); may be empty (tests run a leader themselves).
   std::function<Status()> ensure_leader;

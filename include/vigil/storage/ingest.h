@@ -5,7 +5,9 @@
 // Readers never load the whole file: they hold one input chunk and one batch.
 // Every error about the input is InvalidArgument naming the file and the
 // place: "file:line:column: ..." for text formats, "file: record N (byte
-// offset B): ..." for vector files.
+// offset B): ..." for vector files. Input bytes appear in a message only as a
+// short excerpt ('abc...', at most 32 bytes, other than printable ASCII as \xNN),
+// so a file that is not valid input is never echoed.
 //
 // Thread safety: a reader is used by one thread at a time; the free functions
 // are thread-safe.
@@ -50,7 +52,16 @@ struct IngestOptions {
   int64_t first_id = 0;
   std::string vector_column = "vector";   // vector files: the vector itself
   FileSystem* fs = nullptr;               // null: DefaultFileSystem()
+  // An input already opened (OpenIngestFile): read instead of opening the path, which
+  // then only names the input in messages and gives the format by its extension.
+  std::shared_ptr<const RandomAccessFile> input;
 };
+
+// Opens `path` for reading as ingest input without ever blocking: anything but a
+// regular file (FIFO, device, socket, directory) is InvalidArgument "<path> is not a
+// regular file (a FIFO)" and nothing is read. With `no_symlinks` the absolute `path`
+// is walked component by component without following links (PermissionDenied on one).
+Result<std::shared_ptr<const RandomAccessFile>> OpenIngestFile(const std::string& path, bool no_symlinks = false);
 
 // Opens a streaming reader over `path`. Without a schema, CSV and JSON Lines
 // infer one from a bounded sample; vector files yield (id BIGINT NOT NULL,
