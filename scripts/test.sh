@@ -49,7 +49,7 @@ echo "== ThreadSanitizer build, concurrency tests"
 # instrumented). The whole unit tier under TSan runs in scripts/test-long.sh.
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=thread \
   -DVIGIL_BUILD_BENCH=OFF
-cmake --build build/tsan -j"$JOBS" --target storage_test generations_test
+cmake --build build/tsan -j"$JOBS" --target storage_test generations_test jobs_test
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   run_ctest build/tsan/ctest.log --test-dir build/tsan -R 'Concurren|Racing' -j"$JOBS" --output-on-failure \
   --timeout 1200

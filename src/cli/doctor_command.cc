@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/supervise_client.h"
 #include "vigil/common/config.h"
 #ifdef VIGIL_HAVE_WORKER
 #include "vigil/worker/isolation.h"
@@ -23,6 +24,21 @@ Status RunDoctor(const Context& ctx) {
   std::printf("\n[settings]\n");
   for (const ConfigEntry& e : EffectiveSettings(config, &source)) {
     std::printf("%s = %s   (%s)\n", e.key.c_str(), e.value.c_str(), e.source.c_str());
+  }
+
+  std::printf("\n[leader]\n");
+  Result<std::optional<RunningLeader>> running = FindRunningLeader(root);
+  if (!running.ok()) {
+    std::printf("unknown (%s)\n", running.status().ToString().c_str());
+  } else if (!*running) {
+    std::printf("no supervisor runs; commands start one when index jobs need it\n");
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(std::string checksum, ConfigChecksum(root));
+    const bool current = (*running)->config_checksum == checksum;
+    std::printf("supervisor pid %d: %s\n", static_cast<int>((*running)->process.pid),
+                current ? "uses the settings above"
+                        : "started with an older vigil.toml; the settings above take effect after "
+                          "`vigil supervise --restart`");
   }
 
   std::printf("\n[isolation]\n");

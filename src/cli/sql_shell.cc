@@ -6,6 +6,7 @@
 
 #include "cli/supervise_client.h"
 #include "cli/table_printer.h"
+#include "vigil/jobs/leader.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/result_format.h"
@@ -34,6 +35,11 @@ Status SqlShell::Open(const Root& root) {
   const Root* r = &root;
   options.ensure_leader = [this, r] { return EnsureLeader(*r, *store_); };
   VIGIL_ASSIGN_OR_RETURN(session_, sql::Session::Open(root.path(), options));
+  // Work left by a leader that died (or never ran) is taken up now: a leader's recovery pass
+  // settles interrupted attempts within seconds of any command on the root.
+  Result<bool> waiting = jobs::WorkWaitsForLeader(*store_, NowMs());
+  Status leader = waiting.ok() ? (*waiting ? EnsureLeader(root, *store_) : Status::OK()) : waiting.status();
+  if (!leader.ok()) std::fprintf(stderr, "warning: index jobs wait for a leader: %s\n", leader.ToString().c_str());
   return Status::OK();
 }
 

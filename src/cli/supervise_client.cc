@@ -1,11 +1,15 @@
 #include "cli/supervise_client.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
+#include "vigil/common/checksum.h"
+#include "vigil/common/config.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/storage/file_lock.h"
 
@@ -54,6 +58,61 @@ std::string SuperviseLogPath(const Root& root) {
 
 std::string LeaderLockPath(const Root& root) {
   return root.path() + "/" + std::string(kRootMetaDirName) + "/leader.lock";
+}
+
+Result<std::string> ConfigChecksum(const Root& root) {
+  Result<std::string> bytes = root.fs()->ReadFile(JoinPath(root.path(), kConfigFile), kMaxConfigBytes);
+  if (bytes.status().Is(StatusCode::kNotFound)) return std::string("none");
+  VIGIL_RETURN_IF_ERROR(bytes.status());
+  return ChecksumToHex(Checksum64(*bytes));
+}
+
+Status RecordRunningLeader(int lock_fd, const std::string& config_checksum) {
+  VIGIL_ASSIGN_OR_RETURN(ProcessIdentity me, IdentifyProcess(::getpid()));
+  const std::string record = FormatProcessIdentity(me) + " config " + config_checksum + "\n";
+  if (::ftruncate(lock_fd, 0) != 0) return Status::FromErrno(errno, "truncate leader lock");
+  if (::pwrite(lock_fd, record.data(), record.size(), 0) != static_cast<ssize_t>(record.size())) {
+    return Status::FromErrno(errno, "write leader lock");
+  }
+  return Status::OK();
+}
+
+Result<std::optional<RunningLeader>> FindRunningLeader(const Root& root) {
+  const std::string lock = LeaderLockPath(root);
+  Result<bool> held = FileLock::IsHeld(lock);
+  if (held.status().Is(StatusCode::kNotFound)) return std::optional<RunningLeader>();
+  VIGIL_RETURN_IF_ERROR(held.status());
+  if (!*held) return std::optional<RunningLeader>();
+  VIGIL_ASSIGN_OR_RETURN(std::string text, root.fs()->ReadFile(lock, 512));
+  RunningLeader leader;
+  Result<ProcessIdentity> who = ParseProcessIdentity(text);
+  if (!who.ok()) return Status::Corruption(lock + " does not record the running supervisor");
+  leader.process = *who;
+  const size_t at = text.find(" config ");
+  if (at != std::string::npos) {
+    leader.config_checksum = text.substr(at + 8);
+    while (!leader.config_checksum.empty() && leader.config_checksum.back() == '\n') leader.config_checksum.pop_back();
+  }
+  return std::optional<RunningLeader>(std::move(leader));
+}
+
+Status StopLeader(const Root& root, int64_t timeout_ms) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<RunningLeader> leader, FindRunningLeader(root));
+  if (!leader) return Status::OK();
+  VIGIL_ASSIGN_OR_RETURN(bool signalled, SignalExactProcess(leader->process, SIGTERM));
+  if (!signalled) {
+    return Status::FailedPrecondition("the supervisor recorded in " + LeaderLockPath(root) +
+                                      " is not a process of this host that can be signalled");
+  }
+  const int64_t deadline = NowMs() + timeout_ms;
+  while (NowMs() < deadline) {
+    Result<bool> held = FileLock::IsHeld(LeaderLockPath(root));
+    if (!held.ok() || !*held) return Status::OK();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Status::DeadlineExceeded("the supervisor (pid " + std::to_string(leader->process.pid) +
+                                  ") still runs after " + std::to_string(timeout_ms) +
+                                  " ms: it lets running index builds finish first");
 }
 
 Status EnsureLeader(const Root& root, jobs::JobStore& store, int64_t timeout_ms) {

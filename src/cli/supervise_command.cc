@@ -29,6 +29,9 @@ namespace {
 struct SuperviseOptions {
   bool foreground = false;
   int64_t idle_exit_s = -1;  // -1: jobs.supervise_idle_exit_seconds of vigil.toml
+  bool stop = false;         // stop the running supervisor
+  bool restart = false;      // stop it, then start one with the current vigil.toml
+  int64_t stop_timeout_s = 3600;
 };
 
 std::atomic<jobs::Leader*> g_leader{nullptr};
@@ -102,6 +105,18 @@ jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config
 Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
   if (opts.idle_exit_s < -1) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
+  if (opts.stop || opts.restart) {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<RunningLeader> running, FindRunningLeader(root));
+    if (running) std::printf("stopping the supervisor (pid %d)...\n", static_cast<int>(running->process.pid));
+    VIGIL_RETURN_IF_ERROR(StopLeader(root, opts.stop_timeout_s * 1000));
+    if (running) std::printf("supervisor stopped\n");
+    if (opts.stop) {
+      if (!running) std::printf("no supervisor runs on this root\n");
+      return Status::OK();
+    }
+  }
+  // The checksum first: a vigil.toml edited after this point makes `doctor` ask for a restart.
+  VIGIL_ASSIGN_OR_RETURN(std::string config_checksum, ConfigChecksum(root));
   VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
   if (!opts.foreground) {
@@ -118,6 +133,7 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
     return Status::OK();
   }
   VIGIL_RETURN_IF_ERROR(leader_lock.status());
+  VIGIL_RETURN_IF_ERROR(RecordRunningLeader(leader_lock->fd(), config_checksum));
   jobs::LeaderOptions options;
   options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
   options.runner.node_id = HostName();
@@ -128,8 +144,9 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   options.idle_exit_ms = idle_s * 1000;
   options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
   options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
-  options.reconcile.initial_backoff_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
-  options.reconcile.max_backoff_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
+  options.runner.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
+  options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
+  options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
                          jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
   jobs::Leader leader(store.get(), executor.get(), options, NowMs);
@@ -154,6 +171,15 @@ void AddSuperviseCommand(CLI::App* app, Context* ctx) {
   sub->add_flag("--foreground", opts->foreground, "Stay attached to the terminal");
   sub->add_option("--idle-exit", opts->idle_exit_s,
                   "Exit after this many seconds without work (0: never; default: jobs.supervise_idle_exit_seconds)");
+  auto* stop = sub->add_flag("--stop", opts->stop,
+                             "Stop the running supervisor: it dispatches nothing more, lets running builds finish "
+                             "and records them");
+  sub->add_flag("--restart", opts->restart, "Stop the running supervisor, then start one with the current vigil.toml")
+      ->excludes(stop);
+  sub->add_option("--stop-timeout", opts->stop_timeout_s, "Seconds to wait for a stopping supervisor (default 3600)");
+  sub->footer(
+      "A running supervisor keeps the vigil.toml it started with; after editing the file, `vigil supervise\n"
+      "--restart` applies it (`vigil doctor` says when the running one is out of date).");
   ctx->actions.emplace_back(sub, [ctx, opts] { return RunSupervise(*ctx, *opts); });
 }
 

@@ -79,9 +79,9 @@ class SuperviseTest : public ::testing::Test {
     ASSERT_TRUE(store_->LookupTable("local", "db", "t")->has_value()) << "import --create registers the table";
   }
 
-  jobs::JobRecord Admit(const std::string& name) {
+  jobs::JobRecord Admit(const std::string& name, const std::string& table = "t") {
     jobs::CreateIndexStatement s;
-    s.target = {"local", "db", "t"};
+    s.target = {"local", "db", table};
     s.index_name = name;
     s.column = "id";
     s.type = index::IndexType::kBtree;
@@ -102,6 +102,31 @@ class SuperviseTest : public ::testing::Test {
     return job;
   }
 
+  // When the job's event of `kind` happened.
+  int64_t EventAt(int64_t job_id, std::string_view kind) {
+    for (const jobs::JobEvent& e : *store_->Events(job_id)) {
+      if (e.kind == kind) return e.at_ms;
+    }
+    ADD_FAILURE() << "job " << job_id << " has no " << kind << " event";
+    return 0;
+  }
+
+  // Two jobs on two tables run by one supervisor with `concurrency` (jobs.concurrency_per_node):
+  // whether their attempts overlapped (each dispatched before the other's result).
+  bool AttemptsOverlap(int concurrency) {
+    Ran imported = RunVigil("", "--root " + root_dir_ + " import db.u " + dir_.Join("t.fvecs") + " --create");
+    EXPECT_EQ(imported.exit_code, 0) << imported.output;
+    std::ofstream(root_dir_ + "/vigil.toml") << "[jobs]\nconcurrency_per_node = " << concurrency << "\n";
+    jobs::JobRecord a = Admit("id_idx", "t");
+    jobs::JobRecord b = Admit("id_idx", "u");
+    Ran run = RunVigil("", "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(jobs::DerivedState(store_->Get(a.job_id)->state), "FINISHED");
+    EXPECT_EQ(jobs::DerivedState(store_->Get(b.job_id)->state), "FINISHED");
+    return EventAt(b.job_id, jobs::event::kDispatched) < EventAt(a.job_id, jobs::event::kResult) &&
+           EventAt(a.job_id, jobs::event::kDispatched) < EventAt(b.job_id, jobs::event::kResult);
+  }
+
   bool LeaderLive() {
     jobs::LeaderLease l = *store_->GetLeader();
     return !l.holder.empty() && l.expires_at_ms > NowMs();
@@ -112,6 +137,54 @@ class SuperviseTest : public ::testing::Test {
   std::unique_ptr<Root> root_;
   std::unique_ptr<jobs::JobStore> store_;
 };
+
+TEST_F(SuperviseTest, ConcurrencyPerNodeRunsTablesInParallel) { EXPECT_TRUE(AttemptsOverlap(2)); }
+
+TEST_F(SuperviseTest, ConcurrencyPerNodeOfOneRunsOneAttemptAtATime) { EXPECT_FALSE(AttemptsOverlap(1)); }
+
+// A killed leader leaves a RUNNING job; the next `vigil sql` statement of any kind finds
+// work waiting, starts a leader, and its recovery pass settles the job within seconds.
+TEST_F(SuperviseTest, AnyStatementAfterAKilledLeaderStartsOneThatSettlesTheJob) {
+  std::ofstream(root_dir_ + "/vigil.toml") << "[jobs]\nsupervise_idle_exit_seconds = 1\n";
+  jobs::JobRecord job = Admit("id_idx");
+  Ran killed = RunVigil("VIGIL_FAILPOINTS=runner.after_dispatch=kill",
+                        "--root " + root_dir_ + " supervise --foreground --idle-exit 1");
+  ASSERT_TRUE(killed.killed) << killed.exit_code << " " << killed.output;
+  ASSERT_EQ(store_->Get(job.job_id)->state.execution, jobs::Execution::kRunning);
+  Ran select = RunVigil("", "--root " + root_dir_ + " sql --csv -c \"SELECT count(*) AS n FROM db.t\"");
+  ASSERT_EQ(select.exit_code, 0) << select.output;
+  EXPECT_THAT(select.output, HasSubstr("n\n200\n"));
+  jobs::JobRecord settled = WaitFor(job.job_id, [](const jobs::JobRecord& j) {
+    return jobs::IsFinal(j.state) && j.state.outcome != jobs::Outcome::kUnknown;
+  });
+  EXPECT_EQ(jobs::DerivedState(settled.state), "FAILED");  // never sent: proven not committed
+  EXPECT_EQ(settled.state.outcome, jobs::Outcome::kNotCommitted);
+  for (int i = 0; i < 300 && LeaderLive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+// vigil.toml edits reach a running supervisor through --restart; doctor says when one is needed.
+TEST_F(SuperviseTest, DoctorAsksForARestartAfterAConfigEditAndRestartAppliesIt) {
+  std::ofstream(root_dir_ + "/vigil.toml") << "[jobs]\nconcurrency_per_node = 1\n";
+  ASSERT_EQ(RunVigil("", "--root " + root_dir_ + " supervise --idle-exit 0").exit_code, 0);
+  Ran doctor = RunVigil("", "--root " + root_dir_ + " doctor");
+  EXPECT_THAT(doctor.output, HasSubstr("uses the settings above"));
+  std::ofstream(root_dir_ + "/vigil.toml") << "[jobs]\nconcurrency_per_node = 2\n";
+  doctor = RunVigil("", "--root " + root_dir_ + " doctor");
+  EXPECT_THAT(doctor.output, HasSubstr("started with an older vigil.toml"));
+  EXPECT_THAT(doctor.output, HasSubstr("vigil supervise --restart"));
+  Ran restarted = RunVigil("", "--root " + root_dir_ + " supervise --restart --idle-exit 0");
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  EXPECT_THAT(restarted.output, HasSubstr("supervisor stopped"));
+  EXPECT_THAT(restarted.output, HasSubstr("supervisor started"));
+  for (int i = 0; i < 100 && !LeaderLive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  doctor = RunVigil("", "--root " + root_dir_ + " doctor");
+  EXPECT_THAT(doctor.output, HasSubstr("uses the settings above"));
+  Ran stopped = RunVigil("", "--root " + root_dir_ + " supervise --stop");
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.output;
+  EXPECT_THAT(stopped.output, HasSubstr("supervisor stopped"));
+  EXPECT_THAT(RunVigil("", "--root " + root_dir_ + " doctor").output, HasSubstr("no supervisor runs"));
+  EXPECT_THAT(RunVigil("", "--root " + root_dir_ + " supervise --stop").output, HasSubstr("no supervisor runs"));
+}
 
 TEST_F(SuperviseTest, BackgroundLeaderRunsJobsAndExitsWhenIdle) {
   jobs::JobRecord job = Admit("id_idx");

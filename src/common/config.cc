@@ -154,7 +154,8 @@ const std::vector<Setting>& Settings() {
        "PQ num_sub_vectors of one index; at most max_vector_dimension.", VIGIL_NUM_(caps, max_sub_vectors)},
 
       {"jobs", "concurrency_per_node", Kind::kCount, 1, 256,
-       "Index jobs running at once on one node; there is no queue beyond it.",
+       "Index jobs running at once on one node, each on a different table (a table\n"
+       "has at most one running job); more wait PENDING.",
        VIGIL_NUM_(jobs, concurrency_per_node)},
 
       {"jobs", "archive_after_seconds", Kind::kDuration, 60, 3650 * kDay,
@@ -184,13 +185,15 @@ const std::vector<Setting>& Settings() {
        "builder, so at least builders_per_table + 2.",
        VIGIL_NUM_(generations, physical_per_table)},
 
-      {"generations", "memory_budget_bytes", Kind::kSize, 16 * kMiB, kPiB,
-       "Memory of open generations shared by all tables of a process; a build\n"
-       "that would exceed it is refused and the current generation stays.",
+      {"generations", "memory_budget_bytes", Kind::kSize, kMiB, kPiB,
+       "Index segment bytes the open generations of a process's tables may hold;\n"
+       "opening a generation past it is refused (RESOURCE_EXHAUSTED) and the\n"
+       "current generation stays.",
        VIGIL_NUM_(generations, memory_budget_bytes)},
 
-      {"generations", "disk_budget_bytes", Kind::kSize, 16 * kMiB, uint64_t{1} << 60,
-       "Disk used by index segments of retained generations, shared by all tables.",
+      {"generations", "disk_budget_bytes", Kind::kSize, kMiB, uint64_t{1} << 60,
+       "Index segment bytes on disk that the open generations of a process's\n"
+       "tables keep from VACUUM; opening a generation past it is refused.",
        VIGIL_NUM_(generations, disk_budget_bytes)},
 
       {"sql", "copy_allowed_directories", Kind::kPathList, 0, kMaxCopyAllowedDirectories,

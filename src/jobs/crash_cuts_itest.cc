@@ -253,6 +253,7 @@ class CrashCutTest : public ::testing::Test {
     for (int i = 0; i < ticks; ++i) {
       auto r = leader->Tick();
       EXPECT_TRUE(r.ok()) << r.status().ToString();
+      leader->WaitForAttempts();  // attempts run on their own threads; the next tick records them
     }
   }
   // A child leader: arms `fp` to kill, starts (recovery pass) and runs rounds until killed.
@@ -262,6 +263,7 @@ class CrashCutTest : public ::testing::Test {
     if (!leader->Start().ok()) return kChildFailed;
     for (int i = 0; i < 3; ++i) {
       if (!leader->Tick().ok()) return kChildFailed;
+      leader->WaitForAttempts();
     }
     return kChildNotKilled;
   }
@@ -712,6 +714,7 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
     RunnerOptions o;
     o.leader_holder = kOldLeader;
     o.lease_ttl_ms = kTtl;
+    o.attempt_deadline_ms = 100 * kTtl;  // still running within its deadline when the lease lapses
     JobRunner runner(s, &executor, o);
     if (!runner.Start(old_now).ok()) return kChildFailed;
     auto ran = runner.RunOnePending(old_now);  // the result callback comes back with the old epoch

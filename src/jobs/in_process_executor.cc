@@ -1,10 +1,7 @@
-#include <unistd.h>
-
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
 
@@ -25,18 +22,7 @@ Result<index::IndexType> PhysicalType(const JobSpec& spec) {
   return index::ParseIndexType(*spec.physical_type);
 }
 
-
 }  // namespace
-
-std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id) {
-  return JoinPath(locator, vigil::AttemptLockPath(attempt_id));
-}
-
-void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id) {
-  const std::string path = AttemptLockPath(locator, attempt_id);
-  ::unlink(path.c_str());
-  ::rmdir(path.substr(0, path.rfind('/')).c_str());  // only when empty
-}
 
 ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
   const JobSpec& spec = request.job.spec;

@@ -8,21 +8,15 @@
 #include "jobs/job_store_internal.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/uuid.h"
+#include "vigil/jobs/backoff.h"
 #include "vigil/jobs/job_store.h"
 
 namespace vigil::jobs {
 
 namespace {
 
-constexpr int64_t kInitialBackoffS = 30;
-constexpr int64_t kMaxBackoffS = 30 * 60;
-
-// Persisted backoff after `failures` consecutive failures: 30 s doubling to 30 min (seed 000 8.1).
-int64_t BackoffSeconds(int64_t failures) {
-  int64_t s = kInitialBackoffS;
-  for (int64_t i = 1; i < failures && s < kMaxBackoffS; ++i) s *= 2;
-  return std::min(s, kMaxBackoffS);
-}
+// Refresh retries use the default schedule (30 s doubling to 30 min, seed 000 8.1).
+constexpr Backoff kRefreshBackoff;
 
 EventDraft Event(std::string_view kind, std::map<std::string, std::string> detail = {}) {
   return EventDraft{std::string(kind), std::nullopt, std::nullopt, std::move(detail)};
@@ -201,8 +195,8 @@ Result<JobRecord> JobStore::RecordResult(const Cas& cas, const AttemptReport& re
     n.committed_version = report.committed_version;
     n.finished_at_ms = cas.now_ms;
     if (n.state.outcome == Outcome::kUnknown) {
-      n.reconcile_backoff_s = kInitialBackoffS;
-      n.reconcile_next_at_ms = cas.now_ms + kInitialBackoffS * 1000;
+      n.reconcile_backoff_s = report.reconcile_backoff_s;
+      n.reconcile_next_at_ms = cas.now_ms + report.reconcile_backoff_s * 1000;
     }
     t->events.push_back(Event(event::kResult, {{"outcome", std::string(Name(n.state.outcome))},
                                                {"invoked", report.invoked ? "true" : "false"},
@@ -305,7 +299,7 @@ Result<JobRecord> JobStore::RefreshDone(const Cas& cas, int64_t refresh_generati
     if (!ok) {
       n.refresh_retries = cur.refresh_retries + 1;
       n.refresh_last_error = SanitizeMessage(error.empty() ? "refresh failed" : error);
-      n.refresh_next_at_ms = cas.now_ms + BackoffSeconds(n.refresh_retries) * 1000;
+      n.refresh_next_at_ms = cas.now_ms + kRefreshBackoff.AfterFailures(n.refresh_retries) * 1000;
       t->events.push_back(Event(event::kRefreshFailed, {{"error", *n.refresh_last_error}}));
       return Status::OK();
     }

@@ -14,11 +14,23 @@ void SleepMs(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds
 
 }  // namespace
 
+namespace {
+
+// The runner records results with the leader's clock and reconcile schedule.
+RunnerOptions RunnerOf(const LeaderOptions& leader, const std::function<int64_t()>& clock) {
+  RunnerOptions o = leader.runner;
+  if (!o.clock) o.clock = clock;
+  o.reconcile_backoff = leader.reconcile.backoff;
+  return o;
+}
+
+}  // namespace
+
 Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, std::function<int64_t()> clock)
     : store_(store),
       options_(std::move(options)),
       clock_(std::move(clock)),
-      runner_(store, executor, options_.runner) {}
+      runner_(store, executor, RunnerOf(options_, clock_)) {}
 
 Leader::~Leader() = default;
 
@@ -50,9 +62,12 @@ Status Leader::CompleteCancels() {
   JobFilter f;
   f.state = "PENDING";
   f.limit = kMaxListLimit;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> pending, store_->List(f));
-  for (const JobRecord& j : pending) {
-    if (j.state.execution != Execution::kCancelling) continue;
+  std::vector<JobRecord> cancelling;
+  VIGIL_RETURN_IF_ERROR(store_->ForEach(f, [&cancelling](const JobRecord& j) {
+    if (j.state.execution == Execution::kCancelling) cancelling.push_back(j);
+    return Status::OK();
+  }));
+  for (const JobRecord& j : cancelling) {
     Result<JobRecord> done = store_->CompleteCancel({j.job_id, j.revision, std::nullopt, options_.runner.leader_holder,
                                                      clock_()});
     if (!done.ok() && done.status().code() != StatusCode::kCommitConflict) return done.status();
@@ -62,14 +77,20 @@ Status Leader::CompleteCancels() {
 
 Result<bool> Leader::Tick() {
   bool worked = false;
-  VIGIL_ASSIGN_OR_RETURN(std::optional<int64_t> ran, runner_.RunOnePending(clock_()));
-  worked |= ran.has_value();
-  if (ran) {
+  for (const FinishedAttempt& f : runner_.TakeFinished()) {
+    worked = true;
+    if (f.status.code() == StatusCode::kCommitConflict) return f.status;
+    if (!f.status.ok()) {
+      VIGIL_LOG_WARN("recording the result of job {}: {}", f.job_id, f.status.ToString());
+      continue;
+    }
     // An attempt that ended UNKNOWN was reaped (its lock is free): settle it now, not after a backoff.
-    Status examined = reconciler_->ExamineJob(*ran, clock_());
+    Status examined = reconciler_->ExamineJob(f.job_id, clock_());
     if (examined.code() == StatusCode::kCommitConflict) return examined;
-    if (!examined.ok()) VIGIL_LOG_WARN("reconciling job {}: {}", *ran, examined.ToString());
+    if (!examined.ok()) VIGIL_LOG_WARN("reconciling job {}: {}", f.job_id, examined.ToString());
   }
+  VIGIL_ASSIGN_OR_RETURN(std::vector<int64_t> started, runner_.StartPending(clock_()));
+  worked |= !started.empty();
   VIGIL_ASSIGN_OR_RETURN(int refreshed, runner_.RunRefreshes(clock_()));
   worked |= refreshed > 0;
   Result<int> examined = reconciler_->RunDue(clock_());
@@ -86,24 +107,29 @@ Result<bool> Leader::Tick() {
   return worked;
 }
 
+Result<bool> WorkWaitsForLeader(JobStore& store, int64_t reconcile_due_by_ms) {
+  // Not terminal, or a refresh to run (a pending RESOLVE waits on one, even a delayed retry).
+  JobFilter f;
+  f.waiting_for_leader = true;
+  f.include_archived = true;
+  f.limit = 1;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> waiting, store.List(f));
+  if (!waiting.empty()) return true;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> reconciles, store.ListReconcileDue(reconcile_due_by_ms, 1));
+  return !reconciles.empty();
+}
+
 Result<bool> Leader::HasWork() {
-  for (const char* state : {"PENDING", "RUNNING"}) {
-    JobFilter f;
-    f.state = state;
-    f.limit = 1;
-    VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, store_->List(f));
-    if (!jobs.empty()) return true;
-  }
-  // Refreshes waiting for a retry count too: a pending RESOLVE waits on them.
-  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> refreshes,
-                         store_->ListRefreshDue(std::numeric_limits<int64_t>::max(), 1));
-  return !refreshes.empty();
+  if (runner_.running() > 0) return true;
+  // An UNKNOWN job whose next check comes before the idle exit keeps the leader; a later one
+  // brings one back with the next command that looks at jobs.
+  return WorkWaitsForLeader(*store_, clock_() + options_.idle_exit_ms);
 }
 
 void Leader::HeartbeatLoop(int64_t epoch) {
   const int64_t period = std::max<int64_t>(options_.runner.lease_ttl_ms / 3, 10);
   int64_t slept = 0;
-  while (!stop_.load()) {
+  while (!heartbeat_stop_.load()) {
     SleepMs(10);
     slept += 10;
     if (slept < period) continue;
@@ -150,7 +176,13 @@ Status Leader::Run() {
     }
     if (!*worked) SleepMs(options_.poll_interval_ms);
   }
+  // Attempts in flight finish and are recorded (Ctrl-C or SIGTERM never abandons a build).
+  runner_.WaitForAttempts();
+  for (const FinishedAttempt& f : runner_.TakeFinished()) {
+    if (!f.status.ok()) VIGIL_LOG_WARN("recording the result of job {}: {}", f.job_id, f.status.ToString());
+  }
   stop_.store(true);
+  heartbeat_stop_.store(true);
   heartbeat.join();
   // Hand the lease back early so that the next leader need not wait for its expiry.
   if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), clock_());

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cerrno>
 #include <limits>
 #include <vector>
@@ -44,11 +45,6 @@ Reconciler::Reconciler(JobStore* store, std::string leader_holder, std::function
 
 Reconciler::Reconciler(JobStore* store, std::string leader_holder, int64_t leader_epoch, ReconcilerOptions options)
     : Reconciler(store, std::move(leader_holder), [leader_epoch] { return leader_epoch; }, options) {}
-
-int64_t Reconciler::NextBackoff(int64_t current_s) const {
-  if (current_s < options_.initial_backoff_s) return options_.initial_backoff_s;
-  return std::min(current_s * 2, options_.max_backoff_s);
-}
 
 Status Reconciler::Recover(int64_t now_ms) {
   Status job_error;
@@ -95,15 +91,32 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
   JobFilter filter;
   filter.state = "RUNNING";
   filter.limit = kMaxListLimit;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> running, store_->List(filter));
+  std::vector<JobRecord> running;
+  VIGIL_RETURN_IF_ERROR(store_->ForEach(filter, [&running](const JobRecord& j) {
+    running.push_back(j);
+    return Status::OK();
+  }));
   std::vector<JobRecord> settled;
   for (JobRecord& job : running) {
     if (job.state.execution != Execution::kRunning || !job.attempt) continue;
     const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
     Result<bool> held = FileLock::IsHeld(lock);
     bool over = false;
-    if (held.ok()) {
-      over = !*held;
+    if (held.ok() && !*held) {
+      over = true;
+    } else if (held.ok()) {
+      // A live lock whose dispatcher's node epoch is gone (its worker stopped, or in a frozen
+      // cgroup) is waited for until the attempt's durable deadline; then the worker is killed
+      // when it is exactly the recorded process of this host, and otherwise the job becomes
+      // UNKNOWN without a proof, for an operator to resolve (seed 000 section 8).
+      if (now_ms >= job.attempt->deadline_at_ms) {
+        VIGIL_ASSIGN_OR_RETURN(bool orphaned, NodeReplaced(*job.attempt));
+        if (orphaned) {
+          VIGIL_ASSIGN_OR_RETURN(bool still_held, StopOrphanedWorker(job, lock));
+          (void)still_held;
+          over = true;
+        }
+      }
     } else if (held.status().code() == StatusCode::kNotFound) {
       // A missing lock file proves nothing by itself (the dataset may have moved).
       VIGIL_ASSIGN_OR_RETURN(over, NodeReplaced(*job.attempt));
@@ -116,6 +129,7 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
     report.result = AttemptResult::kUnknown;
     report.error_code = kLostResponse;
     report.error_message = "the dispatcher of the attempt is gone without a recorded result";
+    report.reconcile_backoff_s = options_.backoff.initial_s;
     const AttemptReport& r = report;
     VIGIL_ASSIGN_OR_RETURN(bool wrote, Write(&job, now_ms, [&](const Cas& cas) { return store_->RecordResult(cas, r); }));
     if (wrote) settled.push_back(std::move(job));
@@ -163,13 +177,32 @@ Result<bool> Reconciler::NodeReplaced(const AttemptIdentity& attempt) {
   return node.has_value() && node->epoch != attempt.node_epoch;
 }
 
-Result<bool> Reconciler::Terminated(const JobRecord& job) {
+Result<bool> Reconciler::Terminated(const JobRecord& job, int64_t now_ms) {
   const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
   Result<bool> held = FileLock::IsHeld(lock);
+  if (held.ok() && *held && now_ms >= job.attempt->deadline_at_ms) {
+    VIGIL_ASSIGN_OR_RETURN(bool orphaned, NodeReplaced(*job.attempt));
+    if (orphaned) held = StopOrphanedWorker(job, lock);
+  }
   if (held.ok()) return !*held;
   if (held.status().code() == StatusCode::kNotFound) return NodeReplaced(*job.attempt);
   VIGIL_LOG_WARN("reconciler: job {}: cannot probe {}: {}", job.job_id, lock, held.status().ToString());
   return false;
+}
+
+Result<bool> Reconciler::StopOrphanedWorker(const JobRecord& job, const std::string& lock) {
+  Result<std::optional<ProcessIdentity>> who = ReadAttemptProcess(lock);
+  if (!who.ok() || !*who) return true;  // nothing recorded: nothing this leader can stop
+  VIGIL_ASSIGN_OR_RETURN(bool killed, SignalExactProcess(**who, SIGKILL));
+  if (!killed) return true;  // another host's or boot's worker: the job stays for an operator
+  VIGIL_LOG_WARN("reconciler: job {}: killed worker {} whose dispatcher is gone, past the attempt's deadline",
+                 job.job_id, (*who)->pid);
+  for (int i = 0; i < options_.kill_wait_polls; ++i) {
+    Result<bool> held = FileLock::IsHeld(lock);
+    if (!held.ok() || !*held) return held;
+    ::usleep(10'000);
+  }
+  return FileLock::IsHeld(lock);
 }
 
 Status Reconciler::Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error) {
@@ -180,7 +213,7 @@ Status Reconciler::Watch(JobRecord* job, int64_t now_ms, const Observation* seen
     check.fingerprint = seen->fingerprint;
   }
   check.error = error;
-  check.backoff_s = NextBackoff(job->reconcile_backoff_s);
+  check.backoff_s = options_.backoff.Next(job->reconcile_backoff_s);
   return Write(job, now_ms, [&](const Cas& cas) { return store_->RecordWatch(cas, check); }).status();
 }
 
@@ -201,7 +234,7 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
     if (!seen.ok()) return Watch(&job, now_ms, nullptr, seen.status().ToString());
     VIGIL_ASSIGN_OR_RETURN(bool current, observe(*seen));
     if (!current) return Status::OK();
-    VIGIL_ASSIGN_OR_RETURN(bool terminated, Terminated(job));
+    VIGIL_ASSIGN_OR_RETURN(bool terminated, Terminated(job, now_ms));
     if (!terminated) return Watch(&job, now_ms, &*seen, "");
     const std::string attempt_id = job.attempt->attempt_id;
     VIGIL_ASSIGN_OR_RETURN(

@@ -1,6 +1,9 @@
 #include "vigil/jobs/reconciler.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <optional>
@@ -8,6 +11,7 @@
 #include "testutil/temp_dir.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
+#include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/datagen.h"
 #include "vigil/storage/file_lock.h"
@@ -363,6 +367,105 @@ TEST_F(ReconcilerTest, ALostLeaseStopsThePassWithoutWriting) {
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_EQ(reconciler_->RunDue(now_).status().code(), StatusCode::kCommitConflict);
   EXPECT_EQ(Get(u.job_id).revision, u.revision);
+}
+
+// A worker outlives its dispatcher (stopped, e.g. SIGSTOP or a frozen cgroup): the next leader
+// leaves it alone until the attempt's durable deadline, then kills exactly that worker, proves
+// termination by its lock and settles the job.
+TEST_F(ReconcilerTest, OrphanedStoppedWorkerIsKilledAtItsDeadlineAndSettled) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  const std::string lock_path = AttemptLockPath(path_, running.attempt->attempt_id);
+  const pid_t worker = ::fork();
+  if (worker == 0) {  // inherits the locked descriptor, as a launched vigil-worker does
+    ::raise(SIGSTOP);
+    ::_exit(0);
+  }
+  ASSERT_GT(worker, 0);
+  auto who = IdentifyProcess(worker);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  ASSERT_TRUE(RecordAttemptProcess(lock->fd(), *who).ok());
+  lock->Release();  // the dispatcher dies; the stopped worker still holds the lock
+  ASSERT_TRUE(*FileLock::IsHeld(lock_path));
+  ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());  // a new node epoch
+
+  ASSERT_TRUE(reconciler_->RunDue(now_).ok());
+  EXPECT_EQ(Get(running.job_id).state.execution, Execution::kRunning);  // it may still finish
+  EXPECT_EQ(::kill(worker, 0), 0) << "the worker is left alone before its deadline";
+  EXPECT_TRUE(*FileLock::IsHeld(lock_path));
+
+  now_ = running.attempt->deadline_at_ms + 1;
+  ASSERT_TRUE(reconciler_->RunDue(now_, /*all=*/true).ok());
+  int status = 0;
+  ASSERT_EQ(::waitpid(worker, &status, 0), worker);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  JobRecord settled = Get(running.job_id);
+  EXPECT_EQ(settled.error_code, "LOST_RESPONSE");
+  EXPECT_EQ(settled.state.outcome, Outcome::kNotCommitted);  // nothing carries the attempt id
+  EXPECT_EQ(settled.state.reconcile, ReconcileState::kStoppedTerminationProven);
+}
+
+// Past the deadline, a worker this leader cannot stop (another host's, or another boot's)
+// leaves the job UNKNOWN without a proof: resolvable by an operator, never RUNNING for ever.
+TEST_F(ReconcilerTest, OrphanedWorkerOfAnotherHostIsUnknownAndResolvableAtItsDeadline) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  const std::string lock_path = AttemptLockPath(path_, running.attempt->attempt_id);
+  const pid_t worker = ::fork();
+  if (worker == 0) {
+    ::raise(SIGSTOP);
+    ::_exit(0);
+  }
+  ASSERT_GT(worker, 0);
+  ProcessIdentity elsewhere = *IdentifyProcess(worker);
+  elsewhere.boot_id = "another-host";
+  ASSERT_TRUE(RecordAttemptProcess(lock->fd(), elsewhere).ok());
+  lock->Release();
+  ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());
+  now_ = running.attempt->deadline_at_ms + 1;
+  ASSERT_TRUE(reconciler_->RunDue(now_, /*all=*/true).ok());
+  JobRecord unknown = Get(running.job_id);
+  EXPECT_EQ(DerivedState(unknown.state), "OUTCOME_UNKNOWN");
+  EXPECT_EQ(unknown.state.reconcile, ReconcileState::kWatching);
+  EXPECT_EQ(::kill(worker, 0), 0) << "not this leader's to kill";
+  ::kill(worker, SIGKILL);
+  ::waitpid(worker, nullptr, 0);
+}
+
+TEST(AttemptLockTest, SignalExactProcessSparesAnotherProcessWithThePid) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  auto who = *IdentifyProcess(child);
+  ProcessIdentity other = who;
+  other.start_ticks += 1;  // the same pid, a different process
+  EXPECT_FALSE(*SignalExactProcess(other, SIGKILL));
+  other = who;
+  other.boot_id = "another-boot";
+  EXPECT_FALSE(*SignalExactProcess(other, SIGKILL));
+  EXPECT_EQ(::kill(child, 0), 0);
+  EXPECT_TRUE(*SignalExactProcess(who, SIGKILL));
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_FALSE(*SignalExactProcess(who, SIGKILL));  // gone
+}
+
+TEST(AttemptLockTest, ProcessRecordRoundTripsThroughTheLockFile) {
+  testing::TempDir dir;
+  auto lock = FileLock::Acquire(AttemptLockPath(dir.path(), "att-1"));
+  ASSERT_TRUE(lock.ok());
+  EXPECT_FALSE(ReadAttemptProcess(lock->path())->has_value());
+  auto me = *IdentifyProcess(::getpid());
+  ASSERT_TRUE(RecordAttemptProcess(lock->fd(), me).ok());
+  auto read = ReadAttemptProcess(lock->path());
+  ASSERT_TRUE(read.ok() && read->has_value());
+  EXPECT_EQ(**read, me);
+  ASSERT_TRUE(WriteFileDurably(DefaultFileSystem(), dir.Join("bad.lock"), "pid x").ok());
+  EXPECT_EQ(ReadAttemptProcess(dir.Join("bad.lock")).status().code(), StatusCode::kCorruption);
 }
 
 }  // namespace

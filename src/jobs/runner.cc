@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "vigil/common/failpoint.h"
+#include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
 #include "vigil/storage/file_lock.h"
 
@@ -43,17 +45,39 @@ index::ProgressFn JobRunner::ProgressRecorder(const JobRecord& job) {
   };
 }
 
-Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(RenewLeadership(now_ms));
+JobRunner::~JobRunner() { WaitForAttempts(); }
+
+Result<std::set<std::string>> JobRunner::BusyTables() {
+  JobFilter filter;
+  filter.state = "RUNNING";
+  filter.limit = kMaxListLimit;
+  std::set<std::string> busy;
+  VIGIL_RETURN_IF_ERROR(store_->ForEach(filter, [&busy](const JobRecord& j) {
+    if (j.state.execution == Execution::kRunning) busy.insert(j.spec.table_incarnation);
+    return Status::OK();
+  }));
+  return busy;
+}
+
+Result<std::optional<JobRunner::Dispatched>> JobRunner::DispatchNext(int64_t now_ms,
+                                                                     const std::set<std::string>& busy_tables) {
+  // The oldest PENDING job whose table has no running attempt, however many jobs wait.
   JobFilter filter;
   filter.state = "PENDING";
+  filter.order = JobOrder::kOldestFirst;
   filter.limit = kMaxListLimit;
-  VIGIL_ASSIGN_OR_RETURN(auto pending, store_->List(filter));
-  const JobRecord* next = nullptr;
-  for (const auto& j : pending) {
-    if (j.state.execution == Execution::kPending && (next == nullptr || j.job_id < next->job_id)) next = &j;
-  }
-  if (next == nullptr) return std::optional<int64_t>();
+  std::optional<JobRecord> found;
+  const Status kFound = Status::Cancelled("found");
+  Status scanned = store_->ForEach(filter, [&](const JobRecord& j) {
+    if (j.state.execution != Execution::kPending || busy_tables.count(j.spec.table_incarnation) > 0) {
+      return Status::OK();
+    }
+    found = j;
+    return kFound;
+  });
+  if (!scanned.ok() && !(scanned == kFound)) return scanned;
+  if (!found) return std::optional<Dispatched>();
+  const JobRecord* next = &*found;
 
   AttemptIdentity attempt;
   attempt.executor_node_id = options_.node_id;
@@ -69,11 +93,24 @@ Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(JobRecord running, store_->Dispatch(cas, attempt));
   // Crash cut C4: RUNNING is durable, nothing was sent.
   if (Status fp = failpoint::Hit("runner.after_dispatch"); !fp.ok()) return fp;
+  return std::optional<Dispatched>(Dispatched{std::move(running), std::move(attempt), std::move(lock), now_ms});
+}
 
-  ExecutionOutcome outcome = executor_->Execute({running, attempt, ProgressRecorder(running), lock.fd()});
+Result<JobRecord> JobRunner::ExecuteAndRecord(Dispatched d) {
+  const JobRecord& running = d.running;
+  const int lock_fd = d.lock.fd();
+  const int64_t job_id = running.job_id;
+  // The attempt lock records the worker, so that a later leader can stop exactly it.
+  auto record_process = [lock_fd, job_id](pid_t pid) {
+    Result<ProcessIdentity> who = IdentifyProcess(pid);
+    Status st = who.ok() ? RecordAttemptProcess(lock_fd, *who) : who.status();
+    if (!st.ok()) VIGIL_LOG_WARN("job {}: cannot record its worker {} in the attempt lock: {}", job_id, pid, st.ToString());
+  };
+  ExecutionOutcome outcome =
+      executor_->Execute({running, d.attempt, ProgressRecorder(running), lock_fd, record_process});
   Classification c = Classify(running.spec.operation, running.spec.if_mode, outcome.report);
   AttemptReport report;
-  report.attempt_id = attempt.attempt_id;
+  report.attempt_id = d.attempt.attempt_id;
   report.result = c.result;
   report.observed_change = c.observed_change;
   report.invoked = outcome.report.complete && outcome.report.invoked;
@@ -84,14 +121,78 @@ Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
     report.error_message = outcome.message;
   }
   report.committed_version = outcome.committed_version;
+  report.reconcile_backoff_s = options_.reconcile_backoff.initial_s;
   // Crash cut C6: the attempt ran, its result is not recorded.
   if (Status fp = failpoint::Hit("runner.before_record"); !fp.ok()) return fp;
-  Cas result_cas{running.job_id, running.revision, leader_epoch_, options_.leader_holder, now_ms};
+  // The result is recorded at the time it is known, not at the dispatch time.
+  const int64_t recorded_at = options_.clock ? options_.clock() : d.dispatched_at_ms;
+  Cas result_cas{running.job_id, running.revision, leader_epoch_, options_.leader_holder, recorded_at};
   VIGIL_ASSIGN_OR_RETURN(JobRecord done, store_->RecordResult(result_cas, report));
   // A known outcome needs no termination proof: the lock goes (an UNKNOWN one keeps it
   // for the reconciler, which removes it after attribution).
-  if (done.state.outcome != Outcome::kUnknown) RemoveAttemptLock(done.spec.locator, attempt.attempt_id);
+  d.lock.Release();
+  if (done.state.outcome != Outcome::kUnknown) RemoveAttemptLock(done.spec.locator, d.attempt.attempt_id);
+  return done;
+}
+
+Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(RenewLeadership(now_ms));
+  VIGIL_ASSIGN_OR_RETURN(std::set<std::string> busy, BusyTables());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Dispatched> d, DispatchNext(now_ms, busy));
+  if (!d) return std::optional<int64_t>();
+  VIGIL_ASSIGN_OR_RETURN(JobRecord done, ExecuteAndRecord(std::move(*d)));
   return std::optional<int64_t>(done.job_id);
+}
+
+Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(RenewLeadership(now_ms));
+  std::vector<int64_t> started;
+  if (running() >= static_cast<size_t>(std::max(options_.concurrency, 1))) return started;
+  VIGIL_ASSIGN_OR_RETURN(std::set<std::string> busy, BusyTables());
+  while (running() < static_cast<size_t>(std::max(options_.concurrency, 1))) {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<Dispatched> d, DispatchNext(now_ms, busy));
+    if (!d) break;
+    const int64_t job_id = d->running.job_id;
+    busy.insert(d->running.spec.table_incarnation);
+    started.push_back(job_id);
+    std::lock_guard<std::mutex> lock(mu_);
+    threads_.emplace(job_id, std::thread([this, job_id, dispatched = std::move(*d)]() mutable {
+      Status st = ExecuteAndRecord(std::move(dispatched)).status();
+      std::lock_guard<std::mutex> guard(mu_);
+      finished_.push_back(FinishedAttempt{job_id, st});
+      auto it = threads_.find(job_id);
+      done_threads_.push_back(std::move(it->second));
+      threads_.erase(it);
+    }));
+  }
+  return started;
+}
+
+std::vector<FinishedAttempt> JobRunner::TakeFinished() {
+  std::vector<std::thread> done;
+  std::vector<FinishedAttempt> out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done.swap(done_threads_);
+    out.swap(finished_);
+  }
+  for (std::thread& t : done) t.join();
+  return out;
+}
+
+size_t JobRunner::running() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return threads_.size();
+}
+
+void JobRunner::WaitForAttempts() {
+  while (running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::vector<std::thread> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done.swap(done_threads_);
+  }
+  for (std::thread& t : done) t.join();
 }
 
 Result<JobRecord> JobRunner::Refresh(const JobRecord& job, int64_t now_ms) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
@@ -140,6 +143,43 @@ TEST_F(RunnerTest, AnErrorAfterInvocationIsUnknownAndKeepsTheFence) {
   EXPECT_FALSE(*runner_->RunOnePending(now_));
 }
 
+// jobs.reconcile_initial_backoff_seconds decides the first watcher check of an UNKNOWN result,
+// and the time recorded is when the result was known (the runner's clock), not the dispatch.
+TEST_F(RunnerTest, FirstReconcileOfAnUnknownResultUsesTheConfiguredBackoffAndTheResultTime) {
+  Admission admission(store_.get(), {});
+  auto job = *admission.Create(Create("ts_idx", "ts", index::IndexType::kBtree), "admin", now_);
+  RunnerOptions ro;
+  ro.reconcile_backoff.initial_s = 7;
+  ro.lease_ttl_ms = 600'000;  // the lease outlives the 40 s build
+  const int64_t dispatched_at = now_ + 10;
+  const int64_t recorded_at = dispatched_at + 40'000;  // a 40 s build
+  ro.clock = [recorded_at] { return recorded_at; };
+  runner_.reset();
+  JobRunner runner(store_.get(), &executor_, ro);
+  ASSERT_TRUE(runner.Start(dispatched_at).ok());
+  failpoint::Arm("provider.after_segment_write", failpoint::Action::kError);
+  ASSERT_TRUE(runner.RunOnePending(dispatched_at).ok());
+  failpoint::DisarmAll();
+  JobRecord done = *store_->Get(job.job_id);
+  ASSERT_EQ(DerivedState(done.state), "OUTCOME_UNKNOWN");
+  EXPECT_EQ(done.reconcile_backoff_s, 7);
+  EXPECT_EQ(done.reconcile_next_at_ms, recorded_at + 7'000);
+  EXPECT_EQ(done.started_at_ms, dispatched_at);
+  EXPECT_EQ(done.finished_at_ms, recorded_at);
+}
+
+TEST(BackoffTest, DoublesWithinItsBounds) {
+  Backoff b{5, 60};
+  EXPECT_EQ(b.Next(0), 5);
+  EXPECT_EQ(b.Next(5), 10);
+  EXPECT_EQ(b.Next(40), 60);
+  EXPECT_EQ(b.Next(60), 60);
+  EXPECT_EQ(b.AfterFailures(1), 5);
+  EXPECT_EQ(b.AfterFailures(3), 20);
+  EXPECT_EQ(b.AfterFailures(50), 60);
+  EXPECT_EQ(Backoff{}.AfterFailures(7), 1800);  // seed 000 8.1: 30 s doubling to 30 min
+}
+
 TEST_F(RunnerTest, DropAndDropIfExists) {
   Admission admission(store_.get(), {});
   auto create = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
@@ -152,6 +192,102 @@ TEST_F(RunnerTest, DropAndDropIfExists) {
   auto again = admission.Drop({{"local", "db", "docs"}, "cat_idx", true}, "admin", now_);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->state.outcome, Outcome::kNoop);
+}
+
+
+// Holds every Execute until `release()`; counts how many were inside at once.
+class GateExecutor : public Executor {
+ public:
+  ExecutionOutcome Execute(const ExecutionRequest& request) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++inside_;
+      max_inside_ = std::max(max_inside_, inside_);
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return open_; });
+    }
+    ExecutionOutcome out = inner_.Execute(request);
+    std::lock_guard<std::mutex> lock(mu_);
+    --inside_;
+    return out;
+  }
+  // Waits until `n` calls are inside at once.
+  void AwaitInside(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return inside_ >= n; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  int max_inside() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return max_inside_;
+  }
+
+ private:
+  InProcessExecutor inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int inside_ = 0;
+  int max_inside_ = 0;
+  bool open_ = false;
+};
+
+// jobs.concurrency_per_node: attempts on different tables run at once; a table never has two.
+TEST_F(RunnerTest, ConcurrentAttemptsRunTablesInParallelOneAttemptPerTable) {
+  DatagenOptions o;
+  o.rows = 300;
+  o.dim = 8;
+  o.latent_dim = 2;
+  auto gen = *DataGenerator::Make(o);
+  const std::string other = dir_.Join("db/other.vgl");
+  auto ds = *Dataset::Create(other, gen->schema(), {});
+  ASSERT_TRUE(ds->Append(gen->NewReader().get(), {}).ok());
+  ASSERT_TRUE(store_->RegisterTable("local", "db", "other", other, now_).ok());
+  Admission admission(store_.get(), {});
+  auto a = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  auto b = *admission.Create(Create("id_idx", "id", index::IndexType::kBtree), "admin", now_);
+  CreateIndexStatement on_other = Create("cat_idx", "category", index::IndexType::kBitmap);
+  on_other.target = {"local", "db", "other"};
+  auto c = *admission.Create(on_other, "admin", now_);
+
+  GateExecutor gate;
+  RunnerOptions ro;
+  ro.concurrency = 2;
+  JobRunner parallel(store_.get(), &gate, ro);
+  ASSERT_TRUE(parallel.Start(now_ += 1).ok());
+  auto started = parallel.StartPending(now_);
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  EXPECT_EQ(*started, (std::vector<int64_t>{a.job_id, c.job_id}));  // b waits for its table
+  gate.AwaitInside(2);  // both attempts are inside the executor at the same time
+  EXPECT_EQ(parallel.running(), 2u);
+  EXPECT_TRUE(parallel.StartPending(now_)->empty());  // at the concurrency bound
+  gate.Release();
+  parallel.WaitForAttempts();
+  auto finished = parallel.TakeFinished();
+  ASSERT_EQ(finished.size(), 2u);
+  for (const auto& f : finished) EXPECT_TRUE(f.status.ok()) << f.status.ToString();
+  EXPECT_EQ(store_->Get(a.job_id)->state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(store_->Get(c.job_id)->state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(*parallel.StartPending(now_), (std::vector<int64_t>{b.job_id}));
+  parallel.WaitForAttempts();
+  EXPECT_EQ(store_->Get(b.job_id)->state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(gate.max_inside(), 2);
+}
+
+TEST_F(RunnerTest, ConcurrencyOneRunsOneAttemptAtATime) {
+  Admission admission(store_.get(), {});
+  ASSERT_TRUE(admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_).ok());
+  GateExecutor gate;
+  gate.Release();
+  RunnerOptions ro;
+  JobRunner serial(store_.get(), &gate, ro);
+  ASSERT_TRUE(serial.Start(now_ += 1).ok());
+  EXPECT_EQ(serial.StartPending(now_)->size(), 1u);
+  serial.WaitForAttempts();
+  EXPECT_EQ(gate.max_inside(), 1);
 }
 
 }  // namespace

@@ -1,3 +1,5 @@
+#include <mutex>
+
 #include "vigil/common/failpoint.h"
 #include "vigil/index/index_spec.h"
 #include "vigil/jobs/executor.h"
@@ -78,11 +80,17 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
   if (request.progress) {
     launch.on_progress = [&request](const worker::Progress& p) { request.progress(p.phase, p.done, p.total); };
   }
-  launch.on_launched = options_.on_launched;
+  launch.on_launched = [&request, this](pid_t pid) {
+    if (request.on_process_started) request.on_process_started(pid);
+    if (options_.on_launched) options_.on_launched(pid);
+  };
 
-  last_launch_ = supervisor_->Run(std::move(launch));
+  const worker::LaunchResult r = supervisor_->Run(std::move(launch));
   worker::ZeroizeString(&launch.secret);  // what a move may leave behind (short strings)
-  const worker::LaunchResult& r = last_launch_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_launch_ = r;
+  }
   if (r.failed_before_request) {
     out.report.failed_before_request = true;
     out.report.code = r.error.code();

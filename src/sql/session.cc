@@ -129,8 +129,28 @@ class SessionImpl : public Session {
   Result<ResultSet> Run(const ShowIndexJobsStatement& s) { return ExecShowIndexJobs(ctx_, s); }
   Result<ResultSet> Run(const ShowIndexJobStatement& s) { return ExecShowIndexJob(ctx_, s); }
   Result<ResultSet> Run(const CancelIndexJobStatement& s) { return ExecCancelIndexJob(ctx_, s); }
-  Result<ResultSet> Run(const ResolveIndexJobStatement& s) { return ExecResolveIndexJob(ctx_, s); }
-  Result<ResultSet> Run(const WaitIndexJobStatement& s) { return ExecWaitIndexJob(ctx_, s); }
+  Result<ResultSet> Run(const ResolveIndexJobStatement& s) {
+    ResultSet leader = EnsureLeader();
+    VIGIL_ASSIGN_OR_RETURN(ResultSet r, ExecResolveIndexJob(ctx_, s));
+    r.warnings.insert(r.warnings.end(), leader.warnings.begin(), leader.warnings.end());
+    return r;
+  }
+  Result<ResultSet> Run(const WaitIndexJobStatement& s) {
+    ResultSet leader = EnsureLeader();
+    VIGIL_ASSIGN_OR_RETURN(ResultSet r, ExecWaitIndexJob(ctx_, s));
+    r.warnings.insert(r.warnings.end(), leader.warnings.begin(), leader.warnings.end());
+    return r;
+  }
+
+  // Statements that wait on the leader's work (a resolution's refresh, a job's end) first
+  // make sure one runs; a failure to start it is a warning, the statement still runs.
+  ResultSet EnsureLeader() {
+    ResultSet r;
+    if (!ctx_.options.ensure_leader) return r;
+    Status st = ctx_.options.ensure_leader();
+    if (!st.ok()) r.warnings.push_back("no job leader could be started: " + st.ToString());
+    return r;
+  }
   Result<ResultSet> Run(const SelectStatement& s) {
     VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
     return engine->Select(s, ctx_.options.principal);
@@ -160,6 +180,7 @@ class SessionImpl : public Session {
     if (!ctx_.select) {
       SelectOptions options;
       options.statement_timeout_ms = statement_timeout_ms_;
+      options.generations = ctx_.config.generations;
       VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get(), options));
     }
     return ctx_.select.get();

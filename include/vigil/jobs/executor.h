@@ -3,32 +3,27 @@
 // limits (the worker layer); InProcessExecutor calls the provider in the
 // calling process and exists for tests and for the job layer's own checks
 // until then — it is never a production path.
-// Thread safety: Execute may be called from one thread at a time per executor.
+// Thread safety: Execute may be called from several threads at once (the runner runs
+// attempts of different tables in parallel).
 #pragma once
 
 #include <functional>
 #include <string>
 
 #include "vigil/index/segment.h"
+#include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/classification.h"
 #include "vigil/jobs/job_record.h"
 
 namespace vigil::jobs {
-
-// The attempt lock of one attempt (DESIGN.md section 6):
-// `<dataset>/_staging/<attempt id>/attempt.lock`. The dispatcher holds it from
-// before T3 until the result is recorded; a launched worker inherits it. When
-// it can be taken, no process of the attempt is alive (termination proof).
-std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id);
-// Removes the attempt's lock file and its `_staging/<attempt id>` folder once its outcome
-// is known (nobody needs the proof any more). Best effort: VACUUM removes what is left.
-void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id);
 
 struct ExecutionRequest {
   JobRecord job;
   AttemptIdentity attempt;
   index::ProgressFn progress;  // may be null
   int attempt_lock_fd = -1;    // the held attempt lock; a worker launcher passes it to the child
+  // Called with the pid of a process the executor started for the attempt. May be null.
+  std::function<void(pid_t)> on_process_started;
 };
 
 struct ExecutionOutcome {
@@ -57,6 +52,7 @@ class InProcessExecutor : public Executor {
 
 // The production executor (DESIGN.md section 6).
 #include <memory>
+#include <mutex>
 
 #include "vigil/worker/supervisor.h"
 
@@ -88,15 +84,19 @@ class WorkerExecutor : public Executor {
   ExecutionOutcome Execute(const ExecutionRequest& request) override;
   // OK when mutations can run as configured; admission calls it before creating a job.
   Status CheckCapability() const { return supervisor_->CheckCapability(); }
-  // What the supervisor learned about the last attempt (pid, reap, deadline, OOM).
-  const worker::LaunchResult& last_launch() const { return last_launch_; }
+  // What the supervisor learned about the last attempt that ended (pid, reap, deadline, OOM).
+  worker::LaunchResult last_launch() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_launch_;
+  }
 
  private:
   WorkerExecutor(WorkerExecutorOptions options, std::unique_ptr<worker::Supervisor> supervisor)
       : options_(std::move(options)), supervisor_(std::move(supervisor)) {}
   WorkerExecutorOptions options_;
   std::unique_ptr<worker::Supervisor> supervisor_;
-  worker::LaunchResult last_launch_;
+  mutable std::mutex mu_;
+  worker::LaunchResult last_launch_;  // guarded by mu_
 };
 
 }  // namespace vigil::jobs

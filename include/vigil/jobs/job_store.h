@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/jobs/backoff.h"
 #include "vigil/jobs/job_record.h"
 #include "vigil/jobs/job_state.h"
 #include "vigil/meta/database.h"
@@ -111,6 +112,9 @@ struct AttemptReport {
   std::optional<std::string> error_code;     // [A-Z0-9_]{1,64}
   std::optional<std::string> error_message;  // sanitized and cut to 1,024 bytes on write
   std::optional<int64_t> committed_version;
+  // An UNKNOWN outcome's first watcher check comes this long after the result (the leader's
+  // jobs.reconcile_initial_backoff_seconds).
+  int64_t reconcile_backoff_s = Backoff{}.initial_s;
 };
 
 // One check of an UNKNOWN job's watcher that proved nothing (seed 000 section 8.1).

@@ -1,9 +1,11 @@
 // The leader: the one process of a root (or of a shared metadata store) that
 // dispatches index jobs. It holds the leader lease, runs a recovery pass first
 // (dead attempts, termination proofs, provenance reads, pending refreshes), then
-// loops: dispatch the oldest PENDING job (JobRunner), run refreshes, reconcile
-// UNKNOWN jobs whose watcher is due, archive old terminal jobs. A heartbeat
-// thread renews the lease and the node while a long attempt runs. `vigil
+// loops: dispatch PENDING jobs (JobRunner: tables in parallel up to the
+// runner's concurrency, one attempt per table), examine attempts that ended,
+// run refreshes, reconcile UNKNOWN jobs whose watcher is due, archive old
+// terminal jobs. A heartbeat thread renews the lease while attempts run; a
+// stop lets running attempts finish and records them. `vigil
 // supervise` and `vigil serve` run a Leader; nothing else dispatches.
 // Thread safety: Run is called from one thread; RequestStop from any thread.
 #pragma once
@@ -33,6 +35,10 @@ struct LeaderOptions {
   std::function<bool(const LeaderLease&)> holder_is_dead;
 };
 
+// Whether a job needs a leader: PENDING or RUNNING jobs, refreshes to run (now or after a
+// retry delay), or UNKNOWN jobs whose reconciliation is due by `reconcile_due_by_ms`.
+Result<bool> WorkWaitsForLeader(JobStore& store, int64_t reconcile_due_by_ms);
+
 class Leader {
  public:
   // `clock` returns Unix milliseconds.
@@ -44,9 +50,13 @@ class Leader {
   Status Start();
   // One round of work; true when it changed anything. CommitConflict when leadership is lost.
   Result<bool> Tick();
-  // Start, then Tick until RequestStop, lost leadership (an error) or the idle exit.
+  // Start, then Tick until RequestStop, lost leadership (an error) or the idle exit; then
+  // waits for running attempts and records them.
   Status Run();
   void RequestStop() { stop_.store(true); }
+  // Waits until every attempt started by Tick has finished (its result is taken by the next
+  // Tick). For callers that drive Tick themselves.
+  void WaitForAttempts() { runner_.WaitForAttempts(); }
   int64_t leader_epoch() const { return runner_.leader_epoch(); }
 
  private:
@@ -63,6 +73,7 @@ class Leader {
   JobRunner runner_;
   std::unique_ptr<Reconciler> reconciler_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> heartbeat_stop_{false};  // after the last attempt is recorded
   std::atomic<bool> lost_{false};
   int64_t last_archive_ms_ = 0;
 };

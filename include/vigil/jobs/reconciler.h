@@ -24,14 +24,15 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/jobs/backoff.h"
 #include "vigil/jobs/job_store.h"
 
 namespace vigil::jobs {
 
 struct ReconcilerOptions {
-  int64_t initial_backoff_s = 30;
-  int64_t max_backoff_s = 1800;
+  Backoff backoff;  // jobs.reconcile_initial_backoff_seconds / reconcile_max_backoff_seconds
   int batch_limit = kMaxListLimit;  // jobs looked at per pass, 1..kMaxListLimit
+  int kill_wait_polls = 500;        // 10 ms polls for a killed worker's lock to be released
 };
 
 class Reconciler {
@@ -60,8 +61,6 @@ class Reconciler {
   // CommitConflict when leadership was lost.
   Status ExamineJob(int64_t job_id, int64_t now_ms);
 
-  // The backoff after a check that proved nothing: doubled, within [initial, max].
-  int64_t NextBackoff(int64_t current_s) const;
 
  private:
   struct Observation {
@@ -77,7 +76,13 @@ class Reconciler {
   Result<std::vector<JobRecord>> SettleLostAttempts(int64_t now_ms);
   Status Examine(JobRecord job, int64_t now_ms);
   Status Attribute(JobRecord* job, int64_t now_ms);
-  Result<bool> Terminated(const JobRecord& job);
+  // The termination proof: the attempt lock is free (or missing and the node replaced). An
+  // orphaned worker (its dispatcher's node epoch gone) still holding the lock past the
+  // attempt's durable deadline is killed first, when it is exactly the recorded process.
+  Result<bool> Terminated(const JobRecord& job, int64_t now_ms);
+  // Kills the worker recorded in `lock` if it runs on this host and boot; waits for the lock.
+  // Returns whether the lock is still held.
+  Result<bool> StopOrphanedWorker(const JobRecord& job, const std::string& lock);
   Result<bool> NodeReplaced(const AttemptIdentity& attempt);
   Result<std::optional<int64_t>> FindAttemptCommit(const JobRecord& job);
   Status Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error);

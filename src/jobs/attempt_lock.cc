@@ -1,0 +1,44 @@
+#include "vigil/jobs/attempt_lock.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "vigil/storage/filename.h"
+#include "vigil/storage/fs.h"
+
+namespace vigil::jobs {
+
+namespace {
+constexpr size_t kMaxRecordBytes = 256;
+}  // namespace
+
+std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id) {
+  return JoinPath(locator, vigil::AttemptLockPath(attempt_id));
+}
+
+void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id) {
+  const std::string path = AttemptLockPath(locator, attempt_id);
+  ::unlink(path.c_str());
+  ::rmdir(DirName(path).c_str());  // only when empty
+}
+
+Status RecordAttemptProcess(int lock_fd, const ProcessIdentity& who) {
+  const std::string record = FormatProcessIdentity(who) + "\n";
+  if (::ftruncate(lock_fd, 0) != 0) return Status::FromErrno(errno, "truncate attempt lock");
+  if (::pwrite(lock_fd, record.data(), record.size(), 0) != static_cast<ssize_t>(record.size())) {
+    return Status::FromErrno(errno, "write attempt lock");
+  }
+  if (::fdatasync(lock_fd) != 0) return Status::FromErrno(errno, "fdatasync attempt lock");
+  return Status::OK();
+}
+
+Result<std::optional<ProcessIdentity>> ReadAttemptProcess(const std::string& lock_path) {
+  VIGIL_ASSIGN_OR_RETURN(std::string text, DefaultFileSystem()->ReadFile(lock_path, kMaxRecordBytes));
+  if (text.empty()) return std::optional<ProcessIdentity>();
+  Result<ProcessIdentity> who = ParseProcessIdentity(text);
+  if (!who.ok()) return Status::Corruption(lock_path + " does not record an attempt process");
+  return std::optional<ProcessIdentity>(*who);
+}
+
+}  // namespace vigil::jobs
