@@ -52,11 +52,11 @@ Result<std::vector<jobs::JobRecord>> JobsIn(ExecContext& ctx, const jobs::TableE
   f.state = state;
   f.include_archived = true;
   f.limit = jobs::kMaxListLimit;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> found, ctx.store->List(f));
-  if (found.size() >= static_cast<size_t>(jobs::kMaxListLimit)) {
-    return Status::ResourceExhausted("VACUUM: table " + t.table_name + " has " + std::to_string(found.size()) +
-                                     "+ jobs in state " + state + "; resolve some first");
-  }
+  std::vector<jobs::JobRecord> found;
+  VIGIL_RETURN_IF_ERROR(ctx.store->ForEach(f, [&found](const jobs::JobRecord& j) {
+    found.push_back(j);
+    return Status::OK();
+  }));
   return found;
 }
 
@@ -81,7 +81,12 @@ Result<JobGuards> ProtectJobs(ExecContext& ctx, const jobs::TableEntry& t, Vacuu
                             "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
     VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> found, JobsIn(ctx, t, state));
     for (const jobs::JobRecord& j : found) {
-      o->protected_versions.insert(static_cast<uint64_t>(j.spec.start_version));
+      // The job's base and every later version: an executor commits on top of them, and the
+      // reconciler of an UNKNOWN job reads all of them to prove its commit absent.
+      o->keep_from.push_back(VersionGuard{static_cast<uint64_t>(j.spec.start_version),
+                                          "job " + std::to_string(j.job_id) + " (" + state +
+                                              ") needs its base version " + std::to_string(j.spec.start_version) +
+                                              " and every later one"});
       g.executor_may_write = g.executor_may_write || ExecutorMayWrite(j);
       if (j.state.outcome != jobs::Outcome::kUnknown) continue;
       o->unknown_jobs.insert(j.job_id);
@@ -94,6 +99,21 @@ Result<JobGuards> ProtectJobs(ExecContext& ctx, const jobs::TableEntry& t, Vacuu
   return g;
 }
 
+// "kept versions 2-5: <reason>" per reason, in version order.
+std::vector<std::string> KeptVersionNotices(const std::vector<KeptVersion>& kept) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < kept.size();) {
+    size_t j = i;
+    while (j + 1 < kept.size() && kept[j + 1].reason == kept[i].reason) ++j;
+    const std::string range = i == j ? "version " + std::to_string(kept[i].version)
+                                     : "versions " + std::to_string(kept[i].version) + "-" +
+                                           std::to_string(kept[j].version);
+    out.push_back("kept " + range + ": " + kept[i].reason);
+    i = j + 1;
+  }
+  return out;
+}
+
 // Table incarnations some of whose jobs may still have an executor writing (any table).
 Result<std::set<std::string>> WritingIncarnations(ExecContext& ctx) {
   std::set<std::string> out;
@@ -102,14 +122,10 @@ Result<std::set<std::string>> WritingIncarnations(ExecContext& ctx) {
     f.state = state;
     f.include_archived = true;
     f.limit = jobs::kMaxListLimit;
-    VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> found, ctx.store->List(f));
-    if (found.size() >= static_cast<size_t>(jobs::kMaxListLimit)) {
-      return Status::ResourceExhausted("VACUUM: too many jobs in state " + std::string(state) +
-                                       " to reclaim dropped tables safely; resolve some first");
-    }
-    for (const jobs::JobRecord& j : found) {
+    VIGIL_RETURN_IF_ERROR(ctx.store->ForEach(f, [&out](const jobs::JobRecord& j) {
       if (ExecutorMayWrite(j)) out.insert(j.spec.table_incarnation);
-    }
+      return Status::OK();
+    }));
   }
   return out;
 }
@@ -172,6 +188,7 @@ Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
                     Value(static_cast<int64_t>(report.kept_orphans.size())), Value(dropped),
                     Value(static_cast<int64_t>(report.failures.size()))});
   for (const std::string& f : report.failures) r.warnings.push_back("VACUUM could not remove " + f + "; it retries");
+  for (const std::string& why : KeptVersionNotices(report.kept_versions)) r.notices.push_back(why);
   if (may_write) r.notices.push_back("orphans kept: an executor of a job of this table may still write");
   return r;
 }

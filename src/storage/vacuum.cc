@@ -217,8 +217,23 @@ bool RemoveTree(FileSystem* fs, const std::string& abs, int depth, std::vector<s
   return true;
 }
 
-// The versions VACUUM may remove, oldest first.
-std::vector<uint64_t> RemovableVersions(const ManifestSet& set, const VacuumOptions& o, int64_t now) {
+// Why version `v` (older than the retained ones) must stay; "" when it may go.
+std::string KeepReason(uint64_t v, const Manifest& m, const VacuumOptions& o, int64_t now) {
+  if (o.protected_versions.count(v)) return "read by a lease or a version pin";
+  for (const VersionGuard& g : o.keep_from) {
+    if (v >= g.from_version) return g.reason;
+  }
+  if (!m.txn.attempt_id.empty() && o.unknown_attempts.count(m.txn.attempt_id)) {
+    return "written by an attempt whose outcome is unknown";
+  }
+  if (m.txn.job_id && o.unknown_jobs.count(*m.txn.job_id)) return "written by a job whose outcome is unknown";
+  if (o.older_than_micros && m.txn.timestamp_micros > now - *o.older_than_micros) return "newer than OLDER THAN";
+  return "";
+}
+
+// The versions VACUUM may remove, oldest first; the ones it must keep go to `kept`.
+std::vector<uint64_t> RemovableVersions(const ManifestSet& set, const VacuumOptions& o, int64_t now,
+                                        std::vector<KeptVersion>* kept) {
   std::vector<uint64_t> out;
   if (set.by_version.empty()) return out;
   uint64_t newest = set.by_version.rbegin()->first;
@@ -228,12 +243,13 @@ std::vector<uint64_t> RemovableVersions(const ManifestSet& set, const VacuumOpti
   for (const auto& [v, m] : set.by_version) all.push_back(v);
   size_t keep_from = all.size() > retain ? all.size() - retain : 0;
   for (size_t i = 0; i < keep_from; ++i) {
-    const Manifest& m = set.by_version.at(all[i]);
-    if (all[i] == newest || o.protected_versions.count(all[i])) continue;
-    if (!m.txn.attempt_id.empty() && o.unknown_attempts.count(m.txn.attempt_id)) continue;
-    if (m.txn.job_id && o.unknown_jobs.count(*m.txn.job_id)) continue;
-    if (o.older_than_micros && m.txn.timestamp_micros > now - *o.older_than_micros) continue;
-    out.push_back(all[i]);
+    if (all[i] == newest) continue;
+    std::string reason = KeepReason(all[i], set.by_version.at(all[i]), o, now);
+    if (reason.empty()) {
+      out.push_back(all[i]);
+    } else {
+      kept->push_back(KeptVersion{all[i], std::move(reason)});
+    }
   }
   return out;
 }
@@ -308,7 +324,7 @@ Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& option
   const int64_t now = options.now_micros ? options.now_micros : NowMicros();
   VacuumReport report;
   VIGIL_ASSIGN_OR_RETURN(ManifestSet before, ReadManifests(fs, path));
-  std::vector<uint64_t> removable = RemovableVersions(before, options, now);
+  std::vector<uint64_t> removable = RemovableVersions(before, options, now, &report.kept_versions);
   const References released_from = Collect(before);
   if (options.dry_run) {
     report.removed_versions = removable;

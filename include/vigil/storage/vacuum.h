@@ -40,14 +40,29 @@ struct Orphan {
 
 std::string_view OrphanKindName(Orphan::Kind kind);  // SEGMENT, STAGING, FRAGMENT, DELETION, MANIFEST_TEMP
 
+// Every version from `from_version` on stays, for `reason` (shown to the user).
+struct VersionGuard {
+  uint64_t from_version = 0;
+  std::string reason;
+};
+
+// A version older than the retained ones that had to stay, and why.
+struct KeptVersion {
+  uint64_t version = 0;
+  std::string reason;
+};
+
 struct VacuumOptions {
   // RETAIN n VERSIONS: the newest n are kept (at least 1).
   std::optional<uint64_t> retain_versions;
   // OLDER THAN interval: only versions committed before now - interval may go.
   std::optional<int64_t> older_than_micros;
   int64_t now_micros = 0;                    // 0: the system clock
-  // Versions that must stay: leased here, pinned by other processes, bases of active jobs.
+  // Versions that must stay: leased here, pinned by other processes.
   std::set<uint64_t> protected_versions;
+  // Histories that must stay whole, e.g. from the base of a job that is not terminal or whose
+  // outcome is unknown (its reconciler reads every later version to prove a commit absent).
+  std::vector<VersionGuard> keep_from;
   // Versions written by these attempts / jobs stay (their outcome may still be UNKNOWN).
   std::set<std::string> unknown_attempts;
   std::set<int64_t> unknown_jobs;
@@ -61,6 +76,7 @@ struct VacuumOptions {
 
 struct VacuumReport {
   std::vector<uint64_t> removed_versions;
+  std::vector<KeptVersion> kept_versions;    // beyond the retained ones, oldest first
   std::vector<std::string> removed_paths;    // relative paths of removed files and folders
   std::vector<Orphan> kept_orphans;          // listed but not removed (in use, young, link)
   std::vector<std::string> failures;         // "path: status" of removals that failed (retry later)
