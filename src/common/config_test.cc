@@ -219,7 +219,7 @@ TEST(ConfigTest, ZeroNegativeAndOutOfRangeAreErrors) {
       {"[jobs]\nconcurrency_per_node = 1000\n", "jobs.concurrency_per_node", "must be in 1..256"},
       {"[jobs]\narchive_after_seconds = \"30s\"\n", "jobs.archive_after_seconds", "must be in 1m..3650d"},
       {"[generations]\nbuilders_per_table = 0\n", "generations.builders_per_table", "must be positive"},
-      {"[generations]\ndisk_budget_bytes = \"1KiB\"\n", "generations.disk_budget_bytes", "must be in 16MiB.."},
+      {"[generations]\ndisk_budget_bytes = \"1KiB\"\n", "generations.disk_budget_bytes", "must be in 1MiB.."},
       {"[worker]\ncgroup_parent = \"vigil\"\n", "/r/vigil.toml:2:17: worker.cgroup_parent",
        "must be empty, \"v1\" or an absolute path"},
       {"[worker]\ncgroup_parent = \"/sys/fs/cgroup/../x\"\n", "worker.cgroup_parent", "must not contain '..'"},

@@ -30,12 +30,12 @@ void ResourceBudget::Reservation::Release() {
 Result<ResourceBudget::Reservation> ResourceBudget::Reserve(uint64_t memory, uint64_t disk) {
   std::lock_guard<std::mutex> lock(mu_);
   if (memory > memory_limit_ - std::min(memory_limit_, memory_used_)) {
-    return Status::ResourceExhausted("memory budget: " + std::to_string(memory) + " bytes wanted, " +
+    return Status::ResourceExhausted(memory_name_ + ": " + std::to_string(memory) + " bytes wanted, " +
                                      std::to_string(memory_limit_ - memory_used_) + " of " +
                                      std::to_string(memory_limit_) + " free");
   }
   if (disk > disk_limit_ - std::min(disk_limit_, disk_used_)) {
-    return Status::ResourceExhausted("disk budget: " + std::to_string(disk) + " bytes wanted, " +
+    return Status::ResourceExhausted(disk_name_ + ": " + std::to_string(disk) + " bytes wanted, " +
                                      std::to_string(disk_limit_ - disk_used_) + " of " +
                                      std::to_string(disk_limit_) + " free");
   }
@@ -155,6 +155,11 @@ Status GenerationManager::Recover() {
   // verify are left out of the generation (TableSnapshot) and their fragments scanned.
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, std::nullopt, options_.dataset));
   BuildTicket ticket(nullptr, {});
+  if (options_.budget) {  // the first generation's segments count like any later one's
+    const uint64_t bytes = EstimateNewBytes(ds->manifest());
+    VIGIL_ASSIGN_OR_RETURN(auto reservation, options_.budget->Reserve(bytes, bytes));
+    ticket.set_reservation(std::move(reservation));
+  }
   VIGIL_ASSIGN_OR_RETURN(auto g, BuildGeneration(std::move(ds), &ticket));
   std::lock_guard<std::mutex> lock(refresh_mu_);
   Publish(std::move(g));
@@ -244,7 +249,8 @@ Result<uint64_t> GenerationManager::Refresh() {
   if (latest == current_version()) return latest;
   // Open and verify off the read path; readers keep acquiring the old generation meanwhile.
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, latest, options_.dataset));
-  VIGIL_ASSIGN_OR_RETURN(BuildTicket ticket, BeginBuild(EstimateNewBytes(ds->manifest()), 0));
+  const uint64_t new_bytes = EstimateNewBytes(ds->manifest());
+  VIGIL_ASSIGN_OR_RETURN(BuildTicket ticket, BeginBuild(new_bytes, new_bytes));
   VIGIL_ASSIGN_OR_RETURN(auto g, BuildGeneration(std::move(ds), &ticket));
   VIGIL_FAILPOINT("generations.before_swap");
   Publish(std::move(g));

@@ -227,6 +227,9 @@ class Engine : public SelectEngine, public internal::VtabHost {
     if (it == managers_.end()) {
       generations::GenerationsOptions gopts;
       gopts.dataset.fs = root_.fs();
+      gopts.builders_per_table = options_.generations.builders_per_table;
+      gopts.physical_per_table = options_.generations.physical_per_table;
+      gopts.budget = &budget_;
       // The versions this process reads are pinned in the metadata store, so that a VACUUM in
       // any process keeps their files; the pins are heartbeated and expire if this process dies.
       if (pins_ == nullptr) {
@@ -470,6 +473,10 @@ class Engine : public SelectEngine, public internal::VtabHost {
   const Root& root_;
   jobs::JobStore* store_;
   SelectOptions options_;
+  // Shared by every table's generations; outlives the managers that charge it.
+  generations::ResourceBudget budget_{options_.generations.memory_budget_bytes,
+                                      options_.generations.disk_budget_bytes, "generations.memory_budget_bytes",
+                                      "generations.disk_budget_bytes"};
   internal::Lockdown lockdown_;  // outlives db_ (its authorizer)
   sqlite3* db_ = nullptr;
   std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it

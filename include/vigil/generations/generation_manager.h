@@ -61,7 +61,13 @@ class ResourceBudget {
     uint64_t disk_ = 0;
   };
 
-  ResourceBudget(uint64_t memory_bytes, uint64_t disk_bytes) : memory_limit_(memory_bytes), disk_limit_(disk_bytes) {}
+  // `memory_name` and `disk_name` name the budgets in errors (e.g. the settings that set them).
+  ResourceBudget(uint64_t memory_bytes, uint64_t disk_bytes, std::string memory_name = "memory budget",
+                 std::string disk_name = "disk budget")
+      : memory_limit_(memory_bytes),
+        disk_limit_(disk_bytes),
+        memory_name_(std::move(memory_name)),
+        disk_name_(std::move(disk_name)) {}
   // Reserves both amounts or neither; ResourceExhausted names the budget that is short.
   Result<Reservation> Reserve(uint64_t memory, uint64_t disk);
   uint64_t memory_used() const;
@@ -71,6 +77,8 @@ class ResourceBudget {
   void Return(uint64_t memory, uint64_t disk);
   const uint64_t memory_limit_;
   const uint64_t disk_limit_;
+  const std::string memory_name_;
+  const std::string disk_name_;
   mutable std::mutex mu_;
   uint64_t memory_used_ = 0;  // GUARDED_BY(mu_)
   uint64_t disk_used_ = 0;    // GUARDED_BY(mu_)

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/config.h"
 #include "vigil/common/status.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
@@ -35,6 +36,9 @@ namespace vigil::sql {
 struct SelectOptions {
   size_t max_rows = 1'000'000;  // more is ResourceExhausted, never a truncated result
   uint64_t statement_timeout_ms = 0;  // 0: no timeout
+  // Bounds of the generations this engine opens (vigil.toml [generations]); the budgets are
+  // shared by every table the engine reads.
+  GenerationsConfig generations;
 };
 
 class SelectEngine {
