@@ -18,6 +18,7 @@ namespace vigil {
 namespace {
 
 constexpr std::string_view kIdentityMagic = "vigil-dataset ";
+constexpr const char* kSafeToRetry = "; nothing was committed: it is safe to retry the statement";
 constexpr size_t kMaxIdentityBytes = 256;
 
 int64_t NowMicros() {
@@ -329,7 +330,11 @@ Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
   FileSystem* fs = options_.fs;
   Manifest latest = manifest_;
   for (int attempt = 0; attempt <= options_.max_commit_retries; ++attempt) {
-    if (attempt > 0) VIGIL_RETURN_IF_ERROR(CheckRebase(manifest_, latest, txn));
+    if (attempt > 0) {
+      Status rebase = CheckRebase(manifest_, latest, txn);
+      if (rebase.Is(StatusCode::kCommitConflict)) return Status::CommitConflict(rebase.message() + kSafeToRetry);
+      VIGIL_RETURN_IF_ERROR(rebase);
+    }
     VIGIL_ASSIGN_OR_RETURN(Manifest next, ApplyTransaction(latest, txn));
     VIGIL_RETURN_IF_ERROR(CheckIdentity());
     Status st = PublishManifest(fs, path_, next);
@@ -340,7 +345,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
     VIGIL_ASSIGN_OR_RETURN(latest, ReadManifest(fs, path_, newest));
   }
   return Status::CommitConflict("gave up after " + std::to_string(options_.max_commit_retries) +
-                                " rebases on concurrent commits");
+                                " rebases on concurrent commits" + kSafeToRetry);
 }
 
 Result<std::vector<FragmentMeta>> Dataset::WriteFragments(RecordBatchReader* reader) const {
