@@ -167,6 +167,15 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
   }
   VIGIL_ASSIGN_OR_RETURN(std::string clean, NormalizeNote(note));
   if (ResolutionDone(job, action)) return Detail(job);  // a completed resolution returns its existing events
+  if (job.state.outcome != Outcome::kUnknown) {
+    const std::string state(DerivedState(job.state));
+    const std::string outcome(Name(job.state.outcome));
+    return Typed(kNotResolvable,
+                 "index job " + std::to_string(job_id) + " is " + state +
+                     (job.state.outcome == Outcome::kNone ? "" : " (outcome " + outcome + ")") +
+                     ": only a job whose outcome is unknown (OUTCOME_UNKNOWN) is resolved" +
+                     (IsFinal(job.state) ? "; this one needs nothing" : "; WAIT INDEX JOB " + std::to_string(job_id)));
+  }
   Cas cas{job.job_id, job.revision, std::nullopt, who.name, clock_()};
   Result<JobRecord> requested = action == ResolveAction::kAcknowledge ? store_->RequestAck(cas, clean)
                                 : emergency                          ? store_->ForceWithoutRefresh(cas, clean)

@@ -24,6 +24,7 @@ namespace vigil::jobs {
 // Typed error prefixes (the message starts with the code, then ": ").
 constexpr std::string_view kNotCancellableAfterDispatch = "NOT_CANCELLABLE_AFTER_DISPATCH";
 constexpr std::string_view kResolutionIncomplete = "RESOLUTION_INCOMPLETE";
+constexpr std::string_view kNotResolvable = "NOT_RESOLVABLE";
 constexpr std::string_view kTableGuarded = "TABLE_GUARDED";
 
 enum class ResolveAction { kAcknowledge, kForceRelease, kForceReleaseWithoutRefresh };
