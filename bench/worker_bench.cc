@@ -19,7 +19,7 @@
 #include "bench/bench.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/index_spec.h"
-#include "vigil/jobs/executor.h"
+#include "vigil/jobs/worker_executor.h"
 #include "vigil/storage/datagen.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/file_lock.h"

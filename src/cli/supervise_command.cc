@@ -20,6 +20,7 @@
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/worker_executor.h"
 #include "vigil/storage/file_lock.h"
 
 namespace vigil::cli {

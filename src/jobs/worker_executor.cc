@@ -1,8 +1,9 @@
+#include "vigil/jobs/worker_executor.h"
+
 #include <mutex>
 
 #include "vigil/common/failpoint.h"
 #include "vigil/index/index_spec.h"
-#include "vigil/jobs/executor.h"
 
 namespace vigil::jobs {
 

@@ -12,8 +12,8 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
-#include "vigil/jobs/executor.h"
 #include "vigil/jobs/runner.h"
+#include "vigil/jobs/worker_executor.h"
 #include "vigil/storage/datagen.h"
 #include "vigil/storage/file_lock.h"
 
