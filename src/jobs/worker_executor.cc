@@ -3,28 +3,8 @@
 #include <mutex>
 
 #include "vigil/common/failpoint.h"
-#include "vigil/index/index_spec.h"
 
 namespace vigil::jobs {
-
-namespace {
-
-Result<worker::Operation> WorkerOperation(Operation op) {
-  switch (op) {
-    case Operation::kCreate: return worker::Operation::kCreate;
-    case Operation::kReplace: return worker::Operation::kReplace;
-    case Operation::kDrop: return worker::Operation::kDrop;
-    case Operation::kBuild: return worker::Operation::kBuild;
-  }
-  return Status::Internal("unknown job operation");
-}
-
-worker::AttemptIdentity WorkerAttempt(const AttemptIdentity& a) {
-  return {a.executor_node_id, a.node_epoch,   a.attempt_id, a.attempt_number, a.dispatch_generation,
-          a.leader_epoch,     a.deadline_at_ms};
-}
-
-}  // namespace
 
 Result<std::unique_ptr<WorkerExecutor>> WorkerExecutor::Create(WorkerExecutorOptions options) {
   VIGIL_ASSIGN_OR_RETURN(auto supervisor, worker::Supervisor::Create(options.supervisor));
@@ -32,37 +12,18 @@ Result<std::unique_ptr<WorkerExecutor>> WorkerExecutor::Create(WorkerExecutorOpt
 }
 
 ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
-  const JobSpec& spec = request.job.spec;
   ExecutionOutcome out;
-  auto op = WorkerOperation(spec.operation);
-  if (!op.ok()) {
-    out.report.failed_before_request = true;
-    out.report.code = op.status().code();
-    out.message = op.status().ToString();
-    return out;
-  }
   worker::LaunchRequest launch;
   worker::Request& req = launch.request;
-  req.attempt = WorkerAttempt(request.attempt);
-  req.job.job_id = request.job.job_id;
-  req.job.operation = *op;
-  req.job.locator = spec.locator;
-  req.job.index_name = spec.index_name;
-  req.job.columns = spec.columns;
-  req.job.physical_type = spec.physical_type.value_or("");
-  req.job.properties_json = spec.properties_json;
-  req.job.start_version = spec.start_version;
-  req.job.schema_fingerprint = spec.schema_fingerprint;
-  if (spec.operation == Operation::kCreate || spec.operation == Operation::kReplace) {
-    auto caps = index::AdmittedCapsFromJson(spec.properties_json);
-    if (!caps.ok()) {
-      out.report.failed_before_request = true;
-      out.report.code = caps.status().code();
-      out.message = caps.status().ToString();
-      return out;
-    }
-    req.job.caps = *caps;
+  req.attempt = request.attempt;
+  Result<index::JobRequest> job = ProviderJob(request.job);
+  if (!job.ok()) {
+    out.report.failed_before_request = true;
+    out.report.code = job.status().code();
+    out.message = job.status().ToString();
+    return out;
   }
+  req.job = std::move(*job);
   if (failpoint::Enabled()) {
     req.failpoints = failpoint::ArmedSpec();
     if (!options_.worker_failpoints.empty()) {

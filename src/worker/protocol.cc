@@ -212,7 +212,7 @@ Result<Request> DecodeRequest(std::string_view payload) {
   uint8_t op = 0;
   r.U8(&op, "operation");
   if (r.ok() && (op < 1 || op > 4)) r.Fail("operation");
-  m.job.operation = static_cast<Operation>(op);
+  m.job.operation = static_cast<index::JobOperation>(op);
   r.String(&m.job.locator, "locator");
   r.String(&m.job.index_name, "index_name", 1024);
   uint32_t ncols = 0;

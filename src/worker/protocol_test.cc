@@ -14,7 +14,7 @@ Request SampleRequest() {
   Request r;
   r.attempt = {"node-a", 3, "7-5b0c", 2, 4, 9, 1'700'000'000'123};
   r.job.job_id = 7;
-  r.job.operation = Operation::kReplace;
+  r.job.operation = index::JobOperation::kReplace;
   r.job.locator = "/data/db/docs.vgl";
   r.job.index_name = "Émb_idx";
   r.job.columns = {"emb"};

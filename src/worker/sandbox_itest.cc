@@ -95,7 +95,7 @@ class SandboxTest : public ::testing::Test {
     LaunchRequest r;
     r.request.attempt = {"node-a", 1, "9-" + name, 1, 1, 1, 0};
     r.request.job.job_id = 9;
-    r.request.job.operation = Operation::kCreate;
+    r.request.job.operation = index::JobOperation::kCreate;
     r.request.job.locator = path_;
     r.request.job.index_name = name;
     r.request.job.columns = {column};

@@ -96,7 +96,7 @@ class SupervisorTest : public ::testing::Test {
     LaunchRequest r;
     r.request.attempt = {"node-a", 1, "7-" + name, 1, 1, 1, 0};
     r.request.job.job_id = 7;
-    r.request.job.operation = Operation::kCreate;
+    r.request.job.operation = index::JobOperation::kCreate;
     r.request.job.locator = path_;
     r.request.job.index_name = name;
     r.request.job.columns = {column};
@@ -516,7 +516,7 @@ TEST_F(SupervisorTest, SecretNeverReachesArgvEnvironmentLogsOrTheResponse) {
   // The drop of a missing index named like the secret puts it into the provider's
   // message; the worker must scrub it from the response.
   LaunchRequest req = Job(secret, "category", index::IndexType::kBitmap);
-  req.request.job.operation = Operation::kDrop;
+  req.request.job.operation = index::JobOperation::kDrop;
   req.request.job.physical_type.clear();
   req.secret = secret;
   std::string cmdline, environ;

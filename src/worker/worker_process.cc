@@ -14,7 +14,6 @@
 #include "vigil/common/config.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
-#include "vigil/storage/dataset.h"
 #include "vigil/worker/sandbox.h"
 
 namespace vigil::worker {
@@ -33,7 +32,6 @@ Response Complete(const AttemptIdentity& attempt, bool invoked, const Status& st
   return r;
 }
 
-
 // The failpoint worker.allocate: takes memory until an allocation fails.
 Status AllocateUntilFailure() {
   std::vector<char*> blocks;
@@ -50,48 +48,6 @@ Status AllocateUntilFailure() {
   }
   for (char* b : blocks) delete[] b;
   return out;
-}
-
-// The provider request of a CREATE / REPLACE job, with the caps it was admitted under.
-Result<index::CreateIndexRequest> CreateRequest(const JobSpec& job) {
-  if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
-  VIGIL_ASSIGN_OR_RETURN(index::IndexType type, index::ParseIndexType(job.physical_type));
-  VIGIL_ASSIGN_OR_RETURN(auto props, index::RequestPropertiesFromJson(type, job.properties_json));
-  index::CreateIndexRequest req;
-  req.dataset_path = job.locator;
-  req.version = static_cast<uint64_t>(job.start_version);
-  req.expected_schema_fingerprint = job.schema_fingerprint;
-  req.column = job.columns.empty() ? "" : job.columns[0];
-  req.name = job.index_name;
-  req.type = type;
-  req.properties = std::move(props);
-  req.replace = job.operation == Operation::kReplace;
-  req.caps = job.caps;
-  return req;
-}
-
-// `create` is the revalidated request of a CREATE / REPLACE job, null otherwise.
-Result<index::ProviderResult> Invoke(const JobSpec& job, index::CreateIndexRequest* create,
-                                     const TransactionProperties& txn, const index::ProgressFn& progress) {
-  if (job.operation == Operation::kDrop) {
-    return index::DropIndex({job.locator, std::nullopt, job.index_name, txn});
-  }
-  if (job.operation == Operation::kBuild) {  // a delta segment over the base cut (BUILD INDEX)
-    index::BuildIndexRequest req;
-    req.dataset_path = job.locator;
-    req.version = static_cast<uint64_t>(job.start_version);
-    req.expected_schema_fingerprint = job.schema_fingerprint;
-    req.name = job.index_name;
-    req.txn = txn;
-    req.progress = progress;
-    VIGIL_ASSIGN_OR_RETURN(index::BuildIndexResult built, index::BuildIndex(req));
-    return index::ProviderResult{built.committed_version, built.segment_uuid};
-  }
-  if (create == nullptr) return Status::Internal("the create request was not prepared");
-  create->txn = txn;
-  create->progress = progress;
-  return create->type == index::IndexType::kIvfPq ? index::CreateVectorIndex(*create)
-                                                   : index::CreateScalarIndex(*create);
 }
 
 // A failure after an allocation failed, for the operator: the limit and the setting behind it.
@@ -144,25 +100,10 @@ class SecretBuffer {
 
 }  // namespace
 
-Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::string_view secret,
+Response ExecuteJob(const AttemptIdentity& attempt, const index::JobRequest& job, std::string_view secret,
                     const std::function<void(std::string_view, uint64_t, uint64_t)>& progress) {
-  {
-    // Revalidation before invocation: the exact admitted version and schema.
-    auto ds = Dataset::Open(job.locator, static_cast<uint64_t>(job.start_version));
-    if (!ds.ok()) return Complete(attempt, false, ds.status(), secret);
-    if ((*ds)->schema()->fingerprint() != job.schema_fingerprint) {
-      return Complete(attempt, false,
-                      Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission"), secret);
-    }
-  }
-  std::optional<index::CreateIndexRequest> create;
-  if (job.operation == Operation::kCreate || job.operation == Operation::kReplace) {
-    auto req = CreateRequest(job);
-    if (!req.ok()) return Complete(attempt, false, req.status(), secret);
-    // The admitted caps and the request, revalidated on the admitted version.
-    if (Status valid = index::RevalidateCreate(*req); !valid.ok()) return Complete(attempt, false, valid, secret);
-    create = std::move(*req);
-  }
+  Result<index::PreparedJob> prepared = index::PrepareJob(job);
+  if (!prepared.ok()) return Complete(attempt, false, prepared.status(), secret);
   if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
 #ifdef VIGIL_FAILPOINTS
   if (Status fp = failpoint::Hit("worker.sandbox_probe"); !fp.ok()) {
@@ -177,12 +118,9 @@ Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::str
     return Complete(attempt, invoked, st.code() == StatusCode::kResourceExhausted ? OutOfMemory(st) : st, secret);
   }
   const uint64_t allocation_failures = index::AllocationFailures();
-  TransactionProperties txn;
-  txn.job_id = job.job_id;
-  txn.attempt_id = attempt.attempt_id;
   Result<index::ProviderResult> result = Status::Internal("not run");
   try {
-    result = Invoke(job, create ? &*create : nullptr, txn, progress ? index::ProgressFn(progress) : index::ProgressFn());
+    result = index::InvokeJob(*prepared, attempt.attempt_id, progress ? index::ProgressFn(progress) : index::ProgressFn());
   } catch (const std::bad_alloc& e) {
     result = OutOfMemory(Status::ResourceExhausted(std::string("the provider threw ") + e.what()));
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // The one-shot provider API that the index worker calls (DESIGN.md section 2):
 // create a vector index, create a scalar index (BTREE, BITMAP, FTS), drop an
-// index, list indexes, count rows. Each call is synchronous, runs once (never
+// index, list indexes, count rows, and the one mapping of an index job
+// (provider_job.h) to its call. Each call is synchronous, runs once (never
 // retried here) and returns a typed error:
 //   InvalidArgument / NotSupported  - the request is invalid for this table;
 //   AlreadyExists                   - the name is taken and replace=false;
@@ -23,6 +24,7 @@
 #include "vigil/common/status.h"
 #include "vigil/common/uuid.h"
 #include "vigil/index/index_spec.h"
+#include "vigil/index/provider_job.h"
 #include "vigil/index/segment.h"
 #include "vigil/storage/dataset.h"
 
@@ -124,5 +126,28 @@ struct BuildIndexResult {
 // built concurrently, or a fragment to cover was removed; other errors as above.
 // Failpoints: build.after_segment_write (before commit), build.after_commit.
 Result<BuildIndexResult> BuildIndex(const BuildIndexRequest& request);
+
+}  // namespace vigil::index
+
+namespace vigil::index {
+
+// An index job revalidated on its admitted version, ready for its one provider call.
+struct PreparedJob {
+  JobRequest job;
+  std::optional<CreateIndexRequest> create;  // CREATE / REPLACE only
+};
+
+// Revalidation before invocation, the same for every executor: reopens exactly the
+// admitted version, checks the schema fingerprint (FailedPrecondition "STALE_ADMISSION:
+// ..." on a change) and, for CREATE / REPLACE, builds the provider request and
+// revalidates it under the admitted caps (RevalidateCreate). An error proves that
+// nothing was invoked.
+Result<PreparedJob> PrepareJob(const JobRequest& job);
+
+// The provider call of a prepared job: DropIndex, BuildIndex (a delta segment over the
+// base cut), CreateVectorIndex or CreateScalarIndex, with the job id and `attempt_id` as
+// transaction properties. Runs once; its errors are the provider's.
+Result<ProviderResult> InvokeJob(const PreparedJob& prepared, const std::string& attempt_id,
+                                 const ProgressFn& progress);
 
 }  // namespace vigil::index

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "vigil/index/provider_job.h"
 #include "vigil/index/segment.h"
 #include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/classification.h"
@@ -35,6 +36,11 @@ struct ExecutionOutcome {
   std::optional<int64_t> committed_version;   // on success
 };
 
+// The provider's view of `job` (index/provider_job.h), the same for every executor:
+// its operation, target and admitted spec, with the caps CREATE / REPLACE was
+// admitted under (stored in its properties). The errors of index::AdmittedCapsFromJson.
+Result<index::JobRequest> ProviderJob(const JobRecord& job);
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -42,10 +48,10 @@ class Executor {
   virtual ExecutionOutcome Execute(const ExecutionRequest& request) = 0;
 };
 
-// Calls the provider API directly: reopens the admitted version, revalidates
-// the schema fingerprint (a mismatch is a complete invoked=false report), then
-// invokes the provider with the job id and attempt id as transaction
-// properties. Failpoint `executor.before_invoke` fires before invocation.
+// Calls the provider API directly: index::PrepareJob revalidates on the admitted
+// version (a failure is a complete invoked=false report), then index::InvokeJob
+// invokes the provider with the job id and attempt id as transaction properties.
+// Failpoint `executor.before_invoke` fires before invocation.
 class InProcessExecutor : public Executor {
  public:
   ExecutionOutcome Execute(const ExecutionRequest& request) override;

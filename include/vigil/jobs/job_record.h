@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/index/provider_job.h"
 #include "vigil/jobs/job_state.h"
+#include "vigil/worker/attempt_identity.h"
 
 namespace vigil::jobs {
 
-enum class Operation { kCreate, kReplace, kDrop, kBuild };
+// CREATE | REPLACE | DROP | BUILD: the provider call a job makes (index/provider_job.h).
+using Operation = index::JobOperation;
 enum class IfMode { kNone, kIfNotExists, kIfExists };
 enum class SqlCategory { kAnn, kBtree, kBitmap, kFts };
 
@@ -82,18 +85,9 @@ struct JobSpec {
 // InvalidArgument naming the first field that is missing or out of bounds.
 Status ValidateSpec(const JobSpec& spec);
 
-// One dispatch of a job (I1): persisted before anything is sent.
-struct AttemptIdentity {
-  std::string executor_node_id;
-  int64_t node_epoch = 0;
-  std::string attempt_id;
-  int64_t attempt_number = 1;
-  int64_t dispatch_generation = 1;
-  int64_t leader_epoch = 0;
-  int64_t deadline_at_ms = 0;
-
-  bool operator==(const AttemptIdentity&) const = default;
-};
+// One dispatch of a job (I1): persisted before anything is sent; the worker
+// protocol carries the same value.
+using AttemptIdentity = worker::AttemptIdentity;
 
 struct JobRecord {
   // Set at admission; never changed by a transition.

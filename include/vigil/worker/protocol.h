@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "vigil/common/status.h"
-#include "vigil/index/index_caps.h"
+#include "vigil/index/provider_job.h"
+#include "vigil/worker/attempt_identity.h"
 
 namespace vigil::worker {
 
@@ -55,41 +55,9 @@ struct Handshake {
   bool operator==(const Handshake&) const = default;
 };
 
-// Mirrors jobs::AttemptIdentity (the worker layer does not link jobs).
-struct AttemptIdentity {
-  std::string executor_node_id;
-  int64_t node_epoch = 0;
-  std::string attempt_id;
-  int64_t attempt_number = 1;
-  int64_t dispatch_generation = 1;
-  int64_t leader_epoch = 0;
-  int64_t deadline_at_ms = 0;
-
-  bool operator==(const AttemptIdentity&) const = default;
-};
-
-enum class Operation : uint8_t { kCreate = 1, kReplace = 2, kDrop = 3, kBuild = 4 };
-
-// The fields of a job spec the worker needs for its one provider call.
-struct JobSpec {
-  int64_t job_id = 0;
-  Operation operation = Operation::kCreate;
-  std::string locator;  // dataset path
-  std::string index_name;
-  std::vector<std::string> columns;
-  std::string physical_type;  // IVF_PQ | BTREE | BITMAP | FTS; empty for DROP
-  std::string properties_json = "{}";
-  int64_t start_version = 0;
-  std::string schema_fingerprint;
-  // The caps CREATE / REPLACE was admitted under; revalidated before invocation.
-  index::IndexCaps caps;
-
-  bool operator==(const JobSpec&) const = default;
-};
-
 struct Request {
   AttemptIdentity attempt;
-  JobSpec job;
+  index::JobRequest job;  // the one provider call
   std::string failpoints;      // failpoint spec armed in the worker (failpoint.h grammar)
   bool secret_follows = false;  // a secret arrives on the secret pipe
 

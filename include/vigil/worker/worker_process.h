@@ -35,9 +35,9 @@ struct WorkerFds {
 // response was written, kExit* otherwise). The secret is zeroized before return.
 int ServeOneRequest(const WorkerFds& fds);
 
-// The provider call of `job` (revalidation, failpoints, invocation) as a
-// response for `attempt`; `secret` only scrubs messages. Progress goes to `progress` when set.
-Response ExecuteJob(const AttemptIdentity& attempt, const JobSpec& job, std::string_view secret,
+// The provider call of `job` (index::PrepareJob's revalidation, failpoints, index::InvokeJob)
+// as a response for `attempt`; `secret` only scrubs messages. Progress goes to `progress` when set.
+Response ExecuteJob(const AttemptIdentity& attempt, const index::JobRequest& job, std::string_view secret,
                     const std::function<void(std::string_view, uint64_t, uint64_t)>& progress);
 
 }  // namespace vigil::worker

@@ -1,0 +1,74 @@
+// The one mapping of an index job's operation to its provider call, shared by
+// the worker and the in-process executor.
+#include "vigil/index/provider.h"
+
+namespace vigil::index {
+
+namespace {
+
+// The provider request of a CREATE / REPLACE job, with the caps it was admitted under.
+Result<CreateIndexRequest> CreateRequest(const JobRequest& job) {
+  if (job.physical_type.empty()) return Status::InvalidArgument("the job names no index type");
+  VIGIL_ASSIGN_OR_RETURN(IndexType type, ParseIndexType(job.physical_type));
+  VIGIL_ASSIGN_OR_RETURN(auto props, RequestPropertiesFromJson(type, job.properties_json));
+  CreateIndexRequest req;
+  req.dataset_path = job.locator;
+  req.version = static_cast<uint64_t>(job.start_version);
+  req.expected_schema_fingerprint = job.schema_fingerprint;
+  req.column = job.columns.empty() ? "" : job.columns[0];
+  req.name = job.index_name;
+  req.type = type;
+  req.properties = std::move(props);
+  req.replace = job.operation == JobOperation::kReplace;
+  req.caps = job.caps;
+  return req;
+}
+
+}  // namespace
+
+Result<PreparedJob> PrepareJob(const JobRequest& job) {
+  {
+    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(job.locator, static_cast<uint64_t>(job.start_version)));
+    if (ds->schema()->fingerprint() != job.schema_fingerprint) {
+      return Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission");
+    }
+  }
+  PreparedJob prepared{job, std::nullopt};
+  if (job.operation == JobOperation::kCreate || job.operation == JobOperation::kReplace) {
+    VIGIL_ASSIGN_OR_RETURN(CreateIndexRequest req, CreateRequest(job));
+    VIGIL_RETURN_IF_ERROR(RevalidateCreate(req));
+    prepared.create = std::move(req);
+  }
+  return prepared;
+}
+
+Result<ProviderResult> InvokeJob(const PreparedJob& prepared, const std::string& attempt_id,
+                                 const ProgressFn& progress) {
+  const JobRequest& job = prepared.job;
+  TransactionProperties txn;
+  txn.job_id = job.job_id;
+  txn.attempt_id = attempt_id;
+  switch (job.operation) {
+    case JobOperation::kDrop: return DropIndex({job.locator, std::nullopt, job.index_name, txn});
+    case JobOperation::kBuild: {
+      BuildIndexRequest req;
+      req.dataset_path = job.locator;
+      req.version = static_cast<uint64_t>(job.start_version);
+      req.expected_schema_fingerprint = job.schema_fingerprint;
+      req.name = job.index_name;
+      req.txn = txn;
+      req.progress = progress;
+      VIGIL_ASSIGN_OR_RETURN(BuildIndexResult built, BuildIndex(req));
+      return ProviderResult{built.committed_version, built.segment_uuid};
+    }
+    case JobOperation::kCreate:
+    case JobOperation::kReplace: break;
+  }
+  if (!prepared.create) return Status::Internal("the create request was not prepared");
+  CreateIndexRequest create = *prepared.create;
+  create.txn = std::move(txn);
+  create.progress = progress;
+  return create.type == IndexType::kIvfPq ? CreateVectorIndex(create) : CreateScalarIndex(create);
+}
+
+}  // namespace vigil::index
