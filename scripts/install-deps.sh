@@ -13,8 +13,8 @@ PACKAGES=(
   libpq-dev postgresql postgresql-contrib
   libzstd-dev libxxhash-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  # configuration (vigil.toml), the HTTP server and the interactive shell
-  libtomlplusplus-dev libcpp-httplib-dev libreadline-dev
+  # configuration (vigil.toml), the HTTP server (Boost.Beast, OpenSSL) and the interactive shell
+  libtomlplusplus-dev libboost-dev libssl-dev libreadline-dev curl
   procps util-linux
 )
 

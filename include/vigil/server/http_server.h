@@ -1,0 +1,125 @@
+// The HTTP/1.1 server under `vigil serve` (DESIGN.md section 11; issue "a
+// server that holds under abuse"): Boost.Beast on blocking sockets, one thread
+// per connection up to a bound (past it a 503 is written and the connection
+// closed), TCP_NODELAY, limits on header and body size that hold for chunked
+// bodies too, and deadlines enforced by a watchdog that shuts a socket down
+// when its phase overruns: the whole request header within header_timeout, the
+// body at a minimum rate, each write within write_timeout. Handlers run on the
+// connection's thread and read their body as a stream; a response is either a
+// whole body or a stream of chunks (server-sent events, large results). TLS
+// when a certificate and key are configured. Shutdown stops accepting, lets
+// requests in flight finish within a grace period and closes the rest.
+//
+// Thread safety: HttpServer is thread-safe; a handler is called concurrently
+// from many connection threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vigil/common/status.h"
+
+namespace vigil::server {
+
+// A request body, read as it arrives. Reading past `limit` bytes is ResourceExhausted.
+class BodySource {
+ public:
+  virtual ~BodySource() = default;
+  // Up to `max` bytes into `buf`; 0 at the end of the body.
+  virtual Result<size_t> Read(char* buf, size_t max) = 0;
+  // The whole body; ResourceExhausted (-> 413) when it is longer than `limit`.
+  Result<std::string> ReadAll(size_t limit);
+};
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // as sent: path and query
+  std::string path;    // percent-decoded path without the query
+  std::vector<std::pair<std::string, std::string>> query;    // decoded, in order
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-case, in order
+  std::string peer;    // "address:port"
+  BodySource* body = nullptr;  // never null inside a handler
+
+  // The first header `name` (lower-case), or "" when absent.
+  std::string_view Header(std::string_view name) const;
+  // The first query parameter `name`, or nullopt.
+  std::optional<std::string> Query(std::string_view name) const;
+};
+
+// Where a streamed response writes its chunks.
+class ChunkSink {
+ public:
+  virtual ~ChunkSink() = default;
+  // Sends one chunk now; an error means the client is gone (stop producing).
+  virtual Status Write(std::string_view data) = 0;
+  // True once the server is shutting down: a long stream should end.
+  virtual bool Stopping() const = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // When set, the body is produced by this call as chunks (Transfer-Encoding: chunked).
+  std::function<Status(ChunkSink&)> stream;
+};
+
+using HttpHandler = std::function<HttpResponse(HttpRequest&)>;
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 7431;  // 0: any free port (see HttpServer::port)
+  size_t max_connections = 256;
+  size_t max_header_bytes = 64 * 1024;
+  uint64_t max_body_bytes = uint64_t{1} << 30;
+  // The whole request header (and, between requests, the wait for it) must arrive in this.
+  std::chrono::milliseconds header_timeout{10'000};
+  // A body may take body_grace plus one second per min_body_bytes_per_second received.
+  std::chrono::milliseconds body_grace{10'000};
+  uint64_t min_body_bytes_per_second = 64 * 1024;
+  // Each write of the response (a whole body or one chunk) must complete in this.
+  std::chrono::milliseconds write_timeout{30'000};
+  std::string tls_cert_file;  // both set: HTTPS only
+  std::string tls_key_file;
+};
+
+// Counters since the server started (for /metrics).
+struct HttpServerStats {
+  uint64_t accepted = 0;
+  uint64_t rejected_busy = 0;     // 503 past max_connections
+  uint64_t timed_out = 0;         // connections shut down by a deadline
+  uint64_t too_large = 0;         // 413 / 431
+  uint64_t open_connections = 0;
+};
+
+class HttpServer {
+ public:
+  // Binds, listens and starts accepting; InvalidArgument for a bad address or TLS files,
+  // IOError when the port cannot be bound.
+  static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options, HttpHandler handler);
+  ~HttpServer();  // Shutdown with no grace
+
+  // The port listened on (the chosen one when options.port was 0).
+  uint16_t port() const;
+  HttpServerStats stats() const;
+  // Stops accepting and closes idle connections, lets requests in flight finish for up to
+  // `grace`, then closes every connection and joins its thread. Idempotent.
+  void Shutdown(std::chrono::milliseconds grace);
+
+  class Impl;
+
+ private:
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// "a%20b" -> "a b"; InvalidArgument for a malformed escape.
+Result<std::string> PercentDecode(std::string_view text, bool plus_is_space);
+
+}  // namespace vigil::server

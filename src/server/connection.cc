@@ -1,0 +1,279 @@
+#include "server/connection.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "vigil/common/logging.h"
+
+namespace vigil::server {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string PeerName(const sockaddr_storage& addr) {
+  char host[INET6_ADDRSTRLEN] = {0};
+  uint16_t port = 0;
+  if (addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+    port = ntohs(a->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+    port = ntohs(a->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+std::string ProblemJson(int status, std::string_view code, std::string_view detail) {
+  nlohmann::json j = {{"type", "https://vigil.dev/problems/" + std::string(code)},
+                      {"title", std::string(code)},
+                      {"status", status},
+                      {"code", std::string(code)},
+                      {"detail", std::string(detail)}};
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool Connection::Overdue(int64_t now_ms) const {
+  const int64_t deadline = deadline_ms_.load();
+  return deadline != 0 && now_ms > deadline && !aborted_.load() && !closed_.load();
+}
+
+void Connection::Abort() {
+  if (aborted_.exchange(true) || closed_.load()) return;
+  ::shutdown(fd_, SHUT_RDWR);
+}
+
+namespace {
+
+// The body of the request being served, read through the parser as the handler asks.
+template <typename Stream>
+class ParserBody : public BodySource {
+ public:
+  ParserBody(Stream& stream, beast::flat_buffer& buffer, http::request_parser<http::buffer_body>& parser,
+             Connection& conn, const ConnectionContext& ctx)
+      : stream_(stream), buffer_(buffer), parser_(parser), conn_(conn), ctx_(ctx), started_ms_(SteadyMs()) {}
+
+  Result<size_t> Read(char* buf, size_t max) override {
+    while (!parser_.is_done()) {
+      parser_.get().body().data = buf;
+      parser_.get().body().size = max;
+      conn_.SetDeadline(BodyDeadline());
+      beast::error_code ec;
+      http::read(stream_, buffer_, parser_, ec);
+      conn_.SetDeadline(0);
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec == http::error::body_limit) {
+        ++ctx_.stats.too_large;
+        too_large_ = true;
+        return Status::ResourceExhausted("the request body is larger than the limit of " +
+                                         std::to_string(ctx_.options.max_body_bytes) + " bytes");
+      }
+      if (ec) return Status::IOError("reading the request body: " + ec.message());
+      const size_t n = max - parser_.get().body().size;
+      received_ += n;
+      if (n > 0) return n;
+    }
+    return size_t{0};
+  }
+
+  bool done() const { return parser_.is_done(); }
+  bool too_large() const { return too_large_; }
+
+ private:
+  // The body's deadline grows with what arrived: a slow sender is cut off, a steady one is not.
+  int64_t BodyDeadline() const {
+    const uint64_t rate = std::max<uint64_t>(ctx_.options.min_body_bytes_per_second, 1);
+    return started_ms_ + ctx_.options.body_grace.count() + static_cast<int64_t>(received_ * 1000 / rate);
+  }
+
+  Stream& stream_;
+  beast::flat_buffer& buffer_;
+  http::request_parser<http::buffer_body>& parser_;
+  Connection& conn_;
+  const ConnectionContext& ctx_;
+  const int64_t started_ms_;
+  uint64_t received_ = 0;
+  bool too_large_ = false;
+};
+
+// Writes chunks of a streamed response, each within the write deadline.
+template <typename Stream>
+class StreamSink : public ChunkSink {
+ public:
+  StreamSink(Stream& stream, Connection& conn, const ConnectionContext& ctx)
+      : stream_(stream), conn_(conn), ctx_(ctx) {}
+  Status Write(std::string_view data) override {
+    if (data.empty()) return Status::OK();
+    conn_.SetDeadline(SteadyMs() + ctx_.options.write_timeout.count());
+    beast::error_code ec;
+    net::write(stream_, http::make_chunk(net::buffer(data.data(), data.size())), ec);
+    conn_.SetDeadline(0);
+    if (ec) return Status::IOError("the client is gone: " + ec.message());
+    return Status::OK();
+  }
+  bool Stopping() const override { return ctx_.stopping.load(); }
+
+ private:
+  Stream& stream_;
+  Connection& conn_;
+  const ConnectionContext& ctx_;
+};
+
+HttpResponse Problem(int status, std::string_view code, std::string_view detail) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/problem+json");
+  r.body = ProblemJson(status, code, detail);
+  return r;
+}
+
+// The request's parts the handler sees; InvalidArgument for an undecodable target.
+Result<HttpRequest> ToRequest(const http::request_parser<http::buffer_body>& parser, const std::string& peer) {
+  const auto& msg = parser.get();
+  HttpRequest req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  req.peer = peer;
+  const size_t q = req.target.find('?');
+  VIGIL_ASSIGN_OR_RETURN(req.path, PercentDecode(std::string_view(req.target).substr(0, q), false));
+  if (q != std::string::npos) {
+    std::string_view rest = std::string_view(req.target).substr(q + 1);
+    while (!rest.empty()) {
+      const size_t amp = rest.find('&');
+      std::string_view pair = rest.substr(0, amp);
+      const size_t eq = pair.find('=');
+      VIGIL_ASSIGN_OR_RETURN(std::string key, PercentDecode(pair.substr(0, eq), true));
+      std::string value;
+      if (eq != std::string_view::npos) {
+        VIGIL_ASSIGN_OR_RETURN(value, PercentDecode(pair.substr(eq + 1), true));
+      }
+      if (!key.empty()) req.query.emplace_back(std::move(key), std::move(value));
+      rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    }
+  }
+  for (const auto& field : msg) {
+    std::string name(field.name_string());
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    req.headers.emplace_back(std::move(name), std::string(field.value()));
+  }
+  return req;
+}
+
+template <typename Stream>
+bool WriteResponse(Stream& stream, Connection& conn, const ConnectionContext& ctx, HttpResponse& resp,
+                   bool keep_alive) {
+  beast::error_code ec;
+  conn.SetDeadline(SteadyMs() + ctx.options.write_timeout.count());
+  if (!resp.stream) {
+    http::response<http::string_body> res;
+    res.result(static_cast<unsigned>(resp.status));
+    res.version(11);
+    for (const auto& [k, v] : resp.headers) res.set(k, v);
+    res.keep_alive(keep_alive);
+    res.body() = std::move(resp.body);
+    res.prepare_payload();
+    http::write(stream, res, ec);
+    conn.SetDeadline(0);
+    return !ec;
+  }
+  http::response<http::empty_body> res;
+  res.result(static_cast<unsigned>(resp.status));
+  res.version(11);
+  for (const auto& [k, v] : resp.headers) res.set(k, v);
+  res.keep_alive(false);  // a stream ends the connection
+  res.chunked(true);
+  http::response_serializer<http::empty_body> sr{res};
+  http::write_header(stream, sr, ec);
+  conn.SetDeadline(0);
+  if (ec) return false;
+  StreamSink<Stream> sink(stream, conn, ctx);
+  Status st = resp.stream(sink);
+  if (!st.ok()) VIGIL_LOG_INFO("stream to {} ended: {}", ctx.peer, st.ToString());
+  conn.SetDeadline(SteadyMs() + ctx.options.write_timeout.count());
+  net::write(stream, http::make_chunk_last(), ec);
+  conn.SetDeadline(0);
+  return false;
+}
+
+HttpResponse CallHandler(const ConnectionContext& ctx, HttpRequest& req) {
+  try {
+    return ctx.handler(req);
+  } catch (const std::exception& e) {
+    VIGIL_LOG_WARN("handler for {} {} threw: {}", req.method, req.path, e.what());
+    return Problem(500, "INTERNAL", "the request failed inside the server");
+  }
+}
+
+}  // namespace
+
+template <typename Stream>
+void ServeConnection(Stream& stream, Connection& conn, const ConnectionContext& ctx) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    if (ctx.stopping.load()) return;
+    conn.SetIdle(true);
+    conn.SetDeadline(SteadyMs() + ctx.options.header_timeout.count());
+    http::request_parser<http::buffer_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(ctx.options.max_header_bytes));
+    parser.body_limit(ctx.options.max_body_bytes);
+    beast::error_code ec;
+    http::read_header(stream, buffer, parser, ec);
+    conn.SetIdle(false);
+    conn.SetDeadline(0);
+    if (ec == http::error::header_limit || ec == http::error::body_limit) {
+      ++ctx.stats.too_large;
+      const bool header = ec == http::error::header_limit;
+      HttpResponse r = header ? Problem(431, "RESOURCE_EXHAUSTED",
+                                        "the request header is larger than " +
+                                            std::to_string(ctx.options.max_header_bytes) + " bytes")
+                              : Problem(413, "RESOURCE_EXHAUSTED",
+                                        "the request body is larger than the limit of " +
+                                            std::to_string(ctx.options.max_body_bytes) + " bytes");
+      WriteResponse(stream, conn, ctx, r, false);
+      return;
+    }
+    if (ec) {
+      if (ec != http::error::end_of_stream && ec != net::error::eof && ec != net::error::connection_reset) {
+        HttpResponse r = Problem(400, "INVALID_ARGUMENT", "malformed HTTP request: " + ec.message());
+        WriteResponse(stream, conn, ctx, r, false);
+      }
+      return;
+    }
+    Result<HttpRequest> req = ToRequest(parser, ctx.peer);
+    if (!req.ok()) {
+      HttpResponse r = Problem(400, "INVALID_ARGUMENT", req.status().message());
+      WriteResponse(stream, conn, ctx, r, false);
+      return;
+    }
+    ParserBody<Stream> body(stream, buffer, parser, conn, ctx);
+    req->body = &body;
+    HttpResponse resp = CallHandler(ctx, *req);
+    if (body.too_large() && resp.status < 400) {
+      resp = Problem(413, "RESOURCE_EXHAUSTED", "the request body is larger than the limit");
+    }
+    // A body the handler did not read to its end leaves the stream mid-request: close after.
+    const bool keep_alive = parser.get().keep_alive() && body.done() && !ctx.stopping.load();
+    if (!WriteResponse(stream, conn, ctx, resp, keep_alive) || !keep_alive) return;
+  }
+}
+
+template void ServeConnection<tcp::socket>(tcp::socket&, Connection&, const ConnectionContext&);
+template void ServeConnection<net::ssl::stream<tcp::socket>>(net::ssl::stream<tcp::socket>&, Connection&,
+                                                             const ConnectionContext&);
+
+}  // namespace vigil::server

@@ -1,0 +1,283 @@
+#include "vigil/server/http_server.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <condition_variable>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "server/connection.h"
+#include "vigil/common/logging.h"
+
+namespace vigil::server {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+Result<std::string> BodySource::ReadAll(size_t limit) {
+  std::string out;
+  char buf[64 * 1024];
+  for (;;) {
+    VIGIL_ASSIGN_OR_RETURN(size_t n, Read(buf, sizeof buf));
+    if (n == 0) return out;
+    if (out.size() + n > limit) {
+      return Status::ResourceExhausted("the request body is larger than " + std::to_string(limit) + " bytes");
+    }
+    out.append(buf, n);
+  }
+}
+
+std::string_view HttpRequest::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+std::optional<std::string> HttpRequest::Query(std::string_view name) const {
+  for (const auto& [k, v] : query) {
+    if (k == name) return v;
+  }
+  return std::nullopt;
+}
+
+Result<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+' && plus_is_space) {
+      out += ' ';
+    } else if (c == '%') {
+      if (i + 2 >= text.size()) {
+        return Status::InvalidArgument("malformed percent escape in '" + std::string(text.substr(0, 200)) + "'");
+      }
+      const int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
+      if (hi < 0 || lo < 0) {
+        return Status::InvalidArgument("malformed percent escape in '" + std::string(text.substr(0, 200)) + "'");
+      }
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+class HttpServer::Impl {
+ public:
+  Impl(HttpServerOptions options, HttpHandler handler)
+      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(ioc_) {}
+
+  Status Start();
+  uint16_t port() const { return port_; }
+  HttpServerStats stats() const;
+  void Shutdown(std::chrono::milliseconds grace);
+
+ private:
+  void AcceptLoop();
+  void WatchdogLoop();
+  void RejectBusy(int fd);
+  void Serve(int fd, std::string peer);
+
+  const HttpServerOptions options_;
+  const HttpHandler handler_;
+  net::io_context ioc_;
+  tcp::acceptor acceptor_;
+  std::optional<net::ssl::context> tls_;
+  uint16_t port_ = 0;
+  std::thread accept_thread_;
+  std::thread watchdog_thread_;
+  std::atomic<bool> stopping_{false};     // no new connections or requests
+  std::atomic<bool> shut_down_{false};
+  mutable std::mutex mu_;
+  std::condition_variable drained_;
+  std::list<std::shared_ptr<Connection>> connections_;  // guarded by mu_
+  ConnectionStats counters_;
+};
+
+Status HttpServer::Impl::Start() {
+  boost::system::error_code ec;
+  const net::ip::address address = net::ip::make_address(options_.host, ec);
+  if (ec) return Status::InvalidArgument("listen address '" + options_.host + "': " + ec.message());
+  if (!options_.tls_cert_file.empty() || !options_.tls_key_file.empty()) {
+    if (options_.tls_cert_file.empty() || options_.tls_key_file.empty()) {
+      return Status::InvalidArgument("TLS needs both a certificate file and a key file");
+    }
+    tls_.emplace(net::ssl::context::tls_server);
+    tls_->set_options(net::ssl::context::default_workarounds | net::ssl::context::no_sslv2 |
+                      net::ssl::context::no_sslv3 | net::ssl::context::no_tlsv1 | net::ssl::context::no_tlsv1_1);
+    tls_->use_certificate_chain_file(options_.tls_cert_file, ec);
+    if (ec) return Status::InvalidArgument("TLS certificate " + options_.tls_cert_file + ": " + ec.message());
+    tls_->use_private_key_file(options_.tls_key_file, net::ssl::context::pem, ec);
+    if (ec) return Status::InvalidArgument("TLS key " + options_.tls_key_file + ": " + ec.message());
+  }
+  const tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::IOError("cannot listen on " + options_.host + ":" + std::to_string(options_.port) + ": " +
+                           ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  accept_thread_ = std::thread([this] { AcceptLoop(); });
+  watchdog_thread_ = std::thread([this] { WatchdogLoop(); });
+  return Status::OK();
+}
+
+HttpServerStats HttpServer::Impl::stats() const {
+  HttpServerStats s;
+  s.accepted = counters_.accepted.load();
+  s.rejected_busy = counters_.rejected_busy.load();
+  s.timed_out = counters_.timed_out.load();
+  s.too_large = counters_.too_large.load();
+  std::lock_guard<std::mutex> lock(mu_);
+  s.open_connections = connections_.size();
+  return s;
+}
+
+void HttpServer::Impl::AcceptLoop() {
+  const int listen_fd = acceptor_.native_handle();
+  while (!stopping_.load()) {
+    pollfd p{listen_fd, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    const int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    ++counters_.accepted;
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (connections_.size() >= options_.max_connections) {
+        ++counters_.rejected_busy;
+        RejectBusy(fd);
+        continue;
+      }
+    }
+    std::thread([this, fd, peer = PeerName(addr)] { Serve(fd, peer); }).detach();
+  }
+}
+
+void HttpServer::Impl::RejectBusy(int fd) {
+  if (!tls_) {
+    const std::string body = ProblemJson(503, "SERVICE_UNAVAILABLE",
+                                         "the server is at its connection limit of " +
+                                             std::to_string(options_.max_connections) + "; retry shortly");
+    const std::string head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
+                             "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\n\r\n";
+    timeval tv{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    const std::string all = head + body;
+    (void)!::send(fd, all.data(), all.size(), MSG_NOSIGNAL);
+  }
+  ::close(fd);
+}
+
+void HttpServer::Impl::WatchdogLoop() {
+  while (!shut_down_.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const int64_t now = SteadyMs();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& c : connections_) {
+      if (c->Overdue(now)) {
+        ++counters_.timed_out;
+        c->Abort();
+      }
+    }
+  }
+}
+
+void HttpServer::Impl::Serve(int fd, std::string peer) {
+  auto conn = std::make_shared<Connection>(fd);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    connections_.push_back(conn);
+  }
+  ConnectionContext ctx{options_, handler_, stopping_, counters_, peer};
+  try {
+    sockaddr_storage local{};
+    socklen_t len = sizeof local;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+    tcp::socket socket(ioc_);
+    socket.assign(local.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
+    if (tls_) {
+      net::ssl::stream<tcp::socket> stream(std::move(socket), *tls_);
+      conn->SetDeadline(SteadyMs() + options_.header_timeout.count());
+      boost::system::error_code ec;
+      stream.handshake(net::ssl::stream_base::server, ec);
+      if (!ec) ServeConnection(stream, *conn, ctx);
+      stream.lowest_layer().close(ec);
+    } else {
+      ServeConnection(socket, *conn, ctx);
+      boost::system::error_code ec;
+      socket.shutdown(tcp::socket::shutdown_send, ec);
+      socket.close(ec);
+    }
+  } catch (const std::exception& e) {
+    VIGIL_LOG_WARN("http connection from {}: {}", peer, e.what());
+  }
+  conn->MarkClosed();
+  std::lock_guard<std::mutex> lock(mu_);
+  connections_.remove(conn);
+  drained_.notify_all();
+}
+
+void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
+  if (shut_down_.load()) return;
+  stopping_.store(true);
+  if (accept_thread_.joinable()) accept_thread_.join();
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+  std::unique_lock<std::mutex> lock(mu_);
+  for (const auto& c : connections_) {
+    if (c->Idle()) c->Abort();  // waiting for a request: nothing is lost
+  }
+  drained_.wait_for(lock, grace, [this] { return connections_.empty(); });
+  for (const auto& c : connections_) c->Abort();
+  drained_.wait(lock, [this] { return connections_.empty(); });
+  lock.unlock();
+  shut_down_.store(true);
+  if (watchdog_thread_.joinable()) watchdog_thread_.join();
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { impl_->Shutdown(std::chrono::milliseconds(0)); }
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options, HttpHandler handler) {
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(handler));
+  VIGIL_RETURN_IF_ERROR(impl->Start());
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+uint16_t HttpServer::port() const { return impl_->port(); }
+HttpServerStats HttpServer::stats() const { return impl_->stats(); }
+void HttpServer::Shutdown(std::chrono::milliseconds grace) { impl_->Shutdown(grace); }
+
+}  // namespace vigil::server
