@@ -280,7 +280,9 @@ TEST_F(GenerationTest, PhysicalBoundHoldsUnderAReaderThatNeverLetsGo) {
 TEST_F(GenerationTest, BuilderSlotAndBudgetsAreAdmittedBeforeWork) {
   // The first generation's segments are charged too: the budget leaves 1 KiB of memory beyond them.
   uint64_t initial = 0;
-  for (const auto& seg : (*Dataset::Open(path_))->manifest().segments) {
+  auto opened = Dataset::Open(path_);
+  ASSERT_TRUE(opened.ok());
+  for (const auto& seg : (*opened)->manifest().segments) {
     for (const auto& f : seg.files) initial += f.size;
   }
   ResourceBudget budget(/*memory=*/initial + 1024, /*disk=*/initial + (1 << 20));

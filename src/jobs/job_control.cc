@@ -167,13 +167,17 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
   }
   VIGIL_ASSIGN_OR_RETURN(std::string clean, NormalizeNote(note));
   if (ResolutionDone(job, action)) return Detail(job);  // a completed resolution returns its existing events
-  if (job.state.outcome != Outcome::kUnknown) {
+  // Seed 000 section 8.2: an ADMIN may also FORCE RELEASE WITHOUT REFRESH a terminal job with a
+  // known outcome whose refresh never finished, so it still holds the fence.
+  const bool fenced_known = job.state.execution == Execution::kTerminal && HoldsFence(job.state);
+  if (job.state.outcome != Outcome::kUnknown && !(emergency && fenced_known)) {
     const std::string state(DerivedState(job.state));
     const std::string outcome(Name(job.state.outcome));
     return Typed(kNotResolvable,
                  "index job " + std::to_string(job_id) + " is " + state +
                      (job.state.outcome == Outcome::kNone ? "" : " (outcome " + outcome + ")") +
                      ": only a job whose outcome is unknown (OUTCOME_UNKNOWN) is resolved" +
+                     (fenced_known ? " (an ADMIN may FORCE_RELEASE WITHOUT REFRESH it: it still holds the fence)" : "") +
                      (IsFinal(job.state) ? "; this one needs nothing" : "; WAIT INDEX JOB " + std::to_string(job_id)));
   }
   Cas cas{job.job_id, job.revision, std::nullopt, who.name, clock_()};

@@ -1,5 +1,5 @@
-// The model-based property test of the index-job lifecycle (issue 4; seed 000
-// sections 7.1-7.3, 8.1-8.2 and appendix C). Random sequences of admissions
+// The model-based property test of the index-job lifecycle (issues 4 and 13; seed
+// 000 sections 7.1-7.3, 8.1-8.2 and appendix C). Random sequences of admissions
 // (CREATE / DROP, IF modes, pre-dispatch NOOP), CANCEL and a half-done cancel,
 // dispatches whose scripted executor returns a result of every class (success,
 // proven non-invocation, CommitConflict / AlreadyExists / NotFound / IO error
@@ -8,42 +8,65 @@
 // pass with a new epoch), refresh runs and failures, reconciliation passes,
 // worker exits, RESOLVE ACK / FORCE_RELEASE / FORCE_RELEASE WITHOUT REFRESH,
 // archival, stale callbacks and DROP TABLE run against the real JobStore on a
-// fresh SQLite file per sequence, the real JobRunner, Leader::Start, Reconciler
-// and JobControl over one real dataset. After every step it checks, for every
-// job (archived ones too): CheckLegal, the derived state (and that listing by
-// it finds exactly those jobs), I1 (a dispatched job has its full attempt
+// fresh SQLite file per sequence, the real JobRunner, Leader, Reconciler and
+// JobControl over real datasets. After every step it checks, for every job
+// (archived ones too): CheckLegal, the derived state (and that listing by it
+// finds exactly those jobs), I1 (a dispatched job has its full attempt
 // identity, durable and locked before the executor ran), I2 (no job executed or
 // DISPATCHED twice), fence and guard rows exactly while HoldsFence, that a live
 // worker's job still counts as possibly committing and keeps its fence unless
 // FORCE released it, the event log (one seq per revision, from/to states
 // continuous and legal, append-only), that an outcome never changes except
 // UNKNOWN through attribution after TERMINATION_PROVEN, that a fence is only
-// released by a complete result or FORCE while an executor may commit, and the
-// expected effect of the step itself (e.g. DROP TABLE succeeds iff no job of the
-// table holds its fence; after a recovery pass or refresh run nothing is left
-// REQUIRED, RUNNING or due; a demoted leader changes nothing).
+// released by a complete result or FORCE while an executor may commit, at most
+// one RUNNING attempt per table and at most `concurrency` per runner (node
+// epoch), and the expected effect of the step itself (e.g. DROP TABLE succeeds
+// iff no job of the table holds its fence; a dispatch takes the oldest PENDING
+// jobs of tables without a running attempt; after a recovery pass or refresh
+// run nothing is left REQUIRED, RUNNING or due; a demoted leader changes nothing).
+//
+// RandomCommandSequencesKeepEveryInvariant runs one table and the synchronous
+// RunOnePending. ConcurrentAttemptsKeepTheInvariants (issue 13) runs three tables
+// and two dispatchers of the leader process with concurrency 2: Leader::Tick and a
+// JobRunner's StartPending. Their attempts wait inside the executor until a step
+// releases them (one, or all of a runner at once, with any scripts), so the steps
+// choose the interleavings. A leader process can crash with attempts in flight
+// (nothing of them is recorded, its lock descriptors close, their workers live on
+// or die), or a new leader can take over while the old process still runs (a
+// zombie, whose attempts and passes must change nothing). An attempt in flight
+// must stay its job's persisted attempt, possibly committing and fenced (unless
+// FORCE), and RUNNING while its process is the leader's.
 //
 // RC_PARAMS (e.g. "max_success=500 max_size=80 seed=...") overrides the default budget.
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
 #include <algorithm>
-#include <iostream>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "testutil/temp_dir.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/classification.h"
 #include "vigil/jobs/executor.h"
@@ -64,7 +87,13 @@ constexpr int64_t kLeaseTtlMs = 24LL * 3'600'000;  // longer than any clock jump
 constexpr int64_t kReconcileJumpMs = 31LL * 60'000;  // past the 30 min maximum watcher backoff
 constexpr const char* kNames[] = {"idx_a", "idx_b", "Idx_C", "IDX_A"};  // IDX_A collides with idx_a by case
 constexpr int kNameCount = 4;
+constexpr const char* kTables[] = {"docs", "notes", "logs"};  // each its own dataset
+constexpr int kTableCount = 3;
 constexpr const char* kNote = "model resolution";
+// The two dispatchers of a leader process: its Leader's runner and the model's runner.
+constexpr const char* kLeaderNode = "local";
+constexpr const char* kModelNode = "model-node";
+constexpr auto kWaitLimit = std::chrono::seconds(120);  // for an attempt thread (TSan is slow)
 
 // ---- Commands: plain values so that rapidcheck shrinks them ----
 
@@ -86,6 +115,13 @@ enum class Op {
   kStaleCallback,    // results / refresh completions with a wrong attempt, epoch or generation
   kCrash,            // flag: workers die too; action odd: wait out the lease instead of takeover
   kRefreshThenCrash, // RefreshStart, then the leader dies before RefreshDone (crash cut C9)
+  // The concurrent property only:
+  kStartPending,     // the model's JobRunner::StartPending; the attempts wait inside the executor
+  kTick,             // Leader::Tick: takes finished attempts, starts pending ones, refreshes, reconciles
+  kRelease,          // held attempts end with scripts: one of a model runner's (!flag), or all of a runner's
+  kTakeover,         // a new leader takes the lease while the old process still runs (a zombie)
+  kZombie,           // action: a zombie's StartPending / Tick / reconcile pass
+  kReleaseDuringTick,  // the current process's attempts end while its Leader ticks (a race)
 };
 
 enum class Script {
@@ -104,13 +140,16 @@ enum class Script {
 };
 constexpr int kScriptCount = 12;
 
+bool Demotes(Script s) { return s == Script::kLeaderLost || s == Script::kLeaderLostAlive; }
+
 struct Cmd {
   Op op = Op::kAdmitCreate;
   int name = 0;    // index into kNames
   int job = 0;     // index into the candidates of the command (modulo their count)
   int script = 0;  // Script
-  int action = 0;  // ResolveAction, clock step, crash mode
+  int action = 0;  // ResolveAction, clock step, crash mode, script spread of a release, zombie pass
   bool flag = false;
+  int table = 0;   // index into the registered tables (modulo their count)
 };
 
 const char* OpName(Op op) {
@@ -132,6 +171,12 @@ const char* OpName(Op op) {
     case Op::kStaleCallback: return "StaleCallback";
     case Op::kCrash: return "Crash";
     case Op::kRefreshThenCrash: return "RefreshThenCrash";
+    case Op::kStartPending: return "StartPending";
+    case Op::kTick: return "Tick";
+    case Op::kRelease: return "Release";
+    case Op::kTakeover: return "Takeover";
+    case Op::kZombie: return "Zombie";
+    case Op::kReleaseDuringTick: return "ReleaseDuringTick";
   }
   return "?";
 }
@@ -148,7 +193,9 @@ void showValue(const Cmd& c, std::ostream& os) {
   switch (c.op) {
     case Op::kAdmitCreate:
     case Op::kAdmitDrop:
-    case Op::kAdmitDropNoop: os << "(" << kNames[c.name] << (c.flag ? ", IF" : "") << ")"; break;
+    case Op::kAdmitDropNoop:
+      os << "(table#" << c.table << ", " << kNames[c.name] << (c.flag ? ", IF" : "") << ")";
+      break;
     case Op::kDispatch: os << "(" << ScriptName(c.script) << ")"; break;
     case Op::kResolve:
       os << "(" << (c.flag ? "fenced " : "") << "job#" << c.job << ", " << Name(static_cast<ResolveAction>(c.action))
@@ -156,47 +203,113 @@ void showValue(const Cmd& c, std::ostream& os) {
       break;
     case Op::kCrash: os << "(" << (c.flag ? "workers die" : "workers live") << (c.action % 2 ? ", wait TTL" : "") << ")"; break;
     case Op::kAdvanceClock: os << "(" << c.action << ")"; break;
-    case Op::kDropTable:
+    case Op::kDropTable: os << "(table#" << c.table << ")"; break;
+    case Op::kRelease:
+      os << "(held#" << c.job << ", " << ScriptName(c.script)
+         << (c.flag ? ", all of its runner, spread " + std::to_string(c.action) : std::string()) << ")";
+      break;
+    case Op::kReleaseDuringTick: os << "(" << ScriptName(c.script) << ", spread " << c.action << ")"; break;
+    case Op::kZombie:
+      os << "(zombie#" << c.job << ", " << (c.action == 0 ? "StartPending" : c.action == 1 ? "Tick" : "RunDue") << ")";
+      break;
     case Op::kArchive:
     case Op::kRunRefreshes:
-    case Op::kReconcile: break;
+    case Op::kReconcile:
+    case Op::kStartPending:
+    case Op::kTick:
+    case Op::kTakeover: break;
     default: os << "(job#" << c.job << ")"; break;
   }
 }
 
-rc::Gen<Cmd> GenCmd() {
-  return rc::gen::build<Cmd>(
-      rc::gen::set(&Cmd::op, rc::gen::weightedElement<Op>({{8, Op::kAdmitCreate},
-                                                           {3, Op::kAdmitDrop},
-                                                           {1, Op::kAdmitDropNoop},
-                                                           {2, Op::kCancel},
-                                                           {1, Op::kBeginCancel},
-                                                           {10, Op::kDispatch},
-                                                           {4, Op::kRunRefreshes},
-                                                           {3, Op::kRefreshFailure},
-                                                           {4, Op::kReconcile},
-                                                           {2, Op::kWorkerExit},
-                                                           {5, Op::kResolve},
-                                                           {2, Op::kDropTable},
-                                                           {1, Op::kArchive},
-                                                           {2, Op::kAdvanceClock},
-                                                           {2, Op::kStaleCallback},
-                                                           {3, Op::kCrash},
-                                                           {1, Op::kRefreshThenCrash}})),
-      rc::gen::set(&Cmd::name, rc::gen::inRange(0, kNameCount)),
-      rc::gen::set(&Cmd::job, rc::gen::inRange(0, 8)),
-      rc::gen::set(&Cmd::script, rc::gen::inRange(0, kScriptCount)),
-      rc::gen::set(&Cmd::action, rc::gen::inRange(0, 3)),
-      rc::gen::set(&Cmd::flag, rc::gen::arbitrary<bool>()));
+rc::Gen<Cmd> BuildCmd(rc::Gen<Op> op) {
+  return rc::gen::build<Cmd>(rc::gen::set(&Cmd::op, std::move(op)),
+                             rc::gen::set(&Cmd::name, rc::gen::inRange(0, kNameCount)),
+                             rc::gen::set(&Cmd::job, rc::gen::inRange(0, 8)),
+                             rc::gen::set(&Cmd::script, rc::gen::inRange(0, kScriptCount)),
+                             rc::gen::set(&Cmd::action, rc::gen::inRange(0, 3)),
+                             rc::gen::set(&Cmd::flag, rc::gen::arbitrary<bool>()),
+                             rc::gen::set(&Cmd::table, rc::gen::inRange(0, kTableCount)));
 }
 
-// ---- The shared dataset: created once per process, never modified ----
+rc::Gen<Cmd> GenCmd() {
+  return BuildCmd(rc::gen::weightedElement<Op>({{8, Op::kAdmitCreate},
+                                                {3, Op::kAdmitDrop},
+                                                {1, Op::kAdmitDropNoop},
+                                                {2, Op::kCancel},
+                                                {1, Op::kBeginCancel},
+                                                {10, Op::kDispatch},
+                                                {4, Op::kRunRefreshes},
+                                                {3, Op::kRefreshFailure},
+                                                {4, Op::kReconcile},
+                                                {2, Op::kWorkerExit},
+                                                {5, Op::kResolve},
+                                                {2, Op::kDropTable},
+                                                {1, Op::kArchive},
+                                                {2, Op::kAdvanceClock},
+                                                {2, Op::kStaleCallback},
+                                                {3, Op::kCrash},
+                                                {1, Op::kRefreshThenCrash}}));
+}
 
-struct SharedDataset {
-  testing::TempDir dir;
+rc::Gen<Cmd> GenConcurrentCmd() {
+  return BuildCmd(rc::gen::weightedElement<Op>({{16, Op::kAdmitCreate},
+                                                {3, Op::kAdmitDrop},
+                                                {1, Op::kAdmitDropNoop},
+                                                {2, Op::kCancel},
+                                                {1, Op::kBeginCancel},
+                                                {2, Op::kDispatch},
+                                                {10, Op::kStartPending},
+                                                {6, Op::kTick},
+                                                {12, Op::kRelease},
+                                                {4, Op::kReleaseDuringTick},
+                                                {2, Op::kTakeover},
+                                                {2, Op::kZombie},
+                                                {2, Op::kRunRefreshes},
+                                                {1, Op::kRefreshFailure},
+                                                {3, Op::kReconcile},
+                                                {2, Op::kWorkerExit},
+                                                {3, Op::kResolve},
+                                                {2, Op::kDropTable},
+                                                {1, Op::kArchive},
+                                                {2, Op::kAdvanceClock},
+                                                {2, Op::kStaleCallback},
+                                                {3, Op::kCrash},
+                                                {1, Op::kRefreshThenCrash}}));
+}
+
+// One sequence's metadata store folder, in memory where the machine has /dev/shm: the model
+// crashes processes, not machines, so the store's fsyncs buy nothing and cost most of the time.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string tmpl = (::access("/dev/shm", W_OK) == 0 ? std::string("/dev/shm") : fallback_.path()) +
+                       "/vigil-model-XXXXXX";
+    VIGIL_CHECK(::mkdtemp(tmpl.data()) != nullptr);
+    path_ = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::string Join(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  testing::TempDir fallback_;
+  std::string path_;
+};
+
+// ---- The shared datasets: created once per process, never modified ----
+
+struct SharedTable {
   std::string path;
   int64_t version = 0;
   std::string fingerprint;
+};
+
+struct SharedDataset {
+  testing::TempDir dir;
+  std::vector<SharedTable> tables;  // one per kTables entry
 };
 
 const SharedDataset& Data() {
@@ -207,14 +320,18 @@ const SharedDataset& Data() {
     o.dim = 8;
     o.latent_dim = 2;
     o.words_per_body = 4;
-    auto gen = *DataGenerator::Make(o);
-    s->path = s->dir.Join("db/docs.vgl");
-    auto ds = *Dataset::Create(s->path, gen->schema(), {});
-    auto reader = gen->NewReader();
-    VIGIL_CHECK(ds->Append(reader.get(), {}).ok());
-    auto opened = *Dataset::Open(s->path);
-    s->version = static_cast<int64_t>(opened->version());
-    s->fingerprint = opened->schema()->fingerprint();
+    for (const char* name : kTables) {
+      auto gen = *DataGenerator::Make(o);
+      SharedTable t;
+      t.path = s->dir.Join(std::string("db/") + name + ".vgl");
+      auto ds = *Dataset::Create(t.path, gen->schema(), {});
+      auto reader = gen->NewReader();
+      VIGIL_CHECK(ds->Append(reader.get(), {}).ok());
+      auto opened = *Dataset::Open(t.path);
+      t.version = static_cast<int64_t>(opened->version());
+      t.fingerprint = opened->schema()->fingerprint();
+      s->tables.push_back(std::move(t));
+    }
     return s;
   }();
   return *d;
@@ -263,8 +380,46 @@ bool KnownOutcome(Outcome o) {
   return o == Outcome::kCommitted || o == Outcome::kNotCommitted || o == Outcome::kNoop;
 }
 
+// What the worker reports for each script.
+ExecutorReport ScriptedReport(Script s) {
+  ExecutorReport r;
+  r.complete = true;
+  r.invoked = true;
+  switch (s) {
+    case Script::kSuccess: break;
+    case Script::kNotInvoked:
+      r.invoked = false;
+      r.code = StatusCode::kIOError;
+      break;
+    case Script::kNotInvokedStale:
+      r.invoked = false;
+      r.code = StatusCode::kFailedPrecondition;
+      break;
+    case Script::kBeforeRequest:
+      r.complete = false;
+      r.invoked = false;
+      r.failed_before_request = true;
+      break;
+    case Script::kConflict: r.code = StatusCode::kCommitConflict; break;
+    case Script::kAlreadyExists: r.code = StatusCode::kAlreadyExists; break;
+    case Script::kNotFound: r.code = StatusCode::kNotFound; break;
+    case Script::kIoError: r.code = StatusCode::kIOError; break;
+    case Script::kLost:
+    case Script::kLostAlive:
+    case Script::kLeaderLost:
+    case Script::kLeaderLostAlive:
+      r.complete = false;
+      r.invoked = false;
+      break;
+  }
+  return r;
+}
+
 // ---- The scripted executor: a stand-in for the worker processes of every leader ----
 
+// Attempts called on the driving thread (RunOnePending) end at once with `script`. Attempts
+// on a runner's threads (StartPending) are held until the model releases them with a script.
+// Thread-safe.
 class ScriptedExecutor : public Executor {
  public:
   struct Call {
@@ -275,100 +430,213 @@ class ScriptedExecutor : public Executor {
   ~ScriptedExecutor() override { KillAll(); }
 
   ExecutionOutcome Execute(const ExecutionRequest& req) override {
-    calls.push_back({req.job.job_id, req.attempt.attempt_id});
-    // I1: RUNNING with this attempt identity is durable, and its attempt lock held, before any send.
+    const int64_t id = req.job.job_id;
+    CheckDurablyRunning(req);
+    Enter(req);
+    Script s = Script::kSuccess;
+    if (std::this_thread::get_id() == driver_) {
+      s = script;
+    } else {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (release_all_) {
+        s = *release_all_;
+      } else {
+        held_[id] = HeldAttempt{req.attempt, std::nullopt};
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return release_all_ || held_.at(id).release; });
+        s = held_.at(id).release ? *held_.at(id).release : *release_all_;
+        held_.erase(id);
+      }
+    }
+    Leave(req);
+    return Finish(req, s);
+  }
+
+  // Held attempts by job id.
+  std::map<int64_t, AttemptIdentity> Held() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::map<int64_t, AttemptIdentity> out;
+    for (const auto& kv : held_) out.emplace(kv.first, kv.second.attempt);
+    return out;
+  }
+  // Waits until the attempts of `jobs` are held; false after the wait limit.
+  bool AwaitHeld(const std::vector<int64_t>& jobs) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, kWaitLimit, [&] {
+      return std::all_of(jobs.begin(), jobs.end(), [&](int64_t id) { return held_.count(id) > 0; });
+    });
+  }
+  void Release(int64_t job_id, Script s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = held_.find(job_id);
+    if (it != held_.end()) it->second.release = s;
+    cv_.notify_all();
+  }
+  // Ends every held attempt and every one that arrives until ReleaseNone.
+  void ReleaseAll(Script s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    release_all_ = s;
+    cv_.notify_all();
+  }
+  void ReleaseNone() {
+    std::lock_guard<std::mutex> lock(mu_);
+    release_all_.reset();
+  }
+
+  std::vector<Call> Calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  std::vector<std::string> Violations() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return violations_;
+  }
+  std::set<int64_t> AliveWorkers() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::set<int64_t> out;
+    for (const auto& kv : alive_) out.insert(kv.first);
+    return out;
+  }
+  // A still-running worker exits: its attempt-lock descriptor closes.
+  void Exit(int64_t job_id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = alive_.find(job_id);
+    if (it == alive_.end()) return;
+    if (it->second >= 0) ::close(it->second);
+    alive_.erase(it);
+  }
+  void KillAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& kv : alive_) {
+      if (kv.second >= 0) ::close(kv.second);
+    }
+    alive_.clear();
+  }
+
+  // Set while no attempt runs.
+  int concurrency = 1;
+  JobStore* store = nullptr;
+  std::function<int64_t()> clock;
+  Script script = Script::kSuccess;  // the driving thread's next attempt
+
+ private:
+  struct HeldAttempt {
+    AttemptIdentity attempt;
+    std::optional<Script> release;
+  };
+
+  void Violation(std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    violations_.push_back(std::move(what));
+  }
+
+  // While attempts overlap inside the executor: at most `concurrency` of one runner (node id
+  // and epoch), and never two of one process (leader epoch) on one table.
+  void Enter(const ExecutionRequest& req) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const AttemptIdentity& a = req.attempt;
+    int of_runner = 1;
+    for (const auto& kv : inside_) {
+      if (kv.second.executor_node_id == a.executor_node_id && kv.second.node_epoch == a.node_epoch) ++of_runner;
+      if (kv.second.leader_epoch == a.leader_epoch && inside_tables_.at(kv.first) == req.job.spec.table_incarnation) {
+        violations_.push_back("jobs " + std::to_string(kv.first) + " and " + std::to_string(req.job.job_id) +
+                              " execute at once on one table");
+      }
+    }
+    if (of_runner > concurrency) {
+      violations_.push_back(std::to_string(of_runner) + " attempts of runner " + a.executor_node_id + " epoch " +
+                            std::to_string(a.node_epoch) + " execute at once");
+    }
+    inside_[req.job.job_id] = a;
+    inside_tables_[req.job.job_id] = req.job.spec.table_incarnation;
+  }
+  void Leave(const ExecutionRequest& req) {
+    std::lock_guard<std::mutex> lock(mu_);
+    inside_.erase(req.job.job_id);
+    inside_tables_.erase(req.job.job_id);
+  }
+
+  // I1: RUNNING with this attempt identity is durable, and its attempt lock held, before any send.
+  void CheckDurablyRunning(const ExecutionRequest& req) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      calls_.push_back({req.job.job_id, req.attempt.attempt_id});
+    }
     Result<JobRecord> stored = store->Get(req.job.job_id);
     if (!stored.ok() || stored->state.execution != Execution::kRunning || !stored->attempt ||
         !(*stored->attempt == req.attempt) || !(req.job.attempt && *req.job.attempt == req.attempt)) {
-      violations.push_back("job " + std::to_string(req.job.job_id) + " was not durably RUNNING with its attempt");
+      Violation("job " + std::to_string(req.job.job_id) + " was not durably RUNNING with its attempt");
     }
     Result<bool> held = FileLock::IsHeld(AttemptLockPath(req.job.spec.locator, req.attempt.attempt_id));
     if (!held.ok() || !*held || req.attempt_lock_fd < 0) {
-      violations.push_back("job " + std::to_string(req.job.job_id) + " ran without its attempt lock");
+      Violation("job " + std::to_string(req.job.job_id) + " ran without its attempt lock");
     }
-    const Script s = script;
+  }
+
+  ExecutionOutcome Finish(const ExecutionRequest& req, Script s) {
     ExecutionOutcome out;
-    ExecutorReport& r = out.report;
-    r.complete = true;
-    r.invoked = true;
-    switch (s) {
-      case Script::kSuccess:
-        out.committed_version = req.job.spec.start_version + 1;
-        break;
-      case Script::kNotInvoked:
-        r.invoked = false;
-        r.code = StatusCode::kIOError;
-        break;
-      case Script::kNotInvokedStale:
-        r.invoked = false;
-        r.code = StatusCode::kFailedPrecondition;
-        break;
-      case Script::kBeforeRequest:
-        r.complete = false;
-        r.invoked = false;
-        r.failed_before_request = true;
-        break;
-      case Script::kConflict: r.code = StatusCode::kCommitConflict; break;
-      case Script::kAlreadyExists: r.code = StatusCode::kAlreadyExists; break;
-      case Script::kNotFound: r.code = StatusCode::kNotFound; break;
-      case Script::kIoError: r.code = StatusCode::kIOError; break;
-      case Script::kLost:
-      case Script::kLostAlive:
-      case Script::kLeaderLost:
-      case Script::kLeaderLostAlive:
-        r.complete = false;
-        r.invoked = false;
-        break;
-    }
+    out.report = ScriptedReport(s);
+    if (s == Script::kSuccess) out.committed_version = req.job.spec.start_version + 1;
     if (s != Script::kSuccess) out.message = std::string("scripted ") + ScriptName(static_cast<int>(s));
     if (s == Script::kLostAlive || s == Script::kLeaderLostAlive) {
       // The worker inherited the attempt lock and outlives the dispatcher's descriptor.
       int fd = ::fcntl(req.attempt_lock_fd, F_DUPFD_CLOEXEC, 0);
-      if (fd < 0) violations.push_back("cannot keep the attempt lock of a live worker");
-      alive[req.job.job_id] = fd;
+      if (fd < 0) Violation("cannot keep the attempt lock of a live worker");
+      std::lock_guard<std::mutex> lock(mu_);
+      alive_[req.job.job_id] = fd;
     }
-    if (s == Script::kLeaderLost || s == Script::kLeaderLostAlive) {
+    if (Demotes(s)) {
       // Another process proves this leader dead and takes the lease: the result CAS must lose (C5).
+      std::string usurper;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        usurper = "usurper-" + std::to_string(++usurpers_);
+      }
       Result<LeaderLease> lease = store->GetLeader();
       Result<LeaderLease> stolen =
-          lease.ok() ? store->TakeOverLeader("usurper", *lease, clock(), kLeaseTtlMs) : lease.status();
-      if (!stolen.ok()) violations.push_back("cannot take the lease: " + stolen.status().ToString());
+          lease.ok() ? store->TakeOverLeader(usurper, *lease, clock(), kLeaseTtlMs) : lease.status();
+      if (!stolen.ok()) Violation("cannot take the lease: " + stolen.status().ToString());
     }
     return out;
   }
 
-  void Exit(int64_t job_id) {
-    auto it = alive.find(job_id);
-    if (it == alive.end()) return;
-    if (it->second >= 0) ::close(it->second);
-    alive.erase(it);
-  }
-  void KillAll() {
-    while (!alive.empty()) Exit(alive.begin()->first);
-  }
-
-  JobStore* store = nullptr;
-  std::function<int64_t()> clock;
-  Script script = Script::kSuccess;
-  std::vector<Call> calls;
-  std::vector<std::string> violations;
-  std::map<int64_t, int> alive;  // job id -> the live worker's attempt-lock descriptor
+  const std::thread::id driver_ = std::this_thread::get_id();
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  // Guarded by mu_:
+  std::map<int64_t, HeldAttempt> held_;
+  std::map<int64_t, AttemptIdentity> inside_;     // attempts in Execute, by job id
+  std::map<int64_t, std::string> inside_tables_;  // their table incarnations
+  std::optional<Script> release_all_;
+  std::vector<Call> calls_;
+  std::vector<std::string> violations_;
+  std::map<int64_t, int> alive_;  // job id -> the live worker's attempt-lock descriptor
+  int usurpers_ = 0;
 };
 
-// ---- The world: the real store, leader, runner, reconciler and commands, plus the model ----
+// ---- The world: the real store, leader, runners, reconciler and commands, plus the model ----
 
 struct Snapshot {
   std::map<int64_t, JobRecord> jobs;
   std::map<int64_t, std::vector<JobEvent>> events;
 };
 
+struct ModelConfig {
+  int tables = 1;       // registered tables, the first of kTables
+  int concurrency = 1;  // RunnerOptions::concurrency of both dispatchers
+};
+
 class World {
  public:
-  World() {
+  explicit World(ModelConfig config = {}) : config_(config) {
     data_ = &Data();
     executor_.clock = [this] { return now_; };
+    executor_.concurrency = config_.concurrency;
     OpenStore();
-    table_ = MustOk(store_->RegisterTable("local", "db", "docs", data_->path, now_), "register table");
+    for (int t = 0; t < config_.tables; ++t) {
+      tables_.push_back(
+          MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, now_), "register table"));
+    }
     StartLeader(/*takeover=*/true);
     Check();
   }
@@ -376,6 +644,7 @@ class World {
     for (const auto& kv : snap_.events) {
       for (const JobEvent& e : kv.second) ++Coverage()[e.kind];
     }
+    AbandonAttempts(/*workers_die=*/true);
     executor_.KillAll();
     CloseStore();
   }
@@ -400,17 +669,40 @@ class World {
       case Op::kReconcile: Reconcile(); break;
       case Op::kWorkerExit: WorkerExit(c); break;
       case Op::kResolve: Resolve(c); break;
-      case Op::kDropTable: DropTable(); break;
+      case Op::kDropTable: DropTable(c); break;
       case Op::kArchive: Archive(); break;
       case Op::kAdvanceClock: AdvanceClock(c.action == 0 ? 1'000 : c.action == 1 ? 45'000 : 40LL * 60'000); break;
       case Op::kStaleCallback: StaleCallback(c); break;
       case Op::kCrash: Crash(c.flag, c.action % 2 == 1); break;
       case Op::kRefreshThenCrash: RefreshThenCrash(c); break;
+      case Op::kStartPending: StartPending(); break;
+      case Op::kTick: Tick(); break;
+      case Op::kRelease: Release(c); break;
+      case Op::kTakeover: Takeover(); break;
+      case Op::kZombie: ZombieStep(c); break;
+      case Op::kReleaseDuringTick: ReleaseDuringTick(c); break;
     }
     Check();
+    const size_t held = executor_.Held().size();
+    if (held >= 2) Saw("2+ attempts held after a step");
+    if (held >= 3) Saw("3+ attempts held after a step");
+  }
+
+  // How often the situations worth covering came up over all sequences (printed once).
+  static std::map<std::string, int64_t>& Situations() {
+    static std::map<std::string, int64_t> seen;
+    return seen;
   }
 
  private:
+  // A leader process taken over while it still runs: demoted, its attempts still in flight.
+  struct Zombie {
+    int64_t epoch = 0;
+    std::unique_ptr<Leader> leader;
+    std::unique_ptr<JobRunner> runner;
+    std::unique_ptr<Reconciler> reconciler;
+  };
+
   // ---- Lifecycle ----
 
   void OpenStore() {
@@ -424,6 +716,7 @@ class World {
     reconciler_.reset();
     runner_.reset();
     leader_.reset();
+    zombies_.clear();
     executor_.store = nullptr;
     store_.reset();
   }
@@ -434,22 +727,24 @@ class World {
     ++generation_;
     holder_ = "leader-" + std::to_string(generation_);
     LeaderOptions lo;
-    lo.runner.node_id = "local";
+    lo.runner.node_id = kLeaderNode;
     lo.runner.leader_holder = holder_;
     lo.runner.lease_ttl_ms = kLeaseTtlMs;
+    lo.runner.concurrency = config_.concurrency;
     if (takeover) lo.holder_is_dead = [](const LeaderLease&) { return true; };
     leader_ = std::make_unique<Leader>(store_.get(), &executor_, lo, [this] { return now_; });
-    const size_t calls = executor_.calls.size();
+    const size_t calls = executor_.Calls().size();
     Status st = leader_->Start();
     MODEL_CHECK(st.ok(), "leader start: " << st.ToString());
-    MODEL_CHECK(executor_.calls.size() == calls, "the recovery pass dispatched a job");
+    MODEL_CHECK(executor_.Calls().size() == calls, "the recovery pass dispatched a job");
     MODEL_CHECK(leader_->leader_epoch() > last_epoch_, "a new leader needs a new epoch: " << leader_->leader_epoch()
                                                                                            << " after " << last_epoch_);
     if (last_epoch_ > 0) old_epochs_.push_back(last_epoch_);
     RunnerOptions ro;
-    ro.node_id = "model-node";
+    ro.node_id = kModelNode;
     ro.leader_holder = holder_;
     ro.lease_ttl_ms = kLeaseTtlMs;
+    ro.concurrency = config_.concurrency;
     runner_ = std::make_unique<JobRunner>(store_.get(), &executor_, ro);
     st = runner_->Start(now_);
     MODEL_CHECK(st.ok(), "runner start: " << st.ToString());
@@ -459,11 +754,33 @@ class World {
     reconciler_ = std::make_unique<Reconciler>(store_.get(), holder_, [runner] { return runner->leader_epoch(); });
     control_ = std::make_unique<JobControl>(store_.get(), [this] { return now_; });
     leader_live_ = true;
+    leader_finished_.clear();
   }
 
-  // The leader process dies (its objects are destroyed, the store is reopened from its file)
+  // Every leader process dies with its attempts in flight: nothing of them is recorded (crash
+  // cut C6) and the processes' lock descriptors close; a worker that lives on keeps its own.
+  // Never fails (it also runs while a failed step unwinds).
+  void AbandonAttempts(bool workers_die) {
+    failpoint::Arm("runner.before_record", failpoint::Action::kError);
+    executor_.ReleaseAll(workers_die ? Script::kLost : Script::kLostAlive);
+    auto drain = [](Leader* leader, JobRunner* runner) {
+      if (leader != nullptr) leader->WaitForAttempts();
+      if (runner != nullptr) {
+        runner->WaitForAttempts();
+        (void)runner->TakeFinished();
+      }
+    };
+    drain(leader_.get(), runner_.get());
+    for (Zombie& z : zombies_) drain(z.leader.get(), z.runner.get());
+    failpoint::Disarm("runner.before_record");
+    executor_.ReleaseNone();
+  }
+
+  // The leader processes die (their objects are destroyed, the store is reopened from its file)
   // and a new one starts; workers are separate processes and survive unless `workers_die`.
   void Crash(bool workers_die, bool wait_ttl) {
+    if (!executor_.Held().empty()) Saw("crash with attempts in flight");
+    AbandonAttempts(workers_die);
     CloseStore();
     if (workers_die) executor_.KillAll();
     if (wait_ttl) now_ += kLeaseTtlMs + 1'000;
@@ -471,6 +788,17 @@ class World {
     StartLeader(/*takeover=*/!wait_ttl);
     ExpectRecovered("after the recovery pass");
   }
+
+  // A new leader takes over while this process still runs (e.g. it is frozen); the old one
+  // keeps its objects and attempts in flight.
+  void Takeover() {
+    if (!executor_.Held().empty()) Saw("takeover with attempts in flight");
+    zombies_.push_back(Zombie{last_epoch_, std::move(leader_), std::move(runner_), std::move(reconciler_)});
+    StartLeader(/*takeover=*/true);
+    ExpectRecovered("after a takeover");
+  }
+
+  static void Saw(const std::string& what) { ++Situations()[what]; }
 
   void Heartbeat() {
     if (!leader_live_) return;
@@ -495,11 +823,13 @@ class World {
     return c[static_cast<size_t>(index) % c.size()];
   }
 
-  // The job holding the fence of `name` on the current table incarnation, if any.
-  const JobRecord* FenceHolder(const std::string& name) const {
+  int TableOf(const Cmd& c) const { return c.table % config_.tables; }
+
+  // The job holding the fence of `name` on the current incarnation of table `t`, if any.
+  const JobRecord* FenceHolder(int t, const std::string& name) const {
     for (const auto& kv : snap_.jobs) {
       const JobRecord& j = kv.second;
-      if (j.spec.table_incarnation == table_.table_incarnation && HoldsFence(j.state) &&
+      if (j.spec.table_incarnation == tables_[t].table_incarnation && HoldsFence(j.state) &&
           j.fence.normalized_name == NormalizeIndexNameV1(name)) {
         return &j;
       }
@@ -507,13 +837,71 @@ class World {
     return nullptr;
   }
 
-  bool Orphan(const JobRecord& j) const { return j.spec.table_incarnation != table_.table_incarnation; }
+  bool Orphan(const JobRecord& j) const {
+    return std::none_of(tables_.begin(), tables_.end(),
+                        [&j](const TableEntry& t) { return t.table_incarnation == j.spec.table_incarnation; });
+  }
 
   JobRecord Load(int64_t id) { return MustOk(store_->Get(id), "get job"); }
 
-  // An admission attempt of `name` with `admitted` its result.
-  void ExpectAdmission(const std::string& name, const Result<JobRecord>& admitted) {
-    const JobRecord* holder = FenceHolder(name);
+  // The jobs a dispatcher with room for `room` attempts takes: the oldest PENDING ones, one per
+  // table, skipping tables with a RUNNING attempt.
+  std::vector<int64_t> Predict(int64_t room) const {
+    std::set<std::string> busy;
+    for (const auto& kv : snap_.jobs) {
+      if (kv.second.state.execution == Execution::kRunning) busy.insert(kv.second.spec.table_incarnation);
+    }
+    std::vector<int64_t> out;
+    for (const auto& kv : snap_.jobs) {
+      if (static_cast<int64_t>(out.size()) >= room) break;
+      const JobRecord& j = kv.second;
+      if (j.state.execution != Execution::kPending || busy.count(j.spec.table_incarnation) > 0) continue;
+      busy.insert(j.spec.table_incarnation);
+      out.push_back(j.job_id);
+    }
+    return out;
+  }
+
+  // Held attempts of the dispatcher `node` of the process with leader epoch `epoch`.
+  std::vector<int64_t> HeldBy(int64_t epoch, const std::string& node) const {
+    std::vector<int64_t> out;
+    for (const auto& kv : executor_.Held()) {
+      if (kv.second.leader_epoch == epoch && kv.second.executor_node_id == node) out.push_back(kv.first);
+    }
+    return out;
+  }
+
+  // Jobs whose attempt may still run: a live worker, or an attempt held in the executor.
+  std::set<int64_t> Running() const {
+    std::set<int64_t> out = executor_.AliveWorkers();
+    for (const auto& kv : executor_.Held()) out.insert(kv.first);
+    return out;
+  }
+
+  // The state the pure machine gives a RUNNING job for the classification of `s`'s report.
+  static JobState Finished(const JobRecord& running, Script s) {
+    Classification cls = Classify(running.spec.operation, running.spec.if_mode, ScriptedReport(s));
+    Result<JobState> want = FinishAttempt(running.state, cls.result, cls.observed_change);
+    MODEL_CHECK(want.ok(), "pure transition: " << want.status().ToString());
+    return *want;
+  }
+
+  // `now` is what `pre` (RUNNING) became when its attempt ended with `s` and was recorded.
+  void ExpectRecordedAs(const JobRecord& pre, const JobRecord& now, Script s) {
+    const JobState want = Finished(pre, s);
+    MODEL_CHECK(now.state == want, "job " << now.job_id << " after " << ScriptName(static_cast<int>(s)) << " of "
+                                          << Name(pre.spec.operation) << ": got " << StateText(now.state) << ", want "
+                                          << StateText(want));
+    const ExecutorReport report = ScriptedReport(s);
+    MODEL_CHECK(now.invoked == (report.complete && report.invoked), "invoked flag of job " << now.job_id);
+    if (s == Script::kSuccess) {
+      MODEL_CHECK(now.committed_version == pre.spec.start_version + 1, "committed version of job " << now.job_id);
+    }
+  }
+
+  // An admission attempt of `name` on table `t` with `admitted` its result.
+  void ExpectAdmission(int t, const std::string& name, const Result<JobRecord>& admitted) {
+    const JobRecord* holder = FenceHolder(t, name);
     if (holder != nullptr) {
       const StatusCode want =
           holder->spec.index_name == name ? StatusCode::kAlreadyExists : StatusCode::kInvalidArgument;
@@ -525,49 +913,53 @@ class World {
     }
     MODEL_CHECK(admitted.ok(), "admitting free name " << name << ": " << admitted.status().ToString());
     MODEL_CHECK(snap_.jobs.count(admitted->job_id) == 0, "a reused job id " << admitted->job_id);
-    MODEL_CHECK(admitted->spec.table_incarnation == table_.table_incarnation, "admitted on an old incarnation");
+    MODEL_CHECK(admitted->spec.table_incarnation == tables_[t].table_incarnation, "admitted on another incarnation");
   }
 
   // ---- Commands ----
 
   void AdmitCreate(const Cmd& c) {
+    const int t = TableOf(c);
     CreateIndexStatement s;
-    s.target = {"local", "db", "docs"};
+    s.target = {"local", "db", kTables[t]};
     s.index_name = kNames[c.name];
     s.column = "category";
     s.type = index::IndexType::kBitmap;
     s.if_not_exists = c.flag;
     Result<JobRecord> r = Admission(store_.get(), {}).Create(s, "admin", now_);
-    ExpectAdmission(s.index_name, r);
+    ExpectAdmission(t, s.index_name, r);
     if (!r.ok()) return;
     MODEL_CHECK(r->revision == 1 && r->state == JobState{}, "a new job is PENDING at revision 1");
-    MODEL_CHECK(r->spec.start_version == data_->version, "start version " << r->spec.start_version);
+    MODEL_CHECK(r->spec.start_version == data_->tables[t].version, "start version " << r->spec.start_version);
   }
 
   void AdmitDrop(const Cmd& c) {
+    const int t = TableOf(c);
+    const TableEntry& table = tables_[t];
     JobSpec spec;
-    spec.catalog_name = table_.catalog_name;
-    spec.database_name = table_.database_name;
-    spec.table_name = table_.table_name;
-    spec.catalog_incarnation = table_.catalog_incarnation;
-    spec.table_incarnation = table_.table_incarnation;
-    spec.locator = table_.locator;
+    spec.catalog_name = table.catalog_name;
+    spec.database_name = table.database_name;
+    spec.table_name = table.table_name;
+    spec.catalog_incarnation = table.catalog_incarnation;
+    spec.table_incarnation = table.table_incarnation;
+    spec.locator = table.locator;
     spec.index_name = kNames[c.name];
     spec.operation = Operation::kDrop;
     spec.if_mode = c.flag ? IfMode::kIfExists : IfMode::kNone;
     spec.columns = {"category"};
-    spec.start_version = data_->version;
-    spec.schema_fingerprint = data_->fingerprint;
+    spec.start_version = data_->tables[t].version;
+    spec.schema_fingerprint = data_->tables[t].fingerprint;
     Result<JobRecord> r = store_->Admit(spec, "admin", now_);
-    ExpectAdmission(spec.index_name, r);
+    ExpectAdmission(t, spec.index_name, r);
     if (!r.ok()) return;
     MODEL_CHECK(r->revision == 1 && r->state == JobState{}, "a new job is PENDING at revision 1");
   }
 
   void AdmitDropNoop(const Cmd& c) {
-    DropIndexStatement s{{"local", "db", "docs"}, kNames[c.name], true};
+    const int t = TableOf(c);
+    DropIndexStatement s{{"local", "db", kTables[t]}, kNames[c.name], true};
     Result<JobRecord> r = Admission(store_.get(), {}).Drop(s, "admin", now_);
-    ExpectAdmission(s.index_name, r);
+    ExpectAdmission(t, s.index_name, r);
     if (!r.ok()) return;
     MODEL_CHECK(r->state.execution == Execution::kTerminal && r->state.outcome == Outcome::kNoop &&
                     r->state.refresh == RefreshState::kNotRequired && !r->attempt && r->revision == 2,
@@ -615,67 +1007,287 @@ class World {
     MODEL_CHECK(r.ok() && r->state.execution == Execution::kCancelling, "begin cancel: " << r.status().ToString());
   }
 
+  // The synchronous path: RunOnePending of the model's runner, on this thread.
   void DispatchOne(const Cmd& c) {
-    executor_.script = static_cast<Script>(c.script);
-    std::optional<int64_t> next;
-    for (const auto& kv : snap_.jobs) {
-      if (kv.second.state.execution == Execution::kPending && !next) next = kv.first;
+    // Not mixed with attempts the same runner keeps in flight (RunOnePending ignores its bound).
+    if (runner_->running() > 0) {
+      expect_unchanged_ = true;
+      return;
     }
-    const size_t calls = executor_.calls.size();
+    executor_.script = static_cast<Script>(c.script);
+    const std::vector<int64_t> next = leader_live_ ? Predict(1) : std::vector<int64_t>{};
+    const size_t calls = executor_.Calls().size();
     Result<std::optional<int64_t>> r = runner_->RunOnePending(now_);
+    const std::vector<ScriptedExecutor::Call> after = executor_.Calls();
     if (!leader_live_) {
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a demoted leader dispatched: " << (r.ok() ? "ok" : r.status().ToString()));
-      MODEL_CHECK(executor_.calls.size() == calls, "a demoted leader called the executor");
+      MODEL_CHECK(after.size() == calls, "a demoted leader called the executor");
       expect_unchanged_ = true;
       return;
     }
-    if (!next) {
-      MODEL_CHECK(r.ok() && !*r, "dispatch without a pending job: " << (r.ok() ? "ran one" : r.status().ToString()));
-      MODEL_CHECK(executor_.calls.size() == calls, "the executor ran without a pending job");
+    if (next.empty()) {
+      MODEL_CHECK(r.ok() && !*r,
+                  "dispatch without a dispatchable job: " << (r.ok() ? "ran one" : r.status().ToString()));
+      MODEL_CHECK(after.size() == calls, "the executor ran without a dispatchable job");
       expect_unchanged_ = true;
       return;
     }
-    MODEL_CHECK(executor_.calls.size() == calls + 1 && executor_.calls.back().job_id == *next,
-                "the oldest PENDING job " << *next << " must be executed exactly once");
-    const JobRecord pre = snap_.jobs.at(*next);
-    JobRecord now = Load(*next);
-    MODEL_CHECK(now.attempt && now.attempt->attempt_id == executor_.calls.back().attempt_id,
+    const int64_t id = next.front();
+    MODEL_CHECK(after.size() == calls + 1 && after.back().job_id == id,
+                "the oldest dispatchable PENDING job " << id << " must be executed exactly once");
+    const JobRecord pre = snap_.jobs.at(id);
+    JobRecord now = Load(id);
+    MODEL_CHECK(now.attempt && now.attempt->attempt_id == after.back().attempt_id,
                 "the executed attempt is the persisted one");
     const Script s = executor_.script;
-    if (s == Script::kLeaderLost || s == Script::kLeaderLostAlive) {
+    if (Demotes(s)) {
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a demoted leader recorded a result: " << (r.ok() ? "ok" : r.status().ToString()));
       MODEL_CHECK(now.state.execution == Execution::kRunning, "a lost result leaves RUNNING: " << StateText(now.state));
       leader_live_ = false;
       return;
     }
-    MODEL_CHECK(r.ok() && *r == *next, "dispatch: " << (r.ok() ? "another job" : r.status().ToString()));
-    // The expected state: the pure state machine over the classification of the scripted report.
-    ExecutorReport report;
-    report.complete = true;
-    report.invoked = true;
-    switch (s) {
-      case Script::kNotInvoked: report.invoked = false; report.code = StatusCode::kIOError; break;
-      case Script::kNotInvokedStale: report.invoked = false; report.code = StatusCode::kFailedPrecondition; break;
-      case Script::kBeforeRequest: report = {false, false, StatusCode::kOk, true}; break;
-      case Script::kConflict: report.code = StatusCode::kCommitConflict; break;
-      case Script::kAlreadyExists: report.code = StatusCode::kAlreadyExists; break;
-      case Script::kNotFound: report.code = StatusCode::kNotFound; break;
-      case Script::kIoError: report.code = StatusCode::kIOError; break;
-      case Script::kLost:
-      case Script::kLostAlive: report = {false, false, StatusCode::kOk, false}; break;
-      default: break;
+    MODEL_CHECK(r.ok() && *r == id, "dispatch: " << (r.ok() ? "another job" : r.status().ToString()));
+    JobRecord running = pre;
+    running.state = *jobs::Dispatch(pre.state);
+    ExpectRecordedAs(running, now, s);
+  }
+
+  // The model's runner starts attempts; each waits inside the executor.
+  void StartPending() {
+    const std::vector<int64_t> in_flight = HeldBy(last_epoch_, kModelNode);
+    const std::vector<int64_t> want =
+        leader_live_ ? Predict(config_.concurrency - static_cast<int64_t>(in_flight.size())) : std::vector<int64_t>{};
+    const size_t calls = executor_.Calls().size();
+    Result<std::vector<int64_t>> r = runner_->StartPending(now_);
+    if (!leader_live_) {
+      MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
+                  "a demoted leader started attempts: " << (r.ok() ? "ok" : r.status().ToString()));
+      MODEL_CHECK(executor_.Calls().size() == calls, "a demoted leader called the executor");
+      expect_unchanged_ = true;
+      return;
     }
-    Classification cls = Classify(pre.spec.operation, pre.spec.if_mode, report);
-    Result<JobState> want = FinishAttempt(*jobs::Dispatch(pre.state), cls.result, cls.observed_change);
-    MODEL_CHECK(want.ok(), "pure transition: " << want.status().ToString());
-    MODEL_CHECK(now.state == *want, "after " << ScriptName(c.script) << " of " << Name(pre.spec.operation) << ": got "
-                                             << StateText(now.state) << ", want " << StateText(*want));
-    MODEL_CHECK(now.invoked == (report.complete && report.invoked), "invoked flag");
-    if (s == Script::kSuccess) {
-      MODEL_CHECK(now.committed_version == pre.spec.start_version + 1, "committed version");
+    MODEL_CHECK(r.ok(), "start pending: " << r.status().ToString());
+    MODEL_CHECK(*r == want, "started " << r->size() << " attempts, want " << want.size() << " (the oldest PENDING jobs "
+                                       << "of free tables, up to the concurrency)");
+    MODEL_CHECK(executor_.AwaitHeld(*r), "started attempts never reached the executor");
+    MODEL_CHECK(executor_.Calls().size() == calls + r->size(), "the executor ran other attempts");
+    if (r->size() >= 2) Saw("StartPending started 2 attempts at once");
+    if (r->empty()) expect_unchanged_ = true;
+  }
+
+  // One round of the leader: finished attempts examined, new ones started, refreshes, due reconciles.
+  void Tick() {
+    const std::vector<int64_t> in_flight = HeldBy(last_epoch_, kLeaderNode);
+    const std::vector<int64_t> want =
+        leader_live_ ? Predict(config_.concurrency - static_cast<int64_t>(in_flight.size())) : std::vector<int64_t>{};
+    Result<bool> r = leader_->Tick();
+    if (!leader_live_) {
+      MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
+                  "a demoted leader's tick: " << (r.ok() ? "ok" : r.status().ToString()));
+      expect_unchanged_ = true;
+      return;
     }
+    MODEL_CHECK(r.ok(), "tick: " << r.status().ToString());
+    std::vector<int64_t> started;
+    for (const auto& kv : snap_.jobs) {
+      if (kv.second.state.execution != Execution::kPending) continue;
+      JobRecord now = Load(kv.first);
+      if (!now.attempt) continue;
+      MODEL_CHECK(now.attempt->executor_node_id == kLeaderNode && now.attempt->leader_epoch == last_epoch_,
+                  "job " << kv.first << " was dispatched by another runner during a tick");
+      started.push_back(kv.first);
+    }
+    MODEL_CHECK(started == want, "the tick started " << started.size() << " attempts, want " << want.size());
+    MODEL_CHECK(executor_.AwaitHeld(started), "attempts started by the tick never reached the executor");
+    if (!started.empty()) Saw("a tick started attempts");
+    if (!leader_finished_.empty()) Saw("a tick took finished attempts");
+    // The attempts it took as finished were examined at once: a reaped UNKNOWN one is settled.
+    const std::set<int64_t> running = Running();
+    for (int64_t id : leader_finished_) ExpectSettled(Load(id), running.count(id) > 0, "after a tick", true);
+    leader_finished_.clear();
+  }
+
+  // Held attempts end: one of the model runner's (!flag), or all of one runner's at once (a
+  // Leader's runner offers no wait for one attempt). Scripts spread by `action` over them.
+  void Release(const Cmd& c) {
+    const std::map<int64_t, AttemptIdentity> held = executor_.Held();
+    if (held.empty()) return;
+    const auto picked = std::next(held.begin(), static_cast<long>(static_cast<size_t>(c.job) % held.size()));
+    const AttemptIdentity& a = picked->second;
+    const bool current = a.leader_epoch == last_epoch_;
+    // The dispatcher of the picked attempt: a Leader's runner or a model runner, of the current
+    // process or of a zombie.
+    Leader* leader = nullptr;
+    JobRunner* runner = nullptr;
+    auto owner = [&](Leader* l, JobRunner* r) {
+      if (a.executor_node_id == kLeaderNode) {
+        leader = l;
+      } else {
+        runner = r;
+      }
+    };
+    if (current) owner(leader_.get(), runner_.get());
+    for (Zombie& z : zombies_) {
+      if (z.epoch == a.leader_epoch) owner(z.leader.get(), z.runner.get());
+    }
+    MODEL_CHECK(leader != nullptr || runner != nullptr, "a held attempt of no process: epoch " << a.leader_epoch);
+    std::map<int64_t, Script> scripts;
+    if (runner != nullptr && !c.flag) {
+      scripts[picked->first] = static_cast<Script>(c.script);
+    } else {
+      int i = 0;
+      for (const auto& kv : held) {
+        if (kv.second.leader_epoch == a.leader_epoch && kv.second.executor_node_id == a.executor_node_id) {
+          scripts[kv.first] = static_cast<Script>((c.script + i++ * c.action) % kScriptCount);
+        }
+      }
+    }
+    const bool live = current && leader_live_;
+    const bool demotes = std::any_of(scripts.begin(), scripts.end(), [](const auto& kv) { return Demotes(kv.second); });
+    if (scripts.size() >= 2) Saw("attempts released together");
+    if (!current) Saw("a zombie's attempts released");
+    for (const auto& kv : scripts) executor_.Release(kv.first, kv.second);
+    std::map<int64_t, Status> statuses;
+    if (leader != nullptr) {
+      leader->WaitForAttempts();
+    } else {
+      std::set<int64_t> jobs;
+      for (const auto& kv : scripts) jobs.insert(kv.first);
+      statuses = AwaitFinished(runner, jobs);
+    }
+    if (demotes) leader_live_ = false;
+    // Each result is recorded as the pure machine says while the leader is live, or not at all
+    // (CommitConflict) once another process holds the lease; concurrent releases may go either way.
+    for (const auto& [id, s] : scripts) {
+      const JobRecord& pre = snap_.jobs.at(id);
+      JobRecord now = Load(id);
+      const bool recorded = now.revision != pre.revision;
+      auto st = statuses.find(id);
+      if (st != statuses.end()) {
+        MODEL_CHECK(recorded == st->second.ok() && (recorded || st->second.code() == StatusCode::kCommitConflict),
+                    "job " << id << " recorded " << recorded << " but the runner says " << st->second.ToString());
+      }
+      if (!recorded) {
+        MODEL_CHECK(!live || demotes, "the live leader did not record job " << id << " after "
+                                                                            << ScriptName(static_cast<int>(s)));
+        MODEL_CHECK(now == pre, "an unrecorded result changed job " << id);
+        continue;
+      }
+      MODEL_CHECK(live && !Demotes(s), "job " << id << " recorded by a demoted leader: " << StateText(now.state));
+      MODEL_CHECK(pre.state.execution == Execution::kRunning,
+                  "job " << id << " recorded from " << StateText(pre.state));
+      ExpectRecordedAs(pre, now, s);
+      if (leader == leader_.get()) leader_finished_.insert(id);
+    }
+  }
+
+  // Waits until `runner` reports each of `jobs` finished; their recording statuses.
+  std::map<int64_t, Status> AwaitFinished(JobRunner* runner, const std::set<int64_t>& jobs) {
+    std::map<int64_t, Status> statuses;
+    const auto give_up = std::chrono::steady_clock::now() + kWaitLimit;
+    while (statuses.size() < jobs.size()) {
+      for (const FinishedAttempt& f : runner->TakeFinished()) {
+        MODEL_CHECK(jobs.count(f.job_id) == 1, "job " << f.job_id << " finished without being released");
+        statuses[f.job_id] = f.status;
+      }
+      if (statuses.size() == jobs.size()) break;
+      MODEL_CHECK(std::chrono::steady_clock::now() < give_up, "released attempts did not finish");
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return statuses;
+  }
+
+  // Every attempt of the current process ends while its Leader ticks, so the recordings race
+  // the tick's examinations, dispatch and passes; the attempts the tick starts end too. Either
+  // order is allowed, so each job's event log is checked: its result is recorded as the pure
+  // machine says, by the live leader only, or not at all once the lease is lost.
+  void ReleaseDuringTick(const Cmd& c) {
+    std::map<int64_t, Script> scripts;
+    std::set<int64_t> of_model_runner;
+    int i = 0;
+    auto next_script = [&] { return static_cast<Script>((c.script + i++ * c.action) % kScriptCount); };
+    for (const auto& [id, a] : executor_.Held()) {
+      if (a.leader_epoch != last_epoch_) continue;
+      scripts[id] = next_script();
+      if (a.executor_node_id == kModelNode) of_model_runner.insert(id);
+    }
+    const bool live = leader_live_;
+    const std::set<int64_t> taken = std::exchange(leader_finished_, {});
+    if (!scripts.empty()) Saw("attempts ended during a tick");
+    for (const auto& kv : scripts) executor_.Release(kv.first, kv.second);
+    Result<bool> r = leader_->Tick();
+    std::vector<int64_t> started;
+    for (const auto& kv : snap_.jobs) {
+      if (kv.second.state.execution == Execution::kPending && Load(kv.first).attempt) started.push_back(kv.first);
+    }
+    MODEL_CHECK(executor_.AwaitHeld(started), "attempts started by the tick never reached the executor");
+    for (int64_t id : started) {
+      scripts[id] = next_script();
+      executor_.Release(id, scripts[id]);
+    }
+    leader_->WaitForAttempts();
+    const std::map<int64_t, Status> statuses = AwaitFinished(runner_.get(), of_model_runner);
+    const bool demotes = std::any_of(scripts.begin(), scripts.end(), [](const auto& kv) { return Demotes(kv.second); });
+    if (demotes) leader_live_ = false;
+    if (live && !demotes) MODEL_CHECK(r.ok(), "a tick racing finished attempts: " << r.status().ToString());
+    if (!live) MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict, "a demoted leader's tick");
+    for (const auto& [id, s] : scripts) {
+      const JobRecord& pre = snap_.jobs.at(id);
+      JobRecord running = pre;
+      if (pre.state.execution == Execution::kPending) running.state = *jobs::Dispatch(pre.state);
+      const std::vector<JobEvent> events = MustOk(store_->Events(id), "events");
+      auto result = std::find_if(events.begin(), events.end(), [&pre](const JobEvent& e) {
+        return e.seq > pre.revision && e.kind == event::kResult;
+      });
+      auto st = statuses.find(id);
+      if (st != statuses.end()) {
+        MODEL_CHECK((result != events.end()) == st->second.ok(),
+                    "job " << id << ": recorded " << (result != events.end()) << ", the runner says "
+                           << st->second.ToString());
+      }
+      if (result == events.end()) {
+        MODEL_CHECK(!live || demotes, "the live leader did not record job " << id << " after "
+                                                                            << ScriptName(static_cast<int>(s)));
+        continue;
+      }
+      MODEL_CHECK(live && !Demotes(s), "job " << id << " recorded by a demoted leader");
+      const JobState want = Finished(running, s);
+      const nlohmann::json detail = nlohmann::json::parse(result->detail_json, nullptr, false);
+      const std::optional<JobState> to =
+          detail.is_object() && detail.contains("to") ? ParseState(detail["to"].get<std::string>()) : std::nullopt;
+      MODEL_CHECK(to && *to == want, "job " << id << " after " << ScriptName(static_cast<int>(s)) << ": recorded "
+                                            << result->detail_json << ", want " << StateText(want));
+    }
+    // What finished before the tick was taken and examined first; what finished during it may be
+    // taken now or by the next tick, so it is not followed.
+    if (r.ok()) {
+      const std::set<int64_t> may_run = Running();
+      for (int64_t id : taken) ExpectSettled(Load(id), may_run.count(id) > 0, "after a racing tick", true);
+    }
+  }
+
+  // A zombie's dispatch, tick or reconcile pass changes nothing.
+  void ZombieStep(const Cmd& c) {
+    if (zombies_.empty()) return;
+    Zombie& z = zombies_[static_cast<size_t>(c.job) % zombies_.size()];
+    expect_unchanged_ = true;
+    const size_t calls = executor_.Calls().size();
+    if (c.action == 0) {
+      Result<std::vector<int64_t>> r = z.runner->StartPending(now_);
+      MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
+                  "a zombie started attempts: " << (r.ok() ? "ok" : r.status().ToString()));
+    } else if (c.action == 1) {
+      Result<bool> r = z.leader->Tick();
+      MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
+                  "a zombie's tick: " << (r.ok() ? "ok" : r.status().ToString()));
+    } else {
+      Result<int> r = z.reconciler->RunDue(now_);
+      MODEL_CHECK(r.ok() || r.status().code() == StatusCode::kCommitConflict,
+                  "a zombie's reconcile pass: " << r.status().ToString());
+    }
+    MODEL_CHECK(executor_.Calls().size() == calls, "a zombie called the executor");
   }
 
   void RunRefreshes() {
@@ -720,9 +1332,9 @@ class World {
   void Reconcile() {
     now_ += kReconcileJumpMs;
     Heartbeat();
-    const size_t calls = executor_.calls.size();
+    const size_t calls = executor_.Calls().size();
     Result<int> r = reconciler_->RunDue(now_);
-    MODEL_CHECK(executor_.calls.size() == calls, "the reconciler dispatched");
+    MODEL_CHECK(executor_.Calls().size() == calls, "the reconciler dispatched");
     if (!leader_live_) {
       MODEL_CHECK(r.ok() || r.status().code() == StatusCode::kCommitConflict,
                   "reconcile under a demoted leader: " << r.status().ToString());
@@ -734,10 +1346,9 @@ class World {
   }
 
   void WorkerExit(const Cmd& c) {
-    if (executor_.alive.empty()) return;
-    auto it = executor_.alive.begin();
-    std::advance(it, static_cast<size_t>(c.job) % executor_.alive.size());
-    executor_.Exit(it->first);
+    const std::set<int64_t> alive = executor_.AliveWorkers();
+    if (alive.empty()) return;
+    executor_.Exit(*std::next(alive.begin(), static_cast<long>(static_cast<size_t>(c.job) % alive.size())));
     expect_unchanged_ = true;
   }
 
@@ -792,14 +1403,15 @@ class World {
     }
   }
 
-  void DropTable() {
+  void DropTable(const Cmd& c) {
+    const int t = TableOf(c);
     std::vector<int64_t> guards;
     for (const auto& kv : snap_.jobs) {
-      if (kv.second.spec.table_incarnation == table_.table_incarnation && HoldsFence(kv.second.state)) {
+      if (kv.second.spec.table_incarnation == tables_[t].table_incarnation && HoldsFence(kv.second.state)) {
         guards.push_back(kv.first);
       }
     }
-    Status st = control_->DropTable("local", "db", "docs", admin_);
+    Status st = control_->DropTable("local", "db", kTables[t], admin_);
     if (!guards.empty()) {
       MODEL_CHECK(st.code() == StatusCode::kFailedPrecondition &&
                       st.message().rfind(std::string(kTableGuarded), 0) == 0 &&
@@ -809,11 +1421,11 @@ class World {
       return;
     }
     MODEL_CHECK(st.ok(), "DROP TABLE of an unguarded table: " << st.ToString());
-    auto gone = MustOk(store_->LookupTable("local", "db", "docs"), "lookup");
+    auto gone = MustOk(store_->LookupTable("local", "db", kTables[t]), "lookup");
     MODEL_CHECK(!gone, "the dropped table is still registered");
-    const std::string old = table_.table_incarnation;
-    table_ = MustOk(store_->RegisterTable("local", "db", "docs", data_->path, now_), "re-register table");
-    MODEL_CHECK(table_.table_incarnation != old, "a re-created table gets a new incarnation");
+    const std::string old = tables_[t].table_incarnation;
+    tables_[t] = MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, now_), "re-register");
+    MODEL_CHECK(tables_[t].table_incarnation != old, "a re-created table gets a new incarnation");
   }
 
   void Archive() {
@@ -896,28 +1508,34 @@ class World {
     }
   }
 
+  // An examined UNKNOWN job: watched while its attempt may run; otherwise proven and read, and
+  // attributed unless a resolution waits for its refresh (or, `refreshed`, completed first).
+  void ExpectSettled(const JobRecord& j, bool running, const char* when, bool refreshed) {
+    if (j.state.outcome != Outcome::kUnknown) return;
+    const ReconcileState r = j.state.reconcile;
+    const Disposition d = j.state.disposition;
+    if (running) {
+      MODEL_CHECK(r == ReconcileState::kWatching || r == ReconcileState::kStoppedByForce,
+                  when << ": job " << j.job_id << " whose attempt may still run: " << StateText(j.state));
+      return;
+    }
+    const bool waits = d == Disposition::kAckRefreshPending || d == Disposition::kForceRefreshPending ||
+                       (refreshed && d == Disposition::kAcknowledged);
+    MODEL_CHECK(r == ReconcileState::kStoppedByForce || (r == ReconcileState::kStoppedTerminationProven && waits),
+                when << ": job " << j.job_id << " with a dead worker is still " << StateText(j.state)
+                     << (j.tombstone ? " (tombstone)" : ""));
+  }
+
   // After a reconcile pass (every watcher due) or a recovery pass (which also ran the refreshes,
   // so a pending ACK may have completed before its attribution).
   void ExpectReconciled(const char* when, bool refreshed) {
+    const std::set<int64_t> running = Running();
     for (const JobRecord& j : MustOk(store_->List(AllJobs()), "list")) {
-      const bool alive = executor_.alive.count(j.job_id) > 0;
+      const bool may_run = running.count(j.job_id) > 0;
       if (j.state.execution == Execution::kRunning) {
-        MODEL_CHECK(alive, when << ": job " << j.job_id << " is RUNNING but its dispatcher and worker are gone");
+        MODEL_CHECK(may_run, when << ": job " << j.job_id << " is RUNNING but its dispatcher and worker are gone");
       }
-      if (j.state.outcome != Outcome::kUnknown) continue;
-      const ReconcileState r = j.state.reconcile;
-      const Disposition d = j.state.disposition;
-      if (alive) {
-        MODEL_CHECK(r == ReconcileState::kWatching || r == ReconcileState::kStoppedByForce,
-                    when << ": job " << j.job_id << " with a live worker: " << StateText(j.state));
-        continue;
-      }
-      // Terminated: proven and read; attributed unless a resolution waits for its refresh.
-      const bool waits = d == Disposition::kAckRefreshPending || d == Disposition::kForceRefreshPending ||
-                         (refreshed && d == Disposition::kAcknowledged);
-      MODEL_CHECK(r == ReconcileState::kStoppedByForce || (r == ReconcileState::kStoppedTerminationProven && waits),
-                  when << ": job " << j.job_id << " with a dead worker is still " << StateText(j.state)
-                       << (j.tombstone ? " (tombstone)" : ""));
+      ExpectSettled(j, may_run, when, refreshed);
     }
   }
 
@@ -939,7 +1557,8 @@ class World {
   // ---- Invariants after every step ----
 
   void Check() {
-    MODEL_CHECK(executor_.violations.empty(), executor_.violations.front());
+    const std::vector<std::string> violations = executor_.Violations();
+    MODEL_CHECK(violations.empty(), violations.front());
     Snapshot next;
     for (JobRecord& j : MustOk(store_->List(AllJobs()), "list")) {
       const int64_t id = j.job_id;
@@ -949,8 +1568,12 @@ class World {
       MODEL_CHECK(next.jobs.count(kv.first) == 1, "job " << kv.first << " vanished");
     }
     std::map<std::string, std::set<int64_t>> by_state;
+    const std::vector<ScriptedExecutor::Call> calls = executor_.Calls();
     std::map<int64_t, int> executed;
-    for (const auto& call : executor_.calls) executed[call.job_id]++;
+    for (const auto& call : calls) executed[call.job_id]++;
+    const std::set<int64_t> running = Running();
+    std::map<std::string, int> running_on_table;
+    std::map<std::pair<std::string, int64_t>, int> running_of_runner;
     for (const auto& kv : next.jobs) {
       const JobRecord& j = kv.second;
       const JobState& s = j.state;
@@ -969,7 +1592,7 @@ class World {
       // I2: executed at most once, and only the persisted attempt.
       const int runs = executed.count(j.job_id) ? executed[j.job_id] : 0;
       MODEL_CHECK(runs <= 1, where << ": executed " << runs << " times");
-      for (const auto& call : executor_.calls) {
+      for (const auto& call : calls) {
         if (call.job_id == j.job_id) {
           MODEL_CHECK(j.attempt && call.attempt_id == j.attempt->attempt_id, where << ": executed another attempt");
         }
@@ -987,11 +1610,21 @@ class World {
       } else {
         MODEL_CHECK(!j.attempt && runs == 0, where << ": an attempt without a dispatch");
       }
-      // I5: a live worker's job still counts as possibly committing; its fence holds unless FORCE.
-      if (executor_.alive.count(j.job_id)) {
-        MODEL_CHECK(ExecutorMayCommit(s), where << ": the worker still runs but the store thinks it cannot commit");
+      // One running attempt per table; at most `concurrency` per runner (node id and epoch).
+      if (s.execution == Execution::kRunning) {
+        const int on_table = ++running_on_table[j.spec.table_incarnation];
+        const int of_runner = ++running_of_runner[{j.attempt->executor_node_id, j.attempt->node_epoch}];
+        MODEL_CHECK(on_table <= 1, where << ": a second RUNNING attempt on table " << j.spec.table_name);
+        MODEL_CHECK(of_runner <= config_.concurrency,
+                    where << ": more than " << config_.concurrency << " RUNNING attempts of runner "
+                          << j.attempt->executor_node_id << " epoch " << j.attempt->node_epoch);
+      }
+      // I5: while its attempt may run (a live worker, or held in the executor) a job still counts
+      // as possibly committing and keeps its fence unless FORCE released it.
+      if (running.count(j.job_id)) {
+        MODEL_CHECK(ExecutorMayCommit(s), where << ": the attempt still runs but the store thinks it cannot commit");
         MODEL_CHECK(HoldsFence(s) || s.disposition == Disposition::kForceReleased,
-                    where << ": fence released while the worker may commit");
+                    where << ": fence released while the attempt may commit");
       }
       if (ExecutorMayCommit(s) && !HoldsFence(s)) {
         MODEL_CHECK(s.disposition == Disposition::kForceReleased, where << ": fence released while an executor may commit");
@@ -1015,6 +1648,7 @@ class World {
     if (expect_unchanged_) {
       MODEL_CHECK(next.jobs.size() == snap_.jobs.size(), "a step that must change nothing created a job");
     }
+    CheckHeld(next);
     // Listing by derived state finds exactly the jobs in that state.
     for (const auto& kv : by_state) {
       JobFilter f = AllJobs();
@@ -1027,6 +1661,29 @@ class World {
     CheckFences(next);
     snap_ = std::move(next);
     expect_unchanged_ = false;
+  }
+
+  // An attempt in flight is its job's persisted attempt; while its process is the current one
+  // (whose node epochs are not replaced) nothing settles it; each model runner reports exactly
+  // its held attempts as running.
+  void CheckHeld(const Snapshot& s) {
+    for (const auto& [id, a] : executor_.Held()) {
+      auto it = s.jobs.find(id);
+      MODEL_CHECK(it != s.jobs.end() && it->second.attempt && *it->second.attempt == a,
+                  "job " << id << " is held with an attempt that is not its persisted one");
+      if (a.leader_epoch == last_epoch_) {
+        MODEL_CHECK(it->second.state.execution == Execution::kRunning,
+                    "job " << id << " " << StateText(it->second.state) << ": settled while its attempt runs");
+      }
+    }
+    if (runner_) {
+      MODEL_CHECK(runner_->running() == HeldBy(last_epoch_, kModelNode).size(),
+                  "the model runner runs " << runner_->running() << " attempts");
+    }
+    for (const Zombie& z : zombies_) {
+      MODEL_CHECK(z.runner->running() == HeldBy(z.epoch, kModelNode).size(),
+                  "a zombie runner runs " << z.runner->running() << " attempts");
+    }
   }
 
   // Fence and guard rows exist exactly for the jobs with HoldsFence, under their admitted key.
@@ -1158,7 +1815,8 @@ class World {
     MODEL_CHECK(dispatched <= 1, where << ": DISPATCHED " << dispatched << " times");
   }
 
-  testing::TempDir dir_;
+  const ModelConfig config_;
+  ScratchDir dir_;
   const SharedDataset* data_ = nullptr;
   int64_t now_ = kT0;
   ScriptedExecutor executor_;
@@ -1167,18 +1825,72 @@ class World {
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<JobControl> control_;
-  TableEntry table_;
+  std::vector<Zombie> zombies_;
+  std::vector<TableEntry> tables_;
   std::string holder_;
   int generation_ = 0;
   int64_t last_epoch_ = 0;
   std::vector<int64_t> old_epochs_;
   bool leader_live_ = false;
+  std::set<int64_t> leader_finished_;  // recorded by the Leader's runner, not yet taken by a Tick
   bool expect_unchanged_ = false;
   Snapshot snap_;
   const Principal admin_ = Principal::LocalAdmin();
 };
 
-// Counterexamples the property found (shrunk), replayed deterministically.
+// Replays one command sequence; the rapidcheck result message when it fails.
+std::optional<std::string> Replay(const std::vector<Cmd>& seq, ModelConfig config) {
+  rc::detail::TestParams params;
+  params.maxSuccess = 1;
+  params.disableShrinking = true;
+  rc::detail::TestMetadata meta;
+  const auto result = rc::detail::checkTestable(
+      [&seq, config] {
+        World world(config);
+        for (const Cmd& c : seq) world.Step(c);
+      },
+      meta, params);
+  if (result.template is<rc::detail::SuccessResult>()) return std::nullopt;
+  std::ostringstream os;
+  rc::detail::printResultMessage(result, os);
+  return os.str();
+}
+
+// Runs the property over generated sequences (RC_PARAMS overrides the default budget).
+void CheckProperty(const char* name, ModelConfig config, rc::Gen<Cmd> gen, int max_success, int max_size) {
+  Data();  // create the datasets outside the timed property
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  if (std::getenv("RC_PARAMS") == nullptr) {
+    params.maxSuccess = max_success;
+    params.maxSize = max_size;
+  }
+  rc::detail::TestMetadata meta;
+  meta.id = meta.description = name;
+  const auto result = rc::detail::checkTestable(
+      [config, &gen] {
+        const auto cmds = *rc::gen::container<std::vector<Cmd>>(gen);
+        World world(config);
+        for (const Cmd& c : cmds) world.Step(c);
+      },
+      meta, params);
+  std::ostringstream os;
+  rc::detail::printResultMessage(result, os);
+  EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << os.str();
+  std::ostringstream kinds;
+  for (const auto& kv : World::Coverage()) kinds << " " << kv.first << "=" << kv.second;
+  std::cout << "events over all sequences:" << kinds.str() << std::endl;
+  World::Coverage().clear();
+  if (!World::Situations().empty()) {
+    std::ostringstream seen;
+    for (const auto& kv : World::Situations()) seen << "\n  " << kv.first << ": " << kv.second;
+    std::cout << "situations over all sequences:" << seen.str() << std::endl;
+    World::Situations().clear();
+  }
+}
+
+constexpr ModelConfig kConcurrent{kTableCount, 2};
+
+// Counterexamples the properties found (shrunk), replayed deterministically.
 TEST(JobModelTest, ShrunkCounterexamples) {
   const std::vector<std::vector<Cmd>> found = {
       // A tombstoned UNKNOWN job attributed by the recovery pass must still get its refresh.
@@ -1191,46 +1903,38 @@ TEST(JobModelTest, ShrunkCounterexamples) {
        {Op::kCrash, 0, 0, 0, /*wait TTL*/ 1}},
       // A refresh left RUNNING by a dead leader is completed by the next one (C9).
       {{Op::kAdmitCreate}, {Op::kDispatch, 0, 0, int(Script::kSuccess)}, {Op::kRefreshThenCrash}},
+      // A RUNNING attempt whose worker outlived two leaders keeps its table busy: the next
+      // PENDING job of the table waits.
+      {{Op::kAdmitCreate},
+       {Op::kDispatch, 0, 0, int(Script::kLeaderLostAlive)},
+       {Op::kCrash},
+       {Op::kAdmitCreate, 1},
+       {Op::kDispatch, 0, 0, int(Script::kSuccess)}},
   };
   for (const auto& seq : found) {
-    rc::detail::TestParams params;
-    params.maxSuccess = 1;
-    params.disableShrinking = true;
-    rc::detail::TestMetadata meta;
-    const auto result = rc::detail::checkTestable(
-        [&seq] {
-          World world;
-          for (const Cmd& c : seq) world.Step(c);
-        },
-        meta, params);
-    std::ostringstream os;
-    rc::detail::printResultMessage(result, os);
-    EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << os.str();
+    const std::optional<std::string> failure = Replay(seq, ModelConfig{});
+    EXPECT_FALSE(failure.has_value()) << *failure;
   }
 }
 
+// Seed 000 section 8.2 (T14): an ADMIN may FORCE RELEASE WITHOUT REFRESH a terminal job whose
+// refresh failed while it still holds the fence, whatever its outcome.
+TEST(JobModelTest, ForceWithoutRefreshOfAKnownOutcomeWhoseRefreshFailed) {
+  ModelConfig strict;
+  const std::vector<Cmd> seq = {{Op::kAdmitCreate},
+                                {Op::kDispatch, 0, 0, int(Script::kSuccess)},
+                                {Op::kRefreshFailure},
+                                {Op::kResolve, 0, 0, 0, int(ResolveAction::kForceReleaseWithoutRefresh), true}};
+  const std::optional<std::string> failure = Replay(seq, strict);
+  EXPECT_FALSE(failure.has_value()) << *failure;
+}
+
 TEST(JobModelTest, RandomCommandSequencesKeepEveryInvariant) {
-  Data();  // create the dataset outside the timed property
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  if (std::getenv("RC_PARAMS") == nullptr) {
-    params.maxSuccess = 60;
-    params.maxSize = 60;
-  }
-  rc::detail::TestMetadata meta;
-  meta.id = meta.description = "job lifecycle model";
-  const auto result = rc::detail::checkTestable(
-      [] {
-        const auto cmds = *rc::gen::container<std::vector<Cmd>>(GenCmd());
-        World world;
-        for (const Cmd& c : cmds) world.Step(c);
-      },
-      meta, params);
-  std::ostringstream os;
-  rc::detail::printResultMessage(result, os);
-  EXPECT_TRUE(result.template is<rc::detail::SuccessResult>()) << os.str();
-  std::ostringstream kinds;
-  for (const auto& kv : World::Coverage()) kinds << " " << kv.first << "=" << kv.second;
-  std::cout << "events over all sequences:" << kinds.str() << std::endl;
+  CheckProperty("job lifecycle model", ModelConfig{}, GenCmd(), 60, 60);
+}
+
+TEST(JobModelTest, ConcurrentAttemptsKeepTheInvariants) {
+  CheckProperty("job lifecycle model, concurrent attempts", kConcurrent, GenConcurrentCmd(), 30, 50);
 }
 
 }  // namespace
