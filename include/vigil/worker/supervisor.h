@@ -1,5 +1,5 @@
 // The worker supervisor (DESIGN.md section 6): launches one vigil-worker per
-// provider call from a long-lived launcher thread (PR_SET_PDEATHSIG fires when
+// provider call from a long-lived forking thread (PR_SET_PDEATHSIG fires when
 // the forking thread exits), under RLIMIT_AS / RLIMIT_NOFILE / RLIMIT_CORE=0,
 // with only the protocol pipes and the attempt lock inherited, an allowlisted
 // environment and optionally its own cgroup (memory and pids limits) entered
@@ -84,10 +84,10 @@ std::string DefaultWorkerPath();
 
 class Supervisor {
  public:
-  // Starts the launcher thread. FailedPrecondition when require_cgroup is set
+  // Starts the forking thread. FailedPrecondition when require_cgroup is set
   // and no usable cgroup exists; NotFound when the worker executable is missing.
   static Result<std::unique_ptr<Supervisor>> Create(SupervisorOptions options);
-  // Kills and reaps running workers, then stops the launcher thread.
+  // Kills and reaps running workers, then stops the forking thread.
   ~Supervisor();
   Supervisor(const Supervisor&) = delete;
   Supervisor& operator=(const Supervisor&) = delete;
@@ -100,13 +100,14 @@ class Supervisor {
   const SupervisorOptions& options() const { return options_; }
 
  private:
-  class Launcher;
+  class ForkThread;  // src/worker/fork_thread.h
+  class Launch;      // src/worker/launch.h
   explicit Supervisor(SupervisorOptions options);
 
   SupervisorOptions options_;
   std::optional<CgroupPlacement> cgroup_;
   Status cgroup_status_;
-  std::unique_ptr<Launcher> launcher_;
+  std::unique_ptr<ForkThread> fork_thread_;
 };
 
 }  // namespace vigil::worker
