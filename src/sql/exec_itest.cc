@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "sql/exec_internal.h"
-#include "sql/golden.h"
+#include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/executor.h"
@@ -229,7 +229,7 @@ class ExecEnv {
     return upper.find("INDEX JOB") != std::string::npos;
   }
 
-  std::string RunRecord(const GoldenRecord& r) {
+  std::string RunRecord(const testing::GoldenRecord& r) {
     if (r.directive == "statement" || r.directive == "query") return Mask(Run(r.input), IsJobStatement(r.input));
     if (r.directive == "do") {
       std::istringstream lines(r.input);
@@ -259,45 +259,20 @@ class ExecEnv {
   std::unique_ptr<jobs::JobRunner> runner_;
 };
 
-std::vector<std::filesystem::path> GoldenFiles() {
-  const std::filesystem::path dir = std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) / "exec";
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".test") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 class ExecGoldenTest : public ::testing::TestWithParam<std::filesystem::path> {};
 
 TEST_P(ExecGoldenTest, Matches) {
-  const std::filesystem::path& path = GetParam();
-  std::ifstream in(path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto recs = ParseGolden(buf.str());
-  ASSERT_TRUE(recs.ok()) << path << ": " << recs.status().ToString();
-  const bool rewrite = std::getenv("VIGIL_GOLDEN_REWRITE") != nullptr;
   ExecEnv env;
-  size_t records = 0;
-  for (GoldenRecord& r : *recs) {
-    if (r.directive.empty()) continue;
-    std::string actual = env.RunRecord(r);
-    ++records;
-    if (rewrite) {
-      r.has_expected = !actual.empty();
-      r.expected = actual;
-      continue;
-    }
-    EXPECT_EQ(actual, r.expected) << path.filename().string() << ":" << r.line << "\n" << r.input;
-  }
-  if (rewrite) std::ofstream(path) << FormatGolden(*recs);
+  size_t records = testing::RunGoldenFile(
+      GetParam(), [&](const testing::GoldenRecord& r) { return std::optional<std::string>(env.RunRecord(r)); });
   EXPECT_GT(records, 5u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Exec, ExecGoldenTest, ::testing::ValuesIn(GoldenFiles()),
-                         [](const auto& info) { return info.param.stem().string(); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ExecGoldenTest);
+INSTANTIATE_TEST_SUITE_P(Exec, ExecGoldenTest,
+                         ::testing::ValuesIn(testing::GoldenFiles(std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) /
+                                                                  "exec")),
+                         testing::GoldenFileName);
 
 // ---- Literal coercion ----
 

@@ -7,10 +7,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "sql/golden.h"
+#include "testutil/golden.h"
 #include "vigil/sql/parser.h"
 
 namespace vigil::sql {
@@ -368,12 +366,9 @@ TEST(ParserRoundTrip, CorpusIsAFixedPoint) {
       "update t set a = -(-1), b = not a is null where (a or b) and c not between 1 and 2 - 3"};
   const std::filesystem::path dir = std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) / "parse";
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    std::ifstream in(entry.path());
-    std::stringstream buf;
-    buf << in.rdbuf();
-    auto recs = ParseGolden(buf.str());
-    ASSERT_TRUE(recs.ok());
-    for (const GoldenRecord& r : *recs) {
+    auto recs = testing::ReadGoldenFile(entry.path());
+    ASSERT_TRUE(recs.ok()) << recs.status().ToString();
+    for (const testing::GoldenRecord& r : *recs) {
       if (r.directive == "parse") corpus.push_back(r.input);
     }
   }

@@ -2,13 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
-#include "sql/golden.h"
+#include "testutil/golden_runner.h"
 
 namespace vigil::sql {
 namespace {
@@ -468,6 +465,9 @@ TEST(ParserBoundsTest, Properties) {
 
 // ---- golden files ----
 
+using testing::FormatGoldenError;
+using testing::GoldenRecord;
+
 std::string RunParseRecord(const std::string& input) {
   ParseError err;
   auto stmts = ParseScript(input, &err);
@@ -482,64 +482,34 @@ std::string RunParseRecord(const std::string& input) {
   return out;
 }
 
-TEST(GoldenTest, FormatRoundTrips) {
-  const std::string text =
-      "# a comment\nparse\nSHOW TABLES\n----\nSHOW TABLES\n\nparse x y\nA\nB\n----\nerror: E at 1:1: m\n\n"
-      "statement ok\nDROP TABLE t\n";
-  auto recs = ParseGolden(text);
-  ASSERT_TRUE(recs.ok()) << recs.status().ToString();
-  ASSERT_EQ(recs->size(), 3u);
-  EXPECT_EQ((*recs)[0].comment, "# a comment\n");
-  EXPECT_EQ((*recs)[1].args, (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ((*recs)[1].input, "A\nB");
-  EXPECT_EQ((*recs)[1].line, 7);
-  EXPECT_FALSE((*recs)[2].has_expected);
-  EXPECT_EQ(FormatGolden(*recs), text);
-  EXPECT_FALSE(ParseGolden("parse\n----\nx\n").ok());
+// The canonical form of the statements of a record that parses is a fixed point.
+void ExpectFixedPoint(const GoldenRecord& r, const std::string& printed) {
+  auto stmts = ParseScript(r.input).value();
+  std::string script;
+  for (const Statement& s : stmts) script += ToSql(s) + ";\n";
+  auto again = ParseScript(script);
+  ASSERT_TRUE(again.ok()) << script << ": " << again.status().ToString();
+  EXPECT_EQ(*again, stmts) << "line " << r.line;
+  EXPECT_EQ(RunParseRecord(script), printed) << "line " << r.line;
 }
 
-TEST(GoldenTest, ParseFiles) {
-  const std::filesystem::path dir = std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) / "parse";
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".test") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  ASSERT_FALSE(files.empty()) << dir;
-  const bool rewrite = std::getenv("VIGIL_GOLDEN_REWRITE") != nullptr;
-  size_t records = 0;
-  for (const auto& path : files) {
-    std::ifstream in(path);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    auto recs = ParseGolden(buf.str());
-    ASSERT_TRUE(recs.ok()) << path << ": " << recs.status().ToString();
-    for (GoldenRecord& r : *recs) {
-      if (r.directive.empty()) continue;
-      ASSERT_EQ(r.directive, "parse") << path << ":" << r.line;
-      std::string actual = RunParseRecord(r.input);
-      ++records;
-      if (rewrite) {
-        r.has_expected = true;
-        r.expected = actual;
-        continue;
-      }
-      EXPECT_EQ(actual, r.expected) << path.filename().string() << ":" << r.line << "\n" << r.input;
-      // The canonical form is a fixed point.
-      if (actual.rfind("error: ", 0) != 0) {
-        auto stmts = ParseScript(r.input).value();
-        std::string script;
-        for (const Statement& s : stmts) script += ToSql(s) + ";\n";
-        auto again = ParseScript(script);
-        ASSERT_TRUE(again.ok()) << script << ": " << again.status().ToString();
-        EXPECT_EQ(*again, stmts) << path.filename().string() << ":" << r.line;
-        EXPECT_EQ(RunParseRecord(script), actual) << path.filename().string() << ":" << r.line;
-      }
-    }
-    if (rewrite) std::ofstream(path) << FormatGolden(*recs);
-  }
-  EXPECT_GT(records, 100u);
+class ParseGoldenTest : public ::testing::TestWithParam<std::filesystem::path> {};
+
+TEST_P(ParseGoldenTest, Matches) {
+  size_t records = testing::RunGoldenFile(GetParam(), [](const GoldenRecord& r) -> std::optional<std::string> {
+    EXPECT_EQ(r.directive, "parse") << "line " << r.line;
+    std::string actual = RunParseRecord(r.input);
+    if (actual.rfind("error: ", 0) != 0) ExpectFixedPoint(r, actual);
+    return actual;
+  });
+  EXPECT_GT(records, 5u);
 }
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ParseGoldenTest);
+INSTANTIATE_TEST_SUITE_P(Parse, ParseGoldenTest,
+                         ::testing::ValuesIn(testing::GoldenFiles(std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) /
+                                                                  "parse")),
+                         testing::GoldenFileName);
 
 }  // namespace
 }  // namespace vigil::sql

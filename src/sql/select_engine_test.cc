@@ -11,11 +11,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <regex>
-#include <sstream>
 
-#include "sql/golden.h"
+#include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
@@ -161,45 +160,21 @@ std::string FormatResult(const Result<ResultSet>& r) {
   return std::regex_replace(out, kReads, "$1 N ops, N bytes");
 }
 
-std::vector<std::filesystem::path> GoldenFiles() {
-  const std::filesystem::path dir = std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) / "select";
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".test") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 class SelectGoldenTest : public ::testing::TestWithParam<std::filesystem::path> {};
 
 TEST_P(SelectGoldenTest, Matches) {
-  const std::filesystem::path& path = GetParam();
-  std::ifstream in(path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  auto recs = ParseGolden(buf.str());
-  ASSERT_TRUE(recs.ok()) << path << ": " << recs.status().ToString();
-  const bool rewrite = std::getenv("VIGIL_GOLDEN_REWRITE") != nullptr;
   SelectEnv env;
-  size_t records = 0;
-  for (GoldenRecord& r : *recs) {
-    if (r.directive != "query") continue;
-    std::string actual = FormatResult(env.Run(r.input));
-    ++records;
-    if (rewrite) {
-      r.has_expected = true;
-      r.expected = actual;
-      continue;
-    }
-    EXPECT_EQ(actual, r.expected) << path.filename().string() << ":" << r.line << "\n" << r.input;
-  }
-  if (rewrite) std::ofstream(path) << FormatGolden(*recs);
+  size_t records = testing::RunGoldenFile(GetParam(), [&](const testing::GoldenRecord& r) {
+    return r.directive == "query" ? std::optional<std::string>(FormatResult(env.Run(r.input))) : std::nullopt;
+  });
   EXPECT_GT(records, 3u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Select, SelectGoldenTest, ::testing::ValuesIn(GoldenFiles()),
-                         [](const auto& info) { return info.param.stem().string(); });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SelectGoldenTest);
+INSTANTIATE_TEST_SUITE_P(Select, SelectGoldenTest,
+                         ::testing::ValuesIn(testing::GoldenFiles(std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) /
+                                                                  "select")),
+                         testing::GoldenFileName);
 
 class SelectEngineTest : public ::testing::Test {
  protected:

@@ -1,8 +1,9 @@
-#include "sql/golden.h"
+#include "testutil/golden.h"
 
+#include <fstream>
 #include <sstream>
 
-namespace vigil::sql {
+namespace vigil::testing {
 
 namespace {
 
@@ -67,6 +68,16 @@ Result<std::vector<GoldenRecord>> ParseGolden(const std::string& text) {
   return out;
 }
 
+Result<std::vector<GoldenRecord>> ReadGoldenFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return Status::NotFound("no golden file " + path.string());
+  std::ifstream in(path);
+  if (!in) return Status::IOError("cannot read golden file " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseGolden(text.str());
+}
+
 std::string FormatGolden(const std::vector<GoldenRecord>& records) {
   std::string out;
   for (size_t k = 0; k < records.size(); ++k) {
@@ -89,4 +100,4 @@ std::string FormatGoldenError(const std::string& code, uint32_t line, uint32_t c
   return "error: " + code + " at " + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
 }
 
-}  // namespace vigil::sql
+}  // namespace vigil::testing

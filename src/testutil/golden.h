@@ -1,6 +1,6 @@
-// Golden test files in a sqllogictest-like text format, shared by the parser
-// goldens and, later, execution goldens. A file is a sequence of records
-// separated by blank lines:
+// Golden test files in a sqllogictest-like text format, shared by the parse,
+// select and exec goldens (golden_runner.h runs them). A file is a sequence of
+// records separated by blank lines:
 //
 //   # comment lines (kept with the record that follows)
 //   parse                      <- header: a directive, then optional arguments
@@ -12,15 +12,17 @@
 // Input and expected output cannot hold blank lines; '#' lines count as
 // comments only before a header. New directives (e.g. `statement ok`,
 // `query`) reuse the same record shape.
-// Pure functions; thread-safe.
+// Thread-safe: ReadGoldenFile reads a file, the rest are pure functions.
 #pragma once
 
+#include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "vigil/common/status.h"
 
-namespace vigil::sql {
+namespace vigil::testing {
 
 struct GoldenRecord {
   std::string comment;             // '#' lines before the header, newline-terminated
@@ -34,9 +36,11 @@ struct GoldenRecord {
 
 // Parses golden text; InvalidArgument names the line of a malformed record.
 Result<std::vector<GoldenRecord>> ParseGolden(const std::string& text);
+// ParseGolden of a file's content; NotFound when `path` is not a regular file.
+Result<std::vector<GoldenRecord>> ReadGoldenFile(const std::filesystem::path& path);
 // Text that ParseGolden reads back as `records` (used to rewrite goldens).
 std::string FormatGolden(const std::vector<GoldenRecord>& records);
 // "error: CODE at L:C: message" for a parse error.
 std::string FormatGoldenError(const std::string& code, uint32_t line, uint32_t column, const std::string& message);
 
-}  // namespace vigil::sql
+}  // namespace vigil::testing
