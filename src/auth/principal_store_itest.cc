@@ -1,0 +1,13 @@
+// PrincipalStore on PostgreSQL: the conformance suite against the throwaway
+// server of the vigil_pg ctest fixture (scripts/pg-test-server.sh).
+#include <gtest/gtest.h>
+
+#include "auth/principal_store_conformance.h"
+#include "meta/test_env.h"
+
+namespace vigil::auth {
+
+INSTANTIATE_TEST_SUITE_P(Postgres, PrincipalStoreConformanceTest, ::testing::Values(testing::PostgresBackend()),
+                         testing::BackendName);
+
+}  // namespace vigil::auth
