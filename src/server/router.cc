@@ -1,0 +1,129 @@
+#include "vigil/server/router.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/connection.h"
+
+namespace vigil::server {
+
+namespace {
+
+std::vector<std::string_view> Segments(std::string_view path) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t slash = path.find('/', start);
+    const std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos
+                                                                                      : slash - start);
+    if (!seg.empty()) out.push_back(seg);
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
+bool Match(std::string_view pattern, std::string_view path, PathParams* params) {
+  const auto want = Segments(pattern);
+  const auto got = Segments(path);
+  if (want.size() != got.size()) return false;
+  PathParams p;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].size() > 2 && want[i].front() == '{' && want[i].back() == '}') {
+      p[std::string(want[i].substr(1, want[i].size() - 2))] = std::string(got[i]);
+    } else if (want[i] != got[i]) {
+      return false;
+    }
+  }
+  if (params) *params = std::move(p);
+  return true;
+}
+
+// "INDEX_FENCED" from "INDEX_FENCED: index 'x' ...": a typed sub-code leading a message.
+std::string SubCode(std::string_view message) {
+  const size_t colon = message.find(": ");
+  if (colon == std::string_view::npos || colon == 0 || colon > 64) return "";
+  for (char c : message.substr(0, colon)) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return "";
+  }
+  return std::string(message.substr(0, colon));
+}
+
+}  // namespace
+
+void Router::Add(std::string method, std::string pattern, RouteHandler handler) {
+  routes_.push_back(Route{std::move(method), std::move(pattern), std::move(handler)});
+}
+
+HttpResponse Router::Dispatch(HttpRequest& req, std::string* matched) const {
+  std::string allow;
+  for (const Route& r : routes_) {
+    PathParams params;
+    if (!Match(r.pattern, req.path, &params)) continue;
+    if (r.method != req.method) {
+      allow += (allow.empty() ? "" : ", ") + r.method;
+      continue;
+    }
+    if (matched) *matched = r.pattern;
+    return r.handler(req, params);
+  }
+  if (matched) *matched = "";
+  if (!allow.empty()) {
+    HttpResponse resp = ProblemResponse(405, "METHOD_NOT_ALLOWED", req.method + " is not allowed on " + req.path);
+    resp.headers.emplace_back("Allow", allow);
+    return resp;
+  }
+  return ProblemResponse(404, "NOT_FOUND", "no such resource: " + req.path);
+}
+
+int HttpStatusOf(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return 200;
+    case StatusCode::kInvalidArgument: return 400;
+    case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kNotFound: return 404;
+    case StatusCode::kDeadlineExceeded: return 408;
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kCommitConflict:
+    case StatusCode::kFailedPrecondition:
+    case StatusCode::kCancelled:
+    case StatusCode::kStaleIncarnation: return 409;
+    case StatusCode::kNotSupported: return 501;
+    case StatusCode::kResourceExhausted:
+    case StatusCode::kBusy: return 503;
+    case StatusCode::kCorruption:
+    case StatusCode::kIOError:
+    case StatusCode::kInternal: return 500;
+  }
+  return 500;
+}
+
+HttpResponse ProblemResponse(int http_status, std::string_view code, std::string_view detail) {
+  HttpResponse r;
+  r.status = http_status;
+  r.headers.emplace_back("Content-Type", "application/problem+json");
+  r.body = ProblemJson(http_status, code, detail);
+  return r;
+}
+
+HttpResponse ProblemResponse(const Status& st) {
+  const int http = HttpStatusOf(st.code());
+  nlohmann::json j = nlohmann::json::parse(ProblemJson(http, StatusCodeName(st.code()), st.message()));
+  const std::string sub = SubCode(st.message());
+  if (!sub.empty()) j["subcode"] = sub;
+  HttpResponse r;
+  r.status = http;
+  r.headers.emplace_back("Content-Type", "application/problem+json");
+  if (http == 503) r.headers.emplace_back("Retry-After", "1");
+  r.body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
+HttpResponse JsonResponse(std::string body, int status) {
+  HttpResponse r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = std::move(body);
+  return r;
+}
+
+}  // namespace vigil::server
