@@ -6,6 +6,15 @@
 #   *_fuzz.cc   -> one fuzz target each (libFuzzer with clang, else a corpus/random driver;
 #                  label "fuzz")
 # Files ending in _main.cc or _bench.cc are left to the layer's own CMakeLists.
+# Test sources compile with VIGIL_TEST_CXX_FLAGS appended (the code under test keeps the
+# build type's flags): assertion-heavy test files cost a third less to compile at -O1.
+function(vigil_test_options target)
+  if(VIGIL_TEST_CXX_FLAGS)
+    separate_arguments(_flags UNIX_COMMAND "${VIGIL_TEST_CXX_FLAGS}")
+    target_compile_options(${target} PRIVATE ${_flags})
+  endif()
+endfunction()
+
 function(vigil_layer name)
   cmake_parse_arguments(L "" "" "DEPS;TEST_DEPS;ITEST_PROPERTIES" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
@@ -45,6 +54,7 @@ function(vigil_layer name)
     target_include_directories(${name}_test PRIVATE ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(${name}_test PRIVATE vigil_${name} vigil_testutil ${L_TEST_DEPS}
                           GTest::gtest_main GTest::gmock rapidcheck)
+    vigil_test_options(${name}_test)
     gtest_discover_tests(${name}_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 120)
     add_dependencies(vigil_unit_tests ${name}_test)
   endif()
@@ -54,6 +64,7 @@ function(vigil_layer name)
     target_include_directories(${name}_itest PRIVATE ${PROJECT_SOURCE_DIR}/src)
     target_link_libraries(${name}_itest PRIVATE vigil_${name} vigil_testutil ${L_TEST_DEPS}
                           GTest::gtest_main GTest::gmock rapidcheck)
+    vigil_test_options(${name}_itest)
     gtest_discover_tests(${name}_itest PROPERTIES LABELS integration ${L_ITEST_PROPERTIES}
                          DISCOVERY_TIMEOUT 120)
   endif()

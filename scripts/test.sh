@@ -29,33 +29,65 @@ passed_in() {
   echo $((total - failed - $(skipped_in "$1")))
 }
 
+# Stage timings, printed as each stage ends and again at the end.
+timings=()
+stage_name=""
+stage_start=0
+stage() {
+  local now
+  now=$(date +%s)
+  if [[ -n "$stage_name" ]]; then
+    timings+=("$(printf '%-44s %5ss' "$stage_name" $((now - stage_start)))")
+    echo "-- $stage_name: $((now - stage_start)) s"
+  fi
+  stage_name=$1
+  stage_start=$now
+  [[ -n "$stage_name" ]] && echo "== $stage_name"
+  return 0
+}
+total_start=$(date +%s)
+print_timings() {
+  local rc=$?
+  [[ -n "$stage_name" ]] && stage ""
+  echo "stage times:"
+  printf '  %s\n' "${timings[@]}"
+  echo "  total $(($(date +%s) - total_start)) s"
+  return $rc
+}
+trap print_timings EXIT
+
+stage "install dependencies"
 bash scripts/install-deps.sh
 
-echo "== Release build, every test"
+stage "Release build"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/release -j"$JOBS"
+stage "Release tests (every tier)"
 run_ctest build/release/ctest.log --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
 
-echo "== ASan+UBSan build, unit tier"
+stage "ASan+UBSan build, unit tier"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=address \
   -DVIGIL_BUILD_BENCH=OFF
 cmake --build build/asan -j"$JOBS" --target vigil_unit_tests
+stage "ASan+UBSan tests, unit tier"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_ctest build/asan/ctest.log --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
 
-echo "== ThreadSanitizer build, concurrency tests"
+stage "ThreadSanitizer build, concurrency tests"
 # The tests that race threads (publication under readers, builds during appends and
 # deletes, racing appends, shared caches); OpenMP single-threaded (libgomp is not
 # instrumented). The whole unit tier under TSan runs in scripts/test-long.sh.
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=thread \
   -DVIGIL_BUILD_BENCH=OFF
 cmake --build build/tsan -j"$JOBS" --target storage_test generations_test jobs_test
+stage "ThreadSanitizer tests"
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   run_ctest build/tsan/ctest.log --test-dir build/tsan -R 'Concurren|Racing' -j"$JOBS" --output-on-failure \
   --timeout 1200
 
-echo "== libFuzzer, short runs"
+stage "libFuzzer build and short runs"
 FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
+stage ""
 
 release=$(passed_in build/release/ctest.log)
 asan=$(passed_in build/asan/ctest.log)
