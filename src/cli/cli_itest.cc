@@ -1,5 +1,5 @@
-// Process-level tests of the `vigil` binary: init, import (good and bad
-// files), --help, and error exits.
+// Process-level tests of the `vigil` binary: init (and its bootstrap token),
+// import (good and bad files), tokens shown by `vigil sql`, --help, and error exits.
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -7,12 +7,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "testutil/temp_dir.h"
+#include "vigil/auth/root_auth.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
 
@@ -38,6 +41,29 @@ RunResult Vigil(const std::string& args) {
   int status = ::pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// The whole bearer tokens in `text`; a shortened token would not match.
+std::vector<std::string> Tokens(const std::string& text) {
+  static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), kToken); it != std::sregex_iterator(); ++it) {
+    out.push_back(it->str());
+  }
+  return out;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// Who `token` stands for in the principal store of the root at `dir`.
+Result<auth::Authenticated> Authenticate(const std::string& dir, const std::string& token) {
+  VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(dir));
+  VIGIL_ASSIGN_OR_RETURN(auto store, auth::OpenRootPrincipalStore(root));
+  return store->Authenticate(token);
 }
 
 class CliTest : public ::testing::Test {
@@ -81,6 +107,72 @@ TEST_F(CliTest, InitRefusesExistingRootAndNonEmptyDirectory) {
   RunResult busy = Vigil("init " + dir_.path());
   EXPECT_EQ(busy.exit_code, 1);
   EXPECT_THAT(busy.output, HasSubstr("not empty"));
+}
+
+// `vigil init` prints the bootstrap administrator's token once; init on an existing root prints
+// none and changes nothing; --bootstrap-token issues one only when no enabled administrator exists.
+TEST_F(CliTest, InitPrintsTheBootstrapTokenOnce) {
+  const std::string fresh = dir_.Join("fresh");
+  RunResult made = Vigil("init " + fresh);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  std::vector<std::string> tokens = Tokens(made.output);
+  ASSERT_EQ(tokens.size(), 1u) << made.output;
+  EXPECT_THAT(made.output, HasSubstr("shown only this once"));
+  EXPECT_THAT(made.output, HasSubstr("ALTER USER admin ROTATE TOKEN"));
+  Result<auth::Authenticated> who = Authenticate(fresh, tokens[0]);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->principal.name, "admin");
+  EXPECT_TRUE(who->principal.IsAdmin());
+
+  RunResult again = Vigil("init " + fresh);
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_EQ(Count(again.output, "vgl_"), 0u) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("already a vigil root"));
+  EXPECT_THAT(again.output, HasSubstr("--bootstrap-token"));
+  RunResult refused = Vigil("init --bootstrap-token " + fresh);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_EQ(Count(refused.output, "vgl_"), 0u) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("already has an enabled administrator"));
+  EXPECT_TRUE(Authenticate(fresh, tokens[0]).ok());
+
+  // Its only administrator disabled, the realm gets "admin" back with a new token.
+  RunResult disabled = Vigil("--root " + fresh + " sql -c \"ALTER USER admin DISABLE\"");
+  ASSERT_EQ(disabled.exit_code, 0) << disabled.output;
+  EXPECT_FALSE(Authenticate(fresh, tokens[0]).ok());
+  RunResult reissued = Vigil("init --bootstrap-token " + fresh);
+  ASSERT_EQ(reissued.exit_code, 0) << reissued.output;
+  std::vector<std::string> fresh_tokens = Tokens(reissued.output);
+  ASSERT_EQ(fresh_tokens.size(), 1u) << reissued.output;
+  EXPECT_TRUE(Authenticate(fresh, fresh_tokens[0]).ok());
+  EXPECT_FALSE(Authenticate(fresh, tokens[0]).ok());
+}
+
+// `vigil sql` shows the token of CREATE USER and ROTATE TOKEN whole in every format (a cut
+// token would be lost), and no listing shows one.
+TEST_F(CliTest, SqlShowsIssuedTokensWhole) {
+  RunResult created = Vigil("--root " + root_ + " sql -c \"CREATE USER bob\"");
+  ASSERT_EQ(created.exit_code, 0) << created.output;
+  std::vector<std::string> tokens = Tokens(created.output);
+  ASSERT_EQ(tokens.size(), 1u) << created.output;
+  EXPECT_EQ(Count(created.output, "vgl_"), 1u) << created.output;
+  Result<auth::Authenticated> who = Authenticate(root_, tokens[0]);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->principal.name, "bob");
+  EXPECT_FALSE(who->principal.IsAdmin());
+
+  for (const char* format : {"--json", "--csv"}) {
+    RunResult rotated = Vigil("--root " + root_ + " sql " + format + " -c \"ALTER USER bob ROTATE TOKEN\"");
+    ASSERT_EQ(rotated.exit_code, 0) << rotated.output;
+    std::vector<std::string> now = Tokens(rotated.output);
+    ASSERT_EQ(now.size(), 1u) << rotated.output;
+    EXPECT_TRUE(Authenticate(root_, now[0]).ok()) << format;
+    EXPECT_FALSE(Authenticate(root_, tokens[0]).ok()) << format;
+    tokens = now;
+  }
+  RunResult listed = Vigil("--root " + root_ + " sql -c \"SHOW USERS; SHOW GRANTS\"");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_THAT(listed.output, HasSubstr("bob"));
+  EXPECT_EQ(Count(listed.output, "vgl_"), 0u) << listed.output;
 }
 
 TEST_F(CliTest, ImportCreatesAppendsAndRejectsMalformedCsvWithoutCommitting) {

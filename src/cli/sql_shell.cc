@@ -1,6 +1,7 @@
 #include "cli/sql_shell.h"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <thread>
 
@@ -102,7 +103,7 @@ void SqlShell::PrintTable(const sql::ResultSet& r) {
       for (const auto& v : row) cells.push_back(sql::CellText(v));
       rows.push_back(std::move(cells));
     }
-    Write(FormatTable(r.columns, rows, 60));
+    Write(FormatTable(r.columns, rows, r.show_whole_cells ? SIZE_MAX : 60));
     std::printf("(%zu row%s)\n", r.rows.size(), r.rows.size() == 1 ? "" : "s");
   }
   if (!r.message.empty()) std::printf("%s\n", r.message.c_str());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/auth/principal_store.h"
 #include "vigil/common/config.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/job_control.h"
@@ -31,6 +32,7 @@ struct ExecContext {
   Config config;
   SessionOptions options;
   std::unique_ptr<SelectEngine> select;  // opened by the first SELECT / EXPLAIN
+  std::unique_ptr<auth::PrincipalStore> principals;  // opened by the first user or grant statement
 
   int64_t Now() const;
   jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }
@@ -122,5 +124,14 @@ Result<ResultSet> ExecShowIndexJob(ExecContext& ctx, const ShowIndexJobStatement
 Result<ResultSet> ExecCancelIndexJob(ExecContext& ctx, const CancelIndexJobStatement& s);
 Result<ResultSet> ExecResolveIndexJob(ExecContext& ctx, const ResolveIndexJobStatement& s);
 Result<ResultSet> ExecWaitIndexJob(ExecContext& ctx, const WaitIndexJobStatement& s);
+
+// Users, tokens and grants (exec_users.cc): realm "default" of the root's principal store.
+// Each requires global ADMIN (SHOW GRANTS FOR the caller itself excepted).
+Result<ResultSet> ExecCreateUser(ExecContext& ctx, const CreateUserStatement& s);
+Result<ResultSet> ExecDropUser(ExecContext& ctx, const DropUserStatement& s);
+Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s);
+Result<ResultSet> ExecGrant(ExecContext& ctx, const GrantStatement& s);
+Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement& s);
+Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s);
 
 }  // namespace vigil::sql

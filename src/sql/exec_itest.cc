@@ -1,7 +1,7 @@
 // Statement execution: the golden files of testdata/exec (every statement and
 // its errors against a fresh root, with the in-process executor playing the
-// leader), plus focused tests of literal coercion, predicate pushdown and the
-// atomicity of DELETE and UPDATE.
+// leader), plus focused tests of literal coercion, predicate pushdown, the
+// atomicity of DELETE and UPDATE, and the tokens of CREATE USER / ROTATE TOKEN.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
 #include "sql/exec_internal.h"
 #include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
+#include "vigil/auth/root_auth.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/root_jobs.h"
@@ -99,7 +101,44 @@ class ExecEnv {
   }
 
   Result<ResultSet> Exec(std::string_view sql) { return session_->Execute(sql); }
-  std::string Run(std::string_view sql) { return FormatResult(Exec(Substitute(std::string(sql)))); }
+  std::string Run(std::string_view sql) {
+    Result<ResultSet> r = Exec(Substitute(std::string(sql)));
+    RememberTokens(r);
+    return FormatResult(r);
+  }
+
+  // Keeps the tokens a result shows (CREATE USER, ALTER USER ... ROTATE TOKEN) for `do login`.
+  void RememberTokens(const Result<ResultSet>& r) {
+    if (!r.ok() || r->columns != std::vector<std::string>{"User", "Token"}) return;
+    for (const auto& row : r->rows) tokens_[Cell(row[0])].push_back(Cell(row[1]));
+  }
+
+  // `login USER [N]`: authenticates the Nth token (1-based; default: the latest) this file
+  // was shown for USER and, when it authenticates, runs the session as its principal.
+  std::string Login(const std::string& user, const std::string& nth) {
+    const std::vector<std::string>& issued = tokens_[user];
+    size_t i = nth.empty() ? issued.size() : std::stoul(nth);
+    if (i == 0 || i > issued.size()) return "no token " + nth + " was shown for " + user;
+    auto root = Root::Open(root_path_);
+    if (!root.ok()) return "error: " + root.status().ToString();
+    auto store = auth::OpenRootPrincipalStore(*root);
+    if (!store.ok()) return "error: " + store.status().ToString();
+    auto who = (*store)->Authenticate(issued[i - 1]);
+    if (!who.ok()) return "error: " + who.status().ToString();
+    principal_ = who->principal;
+    Reopen();
+    std::string out = "session as " + principal_.name + " (admin " + (principal_.admin ? "yes" : "no") + ")";
+    for (const auto& [object, held] : principal_.grants) {
+      out += "; " + object + ":";
+      for (jobs::Privilege p : held) out += " " + std::string(jobs::PrivilegeName(p));
+    }
+    return out;
+  }
+  std::string Logout() {
+    principal_ = jobs::Principal::LocalAdmin();
+    Reopen();
+    return "session as the local administrator";
+  }
 
   // Dispatches every pending job and runs every due refresh.
   std::string RunJobs() {
@@ -170,6 +209,8 @@ class ExecEnv {
       return "disarmed";
     }
     if (verb == "ls") return List(a);
+    if (verb == "login") return Login(a, b);
+    if (verb == "logout") return Logout();
     if (verb == "gencsv") return GenCsv(a, std::stoi(b));
     return "unknown command: " + command;
   }
@@ -211,26 +252,30 @@ class ExecEnv {
     for (size_t p; (p = s.find("$DIR")) != std::string::npos;) s.replace(p, 4, dir_.path());
     return s;
   }
-  // Replaces the test directory, UUIDs and (for job statements, whose times come
-  // from the logical clock) times, so that outputs do not depend on the run.
+  // Replaces the test directory, UUIDs, bearer tokens and (for job statements, whose times
+  // come from the logical clock, and user listings, whose times are the store's wall clock)
+  // times, so that outputs do not depend on the run.
   std::string Mask(std::string s, bool times = false) const {
     for (size_t p; (p = s.find(dir_.path())) != std::string::npos;) s.replace(p, dir_.path().size(), "$DIR");
     static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
     static const std::regex kTime("[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}");
     static const std::regex kMillis("\"(deadline_at|[a-z_]*_ms)\":\"[0-9]+\"");
+    static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
     s = std::regex_replace(s, kUuid, "<uuid>");
+    s = std::regex_replace(s, kToken, "<token>");
     if (!times) return s;
     s = std::regex_replace(s, kMillis, "\"$1\":\"<ms>\"");
     return std::regex_replace(s, kTime, "<time>");
   }
-  static bool IsJobStatement(const std::string& sql) {
+  static bool ShowsTimes(const std::string& sql) {
     std::string upper = sql;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return upper.find("INDEX JOB") != std::string::npos;
+    return upper.find("INDEX JOB") != std::string::npos || upper.find("SHOW USERS") != std::string::npos ||
+           upper.find("SHOW GRANTS") != std::string::npos;
   }
 
   std::string RunRecord(const testing::GoldenRecord& r) {
-    if (r.directive == "statement" || r.directive == "query") return Mask(Run(r.input), IsJobStatement(r.input));
+    if (r.directive == "statement" || r.directive == "query") return Mask(Run(r.input), ShowsTimes(r.input));
     if (r.directive == "do") {
       std::istringstream lines(r.input);
       std::string out;
@@ -250,6 +295,7 @@ class ExecEnv {
   }
 
   jobs::Principal principal_ = jobs::Principal::LocalAdmin();
+  std::map<std::string, std::vector<std::string>> tokens_;  // shown by CREATE USER / ROTATE TOKEN
   testing::TempDir dir_;
   std::string root_path_;
   int64_t now_ = 1'700'000'000'000;
@@ -462,6 +508,71 @@ TEST_F(DmlTest, PrincipalsNeedGrants) {
   auto tables = env_.Exec("SHOW TABLES");
   ASSERT_TRUE(tables.ok());
   EXPECT_TRUE(tables->rows.empty());
+}
+
+// ---- Users and tokens ----
+
+// The token CREATE USER shows is a bearer token of the root's principal store; ROTATE TOKEN
+// shows a new one and revokes the old; no other statement shows a token.
+TEST(UserStatementsTest, TokensAuthenticateAndRotationRevokes) {
+  ExecEnv env;
+  auto created = env.Exec("CREATE USER bob");
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_EQ(created->columns, (std::vector<std::string>{"User", "Token"}));
+  ASSERT_EQ(created->rows.size(), 1u);
+  EXPECT_TRUE(created->show_whole_cells);
+  const std::string first = Cell(created->rows[0][1]);
+  ASSERT_TRUE(env.Exec("GRANT ALTER ON db.docs TO bob").ok());
+
+  auto root = Root::Open(env.root_path_);
+  ASSERT_TRUE(root.ok());
+  auto store = auth::OpenRootPrincipalStore(*root);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto who = (*store)->Authenticate(first);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->principal.name, "bob");
+  EXPECT_FALSE(who->principal.IsAdmin());
+  EXPECT_TRUE(who->principal.Has(jobs::Privilege::kAlter, "local", "db", "docs"));
+
+  auto rotated = env.Exec("ALTER USER bob ROTATE TOKEN");
+  ASSERT_TRUE(rotated.ok()) << rotated.status().ToString();
+  const std::string second = Cell(rotated->rows.at(0).at(1));
+  EXPECT_NE(second, first);
+  auto old = (*store)->Authenticate(first);
+  EXPECT_EQ(old.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(old.status().message(), auth::kAuthenticationFailed);
+  EXPECT_TRUE((*store)->Authenticate(second).ok());
+
+  for (const char* sql : {"SHOW USERS", "SHOW GRANTS", "SHOW GRANTS FOR bob", "ALTER USER bob DISABLE"}) {
+    std::string out = env.Run(sql);
+    EXPECT_EQ(out.find("vgl_"), std::string::npos) << sql << ": " << out;
+  }
+  EXPECT_EQ((*store)->Authenticate(second).status().code(), StatusCode::kPermissionDenied);  // disabled
+  ASSERT_TRUE(env.Exec("DROP USER bob").ok());
+  EXPECT_EQ((*store)->Authenticate(second).status().code(), StatusCode::kPermissionDenied);
+}
+
+// Global ADMIN is the flag or an ADMIN grant on "*"; anyone else is refused before the store
+// is read, naming ADMIN, except for SHOW GRANTS FOR themselves.
+TEST(UserStatementsTest, OnlyAdministratorsManageUsers) {
+  ExecEnv env;
+  ASSERT_TRUE(env.Exec("CREATE USER bob").ok());
+  env.principal_ = jobs::Principal{"bob", false, {{"local.db.*", {jobs::Privilege::kAdmin}}}};
+  env.Reopen();
+  for (const char* sql : {"CREATE USER eve", "DROP USER bob", "DROP USER IF EXISTS nobody", "ALTER USER bob ENABLE",
+                          "ALTER USER bob ROTATE TOKEN", "ALTER USER bob SET ADMIN", "GRANT SHOW ON db.* TO bob",
+                          "REVOKE SHOW ON db.* FROM bob", "SHOW USERS", "SHOW GRANTS", "SHOW GRANTS FOR nobody"}) {
+    auto r = env.Exec(sql);
+    EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied) << sql;
+    EXPECT_THAT(r.status().message(), HasSubstr("requires ADMIN")) << sql;
+  }
+  EXPECT_TRUE(env.Exec("SHOW GRANTS FOR bob").ok());
+  EXPECT_TRUE(env.Exec("SHOW GRANTS FOR BOB").ok());
+
+  env.principal_ = jobs::Principal{"ops", false, {{"*", {jobs::Privilege::kAdmin}}}};
+  env.Reopen();
+  auto r = env.Exec("CREATE USER eve");
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
 }
 
 }  // namespace

@@ -529,6 +529,8 @@ class Parser {
       return Status::OK();
     }
     if (kw == "RESOLVE") return ParseResolve(out);
+    if (kw == "ALTER") return ParseAlterUser(out);
+    if (kw == "GRANT" || kw == "REVOKE") return ParseGrant(kw == "REVOKE", out);
     if (kw == "SET") return ParseSet(out);
     if (kw == "WAIT") return ParseWait(out);
     if (kw == "EXPLAIN") {
@@ -570,7 +572,14 @@ class Parser {
     }
     if (AcceptWord("TABLE")) return ParseCreateTable(out);
     if (AcceptWord("INDEX")) return ParseCreateIndex(false, out);
-    return Expected("DATABASE, TABLE, INDEX or OR REPLACE");
+    if (AcceptWord("USER")) {
+      CreateUserStatement s;
+      VIGIL_RETURN_IF_ERROR(ParseIdentifier("user name", &s.name));
+      s.admin = AcceptWord("ADMIN");
+      *out = std::move(s);
+      return Status::OK();
+    }
+    return Expected("DATABASE, TABLE, INDEX, USER or OR REPLACE");
   }
 
   Status ParseCreateTable(StatementNode* out) {
@@ -720,7 +729,14 @@ class Parser {
       *out = std::move(s);
       return Status::OK();
     }
-    return Expected("DATABASE, TABLE or INDEX");
+    if (AcceptWord("USER")) {
+      DropUserStatement s;
+      VIGIL_RETURN_IF_ERROR(ParseIfExists(&s.if_exists));
+      VIGIL_RETURN_IF_ERROR(ParseIdentifier("user name", &s.name));
+      *out = std::move(s);
+      return Status::OK();
+    }
+    return Expected("DATABASE, TABLE, INDEX or USER");
   }
 
   Status ParseShow(StatementNode* out) {
@@ -733,6 +749,19 @@ class Parser {
       if (AcceptWord("FROM") || AcceptWord("IN")) {
         s.database.emplace();
         VIGIL_RETURN_IF_ERROR(ParseDatabaseName(&*s.database));
+      }
+      *out = std::move(s);
+      return Status::OK();
+    }
+    if (AcceptWord("USERS")) {
+      *out = ShowUsersStatement{};
+      return Status::OK();
+    }
+    if (AcceptWord("GRANTS")) {
+      ShowGrantsStatement s;
+      if (AcceptWord("FOR")) {
+        s.user.emplace();
+        VIGIL_RETURN_IF_ERROR(ParseIdentifier("user name", &*s.user));
       }
       *out = std::move(s);
       return Status::OK();
@@ -756,7 +785,7 @@ class Parser {
       }
       if (!PeekWord("FROM") && !PeekWord("IN")) return Expected("FROM, JOBS or JOB");
     } else if (!AcceptWord("INDEXES") && !AcceptWord("KEYS")) {
-      return Expected("DATABASES, TABLES, INDEX, INDEXES or KEYS");
+      return Expected("DATABASES, TABLES, INDEX, INDEXES, KEYS, USERS or GRANTS");
     }
     if (!AcceptWord("FROM") && !AcceptWord("IN")) return Expected("FROM");
     ShowIndexStatement s;
@@ -902,6 +931,81 @@ class Parser {
     VIGIL_RETURN_IF_ERROR(ExpectWord("COMMENT"));
     VIGIL_RETURN_IF_ERROR(ParseStringToken("comment string", &s.comment));
     *out = std::move(s);
+    return Status::OK();
+  }
+
+  // ALTER USER name {ROTATE TOKEN | DISABLE | ENABLE | SET ADMIN | UNSET ADMIN}
+  Status ParseAlterUser(StatementNode* out) {
+    AlterUserStatement s;
+    VIGIL_RETURN_IF_ERROR(ExpectWord("USER"));
+    VIGIL_RETURN_IF_ERROR(ParseIdentifier("user name", &s.name));
+    if (AcceptWord("ROTATE")) {
+      VIGIL_RETURN_IF_ERROR(ExpectWord("TOKEN"));
+      s.action = AlterUserAction::kRotateToken;
+    } else if (AcceptWord("DISABLE")) {
+      s.action = AlterUserAction::kDisable;
+    } else if (AcceptWord("ENABLE")) {
+      s.action = AlterUserAction::kEnable;
+    } else if (PeekWord("SET") || PeekWord("UNSET")) {
+      s.action = PeekWord("SET") ? AlterUserAction::kSetAdmin : AlterUserAction::kUnsetAdmin;
+      Take();
+      VIGIL_RETURN_IF_ERROR(ExpectWord("ADMIN"));
+    } else {
+      return Expected("ROTATE TOKEN, DISABLE, ENABLE, SET ADMIN or UNSET ADMIN");
+    }
+    *out = std::move(s);
+    return Status::OK();
+  }
+
+  // GRANT privilege ON object TO user / REVOKE privilege ON object FROM user
+  Status ParseGrant(bool revoke, StatementNode* out) {
+    GrantStatement s;
+    s.revoke = revoke;
+    const Token& p = Peek();
+    std::optional<jobs::Privilege> privilege =
+        p.kind == TokenKind::kWord ? jobs::ParsePrivilege(ToUpperAscii(p.text)) : std::nullopt;
+    if (!privilege) return Expected("SHOW, ALTER or ADMIN");
+    Take();
+    s.privilege = *privilege;
+    VIGIL_RETURN_IF_ERROR(ExpectWord("ON"));
+    VIGIL_RETURN_IF_ERROR(ParseGrantObject(&s.object));
+    VIGIL_RETURN_IF_ERROR(ExpectWord(revoke ? "FROM" : "TO"));
+    VIGIL_RETURN_IF_ERROR(ParseIdentifier("user name", &s.user));
+    *out = std::move(s);
+    return Status::OK();
+  }
+
+  // `*`, `[catalog.]db.*` or `[catalog.]db.table`.
+  Status ParseGrantObject(GrantObject* out) {
+    *out = GrantObject{};
+    if (AcceptOp("*")) {
+      out->global = true;
+      return Status::OK();
+    }
+    const SourcePos start = Peek().pos;
+    std::vector<std::string> parts(1);
+    VIGIL_RETURN_IF_ERROR(ParseIdentifier("*, db.*, db.table or catalog.db.table", &parts[0]));
+    bool all_tables = false;
+    while (!all_tables && PeekOp(".")) {
+      Take();
+      if (AcceptOp("*")) {
+        all_tables = true;
+      } else if (parts.size() == 3) {
+        return Fail(Peek().pos, "a grant object has at most three parts: catalog.db.table");
+      } else {
+        parts.emplace_back();
+        VIGIL_RETURN_IF_ERROR(ParseIdentifier("name or '*' after '.'", &parts.back()));
+      }
+    }
+    const size_t n = parts.size() + (all_tables ? 1 : 0);
+    if (n == 1) return Fail(start, "a grant object is *, db.*, db.table or catalog.db.table");
+    if (n > 3) return Fail(start, "a grant object has at most three parts: catalog.db.*");
+    if (!all_tables) {
+      out->table = std::move(parts.back());
+      parts.pop_back();
+    }
+    out->database = std::move(parts.back());
+    if (parts.size() == 2) out->catalog = std::move(parts[0]);
     return Status::OK();
   }
 

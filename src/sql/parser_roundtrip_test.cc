@@ -184,8 +184,44 @@ SelectStatement GenSelect() {
   return s;
 }
 
+GrantObject GenGrantObject() {
+  GrantObject o;
+  if (*rc::gen::inRange(0, 4) == 0) {
+    o.global = true;
+    return o;
+  }
+  o.database = GenWord();
+  if (*rc::gen::arbitrary<bool>()) o.table = GenWord();
+  if (*rc::gen::arbitrary<bool>()) o.catalog = GenWord();
+  return o;
+}
+
+jobs::Privilege GenPrivilege() {
+  return *rc::gen::element(jobs::Privilege::kShow, jobs::Privilege::kAlter, jobs::Privilege::kAdmin);
+}
+
+// Users, tokens and grants.
+StatementNode GenUserStatement() {
+  switch (*rc::gen::inRange(0, 6)) {
+    case 0: return CreateUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
+    case 1: return DropUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
+    case 2:
+      return AlterUserStatement{GenWord(),
+                                *rc::gen::element(AlterUserAction::kRotateToken, AlterUserAction::kDisable,
+                                                  AlterUserAction::kEnable, AlterUserAction::kSetAdmin,
+                                                  AlterUserAction::kUnsetAdmin)};
+    case 3: return GrantStatement{*rc::gen::arbitrary<bool>(), GenPrivilege(), GenGrantObject(), GenWord()};
+    case 4: return ShowUsersStatement{};
+    default: {
+      ShowGrantsStatement s;
+      if (*rc::gen::arbitrary<bool>()) s.user = GenWord();
+      return s;
+    }
+  }
+}
+
 StatementNode GenStatement() {
-  switch (*rc::gen::inRange(0, 23)) {
+  switch (*rc::gen::inRange(0, 24)) {
     case 0: return CreateDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
     case 1: return DropDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
     case 2: return ShowDatabasesStatement{};
@@ -279,6 +315,7 @@ StatementNode GenStatement() {
       return s;
     }
     case 21: return GenSelect();
+    case 22: return GenUserStatement();
     default: return ExplainStatement{*rc::gen::arbitrary<bool>(), GenSelect()};
   }
 }
@@ -334,7 +371,8 @@ RC_GTEST_PROP(ParserRoundTrip, TokenSoupFailsAtConsistentPositions, ()) {
       "(", ")", ",", ";", "=", "<>", "-", "+", "*", "t", "db.t", "'s'", "\"k\"", "`q`", "1", "-2.5", "1e3",
       "SHOW", "INDEX", "JOBS", "JOB", "FROM", "WHERE", "AND", "IN", "BETWEEN", "IS", "NULL", "INSERT", "INTO",
       "VALUES", "DELETE", "UPDATE", "SET", "SELECT", "EXPLAIN", "VACUUM", "RETAIN", "VERSIONS", "\n", "--c\n",
-      "/*x*/", "DATE", "'2024-01-01'", "INT", "VECTOR(FLOAT32, 4)", "NOT NULL", "WAIT", "TIMEOUT", "COPY"};
+      "/*x*/", "DATE", "'2024-01-01'", "INT", "VECTOR(FLOAT32, 4)", "NOT NULL", "WAIT", "TIMEOUT", "COPY",
+      "USER", "USERS", "ALTER", "GRANT", "REVOKE", "GRANTS", "FOR", "TO", "ADMIN", "ROTATE", "TOKEN", "db.*"};
   std::string sql;
   int n = *rc::gen::inRange(0, 25);
   for (int i = 0; i < n; ++i) sql += *rc::gen::elementOf(kPieces) + " ";

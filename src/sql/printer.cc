@@ -259,6 +259,23 @@ struct NodePrinter {
   std::string operator()(const SetStatement& s) const {
     return "SET " + QuoteIdentifier(s.name) + " = " + (s.value ? ToSql(*s.value) : std::string("DEFAULT"));
   }
+  std::string operator()(const CreateUserStatement& s) const {
+    return "CREATE USER " + QuoteIdentifier(s.name) + (s.admin ? " ADMIN" : "");
+  }
+  std::string operator()(const DropUserStatement& s) const {
+    return "DROP USER " + IfExists(s.if_exists) + QuoteIdentifier(s.name);
+  }
+  std::string operator()(const AlterUserStatement& s) const {
+    return "ALTER USER " + QuoteIdentifier(s.name) + " " + std::string(AlterUserActionName(s.action));
+  }
+  std::string operator()(const GrantStatement& s) const {
+    return std::string(s.revoke ? "REVOKE " : "GRANT ") + std::string(jobs::PrivilegeName(s.privilege)) + " ON " +
+           ToSql(s.object) + (s.revoke ? " FROM " : " TO ") + QuoteIdentifier(s.user);
+  }
+  std::string operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
+  std::string operator()(const ShowGrantsStatement& s) const {
+    return s.user ? "SHOW GRANTS FOR " + QuoteIdentifier(*s.user) : "SHOW GRANTS";
+  }
 };
 
 struct NodeNamer {
@@ -286,6 +303,12 @@ struct NodeNamer {
   std::string_view operator()(const SelectStatement&) const { return "SELECT"; }
   std::string_view operator()(const ExplainStatement&) const { return "EXPLAIN"; }
   std::string_view operator()(const SetStatement&) const { return "SET"; }
+  std::string_view operator()(const CreateUserStatement&) const { return "CREATE USER"; }
+  std::string_view operator()(const DropUserStatement&) const { return "DROP USER"; }
+  std::string_view operator()(const AlterUserStatement&) const { return "ALTER USER"; }
+  std::string_view operator()(const GrantStatement& s) const { return s.revoke ? "REVOKE" : "GRANT"; }
+  std::string_view operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
+  std::string_view operator()(const ShowGrantsStatement&) const { return "SHOW GRANTS"; }
 };
 
 }  // namespace
@@ -391,6 +414,12 @@ std::string ToSql(const DatabaseName& n) {
   return (n.catalog.empty() ? "" : QuoteIdentifier(n.catalog) + ".") + QuoteIdentifier(n.database);
 }
 
+std::string ToSql(const GrantObject& o) {
+  if (o.global) return "*";
+  std::string out = o.catalog.empty() ? "" : QuoteIdentifier(o.catalog) + ".";
+  return out + QuoteIdentifier(o.database) + "." + (o.table.empty() ? "*" : QuoteIdentifier(o.table));
+}
+
 std::string ToSql(const StatementNode& node) { return std::visit(NodePrinter{}, node); }
 std::string ToSql(const Statement& stmt) { return ToSql(stmt.node); }
 
@@ -418,6 +447,17 @@ std::string_view IndexMethodName(IndexMethod m) {
 
 std::string_view ResolveActionName(ResolveAction a) {
   return a == ResolveAction::kForceRelease ? "FORCE_RELEASE" : "ACKNOWLEDGED";
+}
+
+std::string_view AlterUserActionName(AlterUserAction a) {
+  switch (a) {
+    case AlterUserAction::kRotateToken: return "ROTATE TOKEN";
+    case AlterUserAction::kDisable: return "DISABLE";
+    case AlterUserAction::kEnable: return "ENABLE";
+    case AlterUserAction::kSetAdmin: return "SET ADMIN";
+    case AlterUserAction::kUnsetAdmin: return "UNSET ADMIN";
+  }
+  return "ROTATE TOKEN";
 }
 
 std::string_view BinaryOpName(BinaryOp op) {

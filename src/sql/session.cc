@@ -129,6 +129,12 @@ class SessionImpl : public Session {
   Result<ResultSet> Run(const ShowIndexJobsStatement& s) { return ExecShowIndexJobs(ctx_, s); }
   Result<ResultSet> Run(const ShowIndexJobStatement& s) { return ExecShowIndexJob(ctx_, s); }
   Result<ResultSet> Run(const CancelIndexJobStatement& s) { return ExecCancelIndexJob(ctx_, s); }
+  Result<ResultSet> Run(const CreateUserStatement& s) { return ExecCreateUser(ctx_, s); }
+  Result<ResultSet> Run(const DropUserStatement& s) { return ExecDropUser(ctx_, s); }
+  Result<ResultSet> Run(const AlterUserStatement& s) { return ExecAlterUser(ctx_, s); }
+  Result<ResultSet> Run(const GrantStatement& s) { return ExecGrant(ctx_, s); }
+  Result<ResultSet> Run(const ShowUsersStatement& s) { return ExecShowUsers(ctx_, s); }
+  Result<ResultSet> Run(const ShowGrantsStatement& s) { return ExecShowGrants(ctx_, s); }
   Result<ResultSet> Run(const ResolveIndexJobStatement& s) {
     ResultSet leader = EnsureLeader();
     VIGIL_ASSIGN_OR_RETURN(ResultSet r, ExecResolveIndexJob(ctx_, s));

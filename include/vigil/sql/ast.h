@@ -17,6 +17,7 @@
 #include <variant>
 #include <vector>
 
+#include "vigil/jobs/authorization.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil::sql {
@@ -277,13 +278,64 @@ struct SetStatement {
   bool operator==(const SetStatement&) const = default;
 };
 
+// ---- Users, tokens and grants (realm "default" of the root's principal store) ----
+
+// CREATE USER name [ADMIN]: the result shows the user's first bearer token, once.
+struct CreateUserStatement {
+  std::string name;
+  bool admin = false;
+  bool operator==(const CreateUserStatement&) const = default;
+};
+struct DropUserStatement {
+  std::string name;
+  bool if_exists = false;
+  bool operator==(const DropUserStatement&) const = default;
+};
+enum class AlterUserAction : uint8_t {
+  kRotateToken,  // ROTATE TOKEN: a new token (shown once); older ones are revoked
+  kDisable,      // DISABLE: no token of the user authenticates
+  kEnable,       // ENABLE
+  kSetAdmin,     // SET ADMIN: the administrator flag (global ADMIN)
+  kUnsetAdmin,   // UNSET ADMIN
+};
+struct AlterUserStatement {
+  std::string name;
+  AlterUserAction action = AlterUserAction::kRotateToken;
+  bool operator==(const AlterUserStatement&) const = default;
+};
+// The object of GRANT / REVOKE as written: `*` (every object), `[catalog.]db.*` (a
+// database) or `[catalog.]db.table`. The executor fills in the session's catalog.
+struct GrantObject {
+  bool global = false;   // `*`; nothing else is set
+  std::string catalog;   // empty: not written
+  std::string database;
+  std::string table;     // empty: `db.*`
+  bool operator==(const GrantObject&) const = default;
+};
+// GRANT privilege ON object TO user, or REVOKE privilege ON object FROM user when `revoke`.
+struct GrantStatement {
+  bool revoke = false;
+  jobs::Privilege privilege = jobs::Privilege::kShow;
+  GrantObject object;
+  std::string user;
+  bool operator==(const GrantStatement&) const = default;
+};
+struct ShowUsersStatement {
+  bool operator==(const ShowUsersStatement&) const = default;
+};
+struct ShowGrantsStatement {
+  std::optional<std::string> user;  // FOR user; empty: every user's grants
+  bool operator==(const ShowGrantsStatement&) const = default;
+};
+
 using StatementNode =
     std::variant<CreateDatabaseStatement, DropDatabaseStatement, ShowDatabasesStatement, ShowTablesStatement,
                  CreateTableStatement, DropTableStatement, InsertStatement, CopyStatement, DeleteStatement,
                  UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement,
                  BuildIndexStatement, VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement,
                  ShowIndexJobStatement, CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement,
-                 SelectStatement, ExplainStatement, SetStatement>;
+                 SelectStatement, ExplainStatement, SetStatement, CreateUserStatement, DropUserStatement,
+                 AlterUserStatement, GrantStatement, ShowUsersStatement, ShowGrantsStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {
@@ -301,6 +353,7 @@ std::string ToSql(const Expr& expr);
 std::string ToSql(const Literal& literal);
 std::string ToSql(const TableName& name);
 std::string ToSql(const DatabaseName& name);
+std::string ToSql(const GrantObject& object);
 
 // `name` as written when it is a bare identifier that is not reserved,
 // otherwise in backquotes with inner backquotes doubled.
@@ -315,6 +368,7 @@ std::string_view StatementName(const StatementNode& node);
 std::string_view CopyFormatName(CopyFormat f);      // "csv", "jsonl", "fvecs", "npy"
 std::string_view IndexMethodName(IndexMethod m);    // "ANN", "BTREE", "BITMAP", "FTS"
 std::string_view ResolveActionName(ResolveAction a);  // "ACKNOWLEDGED", "FORCE_RELEASE"
+std::string_view AlterUserActionName(AlterUserAction a);  // "ROTATE TOKEN", "DISABLE", ..., "UNSET ADMIN"
 std::string_view BinaryOpName(BinaryOp op);         // "OR", "AND", "=", "!=", "<", ..., "%"
 
 }  // namespace vigil::sql

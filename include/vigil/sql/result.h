@@ -26,6 +26,8 @@ struct ResultSet {
   std::vector<std::string> notices;        // progress and informational lines (stderr)
   std::vector<std::string> warnings;       // e.g. FORCE warnings (stderr, and SHOW INDEX JOB)
   std::vector<int64_t> admitted_jobs;      // jobs this statement admitted, for -c waits
+  // Cells must never be shortened for display: a bearer token shown once (CREATE USER).
+  bool show_whole_cells = false;
 };
 
 }  // namespace vigil::sql

@@ -1,9 +1,9 @@
 // A SQL session on an embedded root: parses and executes Vigil's statements
-// (DDL, DML, index jobs, SHOW, job control) and hands SELECT / EXPLAIN to the
-// SelectEngine. Statements that admit index jobs return the job ids; a
-// statement never half-applies. The embedded shell runs as the local
-// administrator with client-side file access; other principals are checked by
-// the job layer's rules.
+// (DDL, DML, index jobs, SHOW, job control, users and grants) and hands
+// SELECT / EXPLAIN to the SelectEngine. Statements that admit index jobs
+// return the job ids; a statement never half-applies. The embedded shell runs
+// as the local administrator with client-side file access; other principals
+// are checked by the job layer's rules (users and grants need global ADMIN).
 // Thread safety: one thread at a time per session.
 #pragma once
 
