@@ -27,6 +27,7 @@ int Run(int argc, char** argv) {
   AddDoctorCommand(&app, &ctx);
   AddSuperviseCommand(&app, &ctx);
   AddSqlCommand(&app, &ctx);
+  AddServeCommand(&app, &ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/root_leader.h"
 #include "cli/supervise_client.h"
 #include "vigil/common/config.h"
 #include "vigil/common/logging.h"
@@ -40,18 +41,6 @@ std::atomic<jobs::Leader*> g_leader{nullptr};
 void OnSignal(int) {
   jobs::Leader* leader = g_leader.load();
   if (leader != nullptr) leader->RequestStop();
-}
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string HostName() {
-  char host[HOST_NAME_MAX + 1] = {0};
-  if (::gethostname(host, sizeof(host) - 1) != 0) return "localhost";
-  return host;
 }
 
 // Detaches from the terminal: the caller's process returns (true) once the
@@ -87,22 +76,6 @@ Result<bool> Detach(const std::string& log_path) {
   return false;
 }
 
-// Every attempt runs in a `vigil-worker` under the limits of vigil.toml's [worker] section.
-jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config) {
-  jobs::WorkerExecutorOptions w;
-  w.supervisor.address_space_bytes = config.worker.memory_bytes;
-  w.supervisor.open_files = config.worker.nofile;
-  w.supervisor.omp_threads = static_cast<int>(config.worker.omp_threads);
-  w.supervisor.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
-  w.supervisor.require_cgroup = config.worker.require_cgroup;
-  w.supervisor.cgroup.parent = config.worker.cgroup_parent;
-  w.supervisor.cgroup.memory_max_bytes = config.worker.memory_bytes;
-  w.supervisor.cgroup.pids_max = config.worker.pids_max;
-  w.supervisor.stderr_path = root.path() + "/" + std::string(kRootMetaDirName) + "/worker.log";
-  w.attempt_timeout = std::chrono::seconds(config.worker.max_runtime_seconds);
-  return w;
-}
-
 Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
   if (opts.idle_exit_s < -1) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
@@ -126,40 +99,19 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
     if (parent) return Status::OK();
     VIGIL_ASSIGN_OR_RETURN(store, jobs::OpenRootJobStore(root));
   }
-  // Every leader of an embedded root holds its leader lock: a second one steps aside, and the
-  // holder of the lock knows that any other lease holder is dead.
-  Result<FileLock> leader_lock = FileLock::Acquire(LeaderLockPath(root));
-  if (leader_lock.status().code() == StatusCode::kBusy) {
-    VIGIL_LOG_INFO("another supervisor runs this root");
-    return Status::OK();
-  }
-  VIGIL_RETURN_IF_ERROR(leader_lock.status());
-  VIGIL_RETURN_IF_ERROR(RecordRunningLeader(leader_lock->fd(), config_checksum));
-  jobs::LeaderOptions options;
-  options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
-  options.runner.node_id = HostName();
-  options.runner.leader_holder =
-      "supervise:" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
   const int64_t idle_s =
       opts.idle_exit_s >= 0 ? opts.idle_exit_s : static_cast<int64_t>(config.jobs.supervise_idle_exit_seconds);
-  options.idle_exit_ms = idle_s * 1000;
-  options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
-  options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
-  options.runner.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
-  options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
-  options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
-                         jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
-  jobs::Leader leader(store.get(), executor.get(), options, NowMs);
-  g_leader.store(&leader);
-  ::signal(SIGTERM, OnSignal);
-  ::signal(SIGINT, OnSignal);
-  Status st = leader.Run();
+  RootLeaderOptions lo;
+  lo.kind = "supervise";
+  lo.idle_exit_ms = idle_s * 1000;
+  lo.config_checksum = config_checksum;
+  lo.on_started = [](jobs::Leader* leader) {
+    g_leader.store(leader);
+    ::signal(SIGTERM, OnSignal);
+    ::signal(SIGINT, OnSignal);
+  };
+  Status st = RunRootLeader(root, config, *store, lo);
   g_leader.store(nullptr);
-  if (st.code() == StatusCode::kBusy) {
-    VIGIL_LOG_INFO("another leader runs this root: {}", st.message());
-    return Status::OK();
-  }
   return st;
 }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <limits>
 #include <map>
@@ -41,8 +42,8 @@ constexpr uint64_t kMaxOmpThreads = 1024;
 
 // kDurationMs: milliseconds, written only with a unit (or 0), since a bare number means
 // seconds for kDuration but milliseconds in PostgreSQL's statement_timeout.
-// kPathList: an array of absolute paths.
-enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath, kPathList };
+// kPathList: an array of absolute paths. kAddress: "host:port" (ParseListenAddress).
+enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath, kPathList, kAddress };
 
 // One setting: where it lives, its type and range, how to read and write it on
 // a Config, and the comment the default file carries above it.
@@ -211,6 +212,45 @@ const std::vector<Setting>& Settings() {
        "query (an unbounded recursive WITH, a cross join) long before it matters and\n"
        "is far above an interactive query. \"<n>ms|s|m|h|d\"; 0 means no timeout.",
        VIGIL_NUM_(sql, statement_timeout_ms)},
+
+      {"server", "listen", Kind::kAddress, 0, 0,
+       "Where `vigil serve` listens, \"host:port\"; `--listen` overrides it.",
+       VIGIL_STR_(server, listen)},
+
+      {"server", "max_connections", Kind::kCount, 1, 65'536,
+       "Connections served at once (one thread each); one more is answered 503\n"
+       "and closed.",
+       VIGIL_NUM_(server, max_connections)},
+
+      {"server", "max_body_bytes", Kind::kSize, 1024, kTiB,
+       "The longest request body, chunked or not (413 past it); uploads are streamed\n"
+       "to a spool file, never held in memory.",
+       VIGIL_NUM_(server, max_body_bytes)},
+
+      {"server", "sessions", Kind::kCount, 1, 256,
+       "SQL sessions serving requests at once; each holds its own select engine.\n"
+       "A request waiting longer than 30 s for one is answered 503.",
+       VIGIL_NUM_(server, sessions)},
+
+      {"server", "idempotency_ttl_seconds", Kind::kDuration, 60, 365 * kDay,
+       "How long a finished request's Idempotency-Key is remembered and replayed.",
+       VIGIL_NUM_(server, idempotency_ttl_seconds)},
+
+      {"server", "require_idempotency_key", Kind::kBool, 0, 1,
+       "Resource mutations (POST, PUT, DELETE under /v1 except /v1/sql) without an\n"
+       "Idempotency-Key header are refused with 400.",
+       VIGIL_BOOL_(server, require_idempotency_key)},
+
+      {"server", "sse_max_subscribers", Kind::kCount, 1, 100'000,
+       "Job event streams (GET /v1/jobs/{id}/events) open at once; one more is 503.",
+       VIGIL_NUM_(server, sse_max_subscribers)},
+
+      {"server", "tls_cert_file", Kind::kPath, 0, 0,
+       "PEM certificate chain; with tls_key_file the server speaks HTTPS only.",
+       VIGIL_STR_(server, tls_cert_file)},
+
+      {"server", "tls_key_file", Kind::kPath, 0, 0, "PEM private key of tls_cert_file.",
+       VIGIL_STR_(server, tls_key_file)},
   };
   return kSettings;
 }
@@ -220,7 +260,7 @@ const std::vector<Setting>& Settings() {
 #undef VIGIL_STR_
 #undef VIGIL_LIST_
 
-constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql"};
+constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql", "server"};
 
 const Setting* FindSetting(std::string_view section, std::string_view name) {
   for (const Setting& s : Settings()) {
@@ -263,7 +303,8 @@ std::string RenderValue(const Setting& s, const Config& c) {
       std::string f = FormatNumber(s, s.get_num(c));
       return f == "0" ? f : "\"" + f + "\"";
     }
-    case Kind::kPath: return TomlString(s.get_str(c));
+    case Kind::kPath:
+    case Kind::kAddress: return TomlString(s.get_str(c));
     case Kind::kPathList: {
       std::string out = "[";
       for (const std::string& p : s.get_list(c)) out += (out.size() > 1 ? ", " : "") + TomlString(p);
@@ -313,6 +354,7 @@ std::string ExpectedOf(const Setting& s) {
     case Kind::kDuration: return "an integer (seconds) or a duration string like \"30s\", \"10m\", \"7d\"";
     case Kind::kDurationMs: return "a duration string like \"500ms\", \"60s\", \"5m\", or 0 (no timeout)";
     case Kind::kPath: return "a string";
+    case Kind::kAddress: return "a string \"host:port\" like \"127.0.0.1:7431\"";
     case Kind::kPathList: return "an array of absolute paths like [\"/srv/imports\"]";
   }
   return "";
@@ -364,6 +406,12 @@ Status Apply(const Setting& s, const toml::node& v, Config* c, const toml::node*
       if (!v.is_boolean()) return Status::InvalidArgument(wrong);
       s.set_bool(*c, v.as_boolean()->get());
       return Status::OK();
+    case Kind::kAddress: {
+      if (!v.is_string()) return Status::InvalidArgument(wrong);
+      VIGIL_RETURN_IF_ERROR(ParseListenAddress(v.as_string()->get()).status());
+      s.set_str(*c, v.as_string()->get());
+      return Status::OK();
+    }
     case Kind::kPath: {
       if (!v.is_string()) return Status::InvalidArgument(wrong);
       const std::string& p = v.as_string()->get();
@@ -585,6 +633,11 @@ std::string FormatDuration(uint64_t seconds) {
 Status ValidateConfig(const Config& config) {
   for (const Setting& s : Settings()) {
     if (s.kind == Kind::kBool) continue;
+    if (s.kind == Kind::kAddress) {
+      Status st = ParseListenAddress(s.get_str(config)).status();
+      if (!st.ok()) return Bad("config", s.Key(), st.message());
+      continue;
+    }
     if (s.kind == Kind::kPath) {
       const std::string& p = s.get_str(config);
       if (!p.empty() && p != kCgroupParentV1 && p.front() != '/') {
@@ -748,6 +801,33 @@ std::vector<ConfigEntry> EffectiveSettings(const Config& config, const ConfigSou
     out.push_back({key, RenderValue(s, config), std::move(from)});
   }
   return out;
+}
+
+
+Result<ListenAddress> ParseListenAddress(std::string_view text) {
+  const auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("listen address \"" + std::string(text.substr(0, 64)) + "\" " + why +
+                                   " (want \"host:port\", e.g. \"127.0.0.1:7431\")");
+  };
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return bad("has no host");
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port = text.substr(colon + 1);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 253) return bad("has a host name longer than 253 bytes");
+  for (char ch : host) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-' && ch != ':') {
+      return bad("has a character that is not allowed in a host name or address");
+    }
+  }
+  if (port.empty() || port.size() > 5) return bad("has no port number");
+  uint32_t value = 0;
+  for (char ch : port) {
+    if (ch < '0' || ch > '9') return bad("has a port that is not a number");
+    value = value * 10 + static_cast<uint32_t>(ch - '0');
+  }
+  if (value > 65535) return bad("has a port above 65535");
+  return ListenAddress{std::string(host), static_cast<uint16_t>(value)};
 }
 
 }  // namespace vigil

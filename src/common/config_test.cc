@@ -93,6 +93,17 @@ disk_budget_bytes = "1TiB"
 [sql]
 copy_allowed_directories = ["/srv/imports", "/data/a \"b\""]
 statement_timeout = "1500ms"
+
+[server]
+listen = "0.0.0.0:8080"
+max_connections = 32
+max_body_bytes = "1GiB"
+sessions = 2
+idempotency_ttl_seconds = "2h"
+require_idempotency_key = false
+sse_max_subscribers = 4
+tls_cert_file = "/etc/vigil/cert.pem"
+tls_key_file = "/etc/vigil/key.pem"
 )";
   std::vector<std::string> keys;
   Result<Config> r = ParseConfig(text, "f.toml", &keys);
@@ -122,10 +133,19 @@ statement_timeout = "1500ms"
   EXPECT_EQ(c.generations.disk_budget_bytes, uint64_t{1} << 40);
   EXPECT_EQ(c.sql.statement_timeout_ms, 1500u);
   EXPECT_THAT(c.sql.copy_allowed_directories, ElementsAre("/srv/imports", "/data/a \"b\""));
+  EXPECT_EQ(c.server.listen, "0.0.0.0:8080");
+  EXPECT_EQ(c.server.max_connections, 32u);
+  EXPECT_EQ(c.server.max_body_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(c.server.sessions, 2u);
+  EXPECT_EQ(c.server.idempotency_ttl_seconds, 7200u);
+  EXPECT_FALSE(c.server.require_idempotency_key);
+  EXPECT_EQ(c.server.sse_max_subscribers, 4u);
+  EXPECT_EQ(c.server.tls_cert_file, "/etc/vigil/cert.pem");
+  EXPECT_EQ(c.server.tls_key_file, "/etc/vigil/key.pem");
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
-  EXPECT_EQ(keys.back(), "sql.statement_timeout");
+  EXPECT_EQ(keys.back(), "server.tls_key_file");
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
@@ -346,10 +366,16 @@ TEST(ConfigTest, StatementTimeoutIsMillisecondsWithAUnit) {
     EXPECT_EQ(*ParseDurationMs(FormatDurationMs(v)), v) << v;
   }
   Config c;
+  const auto rendered_timeout = [](const Config& config) {
+    for (const ConfigEntry& e : EffectiveSettings(config)) {
+      if (e.key == "sql.statement_timeout") return e.value;
+    }
+    return std::string();
+  };
   c.sql.statement_timeout_ms = 0;
-  EXPECT_EQ(EffectiveSettings(c).back().value, "0");
+  EXPECT_EQ(rendered_timeout(c), "0");
   c.sql.statement_timeout_ms = 200;
-  EXPECT_EQ(EffectiveSettings(c).back().value, "\"200ms\"");
+  EXPECT_EQ(rendered_timeout(c), "\"200ms\"");
 }
 
 // Server-side COPY reads only below these directories; the default (empty) reads none.
@@ -426,7 +452,7 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 24u);
+  ASSERT_EQ(e.size(), 33u);
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
@@ -506,6 +532,26 @@ TEST(ConfigTest, CapsAreTheIndexCapsWithTheirDefaultsAndLimits) {
   EXPECT_THAT(ErrorOf("[caps]\nmax_partitions = 1048577\n"),
               HasSubstr("caps.max_partitions: must be in 1..1048576 (got 1048577)"));
   EXPECT_THAT(ErrorOf("[caps]\nmax_rows = 281474976710657\n"), HasSubstr("caps.max_rows: must be in"));
+}
+
+
+
+TEST(ConfigTest, ServerListenIsHostAndPort) {
+  auto ok = ParseListenAddress("127.0.0.1:7431");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->host, "127.0.0.1");
+  EXPECT_EQ(ok->port, 7431);
+  auto v6 = ParseListenAddress("[::1]:0");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 0);
+  for (const char* bad : {"7431", ":80", "host:", "host:99999", "host:8x", "a b:80", "h/../x:80"}) {
+    EXPECT_EQ(ParseListenAddress(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+  auto file = ParseConfig("[server]\nlisten = \"nowhere\"\n", "f.toml");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(file.status().message(), HasSubstr("server.listen"));
+  EXPECT_FALSE(ParseConfig("[server]\nsessions = 0\n", "f.toml").ok());
 }
 
 }  // namespace

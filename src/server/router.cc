@@ -54,7 +54,8 @@ void Router::Add(std::string method, std::string pattern, RouteHandler handler) 
   routes_.push_back(Route{std::move(method), std::move(pattern), std::move(handler)});
 }
 
-HttpResponse Router::Dispatch(HttpRequest& req, std::string* matched) const {
+RouteMatch Router::Find(const HttpRequest& req) const {
+  RouteMatch m;
   std::string allow;
   for (const Route& r : routes_) {
     PathParams params;
@@ -63,16 +64,24 @@ HttpResponse Router::Dispatch(HttpRequest& req, std::string* matched) const {
       allow += (allow.empty() ? "" : ", ") + r.method;
       continue;
     }
-    if (matched) *matched = r.pattern;
-    return r.handler(req, params);
+    m.route = &r;
+    m.params = std::move(params);
+    return m;
   }
-  if (matched) *matched = "";
   if (!allow.empty()) {
-    HttpResponse resp = ProblemResponse(405, "METHOD_NOT_ALLOWED", req.method + " is not allowed on " + req.path);
-    resp.headers.emplace_back("Allow", allow);
-    return resp;
+    m.error = ProblemResponse(405, "METHOD_NOT_ALLOWED", req.method + " is not allowed on " + req.path);
+    m.error.headers.emplace_back("Allow", allow);
+    return m;
   }
-  return ProblemResponse(404, "NOT_FOUND", "no such resource: " + req.path);
+  m.error = ProblemResponse(404, "NOT_FOUND", "no such resource: " + req.path);
+  return m;
+}
+
+HttpResponse Router::Dispatch(HttpRequest& req, std::string* matched) const {
+  RouteMatch m = Find(req);
+  if (matched) *matched = m.route ? m.route->pattern : "";
+  if (!m.route) return m.error;
+  return m.route->handler(req, m.params);
 }
 
 int HttpStatusOf(StatusCode code) {

@@ -148,15 +148,24 @@ Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s) {
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_ASSIGN_OR_RETURN(auto input, OpenCopySource(ctx, s.path));
+  return ExecCopyInput(ctx, s, std::move(input));
+}
+
+Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s,
+                                std::shared_ptr<const RandomAccessFile> input, const std::string& idempotency_key) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   ImportOptions options;
   options.create = true;
   options.props.operation = "COPY";
+  options.props.idempotency_key = idempotency_key;
   if (s.format) {
     VIGIL_ASSIGN_OR_RETURN(options.ingest.format, ParseIngestFormat(CopyFormatName(*s.format)));
   } else {
     VIGIL_ASSIGN_OR_RETURN(options.ingest.format, DetectIngestFormat(s.path));
   }
-  VIGIL_ASSIGN_OR_RETURN(options.ingest.input, OpenCopySource(ctx, s.path));
+  options.ingest.input = std::move(input);
   VIGIL_ASSIGN_OR_RETURN(ImportResult result, ctx.Catalog().Import(name, s.path, options));
   ResultSet r;
   r.message = Rows(result.rows, "copied") + " into " + name.ToString();

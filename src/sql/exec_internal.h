@@ -107,6 +107,10 @@ Result<ResultSet> ExecRefreshTable(ExecContext& ctx, const RefreshTableStatement
 
 Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s);
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s);
+// COPY of an input the caller opened (a server's spooled request body): no file access rule.
+// A non-empty `idempotency_key` goes into the commit's transaction properties.
+Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s,
+                                std::shared_ptr<const RandomAccessFile> input, const std::string& idempotency_key = "");
 Result<ResultSet> ExecDelete(ExecContext& ctx, const DeleteStatement& s);
 Result<ResultSet> ExecUpdate(ExecContext& ctx, const UpdateStatement& s);
 

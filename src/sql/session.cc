@@ -8,6 +8,7 @@
 #include "sql/exec_internal.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
+#include "vigil/storage/ingest.h"
 
 namespace vigil::sql {
 
@@ -107,6 +108,19 @@ class SessionImpl : public Session {
 
   Result<ResultSet> Execute(const Statement& statement) override {
     return std::visit([this](const auto& node) { return Run(node); }, statement.node);
+  }
+
+  Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
+                               const std::string& idempotency_token) override {
+    VIGIL_ASSIGN_OR_RETURN(auto input, OpenIngestFile(spooled_file, /*no_symlinks=*/true));
+    CopyStatement s{table, "upload", format};
+    return ExecCopyInput(ctx_, s, std::move(input), idempotency_token);
+  }
+
+  void Reset(jobs::Principal principal) override {
+    ctx_.options.principal = std::move(principal);
+    statement_timeout_ms_ = ctx_.config.sql.statement_timeout_ms;
+    if (ctx_.select) ctx_.select->SetStatementTimeout(statement_timeout_ms_);
   }
 
  private:

@@ -27,9 +27,18 @@ struct Route {
   RouteHandler handler;
 };
 
+// The route a request names, or the 404 / 405 answer when none does.
+struct RouteMatch {
+  const Route* route = nullptr;
+  PathParams params;
+  HttpResponse error;  // when route is null
+};
+
 class Router {
  public:
   void Add(std::string method, std::string pattern, RouteHandler handler);
+  // The route matching the request's method and path.
+  RouteMatch Find(const HttpRequest& req) const;
   // Runs the matching route; `matched` (may be null) gets the route's pattern or "" when none.
   HttpResponse Dispatch(HttpRequest& req, std::string* matched = nullptr) const;
   const std::vector<Route>& routes() const { return routes_; }

@@ -53,6 +53,16 @@ class Session {
   virtual Result<ResultSet> Execute(std::string_view sql) = 0;
   // Executes an already parsed statement.
   virtual Result<ResultSet> Execute(const Statement& statement) = 0;
+  // COPY into `table` from a request body the caller saved to `spooled_file` (its own
+  // file, named "upload" in messages): ALTER on the table is checked as for COPY, the
+  // session's file access rule is not (the file is not the principal's choice). A non-empty
+  // `idempotency_token` is recorded in the commit's transaction properties, so that the
+  // table's history shows whether the request took effect.
+  virtual Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
+                                       const std::string& idempotency_token) = 0;
+  // Binds the session to `principal` and restores per-session settings (SET) to vigil.toml's:
+  // a server reuses one session for many users' requests, each starting this way.
+  virtual void Reset(jobs::Principal principal) = 0;
 };
 
 }  // namespace vigil::sql

@@ -1,0 +1,78 @@
+#include "cli/root_leader.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+
+#include "cli/supervise_client.h"
+#include "vigil/common/logging.h"
+#include "vigil/common/uuid.h"
+#include "vigil/jobs/worker_executor.h"
+#include "vigil/storage/file_lock.h"
+
+namespace vigil::cli {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string HostName() {
+  char host[HOST_NAME_MAX + 1] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) return "localhost";
+  return host;
+}
+
+// Every attempt runs in a `vigil-worker` under the limits of vigil.toml's [worker] section.
+jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config) {
+  jobs::WorkerExecutorOptions w;
+  w.supervisor.address_space_bytes = config.worker.memory_bytes;
+  w.supervisor.open_files = config.worker.nofile;
+  w.supervisor.omp_threads = static_cast<int>(config.worker.omp_threads);
+  w.supervisor.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
+  w.supervisor.require_cgroup = config.worker.require_cgroup;
+  w.supervisor.cgroup.parent = config.worker.cgroup_parent;
+  w.supervisor.cgroup.memory_max_bytes = config.worker.memory_bytes;
+  w.supervisor.cgroup.pids_max = config.worker.pids_max;
+  w.supervisor.stderr_path = root.path() + "/" + std::string(kRootMetaDirName) + "/worker.log";
+  w.attempt_timeout = std::chrono::seconds(config.worker.max_runtime_seconds);
+  return w;
+}
+}  // namespace
+
+Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& store, const RootLeaderOptions& opts) {
+  Result<FileLock> leader_lock = FileLock::Acquire(LeaderLockPath(root));
+  if (leader_lock.status().code() == StatusCode::kBusy) {
+    VIGIL_LOG_INFO("another leader runs this root");
+    return Status::OK();
+  }
+  VIGIL_RETURN_IF_ERROR(leader_lock.status());
+  VIGIL_RETURN_IF_ERROR(RecordRunningLeader(leader_lock->fd(), opts.config_checksum));
+  jobs::LeaderOptions options;
+  options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
+  options.runner.node_id = HostName();
+  options.runner.leader_holder = opts.kind + ":" + HostName() + ":" + std::to_string(::getpid()) + ":" +
+                                 Uuid::Generate().ToString().substr(0, 8);
+  options.idle_exit_ms = opts.idle_exit_ms;
+  options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
+  options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
+  options.runner.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
+  options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
+  options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
+                         jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
+  jobs::Leader leader(&store, executor.get(), options, NowMs);
+  if (opts.on_started) opts.on_started(&leader);
+  Status st = leader.Run();
+  if (st.code() == StatusCode::kBusy) {
+    VIGIL_LOG_INFO("another leader runs this root: {}", st.message());
+    return Status::OK();
+  }
+  return st;
+}
+
+}  // namespace vigil::cli

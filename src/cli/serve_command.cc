@@ -1,0 +1,130 @@
+// `vigil serve`: the HTTP API of a root (server/api_server.h) and, beside it,
+// the root's job leader (a running `vigil supervise` is stopped first, so that
+// the server leads). Runs in the foreground until SIGTERM or SIGINT, then stops
+// accepting, lets requests in flight finish for up to --grace seconds, and
+// stops the leader, which lets running builds finish and records them.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/root_leader.h"
+#include "cli/supervise_client.h"
+#include "vigil/common/config.h"
+#include "vigil/common/logging.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/server/api_server.h"
+
+namespace vigil::cli {
+
+namespace {
+
+struct ServeOptions {
+  std::string listen;  // empty: [server] listen
+  int64_t grace_s = 10;
+};
+
+// The server's settings from vigil.toml, with --listen over [server] listen.
+Result<server::HttpServerOptions> HttpOptions(const Config& config, const std::string& listen) {
+  VIGIL_ASSIGN_OR_RETURN(ListenAddress addr, ParseListenAddress(listen.empty() ? config.server.listen : listen));
+  server::HttpServerOptions http;
+  http.host = addr.host;
+  http.port = addr.port;
+  http.max_connections = config.server.max_connections;
+  http.max_body_bytes = config.server.max_body_bytes;
+  http.tls_cert_file = config.server.tls_cert_file;
+  http.tls_key_file = config.server.tls_key_file;
+  return http;
+}
+
+Status RunServe(const Context& ctx, const ServeOptions& opts) {
+  VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
+  VIGIL_ASSIGN_OR_RETURN(std::string config_checksum, ConfigChecksum(root));
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
+  VIGIL_ASSIGN_OR_RETURN(server::HttpServerOptions http, HttpOptions(config, opts.listen));
+  if (opts.grace_s < 0) return Status::InvalidArgument("--grace must be >= 0 seconds");
+
+  // Every thread started from here on inherits the blocked signals; main waits for them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  VIGIL_ASSIGN_OR_RETURN(std::optional<RunningLeader> running, FindRunningLeader(root));
+  if (running) {
+    std::printf("stopping the running supervisor (pid %d) so that the server leads...\n",
+                static_cast<int>(running->process.pid));
+    VIGIL_RETURN_IF_ERROR(StopLeader(root, 3600 * 1000));
+  }
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
+  std::mutex mu;
+  jobs::Leader* leader = nullptr;  // guarded by mu
+  bool stopping = false;           // guarded by mu
+  std::atomic<bool> leading{false};
+  std::thread leader_thread([&] {
+    RootLeaderOptions lo;
+    lo.kind = "serve";
+    lo.config_checksum = config_checksum;
+    lo.on_started = [&](jobs::Leader* l) {
+      std::lock_guard<std::mutex> lock(mu);
+      leader = l;
+      if (stopping) l->RequestStop();
+      leading.store(true);
+    };
+    Status st = RunRootLeader(root, config, *store, lo);
+    leading.store(false);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      leader = nullptr;
+    }
+    if (!st.ok()) VIGIL_LOG_ERROR("the job leader stopped: {}", st.ToString());
+  });
+  const auto stop_leader = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+      if (leader) leader->RequestStop();
+    }
+    leader_thread.join();
+  };
+
+  server::ApiServerOptions api;
+  api.root_dir = root.path();
+  api.http = http;
+  api.leader_running = [&] { return leading.load(); };
+  Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(api);
+  if (!started.ok()) {
+    stop_leader();
+    return started.status();
+  }
+  std::printf("vigil serve: listening on %s://%s:%u (root %s)\n", http.tls_cert_file.empty() ? "http" : "https",
+              http.host.c_str(), static_cast<unsigned>((*started)->port()), root.path().c_str());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  std::printf("vigil serve: stopping (signal %d)\n", sig);
+  std::fflush(stdout);
+  (*started)->Shutdown(std::chrono::seconds(opts.grace_s));
+  stop_leader();
+  return Status::OK();
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App* app, Context* ctx) {
+  auto* sub = app->add_subcommand("serve", "Serve the root's HTTP API and lead its index jobs");
+  auto opts = std::make_shared<ServeOptions>();
+  sub->add_option("--listen", opts->listen, "host:port to listen on (default: [server] listen, 127.0.0.1:7431)");
+  sub->add_option("--grace", opts->grace_s, "Seconds in-flight requests get to finish on SIGTERM (default 10)");
+  sub->footer(
+      "Authenticate with a bearer token (Authorization: Bearer <token>); `vigil init` prints the\n"
+      "administrator's. The API is described at GET /v1/openapi.json.");
+  ctx->actions.emplace_back(sub, [ctx, opts] { return RunServe(*ctx, *opts); });
+}
+
+}  // namespace vigil::cli

@@ -1,0 +1,391 @@
+// `vigil serve` as its users meet it: a real server process on loopback, real
+// HTTP clients, bearer tokens from the root's principal store, idempotent
+// mutations, the privilege rules with their non-disclosing denials, job
+// progress as server-sent events, and SIGKILL / restart mid-load.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "testutil/temp_dir.h"
+#include "vigil/auth/root_auth.h"
+#include "vigil/server/http_client.h"
+#include "vigil/storage/root.h"
+
+namespace vigil {
+namespace {
+
+using Json = nlohmann::json;
+// server::kStaleReservationMs in seconds, rounded up.
+constexpr int kStaleSeconds = 10;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+int RunVigil(const std::string& args) {
+  const std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " >/dev/null 2>&1";
+  return WEXITSTATUS(std::system(cmd.c_str()));
+}
+
+// A `vigil serve` child on 127.0.0.1 with a port the kernel picked.
+class ServeProcess {
+ public:
+  explicit ServeProcess(const std::string& root, int port = 0) {
+    const std::string listen = "127.0.0.1:" + std::to_string(port);
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      ::unsetenv("VIGIL_ROOT");
+      ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", listen.c_str(),
+              "--grace", "2", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    FILE* f = ::fdopen(out[0], "r");
+    char line[512];
+    static const std::regex kListening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+      std::cmatch m;
+      if (std::regex_search(line, m, kListening)) {
+        port_ = std::stoi(m[1].str());
+        break;
+      }
+    }
+    out_ = f;
+  }
+  ~ServeProcess() { Stop(SIGTERM); }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Signals the server and reaps it; its exit status (-1 when killed by a signal).
+  int Stop(int sig) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (out_ != nullptr) std::fclose(out_);
+    out_ = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  FILE* out_ = nullptr;
+};
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.Join("root");
+    ASSERT_EQ(RunVigil("init " + root_), 0);
+    auto root = Root::Open(root_);
+    ASSERT_TRUE(root.ok());
+    auto store = auth::OpenRootPrincipalStore(*root);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    admin_ = (*store)->CreateUser("default", "root_admin", true)->token;
+    alice_ = (*store)->CreateUser("default", "alice", false)->token;
+    ASSERT_TRUE((*store)->Grant("default", "alice", jobs::Privilege::kAlter, "local.d.*").ok());
+    reader_ = (*store)->CreateUser("default", "rita", false)->token;
+    ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
+    Start();
+  }
+  void Start() {
+    server_ = std::make_unique<ServeProcess>(root_);
+    ASSERT_GT(server_->port(), 0) << "vigil serve did not report its port";
+    auto c = server::HttpClient::Connect(server_->url());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    client_ = std::move(*c);
+  }
+
+  server::ClientResponse Call(const std::string& method, const std::string& target, const std::string& token,
+                              const std::string& body = "", Headers extra = {}) {
+    Headers h = std::move(extra);
+    if (!token.empty()) h.emplace_back("Authorization", "Bearer " + token);
+    if (!body.empty() && std::none_of(h.begin(), h.end(), [](auto& p) { return p.first == "Content-Type"; })) {
+      h.emplace_back("Content-Type", "application/json");
+    }
+    auto r = client_->Call(method, target, h, body);
+    EXPECT_TRUE(r.ok()) << method << " " << target << ": " << r.status().ToString();
+    return r.ok() ? *r : server::ClientResponse{};
+  }
+  server::ClientResponse Post(const std::string& target, const std::string& token, const Json& body,
+                              const std::string& key = "") {
+    Headers h;
+    if (!key.empty()) h.emplace_back("Idempotency-Key", key);
+    return Call("POST", target, token, body.dump(), h);
+  }
+  Json Sql(const std::string& token, const std::string& sql) {
+    auto r = Post("/v1/sql", token, {{"sql", sql}});
+    EXPECT_EQ(r.status, 200) << sql << ": " << r.body;
+    return Json::parse(r.body, nullptr, false);
+  }
+  int64_t CountRows(const std::string& table) {
+    Json j = Sql(admin_, "SELECT COUNT(*) FROM " + table);
+    return j["results"][0]["rows"][0][0].get<int64_t>();
+  }
+
+  testing::TempDir dir_;
+  std::string root_;
+  std::string admin_, alice_, reader_;
+  std::unique_ptr<ServeProcess> server_;
+  std::unique_ptr<server::HttpClient> client_;
+};
+
+TEST_F(ServeTest, ServiceRoutesAnswerWithoutATokenAndDescribeTheApi) {
+  EXPECT_EQ(Call("GET", "/healthz", "").status, 200);
+  server::ClientResponse ready;
+  for (int i = 0; i < 100; ++i) {  // the leader takes its lease right after the server starts
+    ready = Call("GET", "/readyz", "");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(ready.status, 200) << ready.body;
+  EXPECT_EQ(Json::parse(ready.body)["checks"]["leader"], "ok");
+  auto doc = Call("GET", "/v1/openapi.json", "");
+  ASSERT_EQ(doc.status, 200);
+  Json api = Json::parse(doc.body);
+  EXPECT_EQ(api["openapi"], "3.1.0");
+  auto metrics = Call("GET", "/metrics", "");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("vigil_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"} 1"),
+            std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("vigil_index_jobs{state=\"PENDING\"} 0"), std::string::npos);
+  EXPECT_EQ(metrics.Header("content-type").rfind("text/plain; version=0.0.4", 0), 0u);
+}
+
+TEST_F(ServeTest, EveryOtherRouteNeedsAValidBearerTokenAndSaysNothingMore) {
+  auto none = Call("GET", "/v1/databases", "");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_EQ(none.Header("www-authenticate"), "Bearer realm=\"vigil\"");
+  EXPECT_EQ(none.Header("content-type"), "application/problem+json");
+  auto forged = Call("GET", "/v1/databases", "", "", {{"Authorization", "Bearer vgl_0000000000000000_" + std::string(64, 'a')}});
+  auto garbage = Call("GET", "/v1/databases", "", "", {{"Authorization", "Bearer nonsense"}});
+  auto wrong_secret = Call("GET", "/v1/databases", "", "",
+                           {{"Authorization", "Bearer " + alice_.substr(0, alice_.size() - 1) +
+                                                  (alice_.back() == 'a' ? "b" : "a")}});
+  EXPECT_EQ(forged.status, 401);
+  EXPECT_EQ(garbage.status, 401);
+  EXPECT_EQ(wrong_secret.status, 401);
+  EXPECT_EQ(forged.body, garbage.body);
+  EXPECT_EQ(forged.body, wrong_secret.body);
+  EXPECT_EQ(Call("GET", "/v1/databases", alice_).status, 200);
+  EXPECT_EQ(Call("GET", "/v1/nothing", alice_).status, 404);
+  EXPECT_EQ(Call("PUT", "/v1/databases", alice_).status, 405);
+}
+
+TEST_F(ServeTest, AUserWithAlterOnADatabaseLoadsRowsBuildsAnIndexAndQueries) {
+  ASSERT_EQ(Post("/v1/databases", admin_, {{"name", "d"}}, "k-db").status, 201);
+  auto created = Post("/v1/databases/d/tables", alice_,
+                      {{"name", "docs"},
+                       {"columns", Json::array({{{"name", "id"}, {"type", "BIGINT"}, {"not_null", true}},
+                                                {{"name", "category"}, {"type", "STRING"}, {"not_null", true}}})}},
+                      "k-table");
+  ASSERT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(created.Header("location"), "/v1/databases/d/tables/docs");
+  // Rows as a CSV upload and as JSON.
+  std::string csv = "id,category\n";
+  for (int i = 0; i < 500; ++i) csv += std::to_string(i) + ",cat_" + std::to_string(i % 5) + "\n";
+  auto up = Call("POST", "/v1/databases/d/tables/docs/rows", alice_, csv,
+                 {{"Content-Type", "text/csv"}, {"Idempotency-Key", "k-csv"}});
+  ASSERT_EQ(up.status, 200) << up.body;
+  auto js = Post("/v1/databases/d/tables/docs/rows", alice_,
+                 {{"rows", Json::array({{{"id", 1000}, {"category", "json"}}})}}, "k-json");
+  ASSERT_EQ(js.status, 200) << js.body;
+  EXPECT_EQ(CountRows("d.docs"), 501);
+  // An index job: 202, its Location, then its events until it ends.
+  auto idx = Post("/v1/databases/d/tables/docs/indexes", alice_,
+                  {{"name", "cat_idx"}, {"columns", {"category"}}, {"using", "BITMAP"}}, "k-index");
+  ASSERT_EQ(idx.status, 202) << idx.body;
+  const std::string location = idx.Header("location");
+  ASSERT_EQ(location.rfind("/v1/jobs/", 0), 0u) << location;
+  std::string events;
+  auto sse = server::HttpClient::Connect(server_->url());
+  ASSERT_TRUE(sse.ok());
+  auto streamed = (*sse)->Stream(location + "/events", {{"Authorization", "Bearer " + alice_}},
+                                 [&](std::string_view data) {
+                                   events.append(data);
+                                   return events.find("event: end") == std::string::npos;
+                                 });
+  ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+  EXPECT_EQ(streamed->Header("content-type"), "text/event-stream");
+  EXPECT_NE(events.find("event: job"), std::string::npos) << events;
+  EXPECT_NE(events.find("\"State\":\"FINISHED\""), std::string::npos) << events;
+  auto job = Call("GET", location, alice_);
+  ASSERT_EQ(job.status, 200);
+  EXPECT_EQ(Json::parse(job.body)["job"]["State"], "FINISHED") << job.body;
+  // A filtered query through the index.
+  auto q = Post("/v1/databases/d/tables/docs/query", reader_,
+                {{"filter", "category = 'cat_3'"}, {"select", {"id"}}, {"limit", 1000}});
+  ASSERT_EQ(q.status, 200) << q.body;
+  EXPECT_EQ(Json::parse(q.body)["rows"].size(), 100u);
+  auto jobs = Call("GET", "/v1/jobs?database=d&limit=10", reader_);
+  ASSERT_EQ(jobs.status, 200);
+  EXPECT_EQ(Json::parse(jobs.body)["jobs"].size(), 1u);
+}
+
+TEST_F(ServeTest, AnIdempotencyKeyRunsARequestOnceAndReplaysIt) {
+  ASSERT_EQ(Post("/v1/databases", admin_, {{"name", "d"}}, "db-1").status, 201);
+  ASSERT_EQ(Sql(admin_, "CREATE TABLE d.t (id BIGINT)")["results"].size(), 1u);
+  const Json rows = {{"rows", Json::array({{{"id", 1}}, {{"id", 2}}})}};
+  auto first = Post("/v1/databases/d/tables/t/rows", alice_, rows, "append-1");
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.Header("idempotency-replayed"), "");
+  auto again = Post("/v1/databases/d/tables/t/rows", alice_, rows, "append-1");
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.Header("idempotency-replayed"), "true");
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(CountRows("d.t"), 2);
+  // The same key with another body, or for another resource: 422, nothing runs.
+  auto changed = Post("/v1/databases/d/tables/t/rows", alice_, {{"rows", Json::array({{{"id", 3}}})}}, "append-1");
+  EXPECT_EQ(changed.status, 422);
+  EXPECT_EQ(Json::parse(changed.body)["code"], "IDEMPOTENCY_KEY_REUSED");
+  EXPECT_EQ(CountRows("d.t"), 2);
+  // Keys are per user: another user's identical key is a different request.
+  auto other_user = Post("/v1/databases/d/tables/t/rows", admin_, rows, "append-1");
+  EXPECT_EQ(other_user.status, 200);
+  EXPECT_EQ(other_user.Header("idempotency-replayed"), "");
+  EXPECT_EQ(CountRows("d.t"), 4);
+  // A resource mutation without a key, or with a malformed one: 400, nothing runs.
+  auto missing = Post("/v1/databases/d/tables/t/rows", alice_, rows);
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(Json::parse(missing.body)["code"], "IDEMPOTENCY_KEY_MISSING");
+  auto malformed = Post("/v1/databases/d/tables/t/rows", alice_, rows, "\"unbalanced");
+  EXPECT_EQ(malformed.status, 400);
+  EXPECT_EQ(CountRows("d.t"), 4);
+  // A refused request (403) is not stored: the key stays free for the real request.
+  auto denied = Post("/v1/databases/d/tables/t/rows", reader_, rows, "append-2");
+  EXPECT_EQ(denied.status, 403) << denied.body;
+  auto allowed = Post("/v1/databases/d/tables/t/rows", reader_, rows, "append-2");
+  EXPECT_EQ(allowed.status, 403);
+  EXPECT_EQ(allowed.Header("idempotency-replayed"), "");
+  auto metrics = Call("GET", "/metrics", "");
+  EXPECT_NE(metrics.body.find("vigil_idempotency_requests_total{outcome=\"replayed\"} 1"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("vigil_idempotency_requests_total{outcome=\"mismatch\"} 1"), std::string::npos);
+}
+
+TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {
+  // A slow statement under a key, and its duplicate while it runs.
+  const std::string slow =
+      "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 8000000) SELECT COUNT(*) FROM n";
+  std::thread first([&] {
+    auto c = server::HttpClient::Connect(server_->url());
+    ASSERT_TRUE(c.ok());
+    auto r = (*c)->Call("POST", "/v1/sql",
+                        {{"Authorization", "Bearer " + admin_}, {"Idempotency-Key", "slow-1"},
+                         {"Content-Type", "application/json"}},
+                        Json{{"sql", slow}}.dump());
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 200) << r->body;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto dup = Post("/v1/sql", admin_, {{"sql", slow}}, "slow-1");
+  first.join();
+  EXPECT_EQ(dup.status, 409) << dup.body;
+  EXPECT_EQ(dup.Header("retry-after"), "1");
+  auto after = Post("/v1/sql", admin_, {{"sql", slow}}, "slow-1");
+  EXPECT_EQ(after.status, 200);
+  EXPECT_EQ(after.Header("idempotency-replayed"), "true");
+}
+
+TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
+  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE DATABASE hidden; CREATE TABLE hidden.t (id BIGINT NOT NULL); "
+                        "CREATE TABLE d.t (id BIGINT NOT NULL)")["results"].size(), 4u);
+  auto hidden = Call("GET", "/v1/databases/hidden/tables/t", alice_);
+  auto missing = Call("GET", "/v1/databases/hidden/tables/nope", alice_);
+  EXPECT_EQ(hidden.status, 404);
+  EXPECT_EQ(missing.status, 404);
+  std::string hidden_detail = Json::parse(hidden.body)["detail"];
+  std::string missing_detail = Json::parse(missing.body)["detail"];
+  EXPECT_EQ(hidden_detail.replace(hidden_detail.find("hidden.t"), 8, "X"),
+            missing_detail.replace(missing_detail.find("hidden.nope"), 11, "X"));
+  // SHOW on d lets rita read but not write; ALTER lets alice write.
+  EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", reader_).status, 200);
+  EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", reader_, {{"rows", Json::array({{{"id", 1}}})}}, "r1").status,
+            403);
+  EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", alice_, {{"rows", Json::array({{{"id", 1}}})}}, "a1").status,
+            200);
+  // Jobs of a table one may not see are not listed.
+  auto job = Post("/v1/databases/hidden/tables/t/indexes", admin_,
+                  {{"name", "i"}, {"columns", {"id"}}, {"using", "BTREE"}}, "idx-hidden");
+  ASSERT_EQ(job.status, 202) << job.body;
+  EXPECT_EQ(Json::parse(Call("GET", "/v1/jobs", alice_).body)["jobs"].size(), 0u);
+  EXPECT_EQ(Call("GET", job.Header("location"), alice_).status, 404);
+  EXPECT_EQ(Call("GET", "/v1/jobs/999999", alice_).status, 404);
+}
+
+TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnce) {
+  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT, writer BIGINT)")["results"].size(), 2u);
+  constexpr int kWriters = 3;
+  std::atomic<bool> stop{false};
+  std::vector<std::vector<int64_t>> acked(kWriters);
+  std::vector<int> gave_up(kWriters, 0);
+  std::vector<std::string> last_answer(kWriters);
+  std::vector<std::thread> writers;
+  const std::string url = server_->url();
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int64_t i = 0; !stop.load(); ++i) {
+        const Json body = {{"rows", Json::array({{{"id", i}, {"writer", w}}})}};
+        const std::string key = "w" + std::to_string(w) + "-" + std::to_string(i);
+        // Like a careful client: the same request under the same key until it is answered.
+        bool done = false;
+        for (int attempt = 0; attempt < 1200 && !done; ++attempt) {
+          auto c = server::HttpClient::Connect(url, std::chrono::seconds(10));
+          if (c.ok()) {
+            auto r = (*c)->Call("POST", "/v1/databases/d/tables/t/rows",
+                                {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key},
+                                 {"Content-Type", "application/json"}},
+                                body.dump());
+            done = r.ok() && r->status == 200;
+            last_answer[w] = r.ok() ? std::to_string(r->status) + " " + r->body : r.status().ToString();
+          }
+          if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (!done) {
+          ++gave_up[w];
+          return;
+        }
+        acked[w].push_back(i);
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const int port = server_->port();
+  server_->Stop(SIGKILL);
+  ServeProcess restarted(root_, port);
+  ASSERT_EQ(restarted.port(), port);
+  // Writers whose request was cut off by the kill get it settled once its reservation is stale.
+  std::this_thread::sleep_for(std::chrono::seconds(2 + kStaleSeconds));
+  stop.store(true);
+  for (auto& t : writers) t.join();
+  auto c = server::HttpClient::Connect(restarted.url());
+  ASSERT_TRUE(c.ok());
+  client_ = std::move(*c);
+  for (int w = 0; w < kWriters; ++w) {
+    EXPECT_EQ(gave_up[w], 0) << "writer " << w << " never got an answer; the last: " << last_answer[w];
+    ASSERT_GT(acked[w].size(), 2u);
+    Json got = Sql(admin_, "SELECT id FROM d.t WHERE writer = " + std::to_string(w) + " ORDER BY id");
+    std::vector<int64_t> ids;
+    for (const Json& row : got["results"][0]["rows"]) ids.push_back(row[0].get<int64_t>());
+    EXPECT_EQ(ids, acked[w]) << "writer " << w << ": every acknowledged row exactly once, nothing else";
+  }
+}
+
+}  // namespace
+}  // namespace vigil

@@ -1,0 +1,139 @@
+// Internals of the HTTP API (api_server.h): the server's shared state, the
+// context a route handler receives, and the route families, each registered
+// by its own file (routes_*.cc). Internal to the server layer.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/idempotency_gate.h"
+#include "server/metrics.h"
+#include "server/session_pool.h"
+#include "vigil/auth/principal_store.h"
+#include "vigil/common/config.h"
+#include "vigil/idempotency/store.h"
+#include "vigil/jobs/job_store.h"
+#include "vigil/server/api_server.h"
+#include "vigil/server/router.h"
+#include "vigil/sql/result.h"
+#include "vigil/storage/root.h"
+
+namespace vigil::server {
+
+// How long a request waits for a free SQL session before 503.
+constexpr std::chrono::milliseconds kSessionWait{30'000};
+
+// A body already in memory, handed to a handler in place of the socket's.
+class StringBody : public BodySource {
+ public:
+  explicit StringBody(std::string text) : text_(std::move(text)) {}
+  Result<size_t> Read(char* buf, size_t max) override;
+
+ private:
+  std::string text_;
+  size_t pos_ = 0;
+};
+
+// A request body saved to a private spool file (uploads are streamed there, never held).
+struct Spooled {
+  std::string path;
+  std::string sha256;
+  uint64_t bytes = 0;
+  ~Spooled();  // removes the file
+  Spooled() = default;
+  Spooled(const Spooled&) = delete;
+  Spooled& operator=(const Spooled&) = delete;
+};
+
+// One request as a handler sees it.
+struct Call {
+  HttpRequest& req;
+  const PathParams& params;
+  const auth::Authenticated& caller;
+  std::shared_ptr<Spooled> spooled;  // set when the body was spooled before the handler ran
+  // "<realm scope>/<Idempotency-Key>" when the request carries a key, for the effect's record.
+  std::string idempotency_token;
+};
+
+// Whether the request body is an upload (CSV, JSON Lines, .fvecs, .npy) rather than JSON.
+bool IsUpload(const HttpRequest& req);
+
+// Which requests a route accepts without a bearer token, and whether it mutates (and so
+// takes an Idempotency-Key; `key_required` when a missing key is a 400 under
+// [server] require_idempotency_key).
+struct RouteSpec {
+  std::string method;
+  std::string pattern;
+  bool public_route = false;
+  bool mutating = false;
+  bool key_required = false;
+  std::function<HttpResponse(Call&)> handler;
+  // Looks for the effect of a keyed request whose server died mid-request (IdempotencyGate);
+  // empty: such a request stays unknown (409).
+  std::function<Result<std::optional<HttpResponse>>(Call&)> settle;
+};
+
+class ApiServer::Impl {
+ public:
+  Impl(ApiServerOptions options, Root root, Config config);
+
+  Status Open();
+  HttpResponse Handle(HttpRequest& req);
+
+  // Runs `statement` (SQL text) as the caller in a pooled session.
+  Result<sql::ResultSet> RunSql(const Call& call, const std::string& statement);
+  // The body as JSON (an object); InvalidArgument naming what is wrong.
+  Result<nlohmann::json> JsonBody(Call& call, size_t limit = 16 << 20);
+  // The body saved to a private spool file (the one spooled before the handler, if any).
+  Result<std::shared_ptr<Spooled>> SpoolBody(Call& call);
+
+  void Add(RouteSpec spec);
+  void AddServiceRoutes();  // routes_service.cc: health, readiness, metrics, OpenAPI, config
+  void AddSqlRoutes();      // routes_sql.cc: POST /v1/sql
+  void AddTableRoutes();    // routes_tables.cc: databases, tables, rows, indexes, queries, VACUUM
+  void AddJobRoutes();      // routes_jobs.cc: jobs, their events
+  // The committed version of an append carrying the call's idempotency token, as the
+  // response; nullopt when the table's history has none.
+  Result<std::optional<HttpResponse>> AppendEffect(Call& call);
+
+  ApiServerOptions options_;
+  Root root_;
+  Config config_;
+  std::unique_ptr<auth::PrincipalStore> principals_;
+  std::unique_ptr<idempotency::IdempotencyStore> idempotency_;
+  std::unique_ptr<jobs::JobStore> jobs_;
+  std::unique_ptr<SessionPool> sessions_;
+  Metrics metrics_;
+  std::unique_ptr<IdempotencyGate> gate_;
+  std::atomic<int64_t> sse_subscribers_{0};
+  std::string executor_id_;
+  Router router_;
+  std::vector<RouteSpec> routes_;  // by Route index in router_
+  std::unique_ptr<HttpServer> http_;
+
+ private:
+  HttpResponse Authorized(HttpRequest& req, const RouteSpec& spec, const PathParams& params,
+                          const auth::Authenticated& caller);
+};
+
+// A result set as JSON: {"columns": [...], "rows": [[...]], "message", "notices", "warnings",
+// "admitted_jobs"}.
+nlohmann::json ResultJson(const sql::ResultSet& r);
+// The rows of a result as objects keyed by column name.
+nlohmann::json RowObjects(const sql::ResultSet& r);
+// A SQL string literal: 'text' with quotes doubled; NUL and control bytes are refused.
+Result<std::string> SqlString(std::string_view text);
+// A path parameter checked as a database / table / index name (names.h allowlist).
+Result<std::string> DatabaseParam(const Call& call);
+Result<std::string> TableParam(const Call& call, std::string_view key = "table");
+Result<std::string> IdentifierParam(const Call& call, std::string_view key, std::string_view what);
+// A positive job id path parameter.
+Result<int64_t> JobIdParam(const Call& call);
+
+}  // namespace vigil::server

@@ -1,0 +1,325 @@
+#include "vigil/server/api_server.h"
+
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "server/api_internal.h"
+#include "vigil/auth/root_auth.h"
+#include "vigil/common/logging.h"
+#include "vigil/common/names.h"
+#include "vigil/common/uuid.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/sql/result_format.h"
+
+namespace vigil::server {
+
+namespace {
+
+std::string HostName() {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) return "localhost";
+  return host;
+}
+
+HttpResponse Unauthenticated(std::string_view detail) {
+  HttpResponse r = ProblemResponse(401, "UNAUTHENTICATED", detail);
+  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"vigil\"");
+  return r;
+}
+
+nlohmann::json ValueJson(const sql::Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return nullptr;
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  return sql::CellText(v);  // a BLOB as hex, as the shell's JSON prints it
+}
+
+}  // namespace
+
+Result<size_t> StringBody::Read(char* buf, size_t max) {
+  const size_t n = std::min(max, text_.size() - pos_);
+  std::copy_n(text_.data() + pos_, n, buf);
+  pos_ += n;
+  return n;
+}
+
+Spooled::~Spooled() {
+  if (!path.empty()) ::unlink(path.c_str());
+}
+
+bool IsUpload(const HttpRequest& req) {
+  const std::string_view type = req.Header("content-type");
+  return !type.empty() && type.find("application/json") != 0;
+}
+
+nlohmann::json RowObjects(const sql::ResultSet& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::json o = nlohmann::json::object();
+    for (size_t i = 0; i < r.columns.size(); ++i) o[r.columns[i]] = ValueJson(row[i]);
+    rows.push_back(std::move(o));
+  }
+  return rows;
+}
+
+nlohmann::json ResultJson(const sql::ResultSet& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& v : row) out.push_back(ValueJson(v));
+    rows.push_back(std::move(out));
+  }
+  return {{"columns", r.columns}, {"rows", std::move(rows)}, {"message", r.message},
+          {"notices", r.notices}, {"warnings", r.warnings}, {"admitted_jobs", r.admitted_jobs}};
+}
+
+Result<std::string> SqlString(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
+      return Status::InvalidArgument("a text value contains a control character");
+    }
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+Result<std::string> IdentifierParam(const Call& call, std::string_view key, std::string_view what) {
+  auto it = call.params.find(std::string(key));
+  if (it == call.params.end()) return Status::Internal("route has no parameter " + std::string(key));
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(it->second, what));
+  return it->second;
+}
+
+Result<std::string> DatabaseParam(const Call& call) {
+  auto it = call.params.find("db");
+  if (it == call.params.end()) return Status::Internal("route has no parameter db");
+  VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(it->second));
+  return it->second;
+}
+
+Result<std::string> TableParam(const Call& call, std::string_view key) {
+  auto it = call.params.find(std::string(key));
+  if (it == call.params.end()) return Status::Internal("route has no parameter " + std::string(key));
+  VIGIL_RETURN_IF_ERROR(ValidateTableName(it->second));
+  return it->second;
+}
+
+Result<int64_t> JobIdParam(const Call& call) {
+  auto it = call.params.find("id");
+  const std::string text = it == call.params.end() ? "" : it->second;
+  int64_t id = 0;
+  if (text.empty() || text.size() > 18) return Status::InvalidArgument("job id must be a positive integer");
+  for (char c : text) {
+    if (c < '0' || c > '9') return Status::InvalidArgument("job id must be a positive integer");
+    id = id * 10 + (c - '0');
+  }
+  if (id <= 0) return Status::InvalidArgument("job id must be a positive integer");
+  return id;
+}
+
+ApiServer::Impl::Impl(ApiServerOptions options, Root root, Config config)
+    : options_(std::move(options)), root_(std::move(root)), config_(std::move(config)) {}
+
+Status ApiServer::Impl::Open() {
+  VIGIL_ASSIGN_OR_RETURN(principals_, auth::OpenRootPrincipalStore(root_));
+  VIGIL_ASSIGN_OR_RETURN(jobs_, jobs::OpenRootJobStore(root_));
+  idempotency::StoreOptions io;
+  io.uri = jobs::RootJobStoreUri(root_);
+  VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
+  executor_id_ = "serve:" + HostName() + ":" + std::to_string(::getpid()) + ":" +
+                 Uuid::Generate().ToString().substr(0, 8);
+  gate_ = std::make_unique<IdempotencyGate>(idempotency_.get(), &metrics_, executor_id_,
+                                            static_cast<int64_t>(config_.server.idempotency_ttl_seconds) * 1000);
+  sql::SessionOptions so;
+  so.file_access = sql::FileAccess::kServer;
+  so.principal = jobs::Principal{};
+  sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions);
+  const std::string spool = root_.path() + "/_meta/uploads";
+  if (::mkdir(spool.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::FromErrno(errno, "cannot create the upload spool " + spool);
+  }
+  AddServiceRoutes();
+  AddSqlRoutes();
+  AddTableRoutes();
+  AddJobRoutes();
+  return Status::OK();
+}
+
+void ApiServer::Impl::Add(RouteSpec spec) {
+  router_.Add(spec.method, spec.pattern, nullptr);
+  routes_.push_back(std::move(spec));
+}
+
+HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
+  const auto start = std::chrono::steady_clock::now();
+  RouteMatch m = router_.Find(req);
+  HttpResponse resp;
+  std::string pattern;
+  if (!m.route) {
+    resp = std::move(m.error);
+  } else {
+    const RouteSpec& spec = routes_[static_cast<size_t>(m.route - router_.routes().data())];
+    pattern = spec.pattern;
+    if (spec.public_route) {
+      const auth::Authenticated nobody;
+      Call call{req, m.params, nobody, nullptr};
+      resp = spec.handler(call);
+    } else {
+      const std::string_view header = req.Header("authorization");
+      constexpr std::string_view kBearer = "Bearer ";
+      if (header.size() <= kBearer.size() || header.substr(0, kBearer.size()) != kBearer) {
+        resp = Unauthenticated("a bearer token is required: Authorization: Bearer <token>");
+      } else {
+        Result<auth::Authenticated> caller = principals_->Authenticate(header.substr(kBearer.size()));
+        if (caller.ok()) {
+          resp = Authorized(req, spec, m.params, *caller);
+        } else if (caller.status().code() == StatusCode::kPermissionDenied) {
+          resp = Unauthenticated(caller.status().message());
+        } else {
+          resp = ProblemResponse(caller.status());
+        }
+      }
+    }
+  }
+  resp.headers.emplace_back("Cache-Control", "no-store");
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  metrics_.ObserveRequest(pattern, req.method, resp.status, secs);
+  return resp;
+}
+
+HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec, const PathParams& params,
+                                         const auth::Authenticated& caller) {
+  Call call{req, params, caller, nullptr};
+  if (!spec.mutating) return spec.handler(call);
+  Result<std::optional<std::string>> key = ParseIdempotencyKey(req.Header("idempotency-key"));
+  if (!key.ok()) return ProblemResponse(400, "IDEMPOTENCY_KEY_INVALID", key.status().message());
+  if (!*key) {
+    if (spec.key_required && config_.server.require_idempotency_key) {
+      metrics_.CountIdempotency("missing_key");
+      return ProblemResponse(400, "IDEMPOTENCY_KEY_MISSING",
+                             spec.method + " " + spec.pattern +
+                                 " requires an Idempotency-Key header (a unique value per request, reused "
+                                 "only to retry it)");
+    }
+    return spec.handler(call);
+  }
+  // The fingerprint covers the body: read (JSON, canonical form) or spooled (uploads) first.
+  std::string digest_input;
+  std::unique_ptr<StringBody> json_body;
+  if (IsUpload(req)) {
+    Result<std::shared_ptr<Spooled>> spooled = SpoolBody(call);
+    if (!spooled.ok()) return ProblemResponse(spooled.status());
+    call.spooled = *spooled;
+    digest_input = std::string(req.Header("content-type")) + "\n" + call.spooled->sha256;
+  } else {
+    Result<std::string> body = req.body->ReadAll(16 << 20);
+    if (!body.ok()) return ProblemResponse(body.status());
+    auto parsed = nlohmann::json::parse(*body, nullptr, false);
+    digest_input = parsed.is_discarded() ? *body : parsed.dump();
+    json_body = std::make_unique<StringBody>(std::move(*body));
+    req.body = json_body.get();
+  }
+  std::string query;
+  for (const auto& [k, v] : req.query) query += k + "=" + v + "&";
+  IdempotentRequest ireq{caller.realm + ":" + caller.principal.name, **key, spec.method + " " + spec.pattern,
+                         req.path, RequestFingerprint(req.method, req.path, query, digest_input)};
+  call.idempotency_token = ireq.realm + "/" + ireq.key;
+  // Settling takes over a dead server's reservation: only the root's leader may, since it
+  // holds the leader lock that any earlier server held while it was alive.
+  SettleFn settle;
+  const bool leads = !options_.leader_running || options_.leader_running();
+  if (spec.settle && leads) settle = [&] { return spec.settle(call); };
+  return gate_->Run(ireq, [&] { return spec.handler(call); }, settle);
+}
+
+Result<sql::ResultSet> ApiServer::Impl::RunSql(const Call& call, const std::string& statement) {
+  VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
+  Result<sql::ResultSet> r = session->Execute(statement);
+  if (r.ok() && !r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
+  return r;
+}
+
+Result<nlohmann::json> ApiServer::Impl::JsonBody(Call& call, size_t limit) {
+  VIGIL_ASSIGN_OR_RETURN(std::string text, call.req.body->ReadAll(limit));
+  if (text.empty()) return nlohmann::json::object();
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
+  if (!j.is_object()) return Status::InvalidArgument("the request body must be a JSON object");
+  return j;
+}
+
+Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
+  if (call.spooled) return call.spooled;
+  auto spooled = std::make_shared<Spooled>();
+  std::string path = root_.path() + "/_meta/uploads/upload-XXXXXX";
+  int fd = ::mkstemp(path.data());
+  if (fd < 0) return Status::FromErrno(errno, "cannot create an upload spool file");
+  spooled->path = path;
+  EVP_MD_CTX* md = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(md, EVP_sha256(), nullptr);
+  std::vector<char> buf(1 << 16);
+  Status st;
+  for (;;) {
+    Result<size_t> n = call.req.body->Read(buf.data(), buf.size());
+    if (!n.ok()) {
+      st = n.status();
+      break;
+    }
+    if (*n == 0) break;
+    EVP_DigestUpdate(md, buf.data(), *n);
+    spooled->bytes += *n;
+    for (size_t off = 0; off < *n;) {
+      ssize_t w = ::write(fd, buf.data() + off, *n - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        st = Status::FromErrno(errno, "cannot write the upload spool file");
+        break;
+      }
+      off += static_cast<size_t>(w);
+    }
+    if (!st.ok()) break;
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_DigestFinal_ex(md, digest, &len);
+  EVP_MD_CTX_free(md);
+  ::close(fd);
+  VIGIL_RETURN_IF_ERROR(st);
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned int i = 0; i < len; ++i) {
+    spooled->sha256 += kHex[digest[i] >> 4];
+    spooled->sha256 += kHex[digest[i] & 15];
+  }
+  call.spooled = spooled;
+  return spooled;
+}
+
+ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ApiServer::~ApiServer() {
+  if (impl_->http_) impl_->http_->Shutdown(std::chrono::milliseconds(0));
+}
+
+Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiServerOptions options) {
+  VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(options.root_dir));
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
+  auto impl = std::make_unique<Impl>(std::move(options), std::move(root), std::move(config));
+  VIGIL_RETURN_IF_ERROR(impl->Open());
+  Impl* raw = impl.get();
+  VIGIL_ASSIGN_OR_RETURN(raw->http_,
+                         HttpServer::Start(raw->options_.http, [raw](HttpRequest& req) { return raw->Handle(req); }));
+  return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));
+}
+
+uint16_t ApiServer::port() const { return impl_->http_->port(); }
+
+void ApiServer::Shutdown(std::chrono::milliseconds grace) { impl_->http_->Shutdown(grace); }
+
+}  // namespace vigil::server

@@ -1,0 +1,169 @@
+#include "vigil/server/http_client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace vigil::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+std::string ClientResponse::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers) {
+    if (k == name) return v;
+  }
+  return "";
+}
+
+class HttpClient::Impl {
+ public:
+  Impl(std::string host, std::string port, std::chrono::milliseconds timeout)
+      : host_(std::move(host)), port_(std::move(port)), timeout_(timeout), stream_(ioc_) {}
+
+  Status EnsureOpen() {
+    if (stream_.socket().is_open()) return Status::OK();
+    beast::error_code ec;
+    asio::ip::tcp::resolver resolver(ioc_);
+    auto results = resolver.resolve(host_, port_, ec);
+    if (ec) return Status::IOError("cannot resolve " + host_ + ": " + ec.message());
+    stream_.expires_after(timeout_);
+    stream_.connect(results, ec);
+    if (ec) return Status::IOError("cannot connect to " + host_ + ":" + port_ + ": " + ec.message());
+    stream_.socket().set_option(asio::ip::tcp::no_delay(true), ec);
+    return Status::OK();
+  }
+
+  template <typename OnBody>
+  Result<ClientResponse> Send(std::string_view method, std::string_view target,
+                              const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body,
+                              OnBody on_body, bool retry) {
+    VIGIL_RETURN_IF_ERROR(EnsureOpen());
+    http::request<http::string_body> req{http::string_to_verb(std::string(method)), std::string(target), 11};
+    req.set(http::field::host, host_);
+    req.set(http::field::user_agent, "vigil");
+    for (const auto& [k, v] : headers) req.set(k, v);
+    req.body() = std::string(body);
+    req.prepare_payload();
+    beast::error_code ec;
+    stream_.expires_after(timeout_);
+    http::write(stream_, req, ec);
+    ClientResponse out;
+    if (!ec) ec = on_body(out);
+    if (ec) {
+      Close();
+      // A kept-alive connection the server closed meanwhile: one fresh try.
+      if (retry && (ec == http::error::end_of_stream || ec == asio::error::connection_reset ||
+                    ec == asio::error::broken_pipe)) {
+        return Send(method, target, headers, body, on_body, false);
+      }
+      return Status::IOError("HTTP " + std::string(method) + " " + std::string(target) + ": " + ec.message());
+    }
+    return out;
+  }
+
+  Result<ClientResponse> Call(std::string_view method, std::string_view target,
+                              const std::vector<std::pair<std::string, std::string>>& headers,
+                              std::string_view body) {
+    return Send(method, target, headers, body, [this](ClientResponse& out) {
+      http::response_parser<http::string_body> parser;
+      parser.body_limit(uint64_t{1} << 32);
+      beast::error_code ec;
+      http::read(stream_, buffer_, parser, ec);
+      if (ec) return ec;
+      Fill(parser.get(), &out);
+      out.body = std::move(parser.get().body());
+      if (!parser.get().keep_alive()) Close();
+      return ec;
+    }, true);
+  }
+
+  Result<ClientResponse> Stream(std::string_view target,
+                                const std::vector<std::pair<std::string, std::string>>& headers,
+                                const std::function<bool(std::string_view)>& on_data) {
+    return Send("GET", target, headers, {}, [&](ClientResponse& out) {
+      http::response_parser<http::buffer_body> parser;
+      parser.body_limit(boost::none);
+      beast::error_code ec;
+      stream_.expires_never();
+      http::read_header(stream_, buffer_, parser, ec);
+      if (ec) return ec;
+      Fill(parser.get(), &out);
+      char buf[8192];
+      while (!parser.is_done()) {
+        parser.get().body().data = buf;
+        parser.get().body().size = sizeof(buf);
+        http::read(stream_, buffer_, parser, ec);
+        if (ec == http::error::need_buffer) ec = {};
+        if (ec) return ec;
+        if (!on_data(std::string_view(buf, sizeof(buf) - parser.get().body().size))) {
+          Close();
+          return beast::error_code{};
+        }
+      }
+      return ec;
+    }, true);
+  }
+
+  void Close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    stream_.close();
+    buffer_.clear();
+  }
+
+ private:
+  template <typename Message>
+  static void Fill(const Message& m, ClientResponse* out) {
+    out->status = static_cast<int>(m.result_int());
+    for (const auto& f : m) {
+      std::string name(f.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out->headers.emplace_back(std::move(name), std::string(f.value()));
+    }
+  }
+
+  std::string host_;
+  std::string port_;
+  std::chrono::milliseconds timeout_;
+  asio::io_context ioc_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::~HttpClient() = default;
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Connect(std::string_view url, std::chrono::milliseconds timeout) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.substr(0, kScheme.size()) != kScheme) {
+    return Status::InvalidArgument("server URL must start with http:// (got \"" + std::string(url.substr(0, 64)) +
+                                   "\")");
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  rest = rest.substr(0, rest.find('/'));
+  const size_t colon = rest.rfind(':');
+  std::string host = std::string(colon == std::string_view::npos ? rest : rest.substr(0, colon));
+  std::string port = colon == std::string_view::npos ? "80" : std::string(rest.substr(colon + 1));
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty() || port.empty()) return Status::InvalidArgument("server URL has no host");
+  auto impl = std::make_unique<Impl>(std::move(host), std::move(port), timeout);
+  VIGIL_RETURN_IF_ERROR(impl->EnsureOpen());
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+Result<ClientResponse> HttpClient::Call(std::string_view method, std::string_view target,
+                                        const std::vector<std::pair<std::string, std::string>>& headers,
+                                        std::string_view body) {
+  return impl_->Call(method, target, headers, body);
+}
+
+Result<ClientResponse> HttpClient::Stream(std::string_view target,
+                                          const std::vector<std::pair<std::string, std::string>>& headers,
+                                          const std::function<bool(std::string_view)>& on_data) {
+  return impl_->Stream(target, headers, on_data);
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,246 @@
+#include "server/idempotency_gate.h"
+
+#include <openssl/evp.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "vigil/common/logging.h"
+#include "vigil/idempotency/record.h"
+#include "vigil/server/router.h"
+
+namespace vigil::server {
+
+namespace {
+
+// Renews a reservation's heartbeat until stopped.
+class Heartbeat {
+ public:
+  Heartbeat(idempotency::IdempotencyStore* store, const IdempotentRequest& req, const std::string& executor,
+            int64_t interval_ms)
+      : thread_([=, this] {
+          std::unique_lock<std::mutex> lock(mu_);
+          while (!cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stop_; })) {
+            lock.unlock();
+            auto r = store->UpdateHeartbeat(req.realm, req.key, executor);
+            if (r.ok() && r->status == idempotency::HeartbeatStatus::kLostOwnership) {
+              VIGIL_LOG_WARN("idempotency key of {} lost its reservation while the request ran", req.operation);
+            }
+            lock.lock();
+          }
+        }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// The problem "code" of a JSON problem body, as the record's error subtype.
+std::optional<std::string> ErrorSubtype(const HttpResponse& resp) {
+  if (resp.status < 400) return std::nullopt;
+  auto j = nlohmann::json::parse(resp.body, nullptr, false);
+  if (j.is_object() && j.contains("code") && j["code"].is_string()) {
+    return j["code"].get<std::string>().substr(0, idempotency::kMaxErrorSubtypeBytes);
+  }
+  return std::nullopt;
+}
+
+bool IsJson(const HttpResponse& resp) {
+  for (const auto& [name, value] : resp.headers) {
+    if ((name == "Content-Type" || name == "content-type") && value.find("json") != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsStoredStatus(int status) {
+  return !(status == 401 || status == 403 || status == 408 || status == 429 || status >= 500);
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < len; ++i) {
+    out += kHex[md[i] >> 4];
+    out += kHex[md[i] & 15];
+  }
+  return out;
+}
+
+std::string RequestFingerprint(std::string_view method, std::string_view path, std::string_view query,
+                               std::string_view body_digest_input) {
+  std::string text;
+  for (std::string_view part : {method, path, query, body_digest_input}) {
+    text += std::to_string(part.size()) + ":";
+    text += part;
+  }
+  return Sha256Hex(text);
+}
+
+Result<std::optional<std::string>> ParseIdempotencyKey(std::string_view header) {
+  if (header.empty()) return std::optional<std::string>();
+  std::string_view key = header;
+  if (key.size() >= 2 && key.front() == '"' && key.back() == '"') {
+    key = key.substr(1, key.size() - 2);
+    if (key.find('"') != std::string_view::npos || key.find('\\') != std::string_view::npos) {
+      return Status::InvalidArgument("Idempotency-Key: a quoted key must not contain '\"' or '\\'");
+    }
+  } else if (key.front() == '"' || key.back() == '"') {
+    return Status::InvalidArgument("Idempotency-Key: unbalanced quotes");
+  }
+  Status st = idempotency::ValidateKey("realm", key);
+  if (!st.ok()) {
+    return Status::InvalidArgument("Idempotency-Key must be 1 to 255 printable ASCII characters");
+  }
+  return std::optional<std::string>(std::string(key));
+}
+
+IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
+                                 int64_t ttl_ms, int64_t heartbeat_ms)
+    : store_(store), metrics_(metrics), executor_id_(std::move(executor_id)), ttl_ms_(ttl_ms),
+      heartbeat_ms_(heartbeat_ms) {}
+
+HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const std::function<HttpResponse()>& run,
+                                  const SettleFn& settle) {
+  idempotency::ReserveRequest reserve{req.realm, req.key, req.operation, req.resource, req.fingerprint,
+                                      executor_id_, ttl_ms_};
+  Result<idempotency::ReserveResult> reserved = store_->Reserve(reserve);
+  if (!reserved.ok()) return ProblemResponse(reserved.status());
+  const idempotency::IdempotencyRecord& record = reserved->record;
+  bool rerun = false;
+  if (reserved->status == idempotency::ReserveStatus::kDuplicate) {
+    if (record.operation_type != req.operation || record.resource_id != req.resource ||
+        record.request_fingerprint != req.fingerprint) {
+      metrics_->CountIdempotency("mismatch");
+      return ProblemResponse(422, "IDEMPOTENCY_KEY_REUSED",
+                             "this Idempotency-Key was used for a different request (" + record.operation_type +
+                                 " " + record.resource_id + "); use a new key for a new request");
+    }
+    if (record.in_progress()) {
+      HttpResponse resp = InProgress(req, record, settle, &rerun);
+      if (!rerun) return resp;
+    } else {
+      metrics_->CountIdempotency("replayed");
+      return Replay(record);
+    }
+  }
+  metrics_->CountIdempotency(rerun ? "settled_rerun" : "reserved");
+  HttpResponse resp;
+  {
+    Heartbeat heartbeat(store_, req, executor_id_, heartbeat_ms_);
+    resp = run();
+  }
+  Finish(req, resp);
+  return resp;
+}
+
+void IdempotencyGate::Finish(const IdempotentRequest& req, const HttpResponse& resp) {
+  if (!IsStoredStatus(resp.status) || resp.stream) {
+    metrics_->CountIdempotency("not_stored");
+    auto cancelled = store_->CancelInProgressReservation(req.realm, req.key, executor_id_);
+    if (!cancelled.ok()) VIGIL_LOG_WARN("idempotency: cancel failed: {}", cancelled.status().ToString());
+    return;
+  }
+  idempotency::FinalizeRequest fin;
+  fin.realm_id = req.realm;
+  fin.idempotency_key = req.key;
+  fin.executor_id = executor_id_;
+  fin.http_status = resp.status;
+  fin.error_subtype = ErrorSubtype(resp);
+  if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes &&
+      nlohmann::json::accept(resp.body)) {
+    fin.response_summary = resp.body;
+  } else {
+    nlohmann::json summary = {{"replayed_summary", true},
+                              {"note", "the original response body was too large to keep; its effect stands"}};
+    fin.response_summary = summary.dump();
+  }
+  for (const auto& [name, value] : resp.headers) {
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (idempotency::IsAllowedResponseHeader(lower)) fin.response_headers[lower] = value;
+  }
+  auto done = store_->Finalize(fin);
+  if (!done.ok()) VIGIL_LOG_WARN("idempotency: finalize failed: {}", done.status().ToString());
+}
+
+HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
+                                         const SettleFn& settle, bool* rerun) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const bool owner_dead = record.executor_id != executor_id_ && now - record.heartbeat_at_ms > kStaleReservationMs;
+  if (owner_dead && settle) {
+    Result<std::optional<HttpResponse>> found = settle();
+    if (found.ok() && *found) {
+      // The effect is in place: finish the record as the dead owner's result.
+      idempotency::FinalizeRequest fin;
+      fin.realm_id = req.realm;
+      fin.idempotency_key = req.key;
+      fin.executor_id = record.executor_id;
+      fin.http_status = (*found)->status;
+      fin.response_summary = (*found)->body;
+      auto done = store_->Finalize(fin);
+      if (done.ok() && done->record && !done->record->in_progress()) {
+        metrics_->CountIdempotency("settled_found");
+        return Replay(*done->record);
+      }
+    } else if (found.ok()) {
+      // Provably not done and its owner is gone: take the key over and run the request.
+      auto cancelled = store_->CancelInProgressReservation(req.realm, req.key, record.executor_id);
+      idempotency::ReserveRequest again{req.realm, req.key, req.operation, req.resource, req.fingerprint,
+                                        executor_id_, ttl_ms_};
+      auto reserved = cancelled.ok() && *cancelled ? store_->Reserve(again) : Result<idempotency::ReserveResult>(
+                                                                                 Status::Busy("taken over"));
+      if (reserved.ok() && reserved->status == idempotency::ReserveStatus::kOwned) {
+        *rerun = true;
+        return HttpResponse{};
+      }
+    } else {
+      VIGIL_LOG_WARN("idempotency: settling {} failed: {}", req.operation, found.status().ToString());
+    }
+  }
+  metrics_->CountIdempotency("conflict_in_progress");
+  HttpResponse resp = ProblemResponse(
+      409, "IDEMPOTENCY_REQUEST_IN_PROGRESS",
+      owner_dead ? "the original request with this Idempotency-Key was running on a server that stopped; its "
+                   "outcome is not known yet: check for its effect before sending the request under a new key"
+                 : "the original request with this Idempotency-Key is still running; retry later to get its "
+                   "response");
+  resp.headers.emplace_back("Retry-After", "1");
+  return resp;
+}
+
+HttpResponse IdempotencyGate::Replay(const idempotency::IdempotencyRecord& record) {
+  HttpResponse resp;
+  resp.status = record.http_status.value_or(200);
+  resp.body = record.response_summary.value_or("{}");
+  bool has_type = false;
+  for (const auto& [name, value] : record.response_headers) {
+    resp.headers.emplace_back(name == "content-type" ? "Content-Type" : name == "location" ? "Location" : name,
+                              value);
+    has_type = has_type || name == "content-type";
+  }
+  if (!has_type) resp.headers.emplace_back("Content-Type", "application/json");
+  resp.headers.emplace_back("Idempotency-Replayed", "true");
+  return resp;
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,86 @@
+// Idempotency-Key handling of the HTTP API (seed 003; the IETF
+// httpapi-idempotency-key-header draft): a mutating request with a key is
+// reserved under (realm, key) with its operation, resource and a fingerprint
+// of the request; the first runs, a duplicate of a finished one is replayed
+// (original status and body, `Idempotency-Replayed: true`), a duplicate of one
+// still running is 409, the same key with another request is 422. Responses
+// that prove nothing happened or that must not stick (401, 403, 408, 429, 5xx)
+// are not stored: the reservation is cancelled and the key is free again.
+// While a request runs, its reservation's heartbeat is renewed. A reservation
+// whose owner stopped heart-beating (its server died mid-request) is settled
+// from evidence when the route can look for its effect (an append finds its key
+// in the table's history): found, it is finished with that result; provably
+// absent, the request runs again; otherwise it stays a 409 that says so.
+// Thread safety: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "server/metrics.h"
+#include "vigil/idempotency/store.h"
+#include "vigil/server/http_server.h"
+
+namespace vigil::server {
+
+// What identifies a request for its key.
+struct IdempotentRequest {
+  std::string realm;
+  std::string key;          // the Idempotency-Key value, unquoted
+  std::string operation;    // "POST /v1/databases/{db}/tables"
+  std::string resource;     // "/v1/databases/d/tables"
+  std::string fingerprint;  // RequestFingerprint(...)
+};
+
+// The Idempotency-Key header: nullopt when absent; InvalidArgument when malformed (empty,
+// longer than 255 bytes, not printable ASCII, or a badly quoted structured-field string).
+Result<std::optional<std::string>> ParseIdempotencyKey(std::string_view header);
+
+// Lower-case hex SHA-256 of method, path, the canonical query and `body_digest_input`
+// (a JSON body in canonical form, or the digest of an uploaded body).
+std::string RequestFingerprint(std::string_view method, std::string_view path, std::string_view query,
+                               std::string_view body_digest_input);
+// Lower-case hex SHA-256 of `bytes`.
+std::string Sha256Hex(std::string_view bytes);
+
+// Decides from evidence what became of a request whose owner died: its response when the
+// effect is found, nullopt when the effect provably did not happen (the request may run).
+using SettleFn = std::function<Result<std::optional<HttpResponse>>()>;
+
+// A reservation whose heartbeat is older than this belongs to a server that stopped.
+constexpr int64_t kStaleReservationMs = 10'000;
+
+class IdempotencyGate {
+ public:
+  IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
+                  int64_t ttl_ms, int64_t heartbeat_ms = 2'000);
+
+  // Runs `run` at most once for the request's key and returns its response, or the
+  // replay / 409 / 422 answer for a duplicate. `settle` (may be empty) settles a
+  // reservation left in progress by a dead owner.
+  HttpResponse Run(const IdempotentRequest& req, const std::function<HttpResponse()>& run,
+                   const SettleFn& settle = nullptr);
+
+  int64_t ttl_ms() const { return ttl_ms_; }
+
+ private:
+  HttpResponse Replay(const idempotency::IdempotencyRecord& record);
+  // The answer to a duplicate of a request in progress: settled when its owner is dead and
+  // `settle` can tell, else 409. Sets *rerun when the request should run (reserved anew).
+  HttpResponse InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
+                          const SettleFn& settle, bool* rerun);
+  void Finish(const IdempotentRequest& req, const HttpResponse& resp);
+
+  idempotency::IdempotencyStore* store_;
+  Metrics* metrics_;
+  const std::string executor_id_;
+  const int64_t ttl_ms_;
+  const int64_t heartbeat_ms_;
+};
+
+// Whether a response is kept for replay (seed 003: not 401, 403, 408, 429 or 5xx).
+bool IsStoredStatus(int status);
+
+}  // namespace vigil::server

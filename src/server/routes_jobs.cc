@@ -1,0 +1,195 @@
+// Job routes: listing with filters and paging, one job with its events and
+// progress, CANCEL / RESOLVE / WAIT, and a job's progress as server-sent
+// events. Each runs the matching SQL statement as the caller, so a job the
+// caller may not see reads exactly like a missing one.
+#include <thread>
+
+#include "server/api_internal.h"
+
+namespace vigil::server {
+
+namespace {
+
+constexpr int kMaxJobPage = 1000;
+constexpr std::chrono::milliseconds kEventPoll{250};
+constexpr std::chrono::seconds kEventKeepAlive{15};
+
+// A decimal query parameter in [lo, hi]; `fallback` when absent.
+Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi) {
+  std::optional<std::string> text = req.Query(name);
+  if (!text) return fallback;
+  int64_t v = 0;
+  const bool digits = !text->empty() && text->size() <= 18 &&
+                      std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) v = std::stoll(*text);
+  if (!digits || v < lo || v > hi) {
+    return Status::InvalidArgument("query parameter " + std::string(name) + " must be an integer in " +
+                                   std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return v;
+}
+
+// The job listing's SELECT for the request's filters (values as SQL literals).
+Result<std::string> ListingSql(const HttpRequest& req, int64_t after, int64_t limit) {
+  std::string where = "JobId > " + std::to_string(after);
+  for (const auto& [param, column] : {std::pair<std::string_view, std::string_view>{"state", "State"},
+                                      {"database", "DatabaseName"},
+                                      {"table", "TableName"},
+                                      {"index", "IndexName"},
+                                      {"outcome", "Outcome"}}) {
+    if (std::optional<std::string> v = req.Query(param)) {
+      VIGIL_ASSIGN_OR_RETURN(std::string lit, SqlString(*v));
+      where += " AND " + std::string(column) + " = " + lit;
+    }
+  }
+  return "SELECT * FROM vigil_index_jobs WHERE " + where + " ORDER BY JobId LIMIT " + std::to_string(limit);
+}
+
+std::string SseEvent(std::string_view event, const std::string& data) {
+  return "event: " + std::string(event) + "\ndata: " + data + "\n\n";
+}
+
+// One job's detail (SHOW INDEX JOB's Item / Value rows) as JSON:
+// {"job": {Item: Value...}, "events": ["..."], "warnings": ["..."]}.
+nlohmann::json JobDetail(const sql::ResultSet& r) {
+  nlohmann::json job = nlohmann::json::object();
+  nlohmann::json events = nlohmann::json::array();
+  const nlohmann::json rows = RowObjects(r);
+  for (const nlohmann::json& row : rows) {
+    if (!row.contains("Item") || !row["Item"].is_string()) continue;
+    const std::string item = row["Item"].get<std::string>();
+    if (item.rfind("Event ", 0) == 0) {
+      events.push_back(row["Value"]);
+    } else if (item != "Warning") {
+      job[item] = row["Value"];
+    }
+  }
+  return {{"job", std::move(job)}, {"events", std::move(events)}, {"warnings", r.warnings}};
+}
+
+bool IsFinalState(const nlohmann::json& job) {
+  if (!job.contains("State") || !job["State"].is_string()) return true;
+  const std::string s = job["State"].get<std::string>();
+  return s == "FINISHED" || s == "FAILED" || s == "CANCELLED" || s == "OUTCOME_UNKNOWN" ||
+         s == "COMMITTED_REFRESH_SKIPPED" || s == "FAILED_REFRESH_SKIPPED";
+}
+
+}  // namespace
+
+void ApiServer::Impl::AddJobRoutes() {
+  Add({"GET", "/v1/jobs", false, false, false, [this](Call& call) {
+         Result<int64_t> after = IntQuery(call.req, "after", 0, 0, INT64_MAX / 2);
+         Result<int64_t> limit = IntQuery(call.req, "limit", 100, 1, kMaxJobPage);
+         if (!after.ok()) return ProblemResponse(after.status());
+         if (!limit.ok()) return ProblemResponse(limit.status());
+         Result<std::string> q = ListingSql(call.req, *after, *limit);
+         if (!q.ok()) return ProblemResponse(q.status());
+         Result<sql::ResultSet> r = RunSql(call, *q);
+         if (!r.ok()) return ProblemResponse(r.status());
+         nlohmann::json jobs = RowObjects(*r);
+         nlohmann::json next = nullptr;
+         if (static_cast<int64_t>(jobs.size()) == *limit) next = jobs.back()["JobId"];
+         return JsonResponse(nlohmann::json{{"jobs", std::move(jobs)}, {"next_after", next}}.dump());
+       }});
+
+  Add({"GET", "/v1/jobs/{id}", false, false, false, [this](Call& call) {
+         Result<int64_t> id = JobIdParam(call);
+         if (!id.ok()) return ProblemResponse(id.status());
+         Result<sql::ResultSet> r = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
+         if (!r.ok()) return ProblemResponse(r.status());
+         return JsonResponse(JobDetail(*r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+       }});
+
+  Add({"POST", "/v1/jobs/{id}/cancel", false, true, true, [this](Call& call) {
+         Result<int64_t> id = JobIdParam(call);
+         if (!id.ok()) return ProblemResponse(id.status());
+         Result<sql::ResultSet> r = RunSql(call, "CANCEL INDEX JOB " + std::to_string(*id));
+         if (!r.ok()) return ProblemResponse(r.status());
+         return JsonResponse(ResultJson(*r).dump());
+       }});
+
+  Add({"POST", "/v1/jobs/{id}/resolve", false, true, true, [this](Call& call) {
+         Result<int64_t> id = JobIdParam(call);
+         if (!id.ok()) return ProblemResponse(id.status());
+         Result<nlohmann::json> body = JsonBody(call);
+         if (!body.ok()) return ProblemResponse(body.status());
+         const std::string action = body->value("action", "");
+         const std::string comment = body->value("comment", "");
+         std::string as;
+         if (action == "ACKNOWLEDGED") as = "ACKNOWLEDGED";
+         else if (action == "FORCE_RELEASE") as = "FORCE_RELEASE";
+         else if (action == "FORCE_RELEASE_WITHOUT_REFRESH") as = "FORCE_RELEASE WITHOUT REFRESH";
+         else {
+           return ProblemResponse(400, "INVALID_ARGUMENT",
+                                  "action must be ACKNOWLEDGED, FORCE_RELEASE or FORCE_RELEASE_WITHOUT_REFRESH");
+         }
+         Result<std::string> note = SqlString(comment);
+         if (!note.ok()) return ProblemResponse(note.status());
+         Result<sql::ResultSet> r =
+             RunSql(call, "RESOLVE INDEX JOB " + std::to_string(*id) + " AS " + as + " COMMENT " + *note);
+         if (!r.ok()) return ProblemResponse(r.status());
+         return JsonResponse(JobDetail(*r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+       }});
+
+  Add({"POST", "/v1/jobs/{id}/wait", false, false, false, [this](Call& call) {
+         Result<int64_t> id = JobIdParam(call);
+         Result<int64_t> timeout = IntQuery(call.req, "timeout_s", 30, 0, 3600);
+         if (!id.ok()) return ProblemResponse(id.status());
+         if (!timeout.ok()) return ProblemResponse(timeout.status());
+         Result<sql::ResultSet> r =
+             RunSql(call, "WAIT INDEX JOB " + std::to_string(*id) + " TIMEOUT " + std::to_string(*timeout));
+         if (!r.ok()) return ProblemResponse(r.status());
+         Result<sql::ResultSet> detail = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
+         if (!detail.ok()) return ProblemResponse(detail.status());
+         return JsonResponse(JobDetail(*detail).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+       }});
+
+  Add({"GET", "/v1/jobs/{id}/events", false, false, false, [this](Call& call) {
+         Result<int64_t> id = JobIdParam(call);
+         if (!id.ok()) return ProblemResponse(id.status());
+         // Visible (or the same NOT_FOUND as a missing job) before the stream starts.
+         Result<sql::ResultSet> first = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
+         if (!first.ok()) return ProblemResponse(first.status());
+         if (sse_subscribers_.fetch_add(1) >= static_cast<int64_t>(config_.server.sse_max_subscribers)) {
+           sse_subscribers_.fetch_sub(1);
+           return ProblemResponse(Status::Busy("too many job event streams are open (" +
+                                               std::to_string(config_.server.sse_max_subscribers) +
+                                               ", [server] sse_max_subscribers)"));
+         }
+         HttpResponse resp;
+         resp.headers.emplace_back("Content-Type", "text/event-stream");
+         const jobs::Principal who = call.caller.principal;
+         const int64_t job = *id;
+         resp.stream = [this, who, job](ChunkSink& sink) -> Status {
+           struct Release {
+             std::atomic<int64_t>* n;
+             ~Release() { n->fetch_sub(1); }
+           } release{&sse_subscribers_};
+           std::string last;
+           auto since_write = std::chrono::steady_clock::now();
+           while (!sink.Stopping()) {
+             Result<sql::ResultSet> r = [&]() -> Result<sql::ResultSet> {
+               VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
+               return session->Execute("SHOW INDEX JOB " + std::to_string(job));
+             }();
+             if (!r.ok()) return sink.Write(SseEvent("error", ProblemResponse(r.status()).body));
+             const nlohmann::json detail = JobDetail(*r);
+             const std::string data = detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+             if (data != last) {
+               VIGIL_RETURN_IF_ERROR(sink.Write(SseEvent("job", data)));
+               last = data;
+               since_write = std::chrono::steady_clock::now();
+               if (IsFinalState(detail["job"])) return sink.Write(SseEvent("end", data));
+             } else if (std::chrono::steady_clock::now() - since_write > kEventKeepAlive) {
+               VIGIL_RETURN_IF_ERROR(sink.Write(": keep-alive\n\n"));
+               since_write = std::chrono::steady_clock::now();
+             }
+             std::this_thread::sleep_for(kEventPoll);
+           }
+           return Status::OK();
+         };
+         return resp;
+       }});
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,447 @@
+// Resource routes: databases, tables, rows (JSON rows or an uploaded CSV /
+// JSON Lines / .fvecs / .npy body, streamed to a spool file), indexes (CREATE,
+// REPLACE, DROP and BUILD answer 202 Accepted with the job and its Location),
+// queries (vector, full text, filter) and VACUUM. Each builds one statement
+// from allowlisted names and escaped literals and runs it as the caller.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "server/api_internal.h"
+#include "vigil/common/names.h"
+#include "vigil/jobs/table_catalog.h"
+#include "vigil/storage/dataset.h"
+#include "vigil/sql/parser.h"
+
+namespace vigil::server {
+
+namespace {
+
+constexpr size_t kMaxJsonRowsBytes = 64 << 20;
+
+HttpResponse Problem(const Status& st) { return ProblemResponse(st); }
+
+HttpResponse Json(const nlohmann::json& j, int status = 200) {
+  return JsonResponse(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), status);
+}
+
+// A column type as written in CREATE TABLE: letters, digits and "(n)" only.
+Result<std::string> ColumnType(const nlohmann::json& v) {
+  if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 64) {
+    return Status::InvalidArgument("a column's type must be a type name such as \"BIGINT\" or \"VECTOR(128)\"");
+  }
+  const std::string t = v.get<std::string>();
+  for (char c : t) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '(' && c != ')' && c != '_') {
+      return Status::InvalidArgument("column type \"" + t + "\" has a character other than letters, digits, ( )");
+    }
+  }
+  return t;
+}
+
+// An index property key or value: [A-Za-z0-9_.-], quoted for PROPERTIES.
+Result<std::string> PropertyText(const nlohmann::json& v, std::string_view what) {
+  std::string t;
+  if (v.is_string()) t = v.get<std::string>();
+  else if (v.is_number_integer() || v.is_number_float() || v.is_boolean()) t = v.dump();
+  else return Status::InvalidArgument("index property " + std::string(what) + " must be a string or a number");
+  if (t.empty() || t.size() > 128) return Status::InvalidArgument("index property " + std::string(what) + " is empty or too long");
+  for (char c : t) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+      return Status::InvalidArgument("index property " + std::string(what) + " \"" + t +
+                                     "\" has a character other than letters, digits, '_', '.', '-'");
+    }
+  }
+  return "\"" + t + "\"";
+}
+
+Result<std::string> NameField(const nlohmann::json& body, std::string_view field, std::string_view what) {
+  if (!body.contains(field) || !body[std::string(field)].is_string()) {
+    return Status::InvalidArgument("the body needs \"" + std::string(field) + "\": the " + std::string(what));
+  }
+  const std::string name = body[std::string(field)].get<std::string>();
+  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name, what));
+  return name;
+}
+
+// The ingest format of an upload's Content-Type.
+Result<sql::CopyFormat> UploadFormat(std::string_view type) {
+  const std::string_view base = type.substr(0, type.find(';'));
+  if (base == "text/csv") return sql::CopyFormat::kCsv;
+  if (base == "application/x-ndjson" || base == "application/jsonl" || base == "application/jsonlines") {
+    return sql::CopyFormat::kJsonl;
+  }
+  if (base == "application/x-fvecs") return sql::CopyFormat::kFvecs;
+  if (base == "application/x-npy") return sql::CopyFormat::kNpy;
+  return Status::InvalidArgument("unsupported Content-Type \"" + std::string(base.substr(0, 64)) +
+                                 "\" for rows: use application/json ({\"rows\": [...]}), text/csv, "
+                                 "application/x-ndjson, application/x-fvecs or application/x-npy");
+}
+
+HttpResponse Accepted(const sql::ResultSet& r) {
+  nlohmann::json j = ResultJson(r);
+  HttpResponse resp = JsonResponse(j.dump(), r.admitted_jobs.empty() ? 200 : 202);
+  if (!r.admitted_jobs.empty()) {
+    const std::string id = std::to_string(r.admitted_jobs.front());
+    resp.headers.emplace_back("Location", "/v1/jobs/" + id);
+    resp.headers.emplace_back("Vigil-Job-Id", id);
+  }
+  return resp;
+}
+
+// SELECT list of a query body's "select" (column names), or "*".
+Result<std::string> SelectList(const nlohmann::json& body) {
+  if (!body.contains("select")) return std::string("*");
+  if (!body["select"].is_array() || body["select"].empty()) {
+    return Status::InvalidArgument("\"select\" must be a non-empty array of column names");
+  }
+  std::string out;
+  for (const nlohmann::json& c : body["select"]) {
+    if (!c.is_string()) return Status::InvalidArgument("\"select\" must list column names");
+    const std::string name = c.get<std::string>();
+    if (name != "_distance" && name != "_score" && name != "_rowid") {
+      VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name, "column name"));
+    }
+    out += (out.empty() ? "" : ", ") + name;
+  }
+  return out;
+}
+
+Result<int64_t> PositiveField(const nlohmann::json& body, const char* field, int64_t fallback, int64_t max) {
+  if (!body.contains(field)) return fallback;
+  const nlohmann::json& v = body[field];
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max) {
+    return Status::InvalidArgument(std::string("\"") + field + "\" must be an integer in 1.." + std::to_string(max));
+  }
+  return v.get<int64_t>();
+}
+
+// The SELECT of a query body: {"vector": [...], "column", "k", "nprobes", "refine_factor",
+// "use_index"} (vector search), {"text", "column", "k"} (full text), or neither (a scan);
+// each with an optional "filter" (a SQL expression, run like any SELECT of POST /v1/sql
+// under the caller's privileges) and "select"; a scan takes "limit".
+Result<std::string> QuerySql(const std::string& table, const nlohmann::json& body) {
+  VIGIL_ASSIGN_OR_RETURN(std::string select, SelectList(body));
+  VIGIL_ASSIGN_OR_RETURN(int64_t k, PositiveField(body, "k", 10, 10'000));
+  std::string from;
+  if (body.contains("vector") || body.contains("text")) {
+    if (!body.contains("column") || !body["column"].is_string()) {
+      return Status::InvalidArgument("a vector or text query needs \"column\": the indexed column");
+    }
+    const std::string column = body["column"].get<std::string>();
+    VIGIL_RETURN_IF_ERROR(ValidateIdentifier(column, "column name"));
+    if (body.contains("vector")) {
+      if (!body["vector"].is_array() || body["vector"].empty()) {
+        return Status::InvalidArgument("\"vector\" must be a non-empty array of numbers");
+      }
+      std::string vec = "[";
+      for (const nlohmann::json& x : body["vector"]) {
+        if (!x.is_number()) return Status::InvalidArgument("\"vector\" must contain only numbers");
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.9g", x.get<double>());
+        vec += (vec.size() > 1 ? ", " : "") + std::string(buf);
+      }
+      vec += "]";
+      nlohmann::json options = nlohmann::json::object();
+      for (const char* opt : {"nprobes", "refine_factor"}) {
+        if (body.contains(opt)) {
+          VIGIL_ASSIGN_OR_RETURN(int64_t v, PositiveField(body, opt, 1, 1'000'000));
+          options[opt] = v;
+        }
+      }
+      if (body.contains("use_index")) {
+        if (!body["use_index"].is_boolean()) return Status::InvalidArgument("\"use_index\" must be true or false");
+        options["use_index"] = body["use_index"].get<bool>();
+      }
+      VIGIL_ASSIGN_OR_RETURN(std::string opts, SqlString(options.dump()));
+      from = "vector_search('" + table + "', '" + column + "', '" + vec + "', " + std::to_string(k) + ", " + opts + ")";
+    } else {
+      if (!body["text"].is_string()) return Status::InvalidArgument("\"text\" must be a string");
+      VIGIL_ASSIGN_OR_RETURN(std::string text, SqlString(body["text"].get<std::string>()));
+      from = "fts_search('" + table + "', '" + column + "', " + text + ", " + std::to_string(k) + ")";
+    }
+  } else {
+    from = table;
+  }
+  std::string q = "SELECT " + select + " FROM " + from;
+  if (body.contains("filter")) {
+    if (!body["filter"].is_string() || body["filter"].get<std::string>().empty()) {
+      return Status::InvalidArgument("\"filter\" must be a SQL expression such as \"price < 10\"");
+    }
+    q += " WHERE (" + body["filter"].get<std::string>() + ")";
+  }
+  if (from == table) {
+    VIGIL_ASSIGN_OR_RETURN(int64_t limit, PositiveField(body, "limit", 100, 100'000));
+    q += " LIMIT " + std::to_string(limit);
+  }
+  return q;
+}
+
+}  // namespace
+
+Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(Call& call) {
+  VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(call));
+  VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(call));
+  jobs::TableCatalog catalog(&root_, jobs_.get(), [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  });
+  Result<std::shared_ptr<Dataset>> ds = catalog.Open(vigil::TableName{std::string(kLocalCatalog), db, table});
+  if (ds.status().code() == StatusCode::kNotFound) return std::optional<HttpResponse>();
+  VIGIL_RETURN_IF_ERROR(ds.status());
+  std::vector<uint64_t> corrupt;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions((*ds)->path(), {}, &corrupt));
+  if (!corrupt.empty()) return Status::Corruption("the history of " + db + "." + table + " has corrupt versions");
+  for (size_t i = 0; i < versions.size(); ++i) {
+    if (versions[i].txn.idempotency_key != call.idempotency_token) continue;
+    const uint64_t before = i > 0 ? versions[i - 1].live_rows : 0;
+    sql::ResultSet r;
+    r.message = std::to_string(versions[i].live_rows - before) + " rows copied into " + db + "." + table +
+                " (version " + std::to_string(versions[i].version) + ", settled after the server restarted)";
+    return std::optional<HttpResponse>(Json(ResultJson(r)));
+  }
+  return std::optional<HttpResponse>();
+}
+
+void ApiServer::Impl::AddTableRoutes() {
+  Add({"GET", "/v1/databases", false, false, false, [this](Call& call) {
+         Result<sql::ResultSet> r = RunSql(call, "SHOW DATABASES");
+         return r.ok() ? Json({{"databases", RowObjects(*r)}}) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases", false, true, true, [this](Call& call) {
+         Result<nlohmann::json> body = JsonBody(call);
+         if (!body.ok()) return Problem(body.status());
+         if (!body->contains("name") || !(*body)["name"].is_string()) {
+           return Problem(Status::InvalidArgument("the body needs \"name\": the database name"));
+         }
+         const std::string name = (*body)["name"].get<std::string>();
+         if (Status st = ValidateDatabaseName(name); !st.ok()) return Problem(st);
+         Result<sql::ResultSet> r = RunSql(call, "CREATE DATABASE " + name);
+         if (!r.ok()) return Problem(r.status());
+         HttpResponse resp = Json(ResultJson(*r), 201);
+         resp.headers.emplace_back("Location", "/v1/databases/" + name);
+         return resp;
+       }});
+
+  Add({"DELETE", "/v1/databases/{db}", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         if (!db.ok()) return Problem(db.status());
+         Result<sql::ResultSet> r = RunSql(call, "DROP DATABASE " + *db);
+         return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
+       }});
+
+  Add({"GET", "/v1/databases/{db}/tables", false, false, false, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         if (!db.ok()) return Problem(db.status());
+         Result<sql::ResultSet> r = RunSql(call, "SHOW TABLES FROM " + *db);
+         return r.ok() ? Json({{"tables", RowObjects(*r)}}) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases/{db}/tables", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<nlohmann::json> body = JsonBody(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!body.ok()) return Problem(body.status());
+         Result<std::string> name = NameField(*body, "name", "table name");
+         if (!name.ok()) return Problem(name.status());
+         if (Status st = ValidateTableName(*name); !st.ok()) return Problem(st);
+         if (!body->contains("columns") || !(*body)["columns"].is_array() || (*body)["columns"].empty()) {
+           return Problem(Status::InvalidArgument(
+               "the body needs \"columns\": [{\"name\": ..., \"type\": ..., \"not_null\": false}, ...]"));
+         }
+         std::string cols;
+         for (const nlohmann::json& c : (*body)["columns"]) {
+           if (!c.is_object()) return Problem(Status::InvalidArgument("each column must be an object"));
+           Result<std::string> cname = NameField(c, "name", "column name");
+           if (!cname.ok()) return Problem(cname.status());
+           Result<std::string> type = ColumnType(c.value("type", nlohmann::json()));
+           if (!type.ok()) return Problem(type.status());
+           cols += (cols.empty() ? "" : ", ") + *cname + " " + *type + (c.value("not_null", false) ? " NOT NULL" : "");
+         }
+         Result<sql::ResultSet> r = RunSql(call, "CREATE TABLE " + *db + "." + *name + " (" + cols + ")");
+         if (!r.ok()) return Problem(r.status());
+         HttpResponse resp = Json(ResultJson(*r), 201);
+         resp.headers.emplace_back("Location", "/v1/databases/" + *db + "/tables/" + *name);
+         return resp;
+       }});
+
+  Add({"GET", "/v1/databases/{db}/tables/{table}", false, false, false, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         const std::string full = *db + "." + *table;
+         Result<sql::ResultSet> count = RunSql(call, "SELECT COUNT(*) AS row_count FROM " + full);
+         if (!count.ok()) return Problem(count.status());
+         Result<sql::ResultSet> shape = RunSql(call, "SELECT * FROM " + full + " LIMIT 0");
+         if (!shape.ok()) return Problem(shape.status());
+         Result<sql::ResultSet> indexes = RunSql(call, "SHOW INDEX FROM " + full);
+         if (!indexes.ok()) return Problem(indexes.status());
+         return Json({{"database", *db},
+                      {"table", *table},
+                      {"columns", shape->columns},
+                      {"row_count", RowObjects(*count)[0]["row_count"]},
+                      {"indexes", RowObjects(*indexes)}});
+       }});
+
+  Add({"DELETE", "/v1/databases/{db}/tables/{table}", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         Result<sql::ResultSet> r = RunSql(call, "DROP TABLE " + *db + "." + *table);
+         return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases/{db}/tables/{table}/rows", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         sql::CopyFormat format = sql::CopyFormat::kJsonl;
+         std::shared_ptr<Spooled> spooled;
+         if (IsUpload(call.req)) {
+           Result<sql::CopyFormat> f = UploadFormat(call.req.Header("content-type"));
+           if (!f.ok()) return Problem(f.status());
+           format = *f;
+           Result<std::shared_ptr<Spooled>> s = SpoolBody(call);
+           if (!s.ok()) return Problem(s.status());
+           spooled = *s;
+         } else {
+           Result<nlohmann::json> body = JsonBody(call, kMaxJsonRowsBytes);
+           if (!body.ok()) return Problem(body.status());
+           if (!body->contains("rows") || !(*body)["rows"].is_array()) {
+             return Problem(Status::InvalidArgument("the body needs \"rows\": [{\"column\": value, ...}, ...]"));
+           }
+           std::string lines;
+           for (const nlohmann::json& row : (*body)["rows"]) {
+             if (!row.is_object()) return Problem(Status::InvalidArgument("each row must be a JSON object"));
+             lines += row.dump() + "\n";
+           }
+           StringBody source(std::move(lines));
+           HttpRequest inner = call.req;
+           inner.body = &source;
+           Call rows_call{inner, call.params, call.caller, nullptr};
+           Result<std::shared_ptr<Spooled>> s = SpoolBody(rows_call);
+           if (!s.ok()) return Problem(s.status());
+           spooled = *s;
+         }
+         sql::TableName name{"", *db, *table};
+         Result<sql::ResultSet> r = [&]() -> Result<sql::ResultSet> {
+           VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
+           return session->CopyUpload(name, spooled->path, format, call.idempotency_token);
+         }();
+         return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
+       },
+       [this](Call& call) { return AppendEffect(call); }});
+
+  Add({"GET", "/v1/databases/{db}/tables/{table}/indexes", false, false, false, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         Result<sql::ResultSet> r = RunSql(call, "SHOW INDEX FROM " + *db + "." + *table);
+         return r.ok() ? Json({{"indexes", RowObjects(*r)}}) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         Result<nlohmann::json> body = JsonBody(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         if (!body.ok()) return Problem(body.status());
+         Result<std::string> name = NameField(*body, "name", "index name");
+         if (!name.ok()) return Problem(name.status());
+         const std::string method = body->value("using", "");
+         if (method != "ANN" && method != "BTREE" && method != "BITMAP" && method != "FTS") {
+           return Problem(Status::InvalidArgument("\"using\" must be ANN, BTREE, BITMAP or FTS"));
+         }
+         if (!body->contains("columns") || !(*body)["columns"].is_array() || (*body)["columns"].empty()) {
+           return Problem(Status::InvalidArgument("the body needs \"columns\": [\"column\", ...]"));
+         }
+         std::string cols;
+         for (const nlohmann::json& c : (*body)["columns"]) {
+           if (!c.is_string()) return Problem(Status::InvalidArgument("each column must be a name"));
+           if (Status st = ValidateIdentifier(c.get<std::string>(), "column name"); !st.ok()) return Problem(st);
+           cols += (cols.empty() ? "" : ", ") + c.get<std::string>();
+         }
+         std::string props;
+         if (body->contains("properties")) {
+           if (!(*body)["properties"].is_object()) {
+             return Problem(Status::InvalidArgument("\"properties\" must be an object of strings"));
+           }
+           for (const auto& [k, v] : (*body)["properties"].items()) {
+             Result<std::string> key = PropertyText(k, "key");
+             Result<std::string> value = PropertyText(v, "value of " + k);
+             if (!key.ok()) return Problem(key.status());
+             if (!value.ok()) return Problem(value.status());
+             props += (props.empty() ? "" : ", ") + *key + " = " + *value;
+           }
+         }
+         const bool replace = body->value("replace", false);
+         const bool if_not_exists = body->value("if_not_exists", false);
+         std::string stmt = std::string("CREATE ") + (replace ? "OR REPLACE " : "") + "INDEX " +
+                            (if_not_exists ? "IF NOT EXISTS " : "") + *name + " ON " + *db + "." + *table + " (" +
+                            cols + ") USING " + method + (props.empty() ? "" : " PROPERTIES (" + props + ")");
+         Result<sql::ResultSet> r = RunSql(call, stmt);
+         return r.ok() ? Accepted(*r) : Problem(r.status());
+       }});
+
+  Add({"DELETE", "/v1/databases/{db}/tables/{table}/indexes/{index}", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         Result<std::string> index = IdentifierParam(call, "index", "index name");
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         if (!index.ok()) return Problem(index.status());
+         Result<sql::ResultSet> r = RunSql(call, "DROP INDEX " + *index + " ON " + *db + "." + *table);
+         return r.ok() ? Accepted(*r) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes/{index}/build", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         Result<std::string> index = IdentifierParam(call, "index", "index name");
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         if (!index.ok()) return Problem(index.status());
+         Result<sql::ResultSet> r = RunSql(call, "BUILD INDEX " + *index + " ON " + *db + "." + *table);
+         return r.ok() ? Accepted(*r) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases/{db}/tables/{table}/query", false, false, false, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         Result<nlohmann::json> body = JsonBody(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         if (!body.ok()) return Problem(body.status());
+         Result<std::string> q = QuerySql(*db + "." + *table, *body);
+         if (!q.ok()) return Problem(q.status());
+         Result<sql::ResultSet> r = RunSql(call, *q);
+         return r.ok() ? Json({{"rows", RowObjects(*r)}, {"columns", r->columns}}) : Problem(r.status());
+       }});
+
+  Add({"POST", "/v1/databases/{db}/tables/{table}/vacuum", false, true, true, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         Result<nlohmann::json> body = JsonBody(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         if (!body.ok()) return Problem(body.status());
+         std::string stmt = "VACUUM " + *db + "." + *table;
+         if (body->contains("retain_versions")) {
+           const nlohmann::json& n = (*body)["retain_versions"];
+           if (!n.is_number_integer() || n.get<int64_t>() < 1) {
+             return Problem(Status::InvalidArgument("\"retain_versions\" must be a positive integer"));
+           }
+           stmt += " RETAIN " + std::to_string(n.get<int64_t>()) + " VERSIONS";
+         }
+         Result<sql::ResultSet> r = RunSql(call, stmt);
+         return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
+       }});
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,44 @@
+#include "server/session_pool.h"
+
+namespace vigil::server {
+
+SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size_t size)
+    : root_dir_(std::move(root_dir)), options_(std::move(options)), size_(size == 0 ? 1 : size) {}
+
+Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal, std::chrono::milliseconds wait) {
+  std::unique_ptr<sql::Session> session;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    const bool ready = freed_.wait_for(lock, wait, [this] { return !idle_.empty() || open_ < size_; });
+    if (!ready) {
+      return Status::Busy("all " + std::to_string(size_) + " SQL sessions are busy; retry later");
+    }
+    if (!idle_.empty()) {
+      session = std::move(idle_.back());
+      idle_.pop_back();
+    } else {
+      ++open_;  // reserved: opened below, outside the lock
+    }
+  }
+  if (!session) {
+    Result<std::unique_ptr<sql::Session>> opened = sql::Session::Open(root_dir_, options_);
+    if (!opened.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      --open_;
+      freed_.notify_one();
+      return opened.status();
+    }
+    session = std::move(*opened);
+  }
+  session->Reset(principal);
+  return Lease(this, std::move(session));
+}
+
+void SessionPool::Release(std::unique_ptr<sql::Session> session) {
+  session->Reset(jobs::Principal{});  // no principal lingers on an idle session
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.push_back(std::move(session));
+  freed_.notify_one();
+}
+
+}  // namespace vigil::server
