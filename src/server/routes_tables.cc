@@ -24,15 +24,17 @@ HttpResponse Json(const nlohmann::json& j, int status = 200) {
   return JsonResponse(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), status);
 }
 
-// A column type as written in CREATE TABLE: letters, digits and "(n)" only.
+// A column type as written in CREATE TABLE ("BIGINT", "VARCHAR(20)", "VECTOR(FLOAT32, 128)"):
+// letters, digits, parentheses, commas and spaces only.
 Result<std::string> ColumnType(const nlohmann::json& v) {
   if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 64) {
-    return Status::InvalidArgument("a column's type must be a type name such as \"BIGINT\" or \"VECTOR(128)\"");
+    return Status::InvalidArgument("a column's type must be a type name such as \"BIGINT\" or \"VECTOR(FLOAT32, 128)\"");
   }
   const std::string t = v.get<std::string>();
   for (char c : t) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '(' && c != ')' && c != '_') {
-      return Status::InvalidArgument("column type \"" + t + "\" has a character other than letters, digits, ( )");
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '(' && c != ')' && c != '_' && c != ',' && c != ' ') {
+      return Status::InvalidArgument("column type \"" + t +
+                                     "\" has a character other than letters, digits, '(', ')', ',' and spaces");
     }
   }
   return t;
