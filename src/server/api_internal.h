@@ -5,6 +5,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,6 +29,8 @@
 
 namespace vigil::server {
 
+// How often expired idempotency records are purged.
+constexpr std::chrono::minutes kPurgeInterval{10};
 // How long a request waits for a free SQL session before 503.
 constexpr std::chrono::milliseconds kSessionWait{30'000};
 
@@ -116,6 +121,15 @@ class ApiServer::Impl {
   Router router_;
   std::vector<RouteSpec> routes_;  // by Route index in router_
   std::unique_ptr<HttpServer> http_;
+
+  // Deletes expired finished idempotency records of every user now and then.
+  void PurgeLoop();
+  // One purge pass over every realm's users; how many records went.
+  Result<int64_t> PurgeExpiredKeys();
+  std::mutex purge_mu_;
+  std::condition_variable purge_cv_;
+  bool stopping_ = false;  // guarded by purge_mu_
+  std::thread purge_thread_;
 
  private:
   HttpResponse Authorized(HttpRequest& req, const RouteSpec& spec, const PathParams& params,

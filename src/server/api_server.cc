@@ -301,10 +301,47 @@ Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
   return spooled;
 }
 
+Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  int64_t purged = 0;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> realms, principals_->ListRealms());
+  for (const std::string& realm : realms) {
+    auth::UserPage page;
+    for (;;) {
+      VIGIL_ASSIGN_OR_RETURN(std::vector<auth::UserInfo> users, principals_->ListUsers(realm, page));
+      for (const auth::UserInfo& u : users) {
+        VIGIL_ASSIGN_OR_RETURN(int64_t n, idempotency_->PurgeExpired(realm + ":" + u.name, now));
+        purged += n;
+      }
+      if (users.size() < static_cast<size_t>(page.limit)) break;
+      page.after = users.back().name;
+    }
+  }
+  return purged;
+}
+
+void ApiServer::Impl::PurgeLoop() {
+  std::unique_lock<std::mutex> lock(purge_mu_);
+  do {
+    lock.unlock();
+    Result<int64_t> n = PurgeExpiredKeys();
+    if (!n.ok()) VIGIL_LOG_WARN("idempotency: purging expired keys failed: {}", n.status().ToString());
+    lock.lock();
+  } while (!purge_cv_.wait_for(lock, kPurgeInterval, [this] { return stopping_; }));
+}
+
 ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 ApiServer::~ApiServer() {
   if (impl_->http_) impl_->http_->Shutdown(std::chrono::milliseconds(0));
+  {
+    std::lock_guard<std::mutex> lock(impl_->purge_mu_);
+    impl_->stopping_ = true;
+  }
+  impl_->purge_cv_.notify_all();
+  if (impl_->purge_thread_.joinable()) impl_->purge_thread_.join();
 }
 
 Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiServerOptions options) {
@@ -315,6 +352,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiServerOptions options) {
   Impl* raw = impl.get();
   VIGIL_ASSIGN_OR_RETURN(raw->http_,
                          HttpServer::Start(raw->options_.http, [raw](HttpRequest& req) { return raw->Handle(req); }));
+  raw->purge_thread_ = std::thread([raw] { raw->PurgeLoop(); });
   return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));
 }
 
