@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/serve_fixture.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/server/http_client.h"
@@ -27,65 +28,6 @@ using Json = nlohmann::json;
 // server::kStaleReservationMs in seconds, rounded up.
 constexpr int kStaleSeconds = 10;
 using Headers = std::vector<std::pair<std::string, std::string>>;
-
-int RunVigil(const std::string& args) {
-  const std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " >/dev/null 2>&1";
-  return WEXITSTATUS(std::system(cmd.c_str()));
-}
-
-// A `vigil serve` child on 127.0.0.1 with a port the kernel picked.
-class ServeProcess {
- public:
-  explicit ServeProcess(const std::string& root, int port = 0) {
-    const std::string listen = "127.0.0.1:" + std::to_string(port);
-    int out[2];
-    if (::pipe(out) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::dup2(out[1], STDOUT_FILENO);
-      ::close(out[0]);
-      ::close(out[1]);
-      ::unsetenv("VIGIL_ROOT");
-      ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", listen.c_str(),
-              "--grace", "2", static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    ::close(out[1]);
-    FILE* f = ::fdopen(out[0], "r");
-    char line[512];
-    static const std::regex kListening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
-    while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
-      std::cmatch m;
-      if (std::regex_search(line, m, kListening)) {
-        port_ = std::stoi(m[1].str());
-        break;
-      }
-    }
-    out_ = f;
-  }
-  ~ServeProcess() { Stop(SIGTERM); }
-  ServeProcess(const ServeProcess&) = delete;
-  ServeProcess& operator=(const ServeProcess&) = delete;
-
-  int port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  // Signals the server and reaps it; its exit status (-1 when killed by a signal).
-  int Stop(int sig) {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    if (out_ != nullptr) std::fclose(out_);
-    out_ = nullptr;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  FILE* out_ = nullptr;
-};
 
 class ServeTest : public ::testing::Test {
  protected:

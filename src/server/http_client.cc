@@ -95,7 +95,7 @@ class HttpClient::Impl {
       while (!parser.is_done()) {
         parser.get().body().data = buf;
         parser.get().body().size = sizeof(buf);
-        http::read(stream_, buffer_, parser, ec);
+        http::read_some(stream_, buffer_, parser, ec);  // returns as soon as some body arrived
         if (ec == http::error::need_buffer) ec = {};
         if (ec) return ec;
         if (!on_data(std::string_view(buf, sizeof(buf) - parser.get().body().size))) {

@@ -65,6 +65,9 @@ void ApiServer::Impl::AddServiceRoutes() {
          out += "vigil_http_connections_total{fate=\"rejected_busy\"} " + std::to_string(s.rejected_busy) + "\n";
          out += "vigil_http_connections_total{fate=\"timed_out\"} " + std::to_string(s.timed_out) + "\n";
          out += "vigil_http_connections_total{fate=\"too_large\"} " + std::to_string(s.too_large) + "\n";
+         out += "# HELP vigil_sql_sessions_open SQL sessions opened ([server] sessions bounds them).\n";
+         out += "# TYPE vigil_sql_sessions_open gauge\n";
+         out += "vigil_sql_sessions_open " + std::to_string(sessions_->open_count()) + "\n";
          out += "# HELP vigil_sse_subscribers Job event streams open now.\n# TYPE vigil_sse_subscribers gauge\n";
          out += "vigil_sse_subscribers " + std::to_string(sse_subscribers_.load()) + "\n";
          return Text(std::move(out), "text/plain; version=0.0.4; charset=utf-8");

@@ -28,6 +28,11 @@ class SessionPool {
   // A session bound to `principal`; Busy when none frees up within `wait`.
   Result<Lease> Acquire(const jobs::Principal& principal, std::chrono::milliseconds wait);
   size_t size() const { return size_; }
+  // Sessions opened so far (in use or idle); never more than size().
+  size_t open_count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return open_;
+  }
 
  private:
   void Release(std::unique_ptr<sql::Session> session);

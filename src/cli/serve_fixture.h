@@ -1,0 +1,85 @@
+// Test helpers for `vigil serve` as a real process: running the vigil binary
+// (VIGIL_CLI_BINARY) and a server child on 127.0.0.1 whose port is read from
+// its "listening on" line. Test-only; single-threaded per object.
+#pragma once
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <string>
+
+namespace vigil {
+
+// Runs the vigil binary with `args` (shell-quoted), output discarded; its exit status.
+inline int RunVigil(const std::string& args) {
+  const std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " >/dev/null 2>&1";
+  return WEXITSTATUS(std::system(cmd.c_str()));
+}
+
+// A `vigil serve` child on 127.0.0.1:`port` (0: a port the kernel picks), stopped with
+// SIGTERM when destroyed.
+class ServeProcess {
+ public:
+  // `port` < 0: no --listen (the [server] listen of vigil.toml applies). `failpoints`: the
+  // server's VIGIL_FAILPOINTS.
+  explicit ServeProcess(const std::string& root, int port = 0, const std::string& failpoints = "") {
+    const std::string listen = "127.0.0.1:" + std::to_string(port);
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      ::unsetenv("VIGIL_ROOT");
+      if (!failpoints.empty()) ::setenv("VIGIL_FAILPOINTS", failpoints.c_str(), 1);
+      if (port < 0) {
+        ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--grace", "2",
+                static_cast<char*>(nullptr));
+      }
+      ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", listen.c_str(),
+              "--grace", "2", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    FILE* f = ::fdopen(out[0], "r");
+    char line[512];
+    static const std::regex kListening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
+      std::cmatch m;
+      if (std::regex_search(line, m, kListening)) {
+        port_ = std::stoi(m[1].str());
+        break;
+      }
+    }
+    out_ = f;
+  }
+  ~ServeProcess() { Stop(SIGTERM); }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Signals the server and reaps it; its exit status (-1 when killed by a signal).
+  int Stop(int sig) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    if (out_ != nullptr) std::fclose(out_);
+    out_ = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  FILE* out_ = nullptr;
+};
+
+}  // namespace vigil

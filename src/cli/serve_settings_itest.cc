@@ -1,0 +1,172 @@
+// Each [server] setting of vigil.toml changes what a real `vigil serve` does.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/serve_fixture.h"
+#include "testutil/temp_dir.h"
+#include "vigil/auth/root_auth.h"
+#include "vigil/idempotency/store.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/server/http_client.h"
+#include "vigil/storage/root.h"
+
+namespace vigil {
+namespace {
+
+using Json = nlohmann::json;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+class ServeSettingsTest : public ::testing::Test {
+ protected:
+  // A root whose vigil.toml holds `server_section` under [server], and an administrator.
+  void Init(const std::string& server_section) {
+    root_ = dir_.Join("root");
+    ASSERT_EQ(RunVigil("init " + root_), 0);
+    std::ofstream(root_ + "/vigil.toml", std::ios::trunc) << "[server]\n" << server_section << "\n";
+    auto root = Root::Open(root_);
+    ASSERT_TRUE(root.ok());
+    auto store = auth::OpenRootPrincipalStore(*root);
+    ASSERT_TRUE(store.ok());
+    token_ = (*store)->CreateUser("default", "ops", true)->token;
+  }
+  void Start(int port = 0, const std::string& failpoints = "") {
+    server_ = std::make_unique<ServeProcess>(root_, port, failpoints);
+    ASSERT_GT(server_->port(), 0);
+    client_ = Connect();
+  }
+  std::unique_ptr<server::HttpClient> Connect() {
+    auto c = server::HttpClient::Connect(server_->url());
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+  server::ClientResponse Call(server::HttpClient& c, const std::string& method, const std::string& target,
+                              const std::string& body = "", Headers h = {}) {
+    h.emplace_back("Authorization", "Bearer " + token_);
+    if (std::none_of(h.begin(), h.end(), [](const auto& p) { return p.first == "Content-Type"; })) {
+      h.emplace_back("Content-Type", "application/json");
+    }
+    auto r = c.Call(method, target, h, body);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : server::ClientResponse{};
+  }
+  server::ClientResponse Sql(const std::string& sql) {
+    return Call(*client_, "POST", "/v1/sql", Json{{"sql", sql}}.dump());
+  }
+
+  testing::TempDir dir_;
+  std::string root_;
+  std::string token_;
+  std::unique_ptr<ServeProcess> server_;
+  std::unique_ptr<server::HttpClient> client_;
+};
+
+TEST_F(ServeSettingsTest, ListenComesFromTheFileWithoutAFlag) {
+  Init("listen = \"127.0.0.1:0\"");
+  Start(/*port=*/-1);
+  EXPECT_EQ(Call(*client_, "GET", "/healthz").status, 200);
+}
+
+TEST_F(ServeSettingsTest, KeysCanBeOptionalAndLiveAsLongAsTheTtl) {
+  Init("require_idempotency_key = false\nidempotency_ttl_seconds = \"2h\"");
+  Start();
+  ASSERT_EQ(Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT)").status, 200);
+  const std::string rows = Json{{"rows", Json::array({{{"id", 1}}})}}.dump();
+  EXPECT_EQ(Call(*client_, "POST", "/v1/databases/d/tables/t/rows", rows).status, 200);  // no key: accepted
+  EXPECT_EQ(Call(*client_, "POST", "/v1/databases/d/tables/t/rows", rows, {{"Idempotency-Key", "k1"}}).status, 200);
+  auto root = Root::Open(root_);
+  ASSERT_TRUE(root.ok());
+  idempotency::StoreOptions so;
+  so.uri = jobs::RootJobStoreUri(*root);
+  auto store = idempotency::IdempotencyStore::Open(so);
+  ASSERT_TRUE(store.ok());
+  auto record = (*store)->Load("default:ops", "k1");
+  ASSERT_TRUE(record.ok());
+  ASSERT_TRUE(record->has_value());
+  EXPECT_EQ((*record)->expires_at_ms - (*record)->created_at_ms, 2 * 3600 * 1000);
+  auto config = Json::parse(Call(*client_, "GET", "/v1/config").body);
+  EXPECT_EQ(config["idempotency"]["ttl_seconds"], 7200);
+  EXPECT_EQ(config["idempotency"]["required_on_resource_mutations"], false);
+}
+
+TEST_F(ServeSettingsTest, BodiesPastTheLimitAre413) {
+  Init("max_body_bytes = 4096");
+  Start();
+  ASSERT_EQ(Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT)").status, 200);
+  std::string csv = "id\n";
+  while (csv.size() <= 4096) csv += "12345\n";
+  auto big = Call(*client_, "POST", "/v1/databases/d/tables/t/rows", csv,
+                  {{"Content-Type", "text/csv"}, {"Idempotency-Key", "big"}});
+  EXPECT_EQ(big.status, 413);
+  auto c = Connect();
+  auto small = Call(*c, "POST", "/v1/databases/d/tables/t/rows", "id\n1\n",
+                    {{"Content-Type", "text/csv"}, {"Idempotency-Key", "small"}});
+  EXPECT_EQ(small.status, 200) << small.body;
+}
+
+TEST_F(ServeSettingsTest, ConnectionsPastTheBoundAre503) {
+  Init("max_connections = 2");
+  Start();
+  EXPECT_EQ(Call(*client_, "GET", "/v1/config").status, 200);  // one kept-alive connection
+  auto second = Connect();
+  EXPECT_EQ(Call(*second, "GET", "/v1/config").status, 200);   // two
+  auto third = Connect();
+  auto refused = third->Call("GET", "/healthz");
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_EQ(refused->status, 503);
+}
+
+TEST_F(ServeSettingsTest, SessionsBoundTheSqlRunningAtOnce) {
+  Init("sessions = 1");
+  Start();
+  const std::string slow = Json{{"sql", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n "
+                                        "WHERE x < 2000000) SELECT COUNT(*) FROM n"}}.dump();
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.emplace_back([&] {
+      auto c = Connect();
+      EXPECT_EQ(Call(*c, "POST", "/v1/sql", slow).status, 200);  // each waits for the one session
+    });
+  }
+  for (auto& t : clients) t.join();
+  const std::string metrics = Call(*client_, "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("vigil_sql_sessions_open 1\n"), std::string::npos) << metrics;
+}
+
+TEST_F(ServeSettingsTest, JobEventStreamsPastTheBoundAre503) {
+  Init("sse_max_subscribers = 1");
+  // The leader hangs right after dispatch, so the job stays RUNNING and its stream open.
+  Start(0, "runner.after_dispatch=hang");
+  std::atomic<bool> opened{false};
+  std::jthread first;  // joined once the server is gone (destroyed after the guard below)
+  // The hung leader would keep a graceful stop waiting: whatever happens, SIGKILL the server.
+  struct KillServer {
+    ServeProcess* server;
+    ~KillServer() { server->Stop(SIGKILL); }
+  } kill_server{server_.get()};
+  ASSERT_EQ(Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL); INSERT INTO d.t VALUES (1)").status,
+            200);
+  auto admitted = Call(*client_, "POST", "/v1/databases/d/tables/t/indexes",
+                       Json{{"name", "i"}, {"columns", {"id"}}, {"using", "BTREE"}}.dump(),
+                       {{"Idempotency-Key", "idx"}});
+  ASSERT_EQ(admitted.status, 202) << admitted.body;
+  const std::string events = admitted.Header("location") + "/events";
+  first = std::jthread([this, events, &opened] {
+    auto c = Connect();
+    auto r = c->Stream(events, {{"Authorization", "Bearer " + token_}}, [&](std::string_view) {
+      opened.store(true);
+      return true;  // reads until the server goes away
+    });
+    (void)r;
+  });
+  for (int i = 0; i < 200 && !opened.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(opened.load());
+  auto second = Call(*client_, "GET", events);
+  EXPECT_EQ(second.status, 503) << second.body;
+  EXPECT_EQ(second.Header("retry-after"), "1");
+}
+
+}  // namespace
+}  // namespace vigil
