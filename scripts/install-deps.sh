@@ -14,7 +14,7 @@ PACKAGES=(
   libzstd-dev libxxhash-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   # configuration (vigil.toml), the HTTP server (Boost.Beast, OpenSSL) and the interactive shell
-  libtomlplusplus-dev libboost-dev libssl-dev libreadline-dev curl
+  libtomlplusplus-dev libboost-dev libssl-dev libreadline-dev curl openssl
   procps util-linux
 )
 

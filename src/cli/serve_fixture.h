@@ -48,7 +48,7 @@ class ServeProcess {
     ::close(out[1]);
     FILE* f = ::fdopen(out[0], "r");
     char line[512];
-    static const std::regex kListening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    static const std::regex kListening("listening on https?://127\\.0\\.0\\.1:([0-9]+)");
     while (f != nullptr && std::fgets(line, sizeof(line), f) != nullptr) {
       std::cmatch m;
       if (std::regex_search(line, m, kListening)) {

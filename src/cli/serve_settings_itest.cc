@@ -168,5 +168,29 @@ TEST_F(ServeSettingsTest, JobEventStreamsPastTheBoundAre503) {
   EXPECT_EQ(second.Header("retry-after"), "1");
 }
 
+TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
+  const std::string cert = dir_.Join("cert.pem"), key = dir_.Join("key.pem");
+  ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout " + key +
+                         " -out " + cert + " >/dev/null 2>&1")
+                            .c_str()),
+            0);
+  Init("tls_cert_file = \"" + cert + "\"\ntls_key_file = \"" + key + "\"");
+  server_ = std::make_unique<ServeProcess>(root_);
+  ASSERT_GT(server_->port(), 0);
+  const std::string port = std::to_string(server_->port());
+  const auto curl = [&](const std::string& scheme) {
+    const std::string cmd = "curl -sk -o /dev/null -w '%{http_code}' " + scheme + "://127.0.0.1:" + port +
+                            "/healthz 2>/dev/null";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[64];
+    while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+    if (p != nullptr) ::pclose(p);
+    return out;
+  };
+  EXPECT_EQ(curl("https"), "200");
+  EXPECT_NE(curl("http"), "200");  // plain HTTP is not answered
+}
+
 }  // namespace
 }  // namespace vigil
