@@ -7,6 +7,7 @@
 #include "vigil/common/names.h"
 #include "vigil/index/provider.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/worker/isolation.h"
 
 namespace vigil::jobs {
 
@@ -190,6 +191,19 @@ Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::s
   js.physical_type = existing->index_type;
   js.properties_json = existing->properties_json;
   return AdmitSpec(store_, js, actor, now_ms, nothing_to_cover);
+}
+
+Status CheckMutationAllowed(const Config& config, const std::string& config_path, std::string_view statement) {
+  if (!config.mutation.enabled) {
+    return Status::FailedPrecondition(std::string(statement) +
+                                      " is refused: index mutation is disabled (mutation.enabled = false in " +
+                                      config_path + ")");
+  }
+  if (!config.worker.require_cgroup) return Status::OK();
+  const std::string refusal =
+      worker::IsolationRefusal(config.worker, worker::ProbeIsolation(config.worker.cgroup_parent));
+  if (refusal.empty()) return Status::OK();
+  return Status::FailedPrecondition(std::string(statement) + " is refused: " + refusal + "; see `vigil doctor`");
 }
 
 }  // namespace vigil::jobs

@@ -7,7 +7,6 @@
 #include "sql/exec_internal.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
-#include "vigil/worker/isolation.h"
 
 namespace vigil::sql {
 
@@ -28,20 +27,8 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// Refuses before any job exists when mutation is disabled, or when vigil.toml demands a
-// cgroup boundary (worker.require_cgroup) that this machine cannot give the worker.
 Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) {
-  if (!ctx.config.mutation.enabled) {
-    return Status::FailedPrecondition(std::string(statement) +
-                                      " is refused: index mutation is disabled (mutation.enabled = false in " +
-                                      ctx.root.path() + "/vigil.toml)");
-  }
-  if (!ctx.config.worker.require_cgroup) return Status::OK();
-  const std::string refusal =
-      worker::IsolationRefusal(ctx.config.worker, worker::ProbeIsolation(ctx.config.worker.cgroup_parent));
-  if (refusal.empty()) return Status::OK();
-  return Status::FailedPrecondition(std::string(statement) + " is refused: " + refusal +
-                                    "; see `vigil doctor`");
+  return jobs::CheckMutationAllowed(ctx.config, ctx.root.path() + "/vigil.toml", statement);
 }
 
 // The registered target of an index statement, after authorization.

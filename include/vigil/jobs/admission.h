@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "vigil/common/config.h"
 #include "vigil/common/status.h"
 #include "vigil/index/index_spec.h"
 #include "vigil/jobs/job_store.h"
@@ -69,5 +70,10 @@ class Admission {
   JobStore* store_;
   index::IndexCaps caps_;
 };
+
+// Refuses an index mutation (`statement`, e.g. "CREATE INDEX") before any job exists:
+// FailedPrecondition when [mutation] enabled is false (naming `config_path`), or when
+// [worker] require_cgroup demands a boundary this machine cannot give the worker.
+Status CheckMutationAllowed(const Config& config, const std::string& config_path, std::string_view statement);
 
 }  // namespace vigil::jobs
