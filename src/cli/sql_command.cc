@@ -3,7 +3,9 @@
 // 4180) or --json (one array per statement); progress, notices and warnings go
 // to stderr only. A one-shot run waits for the index jobs it admitted (showing
 // their progress) unless --detach; the exit status is non-zero when any
-// statement fails or a waited job ends FAILED or OUTCOME_UNKNOWN.
+// statement fails or a waited job ends FAILED or OUTCOME_UNKNOWN. With --url the
+// statements run on a `vigil serve` server as a token's user (sql_remote.h), under
+// the same output contract.
 #include <readline/history.h>
 #include <readline/readline.h>
 #include <unistd.h>
@@ -12,9 +14,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/sql_remote.h"
 #include "cli/sql_shell.h"
 #include "vigil/sql/parser.h"
 
@@ -29,7 +33,20 @@ struct SqlArgs {
   bool json = false;
   bool detach = false;
   int64_t wait_timeout_s = 86'400;
+  std::string url;         // --url or VIGIL_URL
+  std::string token_file;  // --token-file or VIGIL_TOKEN_FILE
 };
+
+constexpr char kRemoteHelp[] =
+    "With --url (or VIGIL_URL) the statements run on a `vigil serve` server, as the user of the\n"
+    "bearer token in --token-file (or VIGIL_TOKEN_FILE; the file must be private: chmod 600).\n"
+    "Output, stderr lines and exit status follow the local contract. Each statement is sent as\n"
+    "its own request (POST /v1/sql, with a fresh Idempotency-Key, retried under the same key when\n"
+    "the connection breaks), so every statement runs and reports its own failure, and -c/-f wait\n"
+    "for a statement's index jobs before the next, as locally. Remotely, a BLOB comes back as hex\n"
+    "text (x'0a1b') and prints so in every format, a non-finite real as NULL; SET lasts for the\n"
+    "rest of the shell (it is sent again with each statement); COPY ... FROM 'path' reads the\n"
+    "server's files, under its rules. Plain http:// only.\n";
 
 constexpr char kHelp[] =
     "Statements end with ';'. Dot commands:\n"
@@ -83,25 +100,54 @@ void Interactive(SqlShell& shell) {
     add_history(pending.substr(0, pending.size() - 1).c_str());
     shell.RunScript(pending);
     pending.clear();
+    if (shell.broken()) break;
   }
   write_history(history.c_str());
+}
+
+// The shell on a server: the token read from its file (never printed, never passed on).
+Status OpenRemote(const SqlArgs& args, SqlShell* shell) {
+  if (args.token_file.empty()) {
+    return Status::InvalidArgument("--url needs --token-file FILE (or VIGIL_TOKEN_FILE): a file holding a bearer token");
+  }
+  RemoteOptions remote;
+  remote.url = args.url;
+  remote.token_file = args.token_file;
+  VIGIL_ASSIGN_OR_RETURN(remote.token, ReadTokenFile(args.token_file));
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<ShellBackend> backend, OpenRemoteBackend(remote));
+  shell->Open(std::move(backend));
+  return Status::OK();
 }
 
 Status RunSql(const Context& ctx, const SqlArgs& args) {
   if (args.csv && args.json) return Status::InvalidArgument("--csv and --json cannot be used together");
   if (!args.commands.empty() && !args.file.empty()) return Status::InvalidArgument("-c and -f cannot be used together");
-  VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
+  if (!args.url.empty() && !ctx.root_dir.empty()) {
+    return Status::InvalidArgument(
+        "--root (or VIGIL_ROOT) and --url (or VIGIL_URL) cannot be used together: a shell runs on a local root "
+        "or on a server");
+  }
+  if (args.url.empty() && !args.token_file.empty()) {
+    return Status::InvalidArgument("--token-file (or VIGIL_TOKEN_FILE) is only for --url (or VIGIL_URL)");
+  }
   const bool one_shot = !args.commands.empty() || !args.file.empty();
   ShellOptions options;
   options.format = args.csv ? OutputFormat::kCsv : args.json ? OutputFormat::kJson : OutputFormat::kTable;
   options.wait_jobs = one_shot && !args.detach;
   options.wait_timeout_s = args.wait_timeout_s;
+  std::optional<Root> root;  // declared first: it outlives the shell's local session
   SqlShell shell(options);
-  VIGIL_RETURN_IF_ERROR(shell.Open(root));
+  if (!args.url.empty()) {
+    VIGIL_RETURN_IF_ERROR(OpenRemote(args, &shell));
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(root, ctx.OpenRoot());
+    VIGIL_RETURN_IF_ERROR(shell.Open(*root));
+  }
   if (!one_shot) {
     if (::isatty(STDIN_FILENO)) {
       Interactive(shell);
-      return Status::OK();
+      // A server that refused the token or went away: the failure was reported.
+      return shell.broken() ? Status::Cancelled("") : Status::OK();
     }
     std::stringstream in;
     in << std::cin.rdbuf();
@@ -125,7 +171,8 @@ Status RunSql(const Context& ctx, const SqlArgs& args) {
 }  // namespace
 
 void AddSqlCommand(CLI::App* app, Context* ctx) {
-  auto* sub = app->add_subcommand("sql", "Run SQL: interactive, or -c / -f (waits for admitted index jobs)");
+  auto* sub = app->add_subcommand("sql", "Run SQL: interactive, or -c / -f (waits for admitted index jobs); "
+                                         "locally on --root, or on a server with --url");
   auto args = std::make_shared<SqlArgs>();
   sub->add_option("-c,--command", args->commands, "Statements to run (repeatable)");
   sub->add_option("-f,--file", args->file, "A file of statements to run");
@@ -134,6 +181,11 @@ void AddSqlCommand(CLI::App* app, Context* ctx) {
   sub->add_flag("--detach", args->detach, "Do not wait for admitted index jobs");
   sub->add_option("--wait-timeout", args->wait_timeout_s, "Seconds to wait for each admitted job")
       ->capture_default_str();
+  sub->add_option("--url", args->url, "A `vigil serve` server to run the statements on (http://host:port)")
+      ->envname("VIGIL_URL");
+  sub->add_option("--token-file", args->token_file, "With --url: a file (mode 600) holding the bearer token")
+      ->envname("VIGIL_TOKEN_FILE");
+  sub->footer(kRemoteHelp);
   ctx->actions.emplace_back(sub, [ctx, args] { return RunSql(*ctx, *args); });
 }
 

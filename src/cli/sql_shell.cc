@@ -8,9 +8,11 @@
 #include "cli/supervise_client.h"
 #include "cli/table_printer.h"
 #include "vigil/jobs/leader.h"
+#include "vigil/jobs/job_store.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/result_format.h"
+#include "vigil/sql/session.h"
 
 namespace vigil::cli {
 
@@ -22,27 +24,70 @@ int64_t NowMs() {
       .count();
 }
 
-void Report(const Status& st) { std::fprintf(stderr, "error: %s\n", st.ToString().c_str()); }
+// A backend that printed its own error returns Cancelled without a message.
+void Report(const Status& st) {
+  if (st.code() == StatusCode::kCancelled && st.message().empty()) return;
+  std::fprintf(stderr, "error: %s\n", st.ToString().c_str());
+}
 
 // By length: a value may hold NUL bytes.
 void Write(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
+// Statements on a local Session of the root, as its local administrator.
+class LocalBackend : public ShellBackend {
+ public:
+  Status Open(const Root& root) {
+    VIGIL_ASSIGN_OR_RETURN(store_, jobs::OpenRootJobStore(root));
+    sql::SessionOptions options;
+    options.file_access = sql::FileAccess::kClient;  // the user's own files, as psql's \copy
+    const Root* r = &root;
+    options.ensure_leader = [this, r] { return EnsureLeader(*r, *store_); };
+    VIGIL_ASSIGN_OR_RETURN(session_, sql::Session::Open(root.path(), options));
+    // Work left by a leader that died (or never ran) is taken up now: a leader's recovery pass
+    // settles interrupted attempts within seconds of any command on the root.
+    Result<bool> waiting = jobs::WorkWaitsForLeader(*store_, NowMs());
+    Status leader = waiting.ok() ? (*waiting ? EnsureLeader(root, *store_) : Status::OK()) : waiting.status();
+    if (!leader.ok()) std::fprintf(stderr, "warning: index jobs wait for a leader: %s\n", leader.ToString().c_str());
+    return Status::OK();
+  }
+
+  Result<sql::ResultSet> Execute(const sql::Statement& stmt, std::string_view) override {
+    return session_->Execute(stmt);
+  }
+
+  Result<JobView> Job(int64_t id) override {
+    VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, store_->Get(id));
+    JobView v;
+    v.state = std::string(jobs::DerivedState(job.state));
+    v.final = jobs::IsFinal(job.state);
+    if (job.progress_phase) {
+      v.progress = *job.progress_phase + " " + std::to_string(job.progress_done) + "/" +
+                   std::to_string(job.progress_total);
+    }
+    if (job.error_message) v.error = *job.error_message;
+    return v;
+  }
+
+ private:
+  std::unique_ptr<jobs::JobStore> store_;
+  std::unique_ptr<sql::Session> session_;
+};
+
 }  // namespace
 
+SqlShell::SqlShell(ShellOptions options) : options_(options) {}
+SqlShell::~SqlShell() = default;
+
 Status SqlShell::Open(const Root& root) {
-  VIGIL_ASSIGN_OR_RETURN(store_, jobs::OpenRootJobStore(root));
-  sql::SessionOptions options;
-  options.file_access = sql::FileAccess::kClient;  // the user's own files, as psql's \copy
-  const Root* r = &root;
-  options.ensure_leader = [this, r] { return EnsureLeader(*r, *store_); };
-  VIGIL_ASSIGN_OR_RETURN(session_, sql::Session::Open(root.path(), options));
-  // Work left by a leader that died (or never ran) is taken up now: a leader's recovery pass
-  // settles interrupted attempts within seconds of any command on the root.
-  Result<bool> waiting = jobs::WorkWaitsForLeader(*store_, NowMs());
-  Status leader = waiting.ok() ? (*waiting ? EnsureLeader(root, *store_) : Status::OK()) : waiting.status();
-  if (!leader.ok()) std::fprintf(stderr, "warning: index jobs wait for a leader: %s\n", leader.ToString().c_str());
+  auto local = std::make_unique<LocalBackend>();
+  VIGIL_RETURN_IF_ERROR(local->Open(root));
+  backend_ = std::move(local);
   return Status::OK();
 }
+
+void SqlShell::Open(std::unique_ptr<ShellBackend> backend) { backend_ = std::move(backend); }
+
+bool SqlShell::broken() const { return backend_ && backend_->broken(); }
 
 bool SqlShell::RunScript(std::string_view text) {
   sql::ScriptParser parser(text);
@@ -56,13 +101,14 @@ bool SqlShell::RunScript(std::string_view text) {
     if (!next->has_value()) return ok;
     const sql::Statement& stmt = **next;
     ok &= RunOne(stmt, text.substr(stmt.pos.offset, stmt.length));
+    if (backend_->broken()) return false;
   }
 }
 
 bool SqlShell::RunOne(const sql::Statement& stmt, std::string_view text) {
   if (options_.echo) std::printf("\nvigil> %.*s;\n", static_cast<int>(text.size()), text.data());
   auto start = std::chrono::steady_clock::now();
-  Result<sql::ResultSet> r = session_->Execute(stmt);
+  Result<sql::ResultSet> r = backend_->Execute(stmt, text);
   if (!r.ok()) {
     Report(r.status());
     return false;
@@ -114,23 +160,20 @@ bool SqlShell::WaitJob(int64_t id) {
   const int64_t deadline = NowMs() + options_.wait_timeout_s * 1000;
   std::string last;
   for (;;) {
-    Result<jobs::JobRecord> job = store_->Get(id);
+    Result<JobView> job = backend_->Job(id);
     if (!job.ok()) {
       Report(job.status());
       return false;
     }
-    std::string state(jobs::DerivedState(job->state));
+    const std::string& state = job->state;
     std::string line = "job " + std::to_string(id) + ": " + state;
-    if (job->progress_phase && state == "RUNNING") {
-      line += " " + *job->progress_phase + " " + std::to_string(job->progress_done) + "/" +
-              std::to_string(job->progress_total);
-    }
+    if (!job->progress.empty() && state == "RUNNING") line += " " + job->progress;
     if (line != last) std::fprintf(stderr, "%s\n", line.c_str());
     last = line;
-    if (jobs::IsFinal(job->state)) {
+    if (job->final) {
       if (state == "FAILED" || state == "OUTCOME_UNKNOWN" || state == "FAILED_REFRESH_SKIPPED") {
         std::fprintf(stderr, "error: job %lld ended %s%s\n", static_cast<long long>(id), state.c_str(),
-                     job->error_message ? (": " + *job->error_message).c_str() : "");
+                     job->error.empty() ? "" : (": " + job->error).c_str());
         return false;
       }
       return true;

@@ -1,5 +1,6 @@
 // The statement runner shared by `vigil sql` and `vigil demo`: executes
-// statements on a Session, prints results to stdout (aligned table, CSV or
+// statements on a backend (a local Session on a root, or a `vigil serve`
+// server: sql_remote.h), prints results to stdout (aligned table, CSV or
 // JSON) and notices, warnings and job progress to stderr, and waits for the
 // index jobs a statement admitted when asked to. Single-threaded.
 #pragma once
@@ -9,8 +10,8 @@
 #include <string_view>
 
 #include "vigil/common/status.h"
-#include "vigil/jobs/job_store.h"
-#include "vigil/sql/session.h"
+#include "vigil/sql/ast.h"
+#include "vigil/sql/result.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::cli {
@@ -24,15 +25,41 @@ struct ShellOptions {
   bool echo = false;                   // print each statement before its result (the demo)
 };
 
+// A job as the wait loop shows it.
+struct JobView {
+  std::string state;     // jobs::DerivedState, e.g. "RUNNING"
+  bool final = false;    // jobs::IsFinal
+  std::string progress;  // "<phase> <done>/<total>", or "" when none is reported
+  std::string error;     // the job's error message, or ""
+};
+
+// Where the shell's statements run and its jobs are looked up.
+class ShellBackend {
+ public:
+  virtual ~ShellBackend() = default;
+  // Runs one statement of a script; `text` is its source (from its first token to the end of
+  // its last), `stmt.pos` its position in the script.
+  virtual Result<sql::ResultSet> Execute(const sql::Statement& stmt, std::string_view text) = 0;
+  virtual Result<JobView> Job(int64_t id) = 0;
+  // Set once nothing more can run (the server refused the token, the connection is lost):
+  // the script stops there.
+  virtual bool broken() const { return false; }
+};
+
 class SqlShell {
  public:
-  explicit SqlShell(ShellOptions options) : options_(options) {}
+  explicit SqlShell(ShellOptions options);
+  ~SqlShell();
 
   // Opens the root's job store and a session that starts `vigil supervise` on demand.
   Status Open(const Root& root);
+  // Runs statements on `backend` instead (a server).
+  void Open(std::unique_ptr<ShellBackend> backend);
   // Runs every statement of `text`, reporting each failure on stderr; false when any
   // statement failed or a waited job ended FAILED or OUTCOME_UNKNOWN.
   bool RunScript(std::string_view text);
+  // Whether the backend can run nothing more (ShellBackend::broken).
+  bool broken() const;
 
   bool timer = false;
 
@@ -43,8 +70,7 @@ class SqlShell {
   bool WaitJob(int64_t id);
 
   ShellOptions options_;
-  std::unique_ptr<jobs::JobStore> store_;
-  std::unique_ptr<sql::Session> session_;
+  std::unique_ptr<ShellBackend> backend_;
 };
 
 }  // namespace vigil::cli
