@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "index/fts_bm25.h"
+#include "vigil/common/sqlite_status.h"
 
 namespace vigil::index::fts_internal {
 
@@ -221,27 +222,7 @@ Status CheckTableSql(sqlite3* db, const FtsParams& params) {
 
 Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-  switch (rc & 0xff) {
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return Status::Corruption(std::move(msg));
-    case SQLITE_IOERR:
-    case SQLITE_CANTOPEN:
-      return Status::IOError(std::move(msg));
-    case SQLITE_NOMEM:
-    case SQLITE_FULL:
-      return Status::ResourceExhausted(std::move(msg));
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Busy(std::move(msg));
-    case SQLITE_CONSTRAINT:
-    case SQLITE_MISMATCH:
-    case SQLITE_RANGE:
-    case SQLITE_TOOBIG:
-      return Status::InvalidArgument(std::move(msg));
-    default:
-      return Status::Internal(std::move(msg));
-  }
+  return vigil::SqliteStatus(rc, db ? sqlite3_extended_errcode(db) : rc, std::move(msg));
 }
 
 Result<std::string> TokenizerOption(const FtsParams& params) {

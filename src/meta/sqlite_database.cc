@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "meta/backends.h"
+#include "vigil/common/sqlite_status.h"
 
 namespace vigil::meta {
 
@@ -17,32 +18,7 @@ Status SqliteError(sqlite3* db, int rc, std::string_view context) {
   int ext = db ? sqlite3_extended_errcode(db) : rc;
   std::string msg = std::string(context) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) +
                     " (sqlite " + std::to_string(ext) + ")";
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return Status::Busy(std::move(msg));
-    case SQLITE_CONSTRAINT:
-      if (ext == SQLITE_CONSTRAINT_PRIMARYKEY || ext == SQLITE_CONSTRAINT_UNIQUE) {
-        return Status::AlreadyExists(std::move(msg));
-      }
-      return Status::InvalidArgument(std::move(msg));
-    case SQLITE_FULL:
-      return Status::ResourceExhausted(std::move(msg));
-    case SQLITE_IOERR:
-    case SQLITE_CANTOPEN:
-    case SQLITE_READONLY:
-      return Status::IOError(std::move(msg));
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return Status::Corruption(std::move(msg));
-    case SQLITE_ERROR:  // SQL error: syntax, missing table or column
-    case SQLITE_RANGE:
-    case SQLITE_MISMATCH:
-    case SQLITE_TOOBIG:
-      return Status::InvalidArgument(std::move(msg));
-    default:
-      return Status::Internal(std::move(msg));
-  }
+  return SqliteStatus(rc, ext, std::move(msg));
 }
 
 std::string Snippet(std::string_view sql) {

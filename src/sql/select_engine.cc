@@ -17,6 +17,7 @@
 #include "sql/sql_lockdown.h"
 #include "sql/statement_deadline.h"
 #include "sql/vtab.h"
+#include "vigil/common/sqlite_status.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/generations/version_pins.h"
 #include "vigil/jobs/authorization.h"
@@ -81,20 +82,9 @@ Status SqliteStatus(sqlite3* db, int rc) {
   if (msg.find("no query solution") != std::string::npos) {
     return Status::InvalidArgument(msg + ": a table function lacks its arguments, e.g. vigil_indexes('db.table')");
   }
-  switch (rc & 0xff) {
-    case SQLITE_NOMEM:
-    case SQLITE_FULL:
-    case SQLITE_TOOBIG:
-      return Status::ResourceExhausted(msg);
-    case SQLITE_INTERRUPT:
-      return Status::Cancelled(msg);
-    case SQLITE_IOERR:
-      return Status::IOError(msg);
-    case SQLITE_CORRUPT:
-      return Status::Corruption(msg);
-    default:
-      return Status::InvalidArgument(msg);
-  }
+  const StatusCode code = SqliteStatusCode(rc, sqlite3_extended_errcode(db));
+  // Anything SQLite refuses that has no closer code is a statement the caller can fix.
+  return Status(code == StatusCode::kInternal ? StatusCode::kInvalidArgument : code, msg);
 }
 
 class Engine : public SelectEngine, public internal::VtabHost {
