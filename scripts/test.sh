@@ -4,7 +4,8 @@
 #      tests, PostgreSQL tests against a throwaway server, fuzz replays);
 #   2. an ASan+UBSan build of the fast unit tier;
 #   3. a ThreadSanitizer build of the concurrency tests;
-#   4. a short libFuzzer run of every fuzz target (clang).
+#   4. a short libFuzzer run of every fuzz target (clang);
+# and, after the Release build, Clang's thread-safety analysis of the annotated locks.
 # TSan on the whole unit tier and long fuzz runs: scripts/test-long.sh. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +63,8 @@ bash scripts/install-deps.sh
 stage "Release build"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build build/release -j"$JOBS"
+stage "Clang thread-safety analysis (annotated locks)"
+bash scripts/check-thread-safety.sh
 stage "Release tests (every tier)"
 run_ctest build/release/ctest.log --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
 

@@ -28,7 +28,7 @@ void ResourceBudget::Reservation::Release() {
 }
 
 Result<ResourceBudget::Reservation> ResourceBudget::Reserve(uint64_t memory, uint64_t disk) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (memory > memory_limit_ - std::min(memory_limit_, memory_used_)) {
     return Status::ResourceExhausted(memory_name_ + ": " + std::to_string(memory) + " bytes wanted, " +
                                      std::to_string(memory_limit_ - memory_used_) + " of " +
@@ -45,18 +45,18 @@ Result<ResourceBudget::Reservation> ResourceBudget::Reserve(uint64_t memory, uin
 }
 
 void ResourceBudget::Return(uint64_t memory, uint64_t disk) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   memory_used_ -= memory;
   disk_used_ -= disk;
 }
 
 uint64_t ResourceBudget::memory_used() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return memory_used_;
 }
 
 uint64_t ResourceBudget::disk_used() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return disk_used_;
 }
 

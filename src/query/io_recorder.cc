@@ -3,30 +3,30 @@
 namespace vigil::query {
 
 void IoRecorder::UseSegment(const std::string& segment_path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   segments_.insert(segment_path);
 }
 
 void IoRecorder::OnRead(const std::string& path, uint64_t offset, size_t bytes) {
   (void)offset;
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   FileReads& r = reads_[path];
   ++r.calls;
   r.bytes += bytes;
 }
 
 std::set<std::string> IoRecorder::segments_used() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return segments_;
 }
 
 std::map<std::string, IoRecorder::FileReads> IoRecorder::physical_reads() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return reads_;
 }
 
 IoRecorder::FileReads IoRecorder::ReadsMatching(const std::string& needle) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   FileReads total;
   for (const auto& [path, r] : reads_) {
     if (path.find(needle) != std::string::npos) {
@@ -38,7 +38,7 @@ IoRecorder::FileReads IoRecorder::ReadsMatching(const std::string& needle) const
 }
 
 void IoRecorder::Clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   segments_.clear();
   reads_.clear();
 }

@@ -28,7 +28,7 @@ std::string EscapeLabel(std::string_view v) {
 }
 
 void Metrics::ObserveRequest(std::string_view route, std::string_view method, int status, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++requests_[{std::string(route), std::string(method), status}];
   Histogram& h = latency_[std::string(route)];
   for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
@@ -39,12 +39,12 @@ void Metrics::ObserveRequest(std::string_view route, std::string_view method, in
 }
 
 void Metrics::CountIdempotency(std::string_view outcome) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++idempotency_[std::string(outcome)];
 }
 
 std::string Metrics::Render() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   std::string out;
   out += "# HELP vigil_http_requests_total HTTP requests answered, by route, method and status.\n";
   out += "# TYPE vigil_http_requests_total counter\n";

@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
+#include "vigil/common/mutex.h"
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -36,10 +36,10 @@ class Metrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_;  // guarded by mu_
-  std::map<std::string, Histogram> latency_;                                // guarded by mu_
-  std::map<std::string, uint64_t> idempotency_;                             // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ VIGIL_GUARDED_BY(mu_);
+  std::map<std::string, Histogram> latency_ VIGIL_GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> idempotency_ VIGIL_GUARDED_BY(mu_);
 };
 
 // A label value escaped for the exposition format (backslash, quote, newline).

@@ -8,8 +8,8 @@ SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size
 Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal, std::chrono::milliseconds wait) {
   std::unique_ptr<sql::Session> session;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    const bool ready = freed_.wait_for(lock, wait, [this] { return !idle_.empty() || open_ < size_; });
+    MutexLock lock(&mu_);
+    const bool ready = lock.WaitFor(freed_, wait, [this]() VIGIL_REQUIRES(mu_) { return !idle_.empty() || open_ < size_; });
     if (!ready) {
       return Status::Busy("all " + std::to_string(size_) + " SQL sessions are busy; retry later");
     }
@@ -23,7 +23,7 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
   if (!session) {
     Result<std::unique_ptr<sql::Session>> opened = sql::Session::Open(root_dir_, options_);
     if (!opened.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       --open_;
       freed_.notify_one();
       return opened.status();
@@ -36,7 +36,7 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
 
 void SessionPool::Release(std::unique_ptr<sql::Session> session) {
   session->Reset(jobs::Principal{});  // no principal lingers on an idle session
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   idle_.push_back(std::move(session));
   freed_.notify_one();
 }

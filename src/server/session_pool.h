@@ -9,7 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
+#include "vigil/common/mutex.h"
 #include <string>
 #include <vector>
 
@@ -30,7 +30,7 @@ class SessionPool {
   size_t size() const { return size_; }
   // Sessions opened so far (in use or idle); never more than size().
   size_t open_count() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return open_;
   }
 
@@ -40,10 +40,10 @@ class SessionPool {
   const std::string root_dir_;
   const sql::SessionOptions options_;
   const size_t size_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable freed_;
-  std::vector<std::unique_ptr<sql::Session>> idle_;  // guarded by mu_
-  size_t open_ = 0;                                  // guarded by mu_: sessions in use or idle
+  std::vector<std::unique_ptr<sql::Session>> idle_ VIGIL_GUARDED_BY(mu_);
+  size_t open_ VIGIL_GUARDED_BY(mu_) = 0;  // sessions in use or idle
 };
 
 // A session taken from the pool; returned when the lease is destroyed.

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/generations/version_pins.h"
 #include "vigil/query/snapshot.h"
@@ -79,9 +80,9 @@ class ResourceBudget {
   const uint64_t disk_limit_;
   const std::string memory_name_;
   const std::string disk_name_;
-  mutable std::mutex mu_;
-  uint64_t memory_used_ = 0;  // GUARDED_BY(mu_)
-  uint64_t disk_used_ = 0;    // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  uint64_t memory_used_ VIGIL_GUARDED_BY(mu_) = 0;
+  uint64_t disk_used_ VIGIL_GUARDED_BY(mu_) = 0;
 };
 
 // Live-object accounting shared by a manager and its generations (which may outlive it).

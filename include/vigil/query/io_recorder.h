@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "vigil/common/mutex.h"
 #include "vigil/storage/fs.h"
 
 namespace vigil::query {
@@ -33,9 +34,9 @@ class IoRecorder : public IoObserver {
   void Clear();
 
  private:
-  mutable std::mutex mu_;
-  std::set<std::string> segments_;              // GUARDED_BY(mu_)
-  std::map<std::string, FileReads> reads_;      // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::set<std::string> segments_ VIGIL_GUARDED_BY(mu_);
+  std::map<std::string, FileReads> reads_ VIGIL_GUARDED_BY(mu_);
 };
 
 }  // namespace vigil::query
