@@ -31,6 +31,8 @@ namespace vigil::server {
 
 // How often expired idempotency records are purged.
 constexpr std::chrono::minutes kPurgeInterval{10};
+// The largest JSON body any route takes (JSON rows); each route applies its own bound too.
+constexpr size_t kMaxJsonBodyBytes = 64 << 20;
 // How long a request waits for a free SQL session before 503.
 constexpr std::chrono::milliseconds kSessionWait{30'000};
 

@@ -219,7 +219,7 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
     call.spooled = *spooled;
     digest_input = std::string(req.Header("content-type")) + "\n" + call.spooled->sha256;
   } else {
-    Result<std::string> body = req.body->ReadAll(16 << 20);
+    Result<std::string> body = req.body->ReadAll(kMaxJsonBodyBytes);
     if (!body.ok()) return ProblemResponse(body.status());
     auto parsed = nlohmann::json::parse(*body, nullptr, false);
     digest_input = parsed.is_discarded() ? *body : parsed.dump();

@@ -80,7 +80,8 @@ class ParserBody : public BodySource {
       if (ec == http::error::body_limit) {
         ++ctx_.stats.too_large;
         too_large_ = true;
-        return Status::ResourceExhausted("the request body is larger than the limit of " +
+        return Status::ResourceExhausted(std::string(kBodyTooLarge) +
+                                         ": the request body is larger than the limit of " +
                                          std::to_string(ctx_.options.max_body_bytes) + " bytes");
       }
       if (ec) return Status::IOError("reading the request body: " + ec.message());

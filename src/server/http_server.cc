@@ -35,7 +35,8 @@ Result<std::string> BodySource::ReadAll(size_t limit) {
     VIGIL_ASSIGN_OR_RETURN(size_t n, Read(buf, sizeof buf));
     if (n == 0) return out;
     if (out.size() + n > limit) {
-      return Status::ResourceExhausted("the request body is larger than " + std::to_string(limit) + " bytes");
+      return Status::ResourceExhausted(std::string(kBodyTooLarge) + ": the request body is larger than " +
+                                       std::to_string(limit) + " bytes");
     }
     out.append(buf, n);
   }

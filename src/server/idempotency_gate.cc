@@ -143,9 +143,14 @@ HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const std::funct
   }
   metrics_->CountIdempotency(rerun ? "settled_rerun" : "reserved");
   HttpResponse resp;
-  {
+  try {
     Heartbeat heartbeat(store_, req, executor_id_, heartbeat_ms_);
     resp = run();
+  } catch (...) {
+    // The request failed inside the server (the HTTP layer answers 500): free the key, as for
+    // any 5xx, rather than leave it reserved until it expires.
+    Finish(req, ProblemResponse(500, "INTERNAL", "the request failed inside the server"));
+    throw;
   }
   Finish(req, resp);
   return resp;

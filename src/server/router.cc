@@ -115,9 +115,11 @@ HttpResponse ProblemResponse(int http_status, std::string_view code, std::string
 }
 
 HttpResponse ProblemResponse(const Status& st) {
-  const int http = HttpStatusOf(st.code());
-  nlohmann::json j = nlohmann::json::parse(ProblemJson(http, StatusCodeName(st.code()), st.message()));
   const std::string sub = SubCode(st.message());
+  // A body past a limit is the client's to shrink: 413, where a retry cannot help (no Retry-After).
+  const bool too_large = st.code() == StatusCode::kResourceExhausted && sub == kBodyTooLarge;
+  const int http = too_large ? 413 : HttpStatusOf(st.code());
+  nlohmann::json j = nlohmann::json::parse(ProblemJson(http, StatusCodeName(st.code()), st.message()));
   if (!sub.empty()) j["subcode"] = sub;
   HttpResponse r;
   r.status = http;

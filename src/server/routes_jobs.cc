@@ -113,7 +113,11 @@ void ApiServer::Impl::AddJobRoutes() {
          if (!id.ok()) return ProblemResponse(id.status());
          Result<nlohmann::json> body = JsonBody(call);
          if (!body.ok()) return ProblemResponse(body.status());
-         const std::string action = body->value("action", "");
+         const nlohmann::json action_field = body->value("action", nlohmann::json());
+         const std::string action = action_field.is_string() ? action_field.get<std::string>() : "";
+         if (body->contains("comment") && !(*body)["comment"].is_string()) {
+           return ProblemResponse(400, "INVALID_ARGUMENT", "comment must be a string");
+         }
          const std::string comment = body->value("comment", "");
          std::string as;
          if (action == "ACKNOWLEDGED") as = "ACKNOWLEDGED";

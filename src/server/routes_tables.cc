@@ -16,7 +16,7 @@ namespace vigil::server {
 
 namespace {
 
-constexpr size_t kMaxJsonRowsBytes = 64 << 20;
+constexpr size_t kMaxJsonRowsBytes = kMaxJsonBodyBytes;
 
 HttpResponse Problem(const Status& st) { return ProblemResponse(st); }
 
@@ -54,6 +54,15 @@ Result<std::string> PropertyText(const nlohmann::json& v, std::string_view what)
     }
   }
   return "\"" + t + "\"";
+}
+
+// An optional boolean field (false when absent).
+Result<bool> BoolField(const nlohmann::json& body, const char* field) {
+  if (!body.contains(field)) return false;
+  if (!body[field].is_boolean()) {
+    return Status::InvalidArgument(std::string("\"") + field + "\" must be true or false");
+  }
+  return body[field].get<bool>();
 }
 
 Result<std::string> NameField(const nlohmann::json& body, std::string_view field, std::string_view what) {
@@ -259,7 +268,9 @@ void ApiServer::Impl::AddTableRoutes() {
            if (!cname.ok()) return Problem(cname.status());
            Result<std::string> type = ColumnType(c.value("type", nlohmann::json()));
            if (!type.ok()) return Problem(type.status());
-           cols += (cols.empty() ? "" : ", ") + *cname + " " + *type + (c.value("not_null", false) ? " NOT NULL" : "");
+           Result<bool> not_null = BoolField(c, "not_null");
+           if (!not_null.ok()) return Problem(not_null.status());
+           cols += (cols.empty() ? "" : ", ") + *cname + " " + *type + (*not_null ? " NOT NULL" : "");
          }
          Result<sql::ResultSet> r = RunSql(call, "CREATE TABLE " + *db + "." + *name + " (" + cols + ")");
          if (!r.ok()) return Problem(r.status());
@@ -356,7 +367,8 @@ void ApiServer::Impl::AddTableRoutes() {
          if (!body.ok()) return Problem(body.status());
          Result<std::string> name = NameField(*body, "name", "index name");
          if (!name.ok()) return Problem(name.status());
-         const std::string method = body->value("using", "");
+         const nlohmann::json using_method = body->value("using", nlohmann::json());
+         const std::string method = using_method.is_string() ? using_method.get<std::string>() : "";
          if (method != "ANN" && method != "BTREE" && method != "BITMAP" && method != "FTS") {
            return Problem(Status::InvalidArgument("\"using\" must be ANN, BTREE, BITMAP or FTS"));
          }
@@ -382,10 +394,12 @@ void ApiServer::Impl::AddTableRoutes() {
              props += (props.empty() ? "" : ", ") + *key + " = " + *value;
            }
          }
-         const bool replace = body->value("replace", false);
-         const bool if_not_exists = body->value("if_not_exists", false);
-         std::string stmt = std::string("CREATE ") + (replace ? "OR REPLACE " : "") + "INDEX " +
-                            (if_not_exists ? "IF NOT EXISTS " : "") + *name + " ON " + *db + "." + *table + " (" +
+         Result<bool> replace = BoolField(*body, "replace");
+         Result<bool> if_not_exists = BoolField(*body, "if_not_exists");
+         if (!replace.ok()) return Problem(replace.status());
+         if (!if_not_exists.ok()) return Problem(if_not_exists.status());
+         std::string stmt = std::string("CREATE ") + (*replace ? "OR REPLACE " : "") + "INDEX " +
+                            (*if_not_exists ? "IF NOT EXISTS " : "") + *name + " ON " + *db + "." + *table + " (" +
                             cols + ") USING " + method + (props.empty() ? "" : " PROPERTIES (" + props + ")");
          Result<sql::ResultSet> r = RunSql(call, stmt);
          return r.ok() ? Accepted(*r) : Problem(r.status());

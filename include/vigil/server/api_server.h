@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vigil/common/status.h"
 #include "vigil/server/http_server.h"
@@ -28,6 +29,20 @@ struct ApiServerOptions {
   // Called after a request admitted index jobs (a leader picks them up); may be empty.
   std::function<void()> jobs_admitted;
 };
+
+// One route of the API as ApiServer registers it.
+struct ApiRoute {
+  std::string method;   // "GET", "POST", "DELETE"
+  std::string pattern;  // "/v1/jobs/{id}"
+  bool public_route = false;  // answered without a bearer token
+  bool mutating = false;      // takes an Idempotency-Key
+  bool key_required = false;  // a missing key is 400 under [server] require_idempotency_key
+};
+
+// The routes the API serves on the root at `root_dir`, in registration order: exactly the
+// list ApiServer::Start registers (nothing is opened but the root's marker). For tests and
+// tools that hold the OpenAPI document to the router.
+Result<std::vector<ApiRoute>> ApiRoutes(const std::string& root_dir);
 
 class ApiServer {
  public:

@@ -27,13 +27,18 @@
 
 namespace vigil::server {
 
+// The typed sub-code leading the message of a body read past a limit ("BODY_TOO_LARGE: the
+// request body is larger than ..."): ProblemResponse answers it 413, not 503.
+inline constexpr std::string_view kBodyTooLarge = "BODY_TOO_LARGE";
+
 // A request body, read as it arrives. Reading past `limit` bytes is ResourceExhausted.
 class BodySource {
  public:
   virtual ~BodySource() = default;
   // Up to `max` bytes into `buf`; 0 at the end of the body.
   virtual Result<size_t> Read(char* buf, size_t max) = 0;
-  // The whole body; ResourceExhausted (-> 413) when it is longer than `limit`.
+  // The whole body; ResourceExhausted with sub-code kBodyTooLarge (-> 413) when it is longer
+  // than `limit`.
   Result<std::string> ReadAll(size_t limit);
 };
 
