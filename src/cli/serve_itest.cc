@@ -271,7 +271,7 @@ TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
   EXPECT_EQ(Call("GET", "/v1/jobs/999999", alice_).status, 404);
 }
 
-TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnce) {
+TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderReads) {
   ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT, writer BIGINT)")["results"].size(), 2u);
   constexpr int kWriters = 3;
   std::atomic<bool> stop{false};
@@ -307,6 +307,29 @@ TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnce) {
       }
     });
   }
+  // Readers beside the writers: every answer they get is a consistent count (never an error
+  // other than a lost connection while the server is down).
+  std::atomic<int> reads_ok{0}, reads_bad{0};
+  for (int r = 0; r < 2; ++r) {
+    writers.emplace_back([&] {
+      while (!stop.load()) {
+        auto c = server::HttpClient::Connect(url, std::chrono::seconds(5));
+        if (!c.ok()) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
+        auto q = (*c)->Call("POST", "/v1/databases/d/tables/t/query",
+                            {{"Authorization", "Bearer " + reader_}, {"Content-Type", "application/json"}},
+                            Json{{"select", {"id"}}, {"limit", 100000}}.dump());
+        if (!q.ok()) continue;  // the server went away mid-request
+        if (q->status == 200 && Json::parse(q->body, nullptr, false).contains("rows")) {
+          ++reads_ok;
+        } else {
+          ++reads_bad;
+        }
+      }
+    });
+  }
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const int port = server_->port();
   server_->Stop(SIGKILL);
@@ -316,6 +339,8 @@ TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnce) {
   std::this_thread::sleep_for(std::chrono::seconds(2 + kStaleSeconds));
   stop.store(true);
   for (auto& t : writers) t.join();
+  EXPECT_GT(reads_ok.load(), 0);
+  EXPECT_EQ(reads_bad.load(), 0);
   auto c = server::HttpClient::Connect(restarted.url());
   ASSERT_TRUE(c.ok());
   client_ = std::move(*c);
