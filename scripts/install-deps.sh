@@ -16,6 +16,8 @@ PACKAGES=(
   # configuration (vigil.toml), the HTTP server (Boost.Beast, OpenSSL) and the interactive shell
   libtomlplusplus-dev libboost-dev libssl-dev libreadline-dev curl openssl
   procps util-linux
+  # `vigil bench server` drives the HTTP API with wrk
+  wrk
 )
 
 missing=()

@@ -1,7 +1,9 @@
 // `vigil bench [NAME] [--opt key=value ...] [--out FILE]`: runs a registered
 // benchmark and prints its JSON result; lists the benchmarks without NAME.
+// Options may also follow NAME as `--key value` (`vigil bench server --rows 1000`).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +36,30 @@ Result<std::map<std::string, std::string>> ParseOpts(const std::vector<std::stri
     size_t eq = o.find('=');
     if (eq == std::string::npos || eq == 0) return Status::InvalidArgument("--opt '" + o + "' must be key=value");
     out[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  return out;
+}
+
+// Arguments after NAME that are not the command's own, `--key value` or `--key=value`, as
+// --opt key=value (a '-' in key becomes '_'): `vigil bench server --rows 1000`.
+Result<std::vector<std::string>> ExtrasAsOpts(const std::vector<std::string>& extras) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < extras.size(); ++i) {
+    const std::string& a = extras[i];
+    if (a.size() < 3 || a.rfind("--", 0) != 0) {
+      return Status::InvalidArgument("unexpected argument '" + a + "' (benchmark options are --key value)");
+    }
+    std::string key = a.substr(2), value;
+    if (size_t eq = key.find('='); eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key.resize(eq);
+    } else if (i + 1 < extras.size() && extras[i + 1].rfind("--", 0) != 0) {
+      value = extras[++i];
+    } else {
+      return Status::InvalidArgument("benchmark option " + a + " needs a value");
+    }
+    std::replace(key.begin(), key.end(), '-', '_');
+    out.push_back(key + "=" + value);
   }
   return out;
 }
@@ -103,7 +129,14 @@ void AddBenchCommand(CLI::App* app, Context* ctx) {
   sub->add_option("--out", args->out, "Also write the JSON result to FILE");
   sub->add_option("--work-dir", args->work_dir, "Scratch directory (default: a temporary one, removed afterwards)");
   sub->add_flag("--keep", args->keep, "Keep the temporary scratch directory");
-  ctx->actions.emplace_back(sub, [args]() { return RunBench(*args); });
+  sub->allow_extras();
+  sub->footer("Options may also follow NAME as --key value, e.g. `vigil bench server --rows 20000 --duration 5`.");
+  ctx->actions.emplace_back(sub, [args, sub]() -> Status {
+    VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> extra, ExtrasAsOpts(sub->remaining()));
+    BenchCliArgs all = *args;
+    all.opts.insert(all.opts.end(), extra.begin(), extra.end());
+    return RunBench(all);
+  });
 }
 
 }  // namespace vigil::cli

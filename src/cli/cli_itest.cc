@@ -275,6 +275,33 @@ TEST_F(CliTest, DemoRunsThroughSqlWithIndexJobs) {
   EXPECT_THAT(list.output, HasSubstr("storage"));
 }
 
+TEST_F(CliTest, BenchOptionsMayFollowTheName) {
+  // `--key value` after NAME reaches the benchmark as --opt key=value; checked before any work.
+  RunResult wrk = Vigil("bench server --rows 1000 --wrk /nonexistent/wrk");
+  EXPECT_NE(wrk.exit_code, 0);
+  EXPECT_THAT(wrk.output, HasSubstr("wrk=/nonexistent/wrk is not an executable"));
+  // Without wrk on PATH the benchmark names the package to install.
+  RunResult path;
+  {
+    const std::string cmd = "env -u VIGIL_ROOT PATH=/nonexistent " + std::string(VIGIL_CLI_BINARY) +
+                            " bench server 2>&1";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::array<char, 4096> buf;
+    for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) path.output.append(buf.data(), n);
+    const int status = ::pclose(p);
+    path.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  EXPECT_NE(path.exit_code, 0);
+  EXPECT_THAT(path.output, HasSubstr("install the Debian package `wrk`"));
+  RunResult stray = Vigil("bench server oops");
+  EXPECT_NE(stray.exit_code, 0);
+  EXPECT_THAT(stray.output, HasSubstr("unexpected argument 'oops'"));
+  RunResult missing = Vigil("bench server --rows");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.output, HasSubstr("--rows needs a value"));
+}
+
 TEST_F(CliTest, InitWritesDefaultConfigAndDoctorValidatesIt) {
   std::ifstream in(root_ + "/vigil.toml");
   ASSERT_TRUE(in.good()) << "vigil init did not write vigil.toml";
