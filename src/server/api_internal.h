@@ -1,16 +1,18 @@
 // Internals of the HTTP API (api_server.h): the server's shared state, the
 // context a route handler receives, and the route families, each registered
 // by its own file (routes_*.cc). Internal to the server layer.
+// Thread safety: ApiServer::Impl is thread-safe once Open returned (handlers run
+// concurrently on connection threads); Call is one request's, on its thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>

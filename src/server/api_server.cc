@@ -292,11 +292,7 @@ Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
   EVP_MD_CTX_free(md);
   ::close(fd);
   VIGIL_RETURN_IF_ERROR(st);
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (unsigned int i = 0; i < len; ++i) {
-    spooled->sha256 += kHex[digest[i] >> 4];
-    spooled->sha256 += kHex[digest[i] & 15];
-  }
+  spooled->sha256 = LowerHex(digest, len);
   call.spooled = spooled;
   return spooled;
 }
