@@ -3,14 +3,11 @@
 // REPLACE, DROP and BUILD answer 202 Accepted with the job and its Location),
 // queries (vector, full text, filter) and VACUUM. Each builds one statement
 // from allowlisted names and escaped literals and runs it as the caller.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "server/api_internal.h"
 #include "vigil/common/names.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/sql/parser.h"
 
 namespace vigil::server {
 
