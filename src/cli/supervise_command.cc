@@ -8,21 +8,15 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
-#include <climits>
 #include <cstdio>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/root_leader.h"
 #include "cli/supervise_client.h"
 #include "vigil/common/config.h"
 #include "vigil/common/logging.h"
-#include "vigil/common/uuid.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/worker_executor.h"
-#include "vigil/storage/file_lock.h"
 
 namespace vigil::cli {
 
