@@ -16,16 +16,16 @@ namespace vigil::jobs {
 Status JobRunner::Start(int64_t now_ms) {
   // The lease first: a process that cannot lead must not replace the node's epoch.
   VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
-  leader_epoch_ = lease.epoch;
+  leader_epoch_.store(lease.epoch);
   VIGIL_ASSIGN_OR_RETURN(node_epoch_, store_->RegisterNode(options_.node_id, ::getpid(), "localhost", now_ms));
   return Status::OK();
 }
 
 Status JobRunner::RenewLeadership(int64_t now_ms) {
-  if (leader_epoch_ == 0) return Status::FailedPrecondition("the runner was not started");
+  if (leader_epoch_.load() == 0) return Status::FailedPrecondition("the runner was not started");
   VIGIL_ASSIGN_OR_RETURN(LeaderLease lease,
-                         store_->RenewLeader(options_.leader_holder, leader_epoch_, now_ms, options_.lease_ttl_ms));
-  leader_epoch_ = lease.epoch;
+                         store_->RenewLeader(options_.leader_holder, leader_epoch_.load(), now_ms, options_.lease_ttl_ms));
+  leader_epoch_.store(lease.epoch);
   return Status::OK();
 }
 
@@ -83,9 +83,9 @@ Result<std::optional<JobRunner::Dispatched>> JobRunner::DispatchNext(int64_t now
   attempt.executor_node_id = options_.node_id;
   attempt.node_epoch = node_epoch_;
   attempt.attempt_id = std::to_string(next->job_id) + "-" + Uuid::Generate().ToString();
-  attempt.leader_epoch = leader_epoch_;
+  attempt.leader_epoch = leader_epoch_.load();
   attempt.deadline_at_ms = now_ms + options_.attempt_deadline_ms;
-  Cas cas{next->job_id, next->revision, leader_epoch_, options_.leader_holder, now_ms};
+  Cas cas{next->job_id, next->revision, leader_epoch_.load(), options_.leader_holder, now_ms};
   // The attempt lock is held before the attempt can be RUNNING, so a free lock
   // of a RUNNING or UNKNOWN attempt proves that nothing of it still runs.
   VIGIL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(AttemptLockPath(next->spec.locator, attempt.attempt_id)));
@@ -126,7 +126,7 @@ Result<JobRecord> JobRunner::ExecuteAndRecord(Dispatched d) {
   if (Status fp = failpoint::Hit("runner.before_record"); !fp.ok()) return fp;
   // The result is recorded at the time it is known, not at the dispatch time.
   const int64_t recorded_at = options_.clock ? options_.clock() : d.dispatched_at_ms;
-  Cas result_cas{running.job_id, running.revision, leader_epoch_, options_.leader_holder, recorded_at};
+  Cas result_cas{running.job_id, running.revision, leader_epoch_.load(), options_.leader_holder, recorded_at};
   VIGIL_ASSIGN_OR_RETURN(JobRecord done, store_->RecordResult(result_cas, report));
   // A known outcome needs no termination proof: the lock goes (an UNKNOWN one keeps it
   // for the reconciler, which removes it after attribution).
@@ -200,14 +200,14 @@ Result<JobRecord> JobRunner::Refresh(const JobRecord& job, int64_t now_ms) {
   // A refresh left RUNNING (its leader died, or RefreshDone failed) is completed at its own
   // generation (crash cuts C9/C10); StartRefresh would refuse it and strand the job.
   if (job.state.refresh != RefreshState::kRunning) {
-    Cas cas{job.job_id, job.revision, leader_epoch_, options_.leader_holder, now_ms};
+    Cas cas{job.job_id, job.revision, leader_epoch_.load(), options_.leader_holder, now_ms};
     VIGIL_ASSIGN_OR_RETURN(running, store_->RefreshStart(cas));
     // Crash cuts C9/C10: the refresh is started, its completion is not durable.
     if (Status fp = failpoint::Hit("runner.after_refresh_start"); !fp.ok()) return fp;
   }
   // The refresh itself is the table's refresh-generation bump, made by RefreshDone in the
   // same transaction; serving processes observe the new generation and reopen the table.
-  Cas done_cas{running.job_id, running.revision, leader_epoch_, options_.leader_holder, now_ms};
+  Cas done_cas{running.job_id, running.revision, leader_epoch_.load(), options_.leader_holder, now_ms};
   return store_->RefreshDone(done_cas, running.refresh_generation, /*ok=*/true);
 }
 

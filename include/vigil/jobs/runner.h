@@ -10,6 +10,7 @@
 // results and report back); the store and the executor are thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -69,7 +70,7 @@ class JobRunner {
   void WaitForAttempts();
   // Runs every required or retry-due refresh once. Returns how many completed.
   Result<int> RunRefreshes(int64_t now_ms);
-  int64_t leader_epoch() const { return leader_epoch_; }
+  int64_t leader_epoch() const { return leader_epoch_.load(); }
 
  private:
   struct Dispatched {
@@ -92,7 +93,8 @@ class JobRunner {
   JobStore* store_;
   Executor* executor_;
   RunnerOptions options_;
-  int64_t leader_epoch_ = 0;
+  // Renewed by the leading thread while attempt threads stamp their results with it.
+  std::atomic<int64_t> leader_epoch_{0};
   int64_t node_epoch_ = 0;
   mutable std::mutex mu_;
   std::map<int64_t, std::thread> threads_;    // guarded by mu_: job id -> its attempt thread
