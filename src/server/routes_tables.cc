@@ -402,27 +402,21 @@ void ApiServer::Impl::AddTableRoutes() {
          return r.ok() ? Accepted(*r) : Problem(r.status());
        }});
 
-  Add({"DELETE", "/v1/databases/{db}/tables/{table}/indexes/{index}", false, true, true, [this](Call& call) {
-         Result<std::string> db = DatabaseParam(call);
-         Result<std::string> table = TableParam(call);
-         Result<std::string> index = IdentifierParam(call, "index", "index name");
-         if (!db.ok()) return Problem(db.status());
-         if (!table.ok()) return Problem(table.status());
-         if (!index.ok()) return Problem(index.status());
-         Result<sql::ResultSet> r = RunSql(call, "DROP INDEX " + *index + " ON " + *db + "." + *table);
-         return r.ok() ? Accepted(*r) : Problem(r.status());
-       }});
-
-  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes/{index}/build", false, true, true, [this](Call& call) {
-         Result<std::string> db = DatabaseParam(call);
-         Result<std::string> table = TableParam(call);
-         Result<std::string> index = IdentifierParam(call, "index", "index name");
-         if (!db.ok()) return Problem(db.status());
-         if (!table.ok()) return Problem(table.status());
-         if (!index.ok()) return Problem(index.status());
-         Result<sql::ResultSet> r = RunSql(call, "BUILD INDEX " + *index + " ON " + *db + "." + *table);
-         return r.ok() ? Accepted(*r) : Problem(r.status());
-       }});
+  // DROP INDEX / BUILD INDEX name ON db.table: 202 with the job.
+  const auto index_job = [this](const char* verb) {
+    return [this, verb](Call& call) {
+      Result<std::string> db = DatabaseParam(call);
+      Result<std::string> table = TableParam(call);
+      Result<std::string> index = IdentifierParam(call, "index", "index name");
+      if (!db.ok()) return Problem(db.status());
+      if (!table.ok()) return Problem(table.status());
+      if (!index.ok()) return Problem(index.status());
+      Result<sql::ResultSet> r = RunSql(call, std::string(verb) + " INDEX " + *index + " ON " + *db + "." + *table);
+      return r.ok() ? Accepted(*r) : Problem(r.status());
+    };
+  };
+  Add({"DELETE", "/v1/databases/{db}/tables/{table}/indexes/{index}", false, true, true, index_job("DROP")});
+  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes/{index}/build", false, true, true, index_job("BUILD")});
 
   Add({"POST", "/v1/databases/{db}/tables/{table}/query", false, false, false, [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
