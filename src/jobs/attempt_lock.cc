@@ -4,8 +4,8 @@
 
 #include <cerrno>
 
+#include "vigil/common/file_system.h"
 #include "vigil/storage/filename.h"
-#include "vigil/storage/fs.h"
 
 namespace vigil::jobs {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "sql/exec_internal.h"
-#include "vigil/storage/fs.h"
+#include "vigil/common/file_system.h"
 
 namespace vigil::sql {
 

@@ -229,6 +229,14 @@ Status FaultInjectionFileSystem::Rename(const std::string& from, const std::stri
   return Status::OK();
 }
 
+Status FaultInjectionFileSystem::SyncFile(const std::string& path) {
+  VIGIL_RETURN_IF_ERROR(Check("fsync", path));
+  VIGIL_RETURN_IF_ERROR(base_->SyncFile(path));
+  VIGIL_ASSIGN_OR_RETURN(uint64_t size, base_->FileSize(path));
+  RecordSync(path, size);
+  return Status::OK();
+}
+
 Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
   VIGIL_RETURN_IF_ERROR(Check("fsync-dir", path));
   VIGIL_RETURN_IF_ERROR(base_->SyncDir(path));

@@ -25,6 +25,20 @@ TEST(FaultFsTest, FailsTheNthOperation) {
   EXPECT_TRUE(fs.ListDir(dir.path()).ok());
 }
 
+// A file written by other means (e.g. by SQLite) is made durable by SyncFile, which
+// counts as an operation and survives a simulated power cut.
+TEST(FaultFsTest, SyncFileSyncsAFileWrittenElsewhere) {
+  testing::TempDir dir;
+  ASSERT_TRUE(WriteFileDurably(DefaultFileSystem(), dir.Join("a"), "0123456789").ok());
+  FaultInjectionFileSystem fs(DefaultFileSystem());
+  EXPECT_EQ(fs.SyncFile(dir.Join("missing")).code(), StatusCode::kNotFound);
+  fs.FailOperation(1, FaultInjectionFileSystem::Fault::kIoError);
+  EXPECT_EQ(fs.SyncFile(dir.Join("a")).code(), StatusCode::kIOError);
+  ASSERT_TRUE(fs.SyncFile(dir.Join("a")).ok());
+  ASSERT_TRUE(fs.DropUnsyncedData().ok());
+  EXPECT_EQ(*DefaultFileSystem()->ReadFile(dir.Join("a"), 100), "0123456789");
+}
+
 TEST(FaultFsTest, TornWriteKeepsOnlyAPrefix) {
   testing::TempDir dir;
   FaultInjectionFileSystem fs(DefaultFileSystem());

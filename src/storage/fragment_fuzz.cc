@@ -63,6 +63,7 @@ class MemoryFileSystem : public FileSystem {
   Status LinkNoReplace(const std::string&, const std::string&) override { return Unsupported(); }
   Status Rename(const std::string&, const std::string&) override { return Unsupported(); }
   Status SyncDir(const std::string&) override { return Unsupported(); }
+  Status SyncFile(const std::string&) override { return Unsupported(); }
   Result<bool> IsSymlink(const std::string&) override { return Unsupported(); }
 
  private:

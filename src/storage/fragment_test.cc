@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "testutil/temp_dir.h"
-#include "vigil/storage/fs.h"
+#include "vigil/common/file_system.h"
 
 namespace vigil {
 namespace {

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
-#include "vigil/storage/fs.h"
 #include "vigil/storage/ingest.h"
 
 namespace vigil::ingest {

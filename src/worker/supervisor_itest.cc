@@ -26,13 +26,13 @@
 #include "index/ivf_pq_internal.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/config.h"
+#include "vigil/common/file_system.h"
 #include "vigil/index/index_spec.h"
 #include "vigil/index/ivf_pq.h"
 #include "vigil/index/provider.h"
 #include "vigil/storage/datagen.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/file_lock.h"
-#include "vigil/storage/fs.h"
 
 namespace vigil::worker {
 namespace {

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/common/uuid.h"
-#include "vigil/storage/fs.h"
 #include "vigil/storage/manifest.h"
 
 namespace vigil::index {

@@ -11,8 +11,8 @@
 #include <set>
 #include <string>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/mutex.h"
-#include "vigil/storage/fs.h"
 
 namespace vigil::query {
 

@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/deletion.h"
 #include "vigil/storage/fragment.h"
-#include "vigil/storage/fs.h"
 #include "vigil/storage/manifest.h"
 
 namespace vigil {

@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-#include "vigil/storage/fs.h"
+#include "vigil/common/file_system.h"
 
 namespace vigil {
 
@@ -49,6 +49,7 @@ class FaultInjectionFileSystem : public FileSystem {
   Status LinkNoReplace(const std::string& from, const std::string& to) override;
   Status Rename(const std::string& from, const std::string& to) override;
   Status SyncDir(const std::string& path) override;
+  Status SyncFile(const std::string& path) override;
   Result<bool> IsSymlink(const std::string& path) override;
 
   // Called by the files this file system opened. Returns the fault for the

@@ -19,9 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
-#include "vigil/storage/fs.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil {

@@ -20,10 +20,10 @@
 #include <string>
 #include <string_view>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/common/uuid.h"
 #include "vigil/storage/column.h"
-#include "vigil/storage/fs.h"
 #include "vigil/storage/manifest.h"
 #include "vigil/storage/schema.h"
 

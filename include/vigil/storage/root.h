@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/common/uuid.h"
 #include "vigil/storage/filename.h"
-#include "vigil/storage/fs.h"
 
 namespace vigil {
 

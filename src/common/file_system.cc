@@ -1,4 +1,4 @@
-#include "vigil/storage/fs.h"
+#include "vigil/common/file_system.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -231,6 +231,17 @@ class PosixFileSystem : public FileSystem {
     int err = errno;
     ::close(fd);
     if (rc != 0) return Status::FromErrno(err, "fsync directory " + path);
+    return Status::OK();
+  }
+
+  Status SyncFile(const std::string& path) override {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return Status::NotFound(path + " does not exist");
+    if (fd < 0) return Status::FromErrno(errno, "open " + path);
+    int rc = ::fsync(fd);
+    int err = errno;
+    ::close(fd);
+    if (rc != 0) return Status::FromErrno(err, "fsync " + path);
     return Status::OK();
   }
 

@@ -1,6 +1,7 @@
-// The file-system seam: every byte Vigil reads or writes goes through a
-// FileSystem, so tests can inject faults (FaultInjectionFileSystem) and a
-// query can record what it read (an IoObserver).
+// The file-system half of the environment seam (vigil/common/env.h): every
+// byte Vigil reads or writes goes through a FileSystem, normally Env::fs(), so
+// tests can inject faults (FaultInjectionFileSystem) and a query can record
+// what it read (an IoObserver).
 //
 // Thread safety: FileSystem implementations are thread-safe. A WritableFile
 // is used by one thread at a time; a RandomAccessFile may be read concurrently.
@@ -70,6 +71,8 @@ class FileSystem {
   virtual Status Rename(const std::string& from, const std::string& to) = 0;
   // fsync of a directory, making its entries durable.
   virtual Status SyncDir(const std::string& path) = 0;
+  // fsync of an existing file written by other means (e.g. by SQLite), making its bytes durable.
+  virtual Status SyncFile(const std::string& path) = 0;
   // True for a symbolic link (never followed by vacuum).
   virtual Result<bool> IsSymlink(const std::string& path) = 0;
 };
