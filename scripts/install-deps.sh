@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   clang libclang-rt-14-dev llvm
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libfaiss-dev libopenblas-dev libomp-dev
