@@ -9,7 +9,6 @@
 
 #include "auth/schema.h"
 #include "auth/token.h"
-#include "vigil/common/clock.h"
 #include "vigil/common/names.h"
 
 namespace vigil::auth {
@@ -120,7 +119,7 @@ class SqlPrincipalStore final : public PrincipalStore {
       : db_(std::move(db)),
         secret_(options.secret),
         key_id_(internal::ServerKeyId(options.secret)),
-        clock_(options.clock ? options.clock : std::function<int64_t()>(&WallClockMs)),
+        env_(options.env),
         last_used_resolution_ms_(std::max<int64_t>(0, options.last_used_resolution_ms)),
         dummy_hmac_(std::move(dummy_hmac)) {}
 
@@ -128,7 +127,7 @@ class SqlPrincipalStore final : public PrincipalStore {
 
   Status CreateRealm(std::string_view realm_in) override {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     return db_->Write([&](Connection& conn) -> Status {
       VIGIL_ASSIGN_OR_RETURN(auto row, conn.QueryOptional(sql::kInsertRealm, {realm, now}));
       if (!row) return Status::AlreadyExists("realm " + Quoted(realm) + " already exists");
@@ -150,7 +149,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   Result<IssuedToken> CreateUser(std::string_view realm_in, std::string_view name_in, bool admin) override {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
     VIGIL_ASSIGN_OR_RETURN(std::string name, UserName(name_in));
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     std::optional<IssuedToken> issued;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(RequireRealm(conn, realm, false));
@@ -215,7 +214,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   Result<IssuedToken> RotateToken(std::string_view realm_in, std::string_view name_in) override {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
     VIGIL_ASSIGN_OR_RETURN(std::string name, UserName(name_in));
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     std::optional<IssuedToken> issued;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, name).status());
@@ -228,7 +227,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   Result<int64_t> RevokeTokens(std::string_view realm_in, std::string_view name_in) override {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
     VIGIL_ASSIGN_OR_RETURN(std::string name, UserName(name_in));
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     int64_t revoked = 0;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, name).status());
@@ -259,7 +258,7 @@ class SqlPrincipalStore final : public PrincipalStore {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
     VIGIL_ASSIGN_OR_RETURN(std::string user, UserName(user_in));
     VIGIL_RETURN_IF_ERROR(ValidateGrantObject(object));
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     bool added = false;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, user).status());
@@ -389,7 +388,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   Result<IssuedToken> Bootstrap(std::string_view realm_in) override {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
     const std::string name(kBootstrapUser);
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     std::optional<IssuedToken> issued;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       // Locking the realm row serializes concurrent bootstraps of one realm.
@@ -453,7 +452,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   Status UpdateUser(std::string_view realm_in, std::string_view name_in, std::string_view statement, bool value) {
     VIGIL_ASSIGN_OR_RETURN(std::string realm, RealmName(realm_in));
     VIGIL_ASSIGN_OR_RETURN(std::string name, UserName(name_in));
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     return WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, name).status());
       return conn.Execute(statement, {realm, name, value ? 1 : 0, now}).status();
@@ -484,7 +483,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   // Records the use at most once per last_used_resolution_ms_. Best effort: the token already
   // authenticated, and a busy store must not turn a valid request away.
   void TouchToken(const std::string& token_id, std::optional<int64_t> last_used_at) {
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     if (last_used_at && last_used_resolution_ms_ > 0 && *last_used_at >= now - last_used_resolution_ms_) return;
     const int64_t before = last_used_resolution_ms_ > 0 ? now - last_used_resolution_ms_ : now + 1;
     (void)db_->Write(
@@ -495,7 +494,7 @@ class SqlPrincipalStore final : public PrincipalStore {
   const std::unique_ptr<meta::Database> db_;
   const ServerSecret secret_;
   const std::string key_id_;
-  const std::function<int64_t()> clock_;
+  Env* const env_;
   const int64_t last_used_resolution_ms_;
   const std::string dummy_hmac_;
 };
@@ -540,7 +539,7 @@ Result<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const PrincipalStor
   if (!options.secret.is_set()) {
     return Status::InvalidArgument("principal store: the server secret is not set (LoadOrCreateServerSecret)");
   }
-  const int64_t now = options.clock ? options.clock() : WallClockMs();
+  const int64_t now = options.env->NowMs();
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<meta::Database> db, meta::Database::Open(options.uri, options.database));
   VIGIL_RETURN_IF_ERROR(MigrateSchema(*db, now).WithContext("auth schema"));
   VIGIL_RETURN_IF_ERROR(db->Write([&](Connection& conn) {

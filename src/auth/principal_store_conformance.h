@@ -1,6 +1,6 @@
 // The PrincipalStore conformance suite: every contract of principal_store.h,
 // run on SQLite by principal_store_test.cc and on PostgreSQL by
-// principal_store_itest.cc. Time comes from a test clock, so timestamps and
+// principal_store_itest.cc. Time comes from a FakeEnv, so timestamps and
 // the last-used interval are checked without sleeping. Include from exactly one
 // file per test binary.
 #pragma once
@@ -16,6 +16,7 @@
 #include "auth/schema.h"
 #include "auth/token.h"
 #include "meta/test_env.h"
+#include "testutil/fake_env.h"
 #include "vigil/auth/principal_store.h"
 
 namespace vigil::auth {
@@ -46,7 +47,7 @@ class PrincipalStoreConformanceTest : public ::testing::TestWithParam<testing::D
     PrincipalStoreOptions opts;
     opts.uri = env_->uri();
     opts.secret = secret;
-    opts.clock = [this] { return now_.load(); };
+    opts.env = &clock_;
     opts.last_used_resolution_ms = kResolution;
     auto store = PrincipalStore::Open(opts);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
@@ -94,7 +95,7 @@ class PrincipalStoreConformanceTest : public ::testing::TestWithParam<testing::D
   }
 
   std::unique_ptr<testing::TestDatabaseEnv> env_;
-  std::atomic<int64_t> now_{kT0};
+  testing::FakeEnv clock_{kT0 * 1000};
   ServerSecret secret_;
   std::unique_ptr<PrincipalStore> store_;
 };
@@ -237,7 +238,7 @@ TEST_P(PrincipalStoreConformanceTest, TheTokenIsNeverStoredInClear) {
 
 TEST_P(PrincipalStoreConformanceTest, RotateIssuesANewTokenAndRevokesTheOldOnes) {
   IssuedToken first = MustCreate("alice");
-  now_ += 1000;
+  clock_.AdvanceMs(1000);
   auto second = store_->RotateToken("default", "Alice");
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_NE(second->token_id, first.token_id);
@@ -255,7 +256,7 @@ TEST_P(PrincipalStoreConformanceTest, RotateIssuesANewTokenAndRevokesTheOldOnes)
 
   // Old revoked tokens are pruned to kMaxRevokedTokensPerUser.
   for (int i = 0; i < kMaxRevokedTokensPerUser + 3; ++i) {
-    now_ += 1;
+    clock_.AdvanceMs(1);
     ASSERT_TRUE(store_->RotateToken("default", "alice").ok());
   }
   tokens = store_->ListTokens("default", "alice");
@@ -312,7 +313,7 @@ TEST_P(PrincipalStoreConformanceTest, DropUserTakesItsTokensAndGrants) {
 
 TEST_P(PrincipalStoreConformanceTest, DisabledUsersDoNotAuthenticate) {
   IssuedToken issued = MustCreate("alice");
-  now_ += 5;
+  clock_.AdvanceMs(5);
   ASSERT_TRUE(store_->SetDisabled("default", "alice", true).ok());
   ExpectRejected(issued.token, "disabled");
   auto user = store_->GetUser("default", "alice");
@@ -389,7 +390,7 @@ TEST_P(PrincipalStoreConformanceTest, GrantsAtEachScopeReachPrincipalHas) {
 
 TEST_P(PrincipalStoreConformanceTest, GrantAndRevokeAreExactAndRepeatable) {
   MustCreate("alice");
-  now_ += 7;
+  clock_.AdvanceMs(7);
   EXPECT_TRUE(*store_->Grant("default", "alice", Privilege::kAlter, "local.db.docs"));
   EXPECT_FALSE(*store_->Grant("default", "alice", Privilege::kAlter, "local.db.docs"));
   EXPECT_TRUE(*store_->Grant("default", "alice", Privilege::kShow, "local.db.docs"));
@@ -488,13 +489,13 @@ TEST_P(PrincipalStoreConformanceTest, LastUsedIsRecordedAtMostOncePerInterval) {
     return tokens.ok() && !tokens->empty() ? tokens->front().last_used_at_ms : std::nullopt;
   };
   EXPECT_FALSE(last_used().has_value());
-  now_ += 10;
+  clock_.AdvanceMs(10);
   MustAuthenticate(issued.token);
   EXPECT_EQ(last_used(), kT0 + 10);
-  now_ += kResolution - 1;
+  clock_.AdvanceMs(kResolution - 1);
   MustAuthenticate(issued.token);
   EXPECT_EQ(last_used(), kT0 + 10);
-  now_ += 2;
+  clock_.AdvanceMs(2);
   MustAuthenticate(issued.token);
   EXPECT_EQ(last_used(), kT0 + 11 + kResolution);
 }

@@ -7,13 +7,11 @@
 
 #include "vigil/common/config.h"
 
-#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <limits>
 #include <map>
 #include <optional>
@@ -21,6 +19,8 @@
 #include <utility>
 
 #include "vigil/common/bounds.h"
+#include "vigil/common/env.h"
+#include "vigil/common/file_system.h"
 
 namespace vigil {
 
@@ -717,31 +717,14 @@ Result<Config> LoadConfig(const std::string& root_dir, ConfigSource* source) {
   std::string path = root_dir.empty() ? std::string(kConfigFile)
                                       : (root_dir.back() == '/' ? root_dir : root_dir + "/") + std::string(kConfigFile);
   if (source != nullptr) *source = ConfigSource{path, false, {}};
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return Config{};
-    return Status::FromErrno(errno, "open " + path);
+  Result<std::string> text = Env::Default()->fs()->ReadFile(path, kMaxConfigBytes);
+  if (text.status().Is(StatusCode::kNotFound)) return Config{};
+  if (text.status().Is(StatusCode::kResourceExhausted)) {
+    return Status::ResourceExhausted(path + " is larger than " + FormatSize(kMaxConfigBytes));
   }
-  std::string text;
-  char buf[16384];
-  while (true) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return Status::FromErrno(err, "read " + path);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxConfigBytes) {
-      ::close(fd);
-      return Status::ResourceExhausted(path + " is larger than " + FormatSize(kMaxConfigBytes));
-    }
-  }
-  ::close(fd);
+  VIGIL_RETURN_IF_ERROR(text.status());
   std::vector<std::string> keys;
-  VIGIL_ASSIGN_OR_RETURN(Config config, ParseConfig(text, path, &keys));
+  VIGIL_ASSIGN_OR_RETURN(Config config, ParseConfig(*text, path, &keys));
   if (source != nullptr) {
     source->file_found = true;
     source->keys_set = std::move(keys);

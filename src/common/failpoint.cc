@@ -4,11 +4,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <thread>
+
+#include "vigil/common/env.h"
 
 namespace vigil::failpoint {
 
@@ -136,7 +136,7 @@ Status Hit(std::string_view name) {
           auto it = r.entries.find(name);
           if (it == r.entries.end() || it->second.action != Action::kHang) break;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        Env::Default()->SleepForMs(20);
       }
       return Status::OK();
   }

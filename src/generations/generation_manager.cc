@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "vigil/common/env.h"
 #include "vigil/common/failpoint.h"
 
 namespace vigil::generations {
@@ -143,10 +144,7 @@ Result<std::unique_ptr<GenerationManager>> GenerationManager::Open(const std::st
 }
 
 int64_t GenerationManager::NowMs() const {
-  if (options_.now_ms) return options_.now_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return (options_.dataset.env ? options_.dataset.env : Env::Default())->NowMs();
 }
 
 Status GenerationManager::Recover() {

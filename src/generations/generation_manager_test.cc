@@ -1,5 +1,5 @@
-#include "vigil/storage/filename.h"
 #include "vigil/generations/generation_manager.h"
+#include "vigil/storage/filename.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,13 +7,14 @@
 #include <atomic>
 #include <thread>
 
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/meta/database.h"
-#include "vigil/storage/fault_fs.h"
 #include "vigil/query/query.h"
 #include "vigil/storage/datagen.h"
+#include "vigil/storage/fault_fs.h"
 
 namespace vigil::generations {
 namespace {
@@ -340,22 +341,22 @@ class PinTest : public GenerationTest {
 };
 
 TEST_F(PinTest, PinsFollowLeasesExpireAndFailedUnpinsAreRetried) {
-  int64_t now = 1'000'000;
+  testing::FakeEnv env(1'000'000'000);
   GenerationsOptions o;
   o.pins = pins_.get();
   o.table = "db.docs";
   o.pin_ttl_ms = 10'000;
-  o.now_ms = [&now] { return now; };
+  o.dataset.env = &env;
   auto manager = *GenerationManager::Open(path_, o);
   uint64_t v1 = manager->current_version();
-  EXPECT_EQ(*pins_->LiveVersions("db.docs", now), (std::set<uint64_t>{v1}));
+  EXPECT_EQ(*pins_->LiveVersions("db.docs", env.NowMs()), (std::set<uint64_t>{v1}));
   Lease held = manager->Acquire();
   CreateIndex("emb_idx", "16", "2", true);
   ASSERT_TRUE(manager->Refresh().ok());
   uint64_t v2 = manager->current_version();
-  EXPECT_EQ(*pins_->LiveVersions("db.docs", now), (std::set<uint64_t>{v1, v2}));
+  EXPECT_EQ(*pins_->LiveVersions("db.docs", env.NowMs()), (std::set<uint64_t>{v1, v2}));
   // Another process's VACUUM sees the pins and keeps v1.
-  auto report = *VacuumTable(path_, VacuumAll(), {}, pins_.get(), "db.docs", now);
+  auto report = *VacuumTable(path_, VacuumAll(), {}, pins_.get(), "db.docs", env.NowMs());
   EXPECT_TRUE(Exists(ManifestPath(v1)));
 
   // The unpin fails (the table is unavailable): ownership stays and is retried.
@@ -367,20 +368,20 @@ TEST_F(PinTest, PinsFollowLeasesExpireAndFailedUnpinsAreRetried) {
   ASSERT_TRUE(conn->ExecuteScript("ALTER TABLE vigil_version_pins_away RENAME TO vigil_version_pins").ok());
   EXPECT_TRUE(manager->Maintain().ok());
   EXPECT_EQ(manager->pending_unpins(), 0u);
-  EXPECT_EQ(*pins_->LiveVersions("db.docs", now), (std::set<uint64_t>{v2}));
+  EXPECT_EQ(*pins_->LiveVersions("db.docs", env.NowMs()), (std::set<uint64_t>{v2}));
 
   // Heartbeats renew; a process that stops heartbeating loses its pins at expiry.
-  now += 9'000;
+  env.AdvanceMs(9'000);
   ASSERT_TRUE(manager->Maintain().ok());
-  now += 9'000;
-  EXPECT_EQ(*pins_->LiveVersions("db.docs", now), (std::set<uint64_t>{v2}));
-  now += 20'000;
-  EXPECT_TRUE(pins_->LiveVersions("db.docs", now)->empty());
-  EXPECT_EQ(*pins_->PurgeExpired(now), 1);
+  env.AdvanceMs(9'000);
+  EXPECT_EQ(*pins_->LiveVersions("db.docs", env.NowMs()), (std::set<uint64_t>{v2}));
+  env.AdvanceMs(20'000);
+  EXPECT_TRUE(pins_->LiveVersions("db.docs", env.NowMs())->empty());
+  EXPECT_EQ(*pins_->PurgeExpired(env.NowMs()), 1);
   ASSERT_TRUE(manager->Maintain().ok());
   // Shutdown removes every pin.
-  now -= 20'000;
-  ASSERT_TRUE(pins_->Pin("db.docs", v2, manager->owner(), now, 10'000).ok());
+  env.SetMs(env.NowMs() - 20'000);
+  ASSERT_TRUE(pins_->Pin("db.docs", v2, manager->owner(), env.NowMs(), 10'000).ok());
   ASSERT_TRUE(manager->Shutdown().ok());
   EXPECT_TRUE(pins_->List("db.docs")->empty());
 }
@@ -389,17 +390,17 @@ class PinConcurrencyTest : public PinTest {};
 
 // The maintenance thread heartbeats the pins on its own; Shutdown joins it and unpins.
 TEST_F(PinConcurrencyTest, BackgroundMaintenanceHeartbeatsUntilShutdown) {
-  std::atomic<int64_t> now{5'000};
+  testing::FakeEnv env(5'000'000);
   GenerationsOptions o;
   o.pins = pins_.get();
   o.pin_ttl_ms = 1'000;
   o.maintain_interval = std::chrono::milliseconds(1);
-  o.now_ms = [&now] { return now.load(); };
+  o.dataset.env = &env;
   auto manager = *GenerationManager::Open(path_, o);
-  now = 50'000;  // the open-time pin (expiring at 6,000) is live again only once heartbeated
+  env.SetMs(50'000);  // the open-time pin (expiring at 6,000) is live again only once heartbeated
   bool renewed = false;
   for (int i = 0; i < 10'000 && !renewed; ++i) {
-    renewed = !pins_->LiveVersions(path_, now)->empty();
+    renewed = !pins_->LiveVersions(path_, env.NowMs())->empty();
     if (!renewed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_TRUE(renewed);

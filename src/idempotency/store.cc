@@ -97,12 +97,11 @@ Result<FinalizeResult> FinalizeOn(Connection& conn, const FinalizeRequest& req, 
 
 class SqlIdempotencyStore final : public IdempotencyStore {
  public:
-  SqlIdempotencyStore(std::unique_ptr<meta::Database> db, const Clock* clock)
-      : db_(std::move(db)), clock_(clock) {}
+  SqlIdempotencyStore(std::unique_ptr<meta::Database> db, Env* env) : db_(std::move(db)), env_(env) {}
 
   Result<ReserveResult> Reserve(const ReserveRequest& req) override {
     VIGIL_RETURN_IF_ERROR(ValidateReserve(req));
-    int64_t now = clock_->NowMs();
+    int64_t now = env_->NowMs();
     std::optional<ReserveResult> out;
     VIGIL_RETURN_IF_ERROR(db_->Write(
         [&](Connection& conn) -> Status {
@@ -116,7 +115,7 @@ class SqlIdempotencyStore final : public IdempotencyStore {
   Result<ReserveResult> Reserve(meta::Transaction& txn, const ReserveRequest& req) override {
     VIGIL_RETURN_IF_ERROR(ValidateReserve(req));
     if (!txn.active()) return Status::FailedPrecondition("reserve: transaction is not active");
-    return ReserveOn(txn.conn(), req, clock_->NowMs());
+    return ReserveOn(txn.conn(), req, env_->NowMs());
   }
 
   Result<std::optional<IdempotencyRecord>> Load(const std::string& realm_id,
@@ -129,7 +128,7 @@ class SqlIdempotencyStore final : public IdempotencyStore {
   Result<HeartbeatResult> UpdateHeartbeat(const std::string& realm_id, const std::string& key,
                                           const std::string& executor_id) override {
     VIGIL_RETURN_IF_ERROR(ValidateKey(realm_id, key));
-    int64_t now = clock_->NowMs();
+    int64_t now = env_->NowMs();
     std::optional<Row> row;
     VIGIL_RETURN_IF_ERROR(db_->Write(
         [&](Connection& conn) -> Status {
@@ -162,7 +161,7 @@ class SqlIdempotencyStore final : public IdempotencyStore {
   Result<FinalizeResult> Finalize(const FinalizeRequest& req) override {
     FinalizeRequest r = req;
     VIGIL_RETURN_IF_ERROR(ValidateFinalize(&r));
-    int64_t now = clock_->NowMs();
+    int64_t now = env_->NowMs();
     std::optional<FinalizeResult> out;
     VIGIL_RETURN_IF_ERROR(db_->Write(
         [&](Connection& conn) -> Status {
@@ -177,7 +176,7 @@ class SqlIdempotencyStore final : public IdempotencyStore {
     FinalizeRequest r = req;
     VIGIL_RETURN_IF_ERROR(ValidateFinalize(&r));
     if (!txn.active()) return Status::FailedPrecondition("finalize: transaction is not active");
-    return FinalizeOn(txn.conn(), r, clock_->NowMs());
+    return FinalizeOn(txn.conn(), r, env_->NowMs());
   }
 
   Result<int64_t> PurgeExpired(const std::string& realm_id, int64_t before_ms) override {
@@ -218,28 +217,26 @@ class SqlIdempotencyStore final : public IdempotencyStore {
   }
 
   const std::unique_ptr<meta::Database> db_;
-  const Clock* const clock_;
+  Env* const env_;
 };
 
 }  // namespace
 
-Status IdempotencyStore::MigrateSchema(meta::Database& db, const Clock* clock) {
-  if (clock == nullptr) clock = SystemClock::Default();
+Status IdempotencyStore::MigrateSchema(meta::Database& db, Env* env) {
   VIGIL_ASSIGN_OR_RETURN(int applied,
                          meta::ApplyMigrations(db, kSchemaComponent,
                                                SchemaMigrations(db.profile().dialect),
-                                               clock->NowMs()));
+                                               env->NowMs()));
   (void)applied;
   return Status::OK();
 }
 
 Result<std::unique_ptr<IdempotencyStore>> IdempotencyStore::Open(const StoreOptions& options) {
-  const Clock* clock = options.clock ? options.clock : SystemClock::Default();
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<meta::Database> db,
                          meta::Database::Open(options.uri, options.database));
-  VIGIL_RETURN_IF_ERROR(MigrateSchema(*db, clock).WithContext("idempotency schema"));
+  VIGIL_RETURN_IF_ERROR(MigrateSchema(*db, options.env).WithContext("idempotency schema"));
   return std::unique_ptr<IdempotencyStore>(
-      std::make_unique<SqlIdempotencyStore>(std::move(db), clock));
+      std::make_unique<SqlIdempotencyStore>(std::move(db), options.env));
 }
 
 }  // namespace vigil::idempotency

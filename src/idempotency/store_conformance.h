@@ -1,6 +1,6 @@
 // The IdempotencyStore conformance suite: every contract of store.h, run on
 // SQLite by store_test.cc and on PostgreSQL by store_itest.cc. Time comes from
-// a ManualClock, so expiry and staleness are tested without sleeping. Include
+// a FakeEnv, so expiry and staleness are tested without sleeping. Include
 // from exactly one file per test binary.
 #pragma once
 
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "meta/test_env.h"
+#include "testutil/fake_env.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/meta/migrations.h"
 
@@ -36,7 +37,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<testing::DatabaseBa
   std::unique_ptr<IdempotencyStore> OpenStore() {
     StoreOptions opts;
     opts.uri = env_->uri();
-    opts.clock = &clock_;
+    opts.env = &clock_;
     auto store = IdempotencyStore::Open(opts);
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     return store.ok() ? std::move(store).value() : nullptr;
@@ -81,7 +82,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<testing::DatabaseBa
   }
 
   std::unique_ptr<testing::TestDatabaseEnv> env_;
-  ManualClock clock_{kT0};
+  testing::FakeEnv clock_{kT0 * 1000};
   std::unique_ptr<IdempotencyStore> store_;
 };
 
@@ -109,7 +110,7 @@ TEST_P(StoreConformanceTest, ReserveCreatesInProgressRecordOwnedByCaller) {
 
 TEST_P(StoreConformanceTest, SecondReserveIsDuplicateWithTheOriginalBinding) {
   ASSERT_EQ(MustReserve(Req("k1")).status, ReserveStatus::kOwned);
-  clock_.Advance(5);
+  clock_.AdvanceMs(5);
   ReserveRequest other = Req("k1", "node-b:7");
   other.request_fingerprint = "sha256:different";
   ReserveResult dup = MustReserve(other);
@@ -167,7 +168,7 @@ TEST_P(StoreConformanceTest, RacingReservesYieldExactlyOneOwner) {
 
 TEST_P(StoreConformanceTest, HeartbeatByOwnerMovesHeartbeatOnly) {
   ASSERT_EQ(MustReserve(Req("k1")).status, ReserveStatus::kOwned);
-  clock_.Advance(1000);
+  clock_.AdvanceMs(1000);
   auto hb = store_->UpdateHeartbeat("realm-1", "k1", "node-a:1");
   ASSERT_TRUE(hb.ok()) << hb.status().ToString();
   EXPECT_EQ(hb->status, HeartbeatStatus::kUpdated);
@@ -180,7 +181,7 @@ TEST_P(StoreConformanceTest, HeartbeatByOwnerMovesHeartbeatOnly) {
 
 TEST_P(StoreConformanceTest, HeartbeatByAnotherExecutorIsLostOwnershipAndChangesNothing) {
   ASSERT_EQ(MustReserve(Req("k1")).status, ReserveStatus::kOwned);
-  clock_.Advance(1000);
+  clock_.AdvanceMs(1000);
   auto hb = store_->UpdateHeartbeat("realm-1", "k1", "node-b:9");
   ASSERT_TRUE(hb.ok()) << hb.status().ToString();
   EXPECT_EQ(hb->status, HeartbeatStatus::kLostOwnership);
@@ -196,7 +197,7 @@ TEST_P(StoreConformanceTest, HeartbeatAfterFinalizeIsFinalized) {
   ASSERT_EQ(MustReserve(Req("k1")).status, ReserveStatus::kOwned);
   auto fin = store_->Finalize(Fin("k1"));
   ASSERT_TRUE(fin.ok()) << fin.status().ToString();
-  clock_.Advance(1000);
+  clock_.AdvanceMs(1000);
   auto hb = store_->UpdateHeartbeat("realm-1", "k1", "node-a:1");
   ASSERT_TRUE(hb.ok()) << hb.status().ToString();
   EXPECT_EQ(hb->status, HeartbeatStatus::kFinalized);
@@ -214,7 +215,7 @@ TEST_P(StoreConformanceTest, HeartbeatOfMissingRecordIsNotFound) {
 
 TEST_P(StoreConformanceTest, FinalizeStoresTheOutcome) {
   ASSERT_EQ(MustReserve(Req("k1")).status, ReserveStatus::kOwned);
-  clock_.Advance(250);
+  clock_.AdvanceMs(250);
   FinalizeRequest f = Fin("k1", "node-a:1", 409);
   f.error_subtype = "FENCE_BUSY";
   auto fin = store_->Finalize(f);
@@ -239,7 +240,7 @@ TEST_P(StoreConformanceTest, FinalizeStoresTheOutcome) {
 TEST_P(StoreConformanceTest, RepeatedFinalizeIsToleratedAndKeepsFirstOutcome) {
   ASSERT_EQ(MustReserve(Req("k1")).status, ReserveStatus::kOwned);
   ASSERT_EQ(store_->Finalize(Fin("k1", "node-a:1", 201))->status, FinalizeStatus::kFinalized);
-  clock_.Advance(10);
+  clock_.AdvanceMs(10);
   auto again = store_->Finalize(Fin("k1", "node-a:1", 500));
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->status, FinalizeStatus::kAlreadyFinalized);
@@ -293,9 +294,9 @@ TEST_P(StoreConformanceTest, ExpiredFinishedRecordFreesTheKeyButInProgressDoesNo
   ASSERT_EQ(MustReserve(Req("done")).status, ReserveStatus::kOwned);
   ASSERT_EQ(store_->Finalize(Fin("done"))->status, FinalizeStatus::kFinalized);
   ASSERT_EQ(MustReserve(Req("stuck")).status, ReserveStatus::kOwned);
-  clock_.Advance(kTtl - 1);
+  clock_.AdvanceMs(kTtl - 1);
   EXPECT_EQ(MustReserve(Req("done", "node-b:9")).status, ReserveStatus::kDuplicate);
-  clock_.Advance(1);
+  clock_.AdvanceMs(1);
   ReserveResult fresh = MustReserve(Req("done", "node-b:9"));
   EXPECT_EQ(fresh.status, ReserveStatus::kOwned);
   EXPECT_EQ(fresh.record.executor_id, "node-b:9");
@@ -318,7 +319,7 @@ TEST_P(StoreConformanceTest, PurgeExpiredIsRealmScopedAndSparesInProgress) {
     }
     ASSERT_EQ(MustReserve(Req("old-stuck", "a", realm)).status, ReserveStatus::kOwned);
   }
-  clock_.Advance(kTtl);
+  clock_.AdvanceMs(kTtl);
   ASSERT_EQ(MustReserve(Req("young", "a", "realm-1")).status, ReserveStatus::kOwned);
   ASSERT_EQ(store_->Finalize(Fin("young", "a", 200, "realm-1"))->status,
             FinalizeStatus::kFinalized);
@@ -343,14 +344,14 @@ TEST_P(StoreConformanceTest, PurgeExpiredIsRealmScopedAndSparesInProgress) {
 
 TEST_P(StoreConformanceTest, ListStaleReturnsOldHeartbeatsOfOneRealmInOrder) {
   ASSERT_EQ(MustReserve(Req("a")).status, ReserveStatus::kOwned);
-  clock_.Advance(10);
+  clock_.AdvanceMs(10);
   ASSERT_EQ(MustReserve(Req("b")).status, ReserveStatus::kOwned);
   ASSERT_EQ(MustReserve(Req("other", "x", "realm-2")).status, ReserveStatus::kOwned);
-  clock_.Advance(10);
+  clock_.AdvanceMs(10);
   ASSERT_EQ(MustReserve(Req("c")).status, ReserveStatus::kOwned);
   ASSERT_EQ(MustReserve(Req("done")).status, ReserveStatus::kOwned);
   ASSERT_EQ(store_->Finalize(Fin("done"))->status, FinalizeStatus::kFinalized);
-  clock_.Advance(10);
+  clock_.AdvanceMs(10);
   // "a" heartbeats, so it is no longer stale.
   ASSERT_EQ(store_->UpdateHeartbeat("realm-1", "a", "node-a:1")->status, HeartbeatStatus::kUpdated);
 
@@ -505,7 +506,7 @@ TEST_P(StoreConformanceTest, ConcurrentReserveFinalizePairsAllLand) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(bad.load(), 0);
-  clock_.Advance(kTtl);
+  clock_.AdvanceMs(kTtl);
   auto purged = store_->PurgeExpired("realm-1", kT0 + kTtl + 1);
   ASSERT_TRUE(purged.ok());
   EXPECT_EQ(*purged, kThreads * kPairs);

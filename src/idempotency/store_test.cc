@@ -62,11 +62,11 @@ TEST(SchemaTest, ReleasedMigrationsAreUnchanged) {
 
 TEST(StoreOpenTest, EditedReleasedMigrationIsDetectedAtOpen) {
   testing::SqliteTestEnv env;
-  ManualClock clock(kT0);
+  testing::FakeEnv clock(kT0 * 1000);
   {
     StoreOptions opts;
     opts.uri = env.uri();
-    opts.clock = &clock;
+    opts.env = &clock;
     ASSERT_TRUE(IdempotencyStore::Open(opts).ok());
   }
   // Simulate a build whose version 1 differs from the one that was applied.
@@ -80,7 +80,7 @@ TEST(StoreOpenTest, EditedReleasedMigrationIsDetectedAtOpen) {
                 }).ok());
   StoreOptions opts;
   opts.uri = env.uri();
-  opts.clock = &clock;
+  opts.env = &clock;
   auto reopened = IdempotencyStore::Open(opts);
   EXPECT_EQ(reopened.status().code(), StatusCode::kCorruption) << reopened.status().ToString();
 }

@@ -100,9 +100,18 @@ Database::~Database() {
               "Database destroyed while connections are borrowed");
 }
 
+int64_t Database::AcquireDeadline() const {
+  return options_.env->MonotonicMicros() + int64_t{options_.acquire_timeout_ms} * 1000;
+}
+
+bool Database::WaitUntil(std::unique_lock<std::mutex>& lock, int64_t deadline_micros) {
+  const int64_t left = deadline_micros - options_.env->MonotonicMicros();
+  if (left <= 0) return false;
+  return pool_->cv.wait_for(lock, std::chrono::microseconds(left)) == std::cv_status::no_timeout;
+}
+
 Result<PooledConnection> Database::Acquire() {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(options_.acquire_timeout_ms);
+  const int64_t deadline = AcquireDeadline();
   std::unique_lock<std::mutex> lock(pool_->mu);
   while (true) {
     if (!pool_->idle.empty()) {
@@ -122,8 +131,7 @@ Result<PooledConnection> Database::Acquire() {
       }
       return PooledConnection(this, std::move(conn).value());
     }
-    if (pool_->cv.wait_until(lock, deadline) == std::cv_status::timeout && pool_->idle.empty() &&
-        pool_->open >= options_.max_connections) {
+    if (!WaitUntil(lock, deadline) && pool_->idle.empty() && pool_->open >= options_.max_connections) {
       return Status::Busy("no free " + std::string(profile_->name) + " connection within " +
                           std::to_string(options_.acquire_timeout_ms) + " ms");
     }
@@ -141,11 +149,10 @@ void Database::Return(std::unique_ptr<Connection> conn) {
 }
 
 Status Database::AcquireWriterSlot() {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(options_.acquire_timeout_ms);
+  const int64_t deadline = AcquireDeadline();
   std::unique_lock<std::mutex> lock(pool_->mu);
   while (pool_->writer_taken) {
-    if (pool_->cv.wait_until(lock, deadline) == std::cv_status::timeout && pool_->writer_taken) {
+    if (!WaitUntil(lock, deadline) && pool_->writer_taken) {
       return Status::Busy("writer slot not free within " +
                           std::to_string(options_.acquire_timeout_ms) + " ms");
     }

@@ -10,13 +10,12 @@
 #include <sqlite3.h>
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "sql/statement_deadline.h"
 #include "sql/vtab_internal.h"
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/storage/dataset.h"
@@ -201,29 +200,30 @@ TEST_F(LockdownTest, RefusalsAreTyped) {
 
 // ---- statement deadline ----
 
-void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
 TEST(StatementDeadlineTest, ArmedDeadlinePassesAndScopesNest) {
+  testing::FakeEnv env;
   EXPECT_TRUE(CheckStatementDeadline().ok());
   {
-    ScopedStatementDeadline off(0);
-    SleepMs(2);
+    ScopedStatementDeadline off(0, &env);
+    env.AdvanceMs(2);
     EXPECT_TRUE(CheckStatementDeadline().ok());
   }
   {
-    ScopedStatementDeadline outer(1);
-    SleepMs(5);
+    ScopedStatementDeadline outer(1, &env);
+    EXPECT_TRUE(CheckStatementDeadline().ok());
+    env.AdvanceMs(1);
     Status st = CheckStatementDeadline();
     EXPECT_EQ(st.code(), StatusCode::kDeadlineExceeded);
     EXPECT_EQ(st.message(), "statement timeout of 1ms exceeded (statement_timeout)");
     {
-      ScopedStatementDeadline inner(3'600'000);
+      ScopedStatementDeadline inner(3'600'000, &env);
       EXPECT_TRUE(CheckStatementDeadline().ok());
     }
     EXPECT_EQ(CheckStatementDeadline().code(), StatusCode::kDeadlineExceeded);
   }
   EXPECT_TRUE(CheckStatementDeadline().ok());
-  ScopedStatementDeadline minutes(120'000);
+  ScopedStatementDeadline minutes(120'000, &env);
+  env.AdvanceMs(119'999);
   EXPECT_TRUE(CheckStatementDeadline().ok());
 }
 
@@ -240,8 +240,9 @@ TEST(StatementDeadlineTest, StopsCursorBlockReads) {
   auto ok = TakeRowsBlocked(*snap, rows, {"id"});
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->num_rows, 2u);
-  ScopedStatementDeadline deadline(1);
-  SleepMs(5);
+  testing::FakeEnv env;
+  ScopedStatementDeadline deadline(1, &env);
+  env.AdvanceMs(5);
   auto late = TakeRowsBlocked(*snap, rows, {"id"});
   EXPECT_EQ(late.status().code(), StatusCode::kDeadlineExceeded);
 }

@@ -7,15 +7,16 @@
 
 #include <cstdint>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 
 namespace vigil::sql::internal {
 
 // Arms a deadline `timeout_ms` from now on this thread (0: none) until destroyed;
-// the previously armed deadline, if any, is restored then.
+// the previously armed deadline, if any, is restored then. Time is env's monotonic clock.
 class ScopedStatementDeadline {
  public:
-  explicit ScopedStatementDeadline(uint64_t timeout_ms);
+  explicit ScopedStatementDeadline(uint64_t timeout_ms, Env* env = Env::Default());
   ~ScopedStatementDeadline();
   ScopedStatementDeadline(const ScopedStatementDeadline&) = delete;
   ScopedStatementDeadline& operator=(const ScopedStatementDeadline&) = delete;
@@ -23,7 +24,8 @@ class ScopedStatementDeadline {
  private:
   struct State {
     bool armed = false;
-    int64_t deadline_ns = 0;  // steady clock
+    Env* env = nullptr;
+    int64_t deadline_micros = 0;  // env->MonotonicMicros()
     uint64_t timeout_ms = 0;
   };
   friend Status CheckStatementDeadline();

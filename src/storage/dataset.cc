@@ -1,17 +1,17 @@
 #include "vigil/storage/dataset.h"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <mutex>
 #include <set>
 
+#include "dataset_internal.h"
 #include "vigil/common/bounds.h"
 #include "vigil/common/checksum.h"
+#include "vigil/common/env.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/uuid.h"
 #include "vigil/storage/filename.h"
-#include "dataset_internal.h"
 
 namespace vigil {
 
@@ -21,14 +21,9 @@ constexpr std::string_view kIdentityMagic = "vigil-dataset ";
 constexpr const char* kSafeToRetry = "; nothing was committed: it is safe to retry the statement";
 constexpr size_t kMaxIdentityBytes = 256;
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 DatasetOptions Resolve(DatasetOptions o) {
-  if (o.fs == nullptr) o.fs = DefaultFileSystem();
+  if (o.env == nullptr) o.env = Env::Default();
+  if (o.fs == nullptr) o.fs = o.env->fs();
   if (o.cache == nullptr) o.cache = BlockCache::Default();
   return o;
 }
@@ -169,12 +164,12 @@ Status CheckRebase(const Manifest& base, const Manifest& latest, const Transacti
 }
 
 // The manifest that results from applying `txn` on top of `from`.
-Result<Manifest> ApplyTransaction(const Manifest& from, const Transaction& txn) {
+Result<Manifest> ApplyTransaction(const Manifest& from, const Transaction& txn, int64_t now_micros) {
   Manifest m = from;
   m.version = from.version + 1;
   m.parent_version = from.version;
   m.txn = txn.props;
-  m.txn.timestamp_micros = NowMicros();
+  m.txn.timestamp_micros = now_micros;
   if (txn.new_schema) m.schema = txn.new_schema;
   std::set<uint32_t> removed(txn.removed_fragments.begin(), txn.removed_fragments.end());
   std::erase_if(m.fragments, [&](const FragmentMeta& f) { return removed.count(f.id) > 0; });
@@ -235,7 +230,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, Schema
   m.schema = std::move(schema);
   m.txn = std::move(props);
   if (m.txn.operation.empty()) m.txn.operation = "CREATE_TABLE";
-  m.txn.timestamp_micros = NowMicros();
+  m.txn.timestamp_micros = options.env->NowMicros();
   Status st = PublishManifest(fs, path, m);
   if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("a dataset already exists at " + path);
   VIGIL_RETURN_IF_ERROR(st);
@@ -335,7 +330,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
       if (rebase.Is(StatusCode::kCommitConflict)) return Status::CommitConflict(rebase.message() + kSafeToRetry);
       VIGIL_RETURN_IF_ERROR(rebase);
     }
-    VIGIL_ASSIGN_OR_RETURN(Manifest next, ApplyTransaction(latest, txn));
+    VIGIL_ASSIGN_OR_RETURN(Manifest next, ApplyTransaction(latest, txn, options_.env->NowMicros()));
     VIGIL_RETURN_IF_ERROR(CheckIdentity());
     Status st = PublishManifest(fs, path_, next);
     if (st.ok()) return std::shared_ptr<Dataset>(new Dataset(path_, std::move(next), options_));

@@ -1,7 +1,6 @@
 // Imports: one file appended to a dataset in one commit. A new dataset is
 // built in a hidden sibling directory and renamed into place only when the
 // whole file was accepted, so a failed import never leaves a table behind.
-#include <chrono>
 #include <climits>
 
 #include "storage/ingest_internal.h"
@@ -35,18 +34,11 @@ class ProgressReader : public RecordBatchReader {
   uint64_t rows_ = 0;
 };
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 TransactionProperties PropsFor(const ImportOptions& options, const std::string& operation,
                                const std::string& file) {
   TransactionProperties p = options.props;
   if (p.operation.empty()) p.operation = operation;
   p.extra["source_file"] = file;
-  p.timestamp_micros = NowMicros();
   return p;
 }
 

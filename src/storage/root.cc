@@ -1,7 +1,6 @@
 #include "vigil/storage/root.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -46,14 +45,6 @@ Result<RootMarker> DecodeMarker(const std::string& bytes, const std::string& whe
   return m;
 }
 
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-FileSystem* FsOr(FileSystem* fs) { return fs ? fs : DefaultFileSystem(); }
-
 // Publishes the commented default vigil.toml in `dir` atomically: a durable
 // temp file linked (never replacing) into place, then the directory synced. An
 // existing vigil.toml is kept.
@@ -96,8 +87,8 @@ Result<TableName> ParseTableName(std::string_view text) {
   return name;
 }
 
-Result<Root> Root::Init(const std::string& dir, FileSystem* fs) {
-  fs = FsOr(fs);
+Result<Root> Root::Init(const std::string& dir, Env* env) {
+  FileSystem* fs = env->fs();
   if (dir.empty()) return Status::InvalidArgument("root directory is empty");
   std::string marker_path = JoinPath(dir, kRootMarkerFile);
   VIGIL_ASSIGN_OR_RETURN(bool exists, fs->Exists(dir));
@@ -113,7 +104,7 @@ Result<Root> Root::Init(const std::string& dir, FileSystem* fs) {
   VIGIL_RETURN_IF_ERROR(fs->CreateDirs(dir));
   RootMarker m;
   m.incarnation = Uuid::Generate();
-  m.created_micros = NowMicros();
+  m.created_micros = env->NowMicros();
   Status st = WriteFileDurably(fs, marker_path, EncodeMarker(m));
   if (st.Is(StatusCode::kAlreadyExists)) return Status::AlreadyExists(dir + " is already a vigil root");
   VIGIL_RETURN_IF_ERROR(st);
@@ -126,11 +117,11 @@ Result<Root> Root::Init(const std::string& dir, FileSystem* fs) {
     return config.WithContext("root " + dir + " was created, but writing its default " + std::string(kConfigFile) +
                               " failed (the defaults apply without it)");
   }
-  return Root(dir, m, fs);
+  return Root(dir, m, env);
 }
 
-Result<Root> Root::Open(const std::string& dir, FileSystem* fs) {
-  fs = FsOr(fs);
+Result<Root> Root::Open(const std::string& dir, Env* env) {
+  FileSystem* fs = env->fs();
   std::string marker_path = JoinPath(dir, kRootMarkerFile);
   VIGIL_ASSIGN_OR_RETURN(bool marked, fs->Exists(marker_path));
   if (!marked) {
@@ -139,7 +130,7 @@ Result<Root> Root::Open(const std::string& dir, FileSystem* fs) {
   }
   VIGIL_ASSIGN_OR_RETURN(std::string bytes, fs->ReadFile(marker_path, kMaxMarkerBytes));
   VIGIL_ASSIGN_OR_RETURN(RootMarker m, DecodeMarker(bytes, marker_path));
-  return Root(dir, m, fs);
+  return Root(dir, m, env);
 }
 
 Status Root::CheckTableName(const TableName& name) const {
@@ -162,12 +153,12 @@ Result<std::string> Root::LegacyTablePath(const TableName& name) const {
 }
 
 Result<std::vector<std::string>> Root::ListDatabases() const {
-  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(path_));
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs()->ListDir(path_));
   std::vector<std::string> dbs;
   for (const auto& e : entries) {
     if (!ValidateDatabaseName(e).ok()) continue;
-    VIGIL_ASSIGN_OR_RETURN(bool link, fs_->IsSymlink(JoinPath(path_, e)));
-    if (link || !fs_->ListDir(JoinPath(path_, e)).ok()) continue;  // files are not databases
+    VIGIL_ASSIGN_OR_RETURN(bool link, fs()->IsSymlink(JoinPath(path_, e)));
+    if (link || !fs()->ListDir(JoinPath(path_, e)).ok()) continue;  // files are not databases
     dbs.push_back(e);
   }
   std::sort(dbs.begin(), dbs.end());
@@ -176,13 +167,13 @@ Result<std::vector<std::string>> Root::ListDatabases() const {
 
 Result<bool> Root::DatabaseExists(std::string_view db) const {
   VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(db));
-  return fs_->Exists(JoinPath(path_, db));
+  return fs()->Exists(JoinPath(path_, db));
 }
 
 Result<std::vector<Root::TableDir>> Root::ListTableDirs(std::string_view db) const {
   VIGIL_ASSIGN_OR_RETURN(bool exists, DatabaseExists(db));
   if (!exists) return Status::NotFound("database '" + std::string(db) + "' does not exist");
-  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(JoinPath(path_, db)));
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs()->ListDir(JoinPath(path_, db)));
   std::sort(entries.begin(), entries.end());
   std::vector<TableDir> dirs;
   for (const auto& e : entries) {
@@ -194,8 +185,8 @@ Result<std::vector<Root::TableDir>> Root::ListTableDirs(std::string_view db) con
 Status Root::CreateDatabase(std::string_view db) const {
   VIGIL_ASSIGN_OR_RETURN(bool exists, DatabaseExists(db));
   if (exists) return Status::AlreadyExists("database '" + std::string(db) + "' already exists");
-  VIGIL_RETURN_IF_ERROR(fs_->CreateDirs(JoinPath(path_, db)));
-  return fs_->SyncDir(path_);
+  VIGIL_RETURN_IF_ERROR(fs()->CreateDirs(JoinPath(path_, db)));
+  return fs()->SyncDir(path_);
 }
 
 Status Root::EnsureDatabase(std::string_view db) const {
@@ -207,7 +198,7 @@ Status Root::DropDatabase(std::string_view db) const {
   VIGIL_ASSIGN_OR_RETURN(bool exists, DatabaseExists(db));
   if (!exists) return Status::NotFound("database '" + std::string(db) + "' does not exist");
   const std::string dir = JoinPath(path_, db);
-  VIGIL_ASSIGN_OR_RETURN(auto entries, fs_->ListDir(dir));
+  VIGIL_ASSIGN_OR_RETURN(auto entries, fs()->ListDir(dir));
   if (!entries.empty()) {
     VIGIL_ASSIGN_OR_RETURN(auto tables, ListTableDirs(db));
     std::string what = tables.empty() ? std::to_string(entries.size()) + " entries" : "tables ";
@@ -216,8 +207,8 @@ Status Root::DropDatabase(std::string_view db) const {
     return Status::FailedPrecondition("database '" + std::string(db) + "' is not empty (" + what +
                                       "); drop its tables first");
   }
-  VIGIL_RETURN_IF_ERROR(fs_->RemoveDir(dir));
-  return fs_->SyncDir(path_);
+  VIGIL_RETURN_IF_ERROR(fs()->RemoveDir(dir));
+  return fs()->SyncDir(path_);
 }
 
 }  // namespace vigil

@@ -3,10 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 
 #include "vigil/common/bounds.h"
+#include "vigil/common/env.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/storage/filename.h"
 
@@ -15,12 +15,6 @@ namespace vigil {
 namespace {
 
 constexpr int kMaxDepth = 16;
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // What the remaining manifests reference.
 struct References {
@@ -320,8 +314,9 @@ Result<std::vector<Orphan>> ListOrphans(const std::string& path, DatasetOptions 
 }
 
 Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& options, DatasetOptions dataset_options) {
-  FileSystem* fs = dataset_options.fs ? dataset_options.fs : DefaultFileSystem();
-  const int64_t now = options.now_micros ? options.now_micros : NowMicros();
+  Env* env = dataset_options.env ? dataset_options.env : Env::Default();
+  FileSystem* fs = dataset_options.fs ? dataset_options.fs : env->fs();
+  const int64_t now = env->NowMicros();
   VacuumReport report;
   VIGIL_ASSIGN_OR_RETURN(ManifestSet before, ReadManifests(fs, path));
   std::vector<uint64_t> removable = RemovableVersions(before, options, now, &report.kept_versions);

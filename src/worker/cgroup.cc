@@ -6,10 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <fstream>
 #include <sstream>
-#include <thread>
+
+#include "vigil/common/env.h"
 
 namespace vigil::worker {
 
@@ -271,7 +271,7 @@ Status WorkerCgroup::Remove() {
       }
       err = errno;
       if (err != EBUSY) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      Env::Default()->SleepForMs(5);
     }
     if (err != 0) {
       left.push_back(dir);

@@ -5,13 +5,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <new>
 #include <optional>
 #include <vector>
 
 #include "vigil/common/config.h"
+#include "vigil/common/env.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/worker/sandbox.h"
@@ -163,11 +163,11 @@ int ServeOneRequest(const WorkerFds& fds) {
   if (!ready.ok()) {
     response = Complete(attempt, false, ready, secret.view());
   } else {
-    auto last = std::chrono::steady_clock::now();
+    int64_t last = Env::Default()->MonotonicMs();
     std::string last_phase;
     auto progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
-      auto now = std::chrono::steady_clock::now();
-      if (phase == last_phase && done != total && now - last < std::chrono::milliseconds(100)) return;
+      const int64_t now = Env::Default()->MonotonicMs();
+      if (phase == last_phase && done != total && now - last < 100) return;
       last = now;
       last_phase = std::string(phase);
       (void)WriteAll(fds.out, EncodeProgress({std::string(phase), done, total}));

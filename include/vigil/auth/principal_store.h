@@ -23,7 +23,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +30,7 @@
 #include <vector>
 
 #include "vigil/auth/server_secret.h"
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/meta/database.h"
@@ -125,7 +125,7 @@ struct PrincipalStoreOptions {
   std::string uri;  // see meta::Database::Open
   meta::DatabaseOptions database;
   ServerSecret secret;                 // required: LoadOrCreateServerSecret(root)
-  std::function<int64_t()> clock;      // Unix ms; empty: the wall clock
+  Env* env = Env::Default();           // the clock of every timestamp
   // A token's last_used_at is written at most once per this interval (0: on every use).
   int64_t last_used_resolution_ms = 60'000;
 };

@@ -141,7 +141,7 @@ class BuildTicket {
 };
 
 struct GenerationsOptions {
-  DatasetOptions dataset;
+  DatasetOptions dataset;  // dataset.env is also the clock of the pin leases
   uint32_t builders_per_table = 1;
   uint32_t physical_per_table = 3;   // current + retired + building
   ResourceBudget* budget = nullptr;  // shared by all tables; null = unbounded
@@ -150,7 +150,6 @@ struct GenerationsOptions {
   int64_t pin_ttl_ms = 60'000;
   // Maintain() every interval on a background thread (heartbeat + reap); 0 = never.
   std::chrono::milliseconds maintain_interval{0};
-  std::function<int64_t()> now_ms;   // null = the system clock
 };
 
 class GenerationManager {

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
-#include "vigil/idempotency/clock.h"
 #include "vigil/idempotency/record.h"
 #include "vigil/meta/database.h"
 
@@ -68,7 +68,7 @@ struct StoreOptions {
   // Database URI (see meta::Database::Open): sqlite:///path or a PostgreSQL conninfo.
   std::string uri;
   meta::DatabaseOptions database;
-  const Clock* clock = nullptr;  // nullptr: the system clock; must outlive the store
+  Env* env = Env::Default();  // the clock of expiry and staleness; must outlive the store
 };
 
 class IdempotencyStore {
@@ -80,7 +80,7 @@ class IdempotencyStore {
   static Result<std::unique_ptr<IdempotencyStore>> Open(const StoreOptions& options);
   // Applies the store's migrations to `db` (a caller's metadata database whose transactions
   // are passed to the overloads below). Idempotent.
-  static Status MigrateSchema(meta::Database& db, const Clock* clock = nullptr);
+  static Status MigrateSchema(meta::Database& db, Env* env = Env::Default());
 
   // Creates the in-progress record for (realm, key) owned by req.executor_id (kOwned), or
   // returns the existing record (kDuplicate). An existing record that is finished and expired

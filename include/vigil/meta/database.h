@@ -14,12 +14,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 
 namespace vigil::meta {
@@ -181,6 +183,7 @@ struct DatabaseOptions {
   int max_connections = 8;            // pool size (SQLite: readers and explicit transactions)
   int busy_timeout_ms = 5000;         // SQLite: wait for another process's write lock
   int acquire_timeout_ms = 30000;     // wait for a free pooled connection or writer slot; then Busy
+  Env* env = Env::Default();          // the clock of that wait
   int max_group_commit_batch = 256;   // SQLite: most Write() calls folded into one commit
 };
 
@@ -230,6 +233,10 @@ class Database {
   friend class PooledConnection;
   friend class Transaction;
   void Return(std::unique_ptr<Connection> conn);
+  // Monotonic microseconds at which a pool wait started now gives up.
+  int64_t AcquireDeadline() const;
+  // Waits on the pool until notified (true) or until `deadline_micros` (false).
+  bool WaitUntil(std::unique_lock<std::mutex>& lock, int64_t deadline_micros);
 
   struct Pool;
   const DialectProfile* profile_;

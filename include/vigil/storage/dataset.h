@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
@@ -35,7 +36,8 @@
 namespace vigil {
 
 struct DatasetOptions {
-  FileSystem* fs = nullptr;              // null: DefaultFileSystem()
+  Env* env = Env::Default();             // the clock of commit timestamps
+  FileSystem* fs = nullptr;              // null: env->fs()
   BlockCache* cache = nullptr;           // null: BlockCache::Default()
   uint64_t max_rows_per_fragment = 1 << 20;
   FragmentWriterOptions writer;

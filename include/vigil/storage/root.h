@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/common/uuid.h"
@@ -47,14 +48,15 @@ class Root {
  public:
   // Creates a root at `dir` (created when missing). A non-empty directory that
   // is not a root is FailedPrecondition; an existing root is AlreadyExists.
-  static Result<Root> Init(const std::string& dir, FileSystem* fs = nullptr);
+  static Result<Root> Init(const std::string& dir, Env* env = Env::Default());
   // Opens an existing root; FailedPrecondition "... is not a vigil root" when the
   // marker is missing, Corruption when it is unreadable, NotSupported for a newer format.
-  static Result<Root> Open(const std::string& dir, FileSystem* fs = nullptr);
+  static Result<Root> Open(const std::string& dir, Env* env = Env::Default());
 
   const std::string& path() const { return path_; }
   const RootMarker& marker() const { return marker_; }
-  FileSystem* fs() const { return fs_; }
+  Env* env() const { return env_; }
+  FileSystem* fs() const { return env_->fs(); }
 
   // Checks that `name` is of this root's catalog and that its database and table names are
   // valid and not reserved (ValidateDatabaseName, ValidateTableName).
@@ -88,12 +90,12 @@ class Root {
   Result<std::vector<TableDir>> ListTableDirs(std::string_view db) const;
 
  private:
-  Root(std::string path, RootMarker marker, FileSystem* fs)
-      : path_(std::move(path)), marker_(std::move(marker)), fs_(fs) {}
+  Root(std::string path, RootMarker marker, Env* env)
+      : path_(std::move(path)), marker_(std::move(marker)), env_(env) {}
 
   std::string path_;
   RootMarker marker_;
-  FileSystem* fs_;
+  Env* env_;
 };
 
 }  // namespace vigil

@@ -57,7 +57,6 @@ struct VacuumOptions {
   std::optional<uint64_t> retain_versions;
   // OLDER THAN interval: only versions committed before now - interval may go.
   std::optional<int64_t> older_than_micros;
-  int64_t now_micros = 0;                    // 0: the system clock
   // Versions that must stay: leased here, pinned by other processes.
   std::set<uint64_t> protected_versions;
   // Histories that must stay whole, e.g. from the base of a job that is not terminal or whose
