@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "vigil/common/env.h"
+#include "vigil/common/file_system.h"
 #include "vigil/storage/filename.h"
 
 namespace vigil::auth {
@@ -43,13 +45,6 @@ std::string MetaDir(const std::string& root_dir) { return root_dir + "/" + std::
 Status EnsureMetaDir(const std::string& dir) {
   if (::mkdir(dir.c_str(), kMetaDirMode) == 0 || errno == EEXIST) return Status::OK();
   return Status::FromErrno(errno, "create " + dir);
-}
-
-Status SyncDir(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return Status::FromErrno(errno, "open " + dir);
-  if (::fsync(fd.get()) != 0) return Status::FromErrno(errno, "fsync " + dir);
-  return Status::OK();
 }
 
 Status WriteAll(int fd, const unsigned char* data, size_t n, const std::string& path) {
@@ -135,7 +130,7 @@ Status CreateSecretFile(const std::string& dir, const std::string& path) {
   }();
   ::unlink(tmp.c_str());
   VIGIL_RETURN_IF_ERROR(st);
-  return SyncDir(dir);
+  return Env::Default()->fs()->SyncDir(dir);
 }
 
 }  // namespace

@@ -4,11 +4,7 @@
 // read-only connections, each used by one thread at a time.
 #include "vigil/index/fts.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <mutex>
 
 #include "index/fts_sqlite.h"
@@ -110,16 +106,6 @@ Status WriteFtsDatabase(const Dataset& dataset, const Field& field,
   return Status::OK();
 }
 
-// SQLite ran with synchronous=OFF; make the finished file durable.
-Status SyncFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + path);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  return rc == 0 ? Status::OK() : Status::FromErrno(err, "fsync " + path);
-}
-
 // Checksums the whole inventory file `name` before SQLite reads any of it.
 Status VerifyWholeFile(const SegmentFiles& files, const std::string& name) {
   const SegmentFile* entry = nullptr;
@@ -163,7 +149,8 @@ Status BuildFtsSegment(const Dataset& dataset, const Field& field,
   VIGIL_ASSIGN_OR_RETURN(bool exists, dataset.fs()->Exists(path));
   if (exists) return Status::AlreadyExists(path + " already exists");
   VIGIL_RETURN_IF_ERROR(WriteFtsDatabase(dataset, field, fragments, params, path, &state));
-  VIGIL_RETURN_IF_ERROR(SyncFile(path));
+  // SQLite ran with synchronous=OFF; make the finished file durable.
+  VIGIL_RETURN_IF_ERROR(dataset.fs()->SyncFile(path));
   return writer->AddExistingFile(kFtsFileName);
 }
 
