@@ -15,7 +15,6 @@
 #include <chrono>
 
 #include "bench/bench.h"
-#include "vigil/common/clock.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
@@ -60,7 +59,7 @@ Result<Setup> MakeTable(const BenchArgs& args) {
   o.columns = {"id", "category", "emb"};
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
   VIGIL_ASSIGN_OR_RETURN(s.store, jobs::OpenRootJobStore(*s.root));
-  jobs::TableCatalog catalog(s.root.get(), s.store.get(), WallClockMs);
+  jobs::TableCatalog catalog(s.root.get(), s.store.get());
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
                          catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(), {.operation = "CREATE_TABLE"}));
   s.path = entry.locator;

@@ -1,10 +1,8 @@
 // `vigil import db.table FILE [--format F] [--create]`.
-#include <chrono>
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/progress.h"
-#include "vigil/common/clock.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/ingest.h"
@@ -24,7 +22,7 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName(args.table));
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, store.get(), WallClockMs);
+  jobs::TableCatalog catalog(&root, store.get());
   ImportOptions options;
   options.create = args.create;
   if (!args.format.empty()) {
@@ -32,14 +30,14 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   }
   ProgressBar bar("importing " + name.ToString());
   options.progress = [&bar](uint64_t rows) { bar.Update(rows); };
-  auto start = std::chrono::steady_clock::now();
+  const int64_t start = root.env()->MonotonicMicros();
   Result<ImportResult> r = catalog.Import(name, args.file, options);
   bar.Finish();
   if (r.status().Is(StatusCode::kNotFound) && !args.create) {
     return r.status().WithContext("import into " + name.ToString() + " (use --create to create it from the file)");
   }
   if (!r.ok()) return r.status().WithContext("import into " + name.ToString() + " failed; nothing was committed");
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double secs = static_cast<double>(root.env()->MonotonicMicros() - start) / 1e6;
   std::printf("%s %s rows into %s (version %llu) in %.2fs (%s rows/s)\n", r->created ? "created table with" : "imported",
               GroupDigits(r->rows).c_str(), name.ToString().c_str(), static_cast<unsigned long long>(r->version), secs,
               GroupDigits(secs > 0 ? static_cast<uint64_t>(r->rows / secs) : r->rows).c_str());

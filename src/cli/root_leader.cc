@@ -15,12 +15,6 @@ namespace vigil::cli {
 
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string HostName() {
   char host[HOST_NAME_MAX + 1] = {0};
   if (::gethostname(host, sizeof(host) - 1) != 0) return "localhost";
@@ -65,7 +59,7 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
                          jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
-  jobs::Leader leader(&store, executor.get(), options, NowMs);
+  jobs::Leader leader(&store, executor.get(), options, root.env());
   if (opts.on_started) opts.on_started(&leader);
   Status st = leader.Run();
   if (st.code() == StatusCode::kBusy) {

@@ -24,6 +24,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
@@ -135,7 +136,7 @@ class CrashCutTest : public ::testing::Test {
     ASSERT_TRUE((*ds)->Append(reader.get(), {}).ok());
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
-    auto table = store_->RegisterTable("local", "db", "docs", path_, now_);
+    auto table = store_->RegisterTable("local", "db", "docs", path_, clock_.NowMs());
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = *table;
   }
@@ -239,7 +240,7 @@ class CrashCutTest : public ::testing::Test {
   }
   std::unique_ptr<Leader> MakeLeader(JobStore* store, Executor* executor, const std::string& holder,
                                      const std::string& dead_holder) {
-    return std::make_unique<Leader>(store, executor, LeaderOpts(holder, dead_holder), [this] { return now_; });
+    return std::make_unique<Leader>(store, executor, LeaderOpts(holder, dead_holder), &clock_);
   }
   // The restarted process's leader on the freshly opened store: its recovery pass, then `ticks` rounds.
   std::unique_ptr<Leader> Restart(Executor* executor, const std::string& dead_holder, int ticks = 3) {
@@ -277,7 +278,7 @@ class CrashCutTest : public ::testing::Test {
     return s;
   }
   JobRecord Admit(const std::string& name) {
-    auto job = Admission(store_.get(), {}).Create(Statement(name), "admin", now_);
+    auto job = Admission(store_.get(), {}).Create(Statement(name), "admin", clock_.NowMs());
     EXPECT_TRUE(job.ok()) << job.status().ToString();
     return job.ok() ? *job : JobRecord{};
   }
@@ -286,11 +287,11 @@ class CrashCutTest : public ::testing::Test {
   Status ProbeName(const std::string& name) {
     CreateIndexStatement s = Statement(name);
     s.or_replace = true;
-    auto job = Admission(store_.get(), {}).Create(s, "admin", now_);
+    auto job = Admission(store_.get(), {}).Create(s, "admin", clock_.NowMs());
     if (!job.ok()) return job.status();
-    return store_->Cancel({job->job_id, job->revision, std::nullopt, "admin", now_}).status();
+    return store_->Cancel({job->job_id, job->revision, std::nullopt, "admin", clock_.NowMs()}).status();
   }
-  JobControl Control() { return JobControl(store_.get(), [this] { return now_; }); }
+  JobControl Control() { return JobControl(store_.get(), [this] { return clock_.NowMs(); }); }
   // DROP TABLE docs; only called where it must be refused.
   Status DropTable() { return Control().DropTable("local", "db", "docs", Principal::LocalAdmin()); }
   // A target-changing DDL that changes nothing: OK exactly when no job guards the table.
@@ -382,9 +383,9 @@ class CrashCutTest : public ::testing::Test {
   // `attempt_id` (T3) and loses the response (T8: UNKNOWN): its worker outlived the
   // deadline unreaped and still holds the attempt lock.
   JobRecord DispatchLost(const JobRecord& job, const std::string& attempt_id) {
-    auto lease = store_->AcquireLeader(kOldLeader, now_, kTtl);
+    auto lease = store_->AcquireLeader(kOldLeader, clock_.NowMs(), kTtl);
     EXPECT_TRUE(lease.ok()) << lease.status().ToString();
-    auto node = store_->RegisterNode("local", ::getpid(), "localhost", now_);
+    auto node = store_->RegisterNode("local", ::getpid(), "localhost", clock_.NowMs());
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     if (!lease.ok() || !node.ok()) return {};
     AttemptIdentity a;
@@ -392,8 +393,8 @@ class CrashCutTest : public ::testing::Test {
     a.node_epoch = *node;
     a.attempt_id = attempt_id;
     a.leader_epoch = lease->epoch;
-    a.deadline_at_ms = now_ + 3'600'000;
-    auto running = store_->Dispatch({job.job_id, job.revision, lease->epoch, kOldLeader, now_}, a);
+    a.deadline_at_ms = clock_.NowMs() + 3'600'000;
+    auto running = store_->Dispatch({job.job_id, job.revision, lease->epoch, kOldLeader, clock_.NowMs()}, a);
     EXPECT_TRUE(running.ok()) << running.status().ToString();
     if (!running.ok()) return {};
     AttemptReport r;
@@ -402,7 +403,7 @@ class CrashCutTest : public ::testing::Test {
     r.invoked = false;
     r.error_code = "DEADLINE_EXCEEDED";
     r.error_message = "the worker outlived the attempt deadline and was not reaped";
-    auto unknown = store_->RecordResult({job.job_id, running->revision, lease->epoch, kOldLeader, now_}, r);
+    auto unknown = store_->RecordResult({job.job_id, running->revision, lease->epoch, kOldLeader, clock_.NowMs()}, r);
     EXPECT_TRUE(unknown.ok()) << unknown.status().ToString();
     return unknown.ok() ? *unknown : JobRecord{};
   }
@@ -411,7 +412,7 @@ class CrashCutTest : public ::testing::Test {
   std::shared_ptr<const DataGenerator> gen_;
   std::string path_;
   TableEntry table_;
-  int64_t now_ = 1'700'000'000'000;
+  testing::FakeEnv clock_{1'700'000'000'000'000};
   std::unique_ptr<JobStore> store_;
   std::vector<pid_t> live_;
 };
@@ -420,7 +421,7 @@ class CrashCutTest : public ::testing::Test {
 TEST_F(CrashCutTest, C1_AdmittedJobSurvivesTheLostReplyAndRunsOnce) {
   const int status = RunChild([this](JobStore* s) {
     failpoint::Arm("admission.after_commit", failpoint::Action::kKill);
-    (void)Admission(s, {}).Create(Statement("cat_idx"), "admin", now_);
+    (void)Admission(s, {}).Create(Statement("cat_idx"), "admin", clock_.NowMs());
     return kChildNotKilled;
   });
   ASSERT_TRUE(Killed(status)) << Describe(status);
@@ -437,7 +438,7 @@ TEST_F(CrashCutTest, C1_AdmittedJobSurvivesTheLostReplyAndRunsOnce) {
   EXPECT_EQ(Kinds(id), std::vector<std::string>{"ADMITTED"});
   // Fence and guard are in force.
   EXPECT_TRUE(FenceHeld(id));
-  EXPECT_EQ(Admission(store_.get(), {}).Create(Statement("cat_idx"), "admin", now_).status().code(),
+  EXPECT_EQ(Admission(store_.get(), {}).Create(Statement("cat_idx"), "admin", clock_.NowMs()).status().code(),
             StatusCode::kAlreadyExists);
   Status drop = DropTable();
   EXPECT_EQ(drop.code(), StatusCode::kFailedPrecondition) << drop.ToString();
@@ -465,17 +466,17 @@ TEST_F(CrashCutTest, C2_AdmissionRacesDropTable) {
   int admissions_won = 0;
   for (int round = 0; round < 12; ++round) {
     const std::string table = "race" + std::to_string(round);
-    auto entry = store_->RegisterTable("local", "db", table, path_, now_);
+    auto entry = store_->RegisterTable("local", "db", table, path_, clock_.NowMs());
     ASSERT_TRUE(entry.ok()) << entry.status().ToString();
     const std::string incarnation = entry->table_incarnation;
     std::vector<int> st = Race({
         [this, table](JobStore* s) {
-          auto job = Admission(s, {}).Create(Statement("idx", table), "admin", now_);
+          auto job = Admission(s, {}).Create(Statement("idx", table), "admin", clock_.NowMs());
           if (job.ok()) return 0;
           return job.status().code() == StatusCode::kNotFound ? 1 : 50 + static_cast<int>(job.status().code());
         },
         [this, table](JobStore* s) {
-          Status drop = JobControl(s, [this] { return now_; }).DropTable("local", "db", table, Principal::LocalAdmin());
+          Status drop = JobControl(s, [this] { return clock_.NowMs(); }).DropTable("local", "db", table, Principal::LocalAdmin());
           if (drop.ok()) return 0;
           return drop.message().find(kTableGuarded) != std::string::npos ? 1 : 50 + static_cast<int>(drop.code());
         },
@@ -518,7 +519,7 @@ TEST_F(CrashCutTest, C2_CancelRacesDispatch) {
     const int64_t id = job.job_id;
     std::vector<int> st = Race({
         [this, id](JobStore* s) {
-          auto r = JobControl(s, [this] { return now_; }).Cancel(id, Principal::LocalAdmin());
+          auto r = JobControl(s, [this] { return clock_.NowMs(); }).Cancel(id, Principal::LocalAdmin());
           if (r.ok()) return r->state.outcome == Outcome::kCancelledBeforeDispatch ? 0 : 2;
           return r.status().message().find(kNotCancellableAfterDispatch) != std::string::npos
                      ? 1
@@ -530,8 +531,8 @@ TEST_F(CrashCutTest, C2_CancelRacesDispatch) {
           o.leader_holder = "dispatcher";
           o.lease_ttl_ms = kTtl;
           JobRunner runner(s, &executor, o);
-          if (!runner.Start(now_).ok()) return kChildFailed;
-          auto ran = runner.RunOnePending(now_);
+          if (!runner.Start(clock_.NowMs()).ok()) return kChildFailed;
+          auto ran = runner.RunOnePending(clock_.NowMs());
           if (ran.ok()) return *ran == id ? 0 : (*ran ? 3 : 1);
           return ran.status().code() == StatusCode::kCommitConflict ? 1 : 50 + static_cast<int>(ran.status().code());
         },
@@ -566,7 +567,7 @@ TEST_F(CrashCutTest, C3_DurableCancellingCompletesWithoutDispatch) {
   const int64_t id = Admit("cat_idx").job_id;
   const int status = RunChild([this, id](JobStore* s) {
     failpoint::Arm("jobs.cancel.after_cancelling", failpoint::Action::kKill);
-    (void)JobControl(s, [this] { return now_; }).Cancel(id, Principal::LocalAdmin());
+    (void)JobControl(s, [this] { return clock_.NowMs(); }).Cancel(id, Principal::LocalAdmin());
     return kChildNotKilled;
   });
   ASSERT_TRUE(Killed(status)) << Describe(status);
@@ -649,11 +650,11 @@ INSTANTIATE_TEST_SUITE_P(CrashCut, CrashCutC4, ::testing::Values("runner.after_d
 TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   int64_t epoch = store_->GetLeader()->epoch;
   for (int round = 0; round < 6; ++round) {
-    now_ += kTtl + 1;  // the previous round's lease has lapsed
+    clock_.AdvanceMs(kTtl + 1);  // the previous round's lease has lapsed
     auto racer = [this](const std::string& holder) {
       return [this, holder](JobStore* s) {
         InProcessExecutor executor;
-        Leader leader(s, &executor, LeaderOpts(holder, ""), [this] { return now_; });
+        Leader leader(s, &executor, LeaderOpts(holder, ""), &clock_);
         Status st = leader.Start();
         if (st.ok()) return 0;
         return st.code() == StatusCode::kBusy ? 1 : 50 + static_cast<int>(st.code());
@@ -672,11 +673,11 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   }
 
   // The old leader dispatches J1 and its executor blocks (the send may have executed).
-  now_ += kTtl + 1;
+  clock_.AdvanceMs(kTtl + 1);
   const int64_t j1 = Admit("j1_idx").job_id;
   Pipe ready, go, report;
   const int ready_w = ready.w, go_r = go.r, report_w = report.w;
-  const int64_t old_now = now_;
+  const int64_t old_now = clock_.NowMs();
   // Blocks after the send until `go`, then (as the demoted leader) tries to dispatch the
   // other pending job with its old epoch, reports that code, and lets the provider commit.
   class StaleExecutor : public Executor {
@@ -731,7 +732,7 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   const int64_t old_epoch = running.attempt->leader_epoch;
 
   // Its lease lapses; a new leader takes over. The attempt lock is held: J1 stays RUNNING.
-  now_ += kTtl + 1;
+  clock_.AdvanceMs(kTtl + 1);
   InProcessExecutor executor;
   auto leader = Restart(&executor, "", 3);
   EXPECT_GT(leader->leader_epoch(), old_epoch);
@@ -832,7 +833,7 @@ TEST_F(CrashCutTest, C7_DeadlineWithoutProofKeepsWatching) {
   ASSERT_EQ(unknown.state.outcome, Outcome::kUnknown);
   const int64_t deadline = unknown.attempt->deadline_at_ms;
 
-  now_ = deadline + 1;
+  clock_.SetMs(deadline + 1);
   Reopen();
   InProcessExecutor executor;
   auto leader = Restart(&executor, kOldLeader, 2);
@@ -842,7 +843,7 @@ TEST_F(CrashCutTest, C7_DeadlineWithoutProofKeepsWatching) {
   EXPECT_EQ(DerivedState(w.state), "OUTCOME_UNKNOWN");
   EXPECT_FALSE(w.termination_proven);
   EXPECT_EQ(w.reconcile_backoff_s, 60);
-  EXPECT_EQ(w.reconcile_next_at_ms, now_ + 60'000);
+  EXPECT_EQ(w.reconcile_next_at_ms, clock_.NowMs() + 60'000);
   EXPECT_TRUE(FenceHeld(job.job_id));
   EXPECT_EQ(DropTable().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(ProbeName("cat_idx").code(), StatusCode::kAlreadyExists);
@@ -852,7 +853,7 @@ TEST_F(CrashCutTest, C7_DeadlineWithoutProofKeepsWatching) {
   Reopen();
   auto again = Restart(&executor, "", 0);
   EXPECT_EQ(Get(job.job_id).reconcile_backoff_s, 120);  // the recovery pass examines every UNKNOWN job
-  now_ = *Get(job.job_id).reconcile_next_at_ms;
+  clock_.SetMs(*Get(job.job_id).reconcile_next_at_ms);
   Tick(again.get(), 1);
   w = Get(job.job_id);
   EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
@@ -863,7 +864,7 @@ TEST_F(CrashCutTest, C7_DeadlineWithoutProofKeepsWatching) {
   // The worker dies: the next due check proves termination and attributes.
   ::kill(worker, SIGKILL);
   EXPECT_TRUE(Killed(Wait(worker)));
-  now_ = *w.reconcile_next_at_ms;
+  clock_.SetMs(*w.reconcile_next_at_ms);
   Tick(again.get(), 2);
   JobRecord done = Get(job.job_id);
   EXPECT_EQ(done.state.outcome, Outcome::kNotCommitted);
@@ -891,7 +892,7 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
   EXPECT_EQ(Kinds(job.job_id).back(), "WATCH_CHECKED");
   // A proof for another attempt does not match.
-  EXPECT_EQ(store_->ProveTermination({w.job_id, w.revision, leader->leader_epoch(), kNewLeader, now_}, "other")
+  EXPECT_EQ(store_->ProveTermination({w.job_id, w.revision, leader->leader_epoch(), kNewLeader, clock_.NowMs()}, "other")
                 .status()
                 .code(),
             StatusCode::kCommitConflict);
@@ -905,7 +906,7 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   ASSERT_EQ(committed.txn.attempt_id, attempt_id);
   EXPECT_EQ(Get(job.job_id).revision, w.revision);  // nothing moves before the check is due
 
-  now_ = *w.reconcile_next_at_ms;
+  clock_.SetMs(*w.reconcile_next_at_ms);
   Tick(leader.get(), 2);
   JobRecord done = Get(job.job_id);
   EXPECT_EQ(done.state.outcome, Outcome::kCommitted);
@@ -939,7 +940,7 @@ TEST_F(CrashCutTest, C9_OutcomeDurableRefreshNotStarted) {
     o.leader_holder = kChildLeader;
     o.lease_ttl_ms = kTtl;
     JobRunner runner(s, &executor, o);
-    if (!runner.Start(now_).ok() || !runner.RunOnePending(now_).ok()) return kChildFailed;
+    if (!runner.Start(clock_.NowMs()).ok() || !runner.RunOnePending(clock_.NowMs()).ok()) return kChildFailed;
     ::kill(::getpid(), SIGKILL);  // the result is recorded; the refresh has not started
     return kChildNotKilled;
   });
@@ -1102,7 +1103,7 @@ TEST_F(CrashCutTest, C11_LateCommitAfterForceStaysUnknown) {
 
   InProcessExecutor executor;
   auto leader = Restart(&executor, kChildLeader, 3);
-  now_ += 3'600'000;  // long after every backoff
+  clock_.AdvanceMs(3'600'000);  // long after every backoff
   Tick(leader.get(), 2);
   JobRecord after = Get(job.job_id);
   EXPECT_EQ(after.revision, released.revision) << "nothing touches a force-released job";

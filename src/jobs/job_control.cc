@@ -1,7 +1,5 @@
 #include "vigil/jobs/job_control.h"
 
-#include <chrono>
-#include <thread>
 
 namespace vigil::jobs {
 
@@ -58,8 +56,6 @@ bool ResolutionDone(const JobRecord& job, ResolveAction action) {
   }
   return false;
 }
-
-void Sleep(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 }  // namespace
 
@@ -138,7 +134,7 @@ Result<JobDetail> JobControl::Show(int64_t job_id, const Principal& who) {
 Result<JobRecord> JobControl::Cancel(int64_t job_id, const Principal& who) {
   VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kAlter, false));
   for (int tries = 0; tries < 8; ++tries) {
-    Cas cas{job.job_id, job.revision, std::nullopt, who.name, clock_()};
+    Cas cas{job.job_id, job.revision, std::nullopt, who.name, NowMs()};
     Result<JobRecord> r = Status::Internal("unreachable");
     if (job.state.execution == Execution::kPending) {
       r = store_->Cancel(cas);
@@ -180,16 +176,16 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
                      (fenced_known ? " (an ADMIN may FORCE_RELEASE WITHOUT REFRESH it: it still holds the fence)" : "") +
                      (IsFinal(job.state) ? "; this one needs nothing" : "; WAIT INDEX JOB " + std::to_string(job_id)));
   }
-  Cas cas{job.job_id, job.revision, std::nullopt, who.name, clock_()};
+  Cas cas{job.job_id, job.revision, std::nullopt, who.name, NowMs()};
   Result<JobRecord> requested = action == ResolveAction::kAcknowledge ? store_->RequestAck(cas, clean)
                                 : emergency                          ? store_->ForceWithoutRefresh(cas, clean)
                                                                      : store_->RequestForce(cas, clean);
   VIGIL_ASSIGN_OR_RETURN(job, std::move(requested));
   const std::string resolution = job.resolution_id.value_or("");
-  const int64_t deadline = clock_() + wait.timeout_ms;
+  const int64_t deadline = NowMs() + wait.timeout_ms;
   while (!ResolutionDone(job, action)) {
     if (wait.timeout_ms == 0) return Detail(job);  // the caller does not wait
-    if (job.state.refresh == RefreshState::kRetryPending || clock_() >= deadline) {
+    if (job.state.refresh == RefreshState::kRetryPending || NowMs() >= deadline) {
       return Typed(kResolutionIncomplete,
                    "index job " + std::to_string(job_id) + " resolution " + resolution + " is " +
                        std::string(Name(job.state.disposition)) + " (refresh " +
@@ -197,7 +193,7 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
                        (job.refresh_last_error ? ": " + *job.refresh_last_error : std::string()) +
                        "); the leader keeps retrying it, and RESOLVE again joins the same request");
     }
-    Sleep(wait.poll_ms);
+    env_->SleepForMs(wait.poll_ms);
     VIGIL_ASSIGN_OR_RETURN(job, store_->Get(job_id));
   }
   VIGIL_ASSIGN_OR_RETURN(JobDetail d, Detail(job));
@@ -207,13 +203,13 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
 
 Result<JobRecord> JobControl::Wait(int64_t job_id, const Principal& who, const WaitOptions& wait) {
   VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kShow, true));
-  const int64_t deadline = clock_() + wait.timeout_ms;
+  const int64_t deadline = NowMs() + wait.timeout_ms;
   while (!IsFinal(job.state)) {
-    if (clock_() >= deadline) {
+    if (NowMs() >= deadline) {
       return Status::DeadlineExceeded("index job " + std::to_string(job_id) + " is still " +
                                       std::string(DerivedState(job.state)));
     }
-    Sleep(wait.poll_ms);
+    env_->SleepForMs(wait.poll_ms);
     VIGIL_ASSIGN_OR_RETURN(job, store_->Get(job_id));
   }
   return job;
@@ -229,7 +225,7 @@ Result<int64_t> JobControl::RefreshTable(const std::string& catalog, const std::
   VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(catalog, db, table));
   if (!entry) return Status::NotFound("table " + full + " does not exist");
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
-  VIGIL_ASSIGN_OR_RETURN(int64_t generation, store_->BumpRefreshGeneration(txn, entry->table_incarnation, clock_()));
+  VIGIL_ASSIGN_OR_RETURN(int64_t generation, store_->BumpRefreshGeneration(txn, entry->table_incarnation, NowMs()));
   VIGIL_RETURN_IF_ERROR(txn.Commit());
   return generation;
 }

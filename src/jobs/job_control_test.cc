@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/admission.h"
@@ -167,9 +168,11 @@ TEST_F(JobControlTest, AcknowledgeKeepsTheFenceAndRepeatsReturnTheSameEvents) {
   EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, "seen", reader).status().code(),
             StatusCode::kPermissionDenied);
 
-  // RESOLVE waits for the leader's refresh and final CAS (a thread plays the leader).
-  std::thread leader([this] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // RESOLVE waits for the leader's refresh and final CAS (a thread plays the leader once
+  // the waiting request has polled).
+  testing::FakeEnv env;
+  std::thread leader([this, &env] {
+    env.WaitForSleeps(1);
     EXPECT_TRUE(runner_->RunRefreshes(now_).ok());
   });
   auto acked = control_->Resolve(job.job_id, ResolveAction::kAcknowledge, "  checked the dataset\n ", admin_,
@@ -177,9 +180,8 @@ TEST_F(JobControlTest, AcknowledgeKeepsTheFenceAndRepeatsReturnTheSameEvents) {
   ASSERT_TRUE(acked.ok()) << acked.status().ToString();
   EXPECT_EQ(acked->job.state.disposition, Disposition::kAckRefreshPending);
   // Waiting on the same request joins it.
-  WaitOptions wait{5'000, 10};
-  int64_t real_now = 0;
-  JobControl waiting(store_.get(), [&] { return real_now += 10; });
+  WaitOptions wait{24 * 3'600'000, 10};
+  JobControl waiting(store_.get(), &env);
   auto done = waiting.Resolve(job.job_id, ResolveAction::kAcknowledge, "checked the dataset", admin_, wait);
   leader.join();
   ASSERT_TRUE(done.ok()) << done.status().ToString();
@@ -277,8 +279,8 @@ TEST_F(JobControlTest, RefreshTableBumpsTheGenerationAndWaitSeesFinalStates) {
   EXPECT_EQ(control_->RefreshTable("local", "db", "nope", admin_).status().code(), StatusCode::kNotFound);
 
   JobRecord job = Admit("a_idx");
-  int64_t t = 0;
-  JobControl control(store_.get(), [&] { return t += 10; });
+  testing::FakeEnv env;
+  JobControl control(store_.get(), &env);
   auto timed_out = control.Wait(job.job_id, admin_, {100, 1});
   EXPECT_EQ(timed_out.status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_NE(timed_out.status().message().find("PENDING"), std::string::npos);
@@ -287,6 +289,21 @@ TEST_F(JobControlTest, RefreshTableBumpsTheGenerationAndWaitSeesFinalStates) {
   auto finished = control.Wait(job.job_id, admin_, {100, 1});
   ASSERT_TRUE(finished.ok()) << finished.status().ToString();
   EXPECT_EQ(DerivedState(finished->state), "FINISHED");
+}
+
+// WAIT polls on the Env's clock: an hour of polling a job that never finishes takes fake
+// time only, and ends with the deadline.
+TEST_F(JobControlTest, WaitTimesOutOnFakeTimeWithoutSleeping) {
+  JobRecord job = Admit("a_idx");
+  testing::FakeEnv env;
+  const int64_t start_ms = env.NowMs();
+  const int64_t real_start = Env::Default()->MonotonicMicros();
+  JobControl control(store_.get(), &env);
+  auto timed_out = control.Wait(job.job_id, admin_, {/*timeout_ms=*/3'600'000, /*poll_ms=*/60'000});
+  EXPECT_EQ(timed_out.status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(env.sleeps(), 60);
+  EXPECT_EQ(env.NowMs() - start_ms, 3'600'000);
+  EXPECT_LT(Env::Default()->MonotonicMicros() - real_start, 60'000'000);  // well under the hour
 }
 
 }  // namespace

@@ -65,6 +65,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/admission.h"
@@ -630,12 +631,12 @@ class World {
  public:
   explicit World(ModelConfig config = {}) : config_(config) {
     data_ = &Data();
-    executor_.clock = [this] { return now_; };
+    executor_.clock = [this] { return clock_.NowMs(); };
     executor_.concurrency = config_.concurrency;
     OpenStore();
     for (int t = 0; t < config_.tables; ++t) {
       tables_.push_back(
-          MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, now_), "register table"));
+          MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "register table"));
     }
     StartLeader(/*takeover=*/true);
     Check();
@@ -732,7 +733,7 @@ class World {
     lo.runner.lease_ttl_ms = kLeaseTtlMs;
     lo.runner.concurrency = config_.concurrency;
     if (takeover) lo.holder_is_dead = [](const LeaderLease&) { return true; };
-    leader_ = std::make_unique<Leader>(store_.get(), &executor_, lo, [this] { return now_; });
+    leader_ = std::make_unique<Leader>(store_.get(), &executor_, lo, &clock_);
     const size_t calls = executor_.Calls().size();
     Status st = leader_->Start();
     MODEL_CHECK(st.ok(), "leader start: " << st.ToString());
@@ -746,13 +747,13 @@ class World {
     ro.lease_ttl_ms = kLeaseTtlMs;
     ro.concurrency = config_.concurrency;
     runner_ = std::make_unique<JobRunner>(store_.get(), &executor_, ro);
-    st = runner_->Start(now_);
+    st = runner_->Start(clock_.NowMs());
     MODEL_CHECK(st.ok(), "runner start: " << st.ToString());
     MODEL_CHECK(runner_->leader_epoch() == leader_->leader_epoch(), "runner and leader disagree on the epoch");
     last_epoch_ = runner_->leader_epoch();
     JobRunner* runner = runner_.get();
     reconciler_ = std::make_unique<Reconciler>(store_.get(), holder_, [runner] { return runner->leader_epoch(); });
-    control_ = std::make_unique<JobControl>(store_.get(), [this] { return now_; });
+    control_ = std::make_unique<JobControl>(store_.get(), &clock_);
     leader_live_ = true;
     leader_finished_.clear();
   }
@@ -783,7 +784,7 @@ class World {
     AbandonAttempts(workers_die);
     CloseStore();
     if (workers_die) executor_.KillAll();
-    if (wait_ttl) now_ += kLeaseTtlMs + 1'000;
+    if (wait_ttl) clock_.AdvanceMs(kLeaseTtlMs + 1'000);
     OpenStore();
     StartLeader(/*takeover=*/!wait_ttl);
     ExpectRecovered("after the recovery pass");
@@ -802,12 +803,12 @@ class World {
 
   void Heartbeat() {
     if (!leader_live_) return;
-    Result<LeaderLease> r = store_->RenewLeader(holder_, last_epoch_, now_, kLeaseTtlMs);
+    Result<LeaderLease> r = store_->RenewLeader(holder_, last_epoch_, clock_.NowMs(), kLeaseTtlMs);
     MODEL_CHECK(r.ok(), "heartbeat: " << r.status().ToString());
   }
 
   void AdvanceClock(int64_t ms) {
-    now_ += ms;
+    clock_.AdvanceMs(ms);
     Heartbeat();
     expect_unchanged_ = true;
   }
@@ -926,7 +927,7 @@ class World {
     s.column = "category";
     s.type = index::IndexType::kBitmap;
     s.if_not_exists = c.flag;
-    Result<JobRecord> r = Admission(store_.get(), {}).Create(s, "admin", now_);
+    Result<JobRecord> r = Admission(store_.get(), {}).Create(s, "admin", clock_.NowMs());
     ExpectAdmission(t, s.index_name, r);
     if (!r.ok()) return;
     MODEL_CHECK(r->revision == 1 && r->state == JobState{}, "a new job is PENDING at revision 1");
@@ -949,7 +950,7 @@ class World {
     spec.columns = {"category"};
     spec.start_version = data_->tables[t].version;
     spec.schema_fingerprint = data_->tables[t].fingerprint;
-    Result<JobRecord> r = store_->Admit(spec, "admin", now_);
+    Result<JobRecord> r = store_->Admit(spec, "admin", clock_.NowMs());
     ExpectAdmission(t, spec.index_name, r);
     if (!r.ok()) return;
     MODEL_CHECK(r->revision == 1 && r->state == JobState{}, "a new job is PENDING at revision 1");
@@ -958,7 +959,7 @@ class World {
   void AdmitDropNoop(const Cmd& c) {
     const int t = TableOf(c);
     DropIndexStatement s{{"local", "db", kTables[t]}, kNames[c.name], true};
-    Result<JobRecord> r = Admission(store_.get(), {}).Drop(s, "admin", now_);
+    Result<JobRecord> r = Admission(store_.get(), {}).Drop(s, "admin", clock_.NowMs());
     ExpectAdmission(t, s.index_name, r);
     if (!r.ok()) return;
     MODEL_CHECK(r->state.execution == Execution::kTerminal && r->state.outcome == Outcome::kNoop &&
@@ -998,7 +999,7 @@ class World {
     const JobRecord* j =
         Pick(c.job, [](const JobRecord& r) { return r.state.execution == Execution::kPending; });
     if (j == nullptr) return;
-    Result<JobRecord> r = store_->Apply({j->job_id, j->revision, std::nullopt, "admin", now_},
+    Result<JobRecord> r = store_->Apply({j->job_id, j->revision, std::nullopt, "admin", clock_.NowMs()},
                                         [](const JobRecord& cur, Transition* t) -> Status {
                                           VIGIL_ASSIGN_OR_RETURN(t->next.state, jobs::BeginCancel(cur.state));
                                           t->events.push_back({std::string(event::kCancelRequested), {}, {}, {}});
@@ -1017,7 +1018,7 @@ class World {
     executor_.script = static_cast<Script>(c.script);
     const std::vector<int64_t> next = leader_live_ ? Predict(1) : std::vector<int64_t>{};
     const size_t calls = executor_.Calls().size();
-    Result<std::optional<int64_t>> r = runner_->RunOnePending(now_);
+    Result<std::optional<int64_t>> r = runner_->RunOnePending(clock_.NowMs());
     const std::vector<ScriptedExecutor::Call> after = executor_.Calls();
     if (!leader_live_) {
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
@@ -1060,7 +1061,7 @@ class World {
     const std::vector<int64_t> want =
         leader_live_ ? Predict(config_.concurrency - static_cast<int64_t>(in_flight.size())) : std::vector<int64_t>{};
     const size_t calls = executor_.Calls().size();
-    Result<std::vector<int64_t>> r = runner_->StartPending(now_);
+    Result<std::vector<int64_t>> r = runner_->StartPending(clock_.NowMs());
     if (!leader_live_) {
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a demoted leader started attempts: " << (r.ok() ? "ok" : r.status().ToString()));
@@ -1275,7 +1276,7 @@ class World {
     expect_unchanged_ = true;
     const size_t calls = executor_.Calls().size();
     if (c.action == 0) {
-      Result<std::vector<int64_t>> r = z.runner->StartPending(now_);
+      Result<std::vector<int64_t>> r = z.runner->StartPending(clock_.NowMs());
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a zombie started attempts: " << (r.ok() ? "ok" : r.status().ToString()));
     } else if (c.action == 1) {
@@ -1283,7 +1284,7 @@ class World {
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a zombie's tick: " << (r.ok() ? "ok" : r.status().ToString()));
     } else {
-      Result<int> r = z.reconciler->RunDue(now_);
+      Result<int> r = z.reconciler->RunDue(clock_.NowMs());
       MODEL_CHECK(r.ok() || r.status().code() == StatusCode::kCommitConflict,
                   "a zombie's reconcile pass: " << r.status().ToString());
     }
@@ -1291,7 +1292,7 @@ class World {
   }
 
   void RunRefreshes() {
-    Result<int> r = runner_->RunRefreshes(now_);
+    Result<int> r = runner_->RunRefreshes(clock_.NowMs());
     if (!leader_live_) {
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a demoted leader refreshed: " << (r.ok() ? "ok" : r.status().ToString()));
@@ -1311,7 +1312,7 @@ class World {
     if (j == nullptr) return;
     const JobRecord pre = *j;
     Result<JobRecord> started =
-        store_->RefreshStart({pre.job_id, pre.revision, last_epoch_, holder_, now_});
+        store_->RefreshStart({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()});
     if (!leader_live_) {
       MODEL_CHECK(!started.ok() && started.status().code() == StatusCode::kCommitConflict,
                   "a demoted leader started a refresh");
@@ -1321,19 +1322,19 @@ class World {
     MODEL_CHECK(started.ok() && started->state.refresh == RefreshState::kRunning &&
                     started->refresh_generation == pre.refresh_generation + 1,
                 "refresh start: " << started.status().ToString());
-    Result<JobRecord> failed = store_->RefreshDone({pre.job_id, started->revision, last_epoch_, holder_, now_},
+    Result<JobRecord> failed = store_->RefreshDone({pre.job_id, started->revision, last_epoch_, holder_, clock_.NowMs()},
                                                    started->refresh_generation, false, "model refresh failure");
     MODEL_CHECK(failed.ok(), "refresh failure: " << failed.status().ToString());
     JobState want = *FinishRefresh(*StartRefresh(pre.state), false);
     MODEL_CHECK(failed->state == want, "failed refresh: " << StateText(failed->state));
-    MODEL_CHECK(failed->refresh_next_at_ms && *failed->refresh_next_at_ms > now_, "a retry is scheduled");
+    MODEL_CHECK(failed->refresh_next_at_ms && *failed->refresh_next_at_ms > clock_.NowMs(), "a retry is scheduled");
   }
 
   void Reconcile() {
-    now_ += kReconcileJumpMs;
+    clock_.AdvanceMs(kReconcileJumpMs);
     Heartbeat();
     const size_t calls = executor_.Calls().size();
-    Result<int> r = reconciler_->RunDue(now_);
+    Result<int> r = reconciler_->RunDue(clock_.NowMs());
     MODEL_CHECK(executor_.Calls().size() == calls, "the reconciler dispatched");
     if (!leader_live_) {
       MODEL_CHECK(r.ok() || r.status().code() == StatusCode::kCommitConflict,
@@ -1424,13 +1425,13 @@ class World {
     auto gone = MustOk(store_->LookupTable("local", "db", kTables[t]), "lookup");
     MODEL_CHECK(!gone, "the dropped table is still registered");
     const std::string old = tables_[t].table_incarnation;
-    tables_[t] = MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, now_), "re-register");
+    tables_[t] = MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "re-register");
     MODEL_CHECK(tables_[t].table_incarnation != old, "a re-created table gets a new incarnation");
   }
 
   void Archive() {
-    const int64_t before = now_ + 1;
-    ArchiveResult r = MustOk(store_->Archive(before, now_), "archive");
+    const int64_t before = clock_.NowMs() + 1;
+    ArchiveResult r = MustOk(store_->Archive(before, clock_.NowMs()), "archive");
     int64_t archived = 0;
     int64_t tombstoned = 0;
     for (const auto& kv : snap_.jobs) {
@@ -1465,19 +1466,19 @@ class World {
     wrong.result = AttemptResult::kCommitted;
     wrong.observed_change = true;
     wrong.invoked = true;
-    Result<JobRecord> r = store_->RecordResult({pre.job_id, pre.revision, last_epoch_, holder_, now_}, wrong);
+    Result<JobRecord> r = store_->RecordResult({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()}, wrong);
     MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                 "a result for another attempt: " << (r.ok() ? "accepted" : r.status().ToString()));
     if (!old_epochs_.empty()) {
       AttemptReport right = wrong;
       right.attempt_id = pre.attempt->attempt_id;
       const int64_t old = old_epochs_[static_cast<size_t>(c.action) % old_epochs_.size()];
-      r = store_->RecordResult({pre.job_id, pre.revision, old, holder_, now_}, right);
+      r = store_->RecordResult({pre.job_id, pre.revision, old, holder_, clock_.NowMs()}, right);
       MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kCommitConflict,
                   "a result under old epoch " << old << ": " << (r.ok() ? "accepted" : r.status().ToString()));
     }
     if (pre.refresh_generation > 0) {
-      r = store_->RefreshDone({pre.job_id, pre.revision, last_epoch_, holder_, now_}, pre.refresh_generation - 1, true);
+      r = store_->RefreshDone({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()}, pre.refresh_generation - 1, true);
       MODEL_CHECK(!r.ok() && (r.status().code() == StatusCode::kCommitConflict),
                   "an older refresh generation's completion: " << (r.ok() ? "accepted" : r.status().ToString()));
     }
@@ -1486,7 +1487,7 @@ class World {
   void RefreshThenCrash(const Cmd& c) {
     const JobRecord* j = Pick(c.job, RefreshStartable);
     if (j != nullptr && leader_live_) {
-      Result<JobRecord> started = store_->RefreshStart({j->job_id, j->revision, last_epoch_, holder_, now_});
+      Result<JobRecord> started = store_->RefreshStart({j->job_id, j->revision, last_epoch_, holder_, clock_.NowMs()});
       MODEL_CHECK(started.ok(), "refresh start: " << started.status().ToString());
     }
     Crash(c.flag, c.action % 2 == 1);
@@ -1503,7 +1504,7 @@ class World {
                        << (j.archived_at_ms ? " (archived)" : ""));
       MODEL_CHECK(running_ok || j.state.refresh != RefreshState::kRunning,
                   when << ": job " << j.job_id << " keeps the dead leader's RUNNING refresh: " << StateText(j.state));
-      MODEL_CHECK(j.state.refresh != RefreshState::kRetryPending || (j.refresh_next_at_ms && *j.refresh_next_at_ms > now_),
+      MODEL_CHECK(j.state.refresh != RefreshState::kRetryPending || (j.refresh_next_at_ms && *j.refresh_next_at_ms > clock_.NowMs()),
                   when << ": job " << j.job_id << " has a due refresh retry: " << StateText(j.state));
     }
   }
@@ -1818,7 +1819,7 @@ class World {
   const ModelConfig config_;
   ScratchDir dir_;
   const SharedDataset* data_ = nullptr;
-  int64_t now_ = kT0;
+  testing::FakeEnv clock_{kT0 * 1000};
   ScriptedExecutor executor_;
   std::unique_ptr<JobStore> store_;
   std::unique_ptr<Leader> leader_;

@@ -1,6 +1,5 @@
 #include "vigil/jobs/leader.h"
 
-#include <chrono>
 #include <limits>
 #include <thread>
 
@@ -10,34 +9,28 @@ namespace vigil::jobs {
 
 namespace {
 
-void SleepMs(int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
-}  // namespace
-
-namespace {
-
-// The runner records results with the leader's clock and reconcile schedule.
-RunnerOptions RunnerOf(const LeaderOptions& leader, const std::function<int64_t()>& clock) {
-  RunnerOptions o = leader.runner;
-  if (!o.clock) o.clock = clock;
-  o.reconcile_backoff = leader.reconcile.backoff;
+// The runner and the reconciler run on the leader's Env; the runner uses its reconcile schedule.
+LeaderOptions WithEnv(LeaderOptions o, Env* env) {
+  o.runner.env = env;
+  o.runner.reconcile_backoff = o.reconcile.backoff;
+  o.reconcile.env = env;
   return o;
 }
 
 }  // namespace
 
-Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, std::function<int64_t()> clock)
+Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, Env* env)
     : store_(store),
-      options_(std::move(options)),
-      clock_(std::move(clock)),
-      runner_(store, executor, RunnerOf(options_, clock_)) {}
+      options_(WithEnv(std::move(options), env)),
+      env_(env),
+      runner_(store, executor, options_.runner) {}
 
 Leader::~Leader() = default;
 
 Status Leader::Start() {
   Result<LeaderLease> current = store_->GetLeader();
   VIGIL_RETURN_IF_ERROR(current.status());
-  const int64_t now = clock_();
+  const int64_t now = env_->NowMs();
   const bool held_by_other = current->holder != options_.runner.leader_holder && current->expires_at_ms > now;
   if (held_by_other && options_.holder_is_dead && options_.holder_is_dead(*current)) {
     VIGIL_LOG_INFO("taking over the lease of {} (epoch {}), which is gone", current->holder, current->epoch);
@@ -53,8 +46,8 @@ Status Leader::Start() {
   // The recovery pass: cancels left half-done (crash cut C3), dead attempts, termination
   // proofs, provenance reads, then pending refreshes.
   VIGIL_RETURN_IF_ERROR(CompleteCancels());
-  VIGIL_RETURN_IF_ERROR(reconciler_->Recover(clock_()));
-  VIGIL_RETURN_IF_ERROR(runner_.RunRefreshes(clock_()).status());
+  VIGIL_RETURN_IF_ERROR(reconciler_->Recover(env_->NowMs()));
+  VIGIL_RETURN_IF_ERROR(runner_.RunRefreshes(env_->NowMs()).status());
   return Status::OK();
 }
 
@@ -69,7 +62,7 @@ Status Leader::CompleteCancels() {
   }));
   for (const JobRecord& j : cancelling) {
     Result<JobRecord> done = store_->CompleteCancel({j.job_id, j.revision, std::nullopt, options_.runner.leader_holder,
-                                                     clock_()});
+                                                     env_->NowMs()});
     if (!done.ok() && done.status().code() != StatusCode::kCommitConflict) return done.status();
   }
   return Status::OK();
@@ -85,20 +78,20 @@ Result<bool> Leader::Tick() {
       continue;
     }
     // An attempt that ended UNKNOWN was reaped (its lock is free): settle it now, not after a backoff.
-    Status examined = reconciler_->ExamineJob(f.job_id, clock_());
+    Status examined = reconciler_->ExamineJob(f.job_id, env_->NowMs());
     if (examined.code() == StatusCode::kCommitConflict) return examined;
     if (!examined.ok()) VIGIL_LOG_WARN("reconciling job {}: {}", f.job_id, examined.ToString());
   }
-  VIGIL_ASSIGN_OR_RETURN(std::vector<int64_t> started, runner_.StartPending(clock_()));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<int64_t> started, runner_.StartPending(env_->NowMs()));
   worked |= !started.empty();
-  VIGIL_ASSIGN_OR_RETURN(int refreshed, runner_.RunRefreshes(clock_()));
+  VIGIL_ASSIGN_OR_RETURN(int refreshed, runner_.RunRefreshes(env_->NowMs()));
   worked |= refreshed > 0;
-  Result<int> examined = reconciler_->RunDue(clock_());
+  Result<int> examined = reconciler_->RunDue(env_->NowMs());
   if (!examined.ok()) {
     if (examined.status().code() == StatusCode::kCommitConflict) return examined.status();
     VIGIL_LOG_WARN("reconciliation pass: {}", examined.status().ToString());
   }
-  const int64_t now = clock_();
+  const int64_t now = env_->NowMs();
   if (now - last_archive_ms_ >= options_.archive_interval_ms) {
     last_archive_ms_ = now;
     VIGIL_ASSIGN_OR_RETURN(ArchiveResult archived, store_->Archive(now - options_.retention_ms, now));
@@ -123,18 +116,18 @@ Result<bool> Leader::HasWork() {
   if (runner_.running() > 0) return true;
   // An UNKNOWN job whose next check comes before the idle exit keeps the leader; a later one
   // brings one back with the next command that looks at jobs.
-  return WorkWaitsForLeader(*store_, clock_() + options_.idle_exit_ms);
+  return WorkWaitsForLeader(*store_, env_->NowMs() + options_.idle_exit_ms);
 }
 
 void Leader::HeartbeatLoop(int64_t epoch) {
   const int64_t period = std::max<int64_t>(options_.runner.lease_ttl_ms / 3, 10);
   int64_t slept = 0;
   while (!heartbeat_stop_.load()) {
-    SleepMs(10);
+    env_->SleepForMs(10);
     slept += 10;
     if (slept < period) continue;
     slept = 0;
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     Result<LeaderLease> renewed =
         store_->RenewLeader(options_.runner.leader_holder, epoch, now, options_.runner.lease_ttl_ms);
     if (!renewed.ok() && renewed.status().code() == StatusCode::kCommitConflict) {
@@ -151,7 +144,7 @@ Status Leader::Run() {
   // The epoch is fixed for this leadership; the thread gets a copy (the runner's is not shared).
   std::thread heartbeat([this, epoch = runner_.leader_epoch()] { HeartbeatLoop(epoch); });
   Status result = Status::OK();
-  int64_t idle_since = clock_();
+  int64_t idle_since = env_->NowMs();
   while (!stop_.load()) {
     if (lost_.load()) {
       result = Status::CommitConflict("the leader lease was lost to another process");
@@ -167,14 +160,14 @@ Status Leader::Run() {
       result = busy.status();
       break;
     }
-    const int64_t now = clock_();
+    const int64_t now = env_->NowMs();
     if (*busy) {
       idle_since = now;
     } else if (options_.idle_exit_ms > 0 && now - idle_since >= options_.idle_exit_ms) {
       VIGIL_LOG_INFO("leader idle for {} ms; exiting", now - idle_since);
       break;
     }
-    if (!*worked) SleepMs(options_.poll_interval_ms);
+    if (!*worked) env_->SleepForMs(options_.poll_interval_ms);
   }
   // Attempts in flight finish and are recorded (Ctrl-C or SIGTERM never abandons a build).
   runner_.WaitForAttempts();
@@ -185,7 +178,7 @@ Status Leader::Run() {
   heartbeat_stop_.store(true);
   heartbeat.join();
   // Hand the lease back early so that the next leader need not wait for its expiry.
-  if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), clock_());
+  if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), env_->NowMs());
   return result;
 }
 

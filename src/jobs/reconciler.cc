@@ -1,11 +1,7 @@
 #include "vigil/jobs/reconciler.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <csignal>
-#include <cerrno>
 #include <limits>
 #include <vector>
 
@@ -13,24 +9,14 @@
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/filename.h"
 #include "vigil/storage/file_lock.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
 
 namespace {
 
 constexpr char kLostResponse[] = "LOST_RESPONSE";
-
-// fsync of an existing file (FileSystem only syncs files it writes).
-Status SyncExistingFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + path);
-  int rc = ::fsync(fd);
-  int err = errno;
-  ::close(fd);
-  return rc == 0 ? Status::OK() : Status::FromErrno(err, "fsync " + path);
-}
 
 bool Watching(ReconcileState r) { return r == ReconcileState::kWatching || r == ReconcileState::kRetryPending; }
 
@@ -200,7 +186,8 @@ Result<bool> Reconciler::StopOrphanedWorker(const JobRecord& job, const std::str
   for (int i = 0; i < options_.kill_wait_polls; ++i) {
     Result<bool> held = FileLock::IsHeld(lock);
     if (!held.ok() || !*held) return held;
-    ::usleep(10'000);
+    // This waits for a process, not for time: it sleeps for real even under a fake Env.
+    Env::Default()->SleepForMicros(10'000);
   }
   return FileLock::IsHeld(lock);
 }
@@ -297,8 +284,8 @@ Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
   if (*found) {
     // The worker may have died before its own fsync: make the commit durable before we say so.
     const std::string manifest = JoinPath(job->spec.locator, ManifestPath(static_cast<uint64_t>(**found)));
-    Status durable = SyncExistingFile(manifest);
-    if (durable.ok()) durable = DefaultFileSystem()->SyncDir(DirName(manifest));
+    Status durable = options_.env->fs()->SyncFile(manifest);
+    if (durable.ok()) durable = options_.env->fs()->SyncDir(DirName(manifest));
     if (!durable.ok()) return Watch(job, now_ms, nullptr, durable.ToString());
   }
   const std::optional<int64_t> version = *found;

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 
 #include "vigil/common/failpoint.h"
@@ -31,13 +30,14 @@ Status JobRunner::RenewLeadership(int64_t now_ms) {
 
 index::ProgressFn JobRunner::ProgressRecorder(const JobRecord& job) {
   // At most one write per phase change or per 250 ms; a failed write only loses progress.
-  auto last = std::make_shared<std::pair<std::string, std::chrono::steady_clock::time_point>>();
+  auto last = std::make_shared<std::pair<std::string, int64_t>>("", 0);
+  Env* env = options_.env ? options_.env : Env::Default();
   JobStore* store = store_;
   const int64_t job_id = job.job_id;
   const std::string attempt_id = job.attempt ? job.attempt->attempt_id : "";
-  return [store, job_id, attempt_id, last](std::string_view phase, uint64_t done, uint64_t total) {
-    auto now = std::chrono::steady_clock::now();
-    if (phase == last->first && now - last->second < std::chrono::milliseconds(250) && done < total) return;
+  return [store, env, job_id, attempt_id, last](std::string_view phase, uint64_t done, uint64_t total) {
+    const int64_t now = env->MonotonicMs();
+    if (phase == last->first && now - last->second < 250 && done < total) return;
     last->first = std::string(phase);
     last->second = now;
     (void)store->RecordProgress(job_id, attempt_id, std::string(phase), static_cast<int64_t>(done),
@@ -125,7 +125,7 @@ Result<JobRecord> JobRunner::ExecuteAndRecord(Dispatched d) {
   // Crash cut C6: the attempt ran, its result is not recorded.
   if (Status fp = failpoint::Hit("runner.before_record"); !fp.ok()) return fp;
   // The result is recorded at the time it is known, not at the dispatch time.
-  const int64_t recorded_at = options_.clock ? options_.clock() : d.dispatched_at_ms;
+  const int64_t recorded_at = options_.env ? options_.env->NowMs() : d.dispatched_at_ms;
   Cas result_cas{running.job_id, running.revision, leader_epoch_.load(), options_.leader_holder, recorded_at};
   VIGIL_ASSIGN_OR_RETURN(JobRecord done, store_->RecordResult(result_cas, report));
   // A known outcome needs no termination proof: the lock goes (an UNKNOWN one keeps it
@@ -186,7 +186,8 @@ size_t JobRunner::running() const {
 }
 
 void JobRunner::WaitForAttempts() {
-  while (running() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // This waits for other threads, not for time: it sleeps for real even under a fake Env.
+  while (running() > 0) Env::Default()->SleepForMs(10);
   std::vector<std::thread> done;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
@@ -153,7 +154,8 @@ TEST_F(RunnerTest, FirstReconcileOfAnUnknownResultUsesTheConfiguredBackoffAndThe
   ro.lease_ttl_ms = 600'000;  // the lease outlives the 40 s build
   const int64_t dispatched_at = now_ + 10;
   const int64_t recorded_at = dispatched_at + 40'000;  // a 40 s build
-  ro.clock = [recorded_at] { return recorded_at; };
+  testing::FakeEnv env(recorded_at * 1000);
+  ro.env = &env;
   runner_.reset();
   JobRunner runner(store_.get(), &executor_, ro);
   ASSERT_TRUE(runner.Start(dispatched_at).ok());

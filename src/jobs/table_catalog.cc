@@ -14,6 +14,8 @@ Status Missing(const TableName& name) { return Status::NotFound("table " + name.
 
 }  // namespace
 
+TableCatalog::TableCatalog(const Root* root, JobStore* store) : root_(root), store_(store) {}
+
 TableCatalog::TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms)
     : root_(root), store_(store), now_ms_(std::move(now_ms)) {}
 
@@ -96,7 +98,7 @@ Result<std::string> TableCatalog::MoveAside(const TableEntry& entry) {
 
 Result<TableEntry> TableCatalog::RegisterNew(const TableName& name, const Uuid& incarnation, const std::string& dir) {
   Result<TableEntry> entry =
-      store_->RegisterTable(name.catalog, name.db, name.table, incarnation.ToString(), dir, now_ms_());
+      store_->RegisterTable(name.catalog, name.db, name.table, incarnation.ToString(), dir, NowMs());
   if (entry.ok()) return entry;
   Result<std::string> aside = MoveDirAside(dir, incarnation.ToString());
   const std::string undo = aside.ok() ? " (undone)" : " (undo failed: " + aside.status().message() + ")";
@@ -116,7 +118,7 @@ Result<std::optional<TableEntry>> TableCatalog::AdoptLegacy(const TableName& nam
   options.fs = root_->fs();
   Result<std::shared_ptr<Dataset>> ds = Dataset::Open(dir, std::nullopt, options);
   const std::string incarnation = ds.ok() ? (*ds)->manifest().dataset_id.ToString() : Uuid::Generate().ToString();
-  Result<TableEntry> entry = store_->RegisterTable(name.catalog, name.db, name.table, incarnation, dir, now_ms_());
+  Result<TableEntry> entry = store_->RegisterTable(name.catalog, name.db, name.table, incarnation, dir, NowMs());
   if (entry.ok()) return std::optional<TableEntry>(std::move(*entry));
   if (!entry.status().Is(StatusCode::kAlreadyExists)) return entry.status();
   return store_->LookupTable(name.catalog, name.db, name.table);  // another process registered it first

@@ -5,6 +5,7 @@
 // table, refreshed when the statement first touches the table), released when
 // the statement resets. The connection is locked down (sql_lockdown.h) and every
 // statement runs under its statement_timeout (statement_deadline.h).
+#include "vigil/common/env.h"
 #include "vigil/sql/select_engine.h"
 
 #include <sqlite3.h>
@@ -29,11 +30,6 @@
 namespace vigil::sql {
 
 namespace {
-
-int64_t SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 
 using internal::AccessStats;
@@ -207,7 +203,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   // so a table dropped and re-created by another process is never read at its old files.
   Result<generations::GenerationManager*> Manager(const vigil::TableName& table) {
     const std::string key = table.ToString();
-    jobs::TableCatalog catalog(&root_, store_, SystemNowMs);
+    jobs::TableCatalog catalog(&root_, store_);
     VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
     auto it = managers_.find(key);
     if (it != managers_.end() && it->second->path() != entry.locator) {
@@ -223,7 +219,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
       // The versions this process reads are pinned in the metadata store, so that a VACUUM in
       // any process keeps their files; the pins are heartbeated and expire if this process dies.
       if (pins_ == nullptr) {
-        VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), SystemNowMs()));
+        VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), root_.env()->NowMs()));
       }
       gopts.pins = pins_.get();
       gopts.maintain_interval = std::chrono::seconds(20);
@@ -328,8 +324,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
       }
       if (++rows > options_.max_rows) {
         sqlite3_reset(stmt);
-        return Status::ResourceExhausted("the result has more than max_rows = " + std::to_string(options_.max_rows) +
-                                         " rows");
+        return Status::ResourceExhausted(std::string(kResultTooLarge) + ": the result has more than max_rows = " +
+                                         std::to_string(options_.max_rows) + " rows; narrow it (LIMIT, WHERE)");
       }
       if (out == nullptr) continue;
       std::vector<Value> row;

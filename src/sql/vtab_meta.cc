@@ -280,10 +280,7 @@ void PushJobConstraint(const JobConstraint& c, jobs::JobFilter* f) {
 }
 
 jobs::JobControl Control(VtabHost* host) {
-  return jobs::JobControl(host->store(), [] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-  });
+  return jobs::JobControl(host->store());
 }
 
 RowSource NoRows() {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/job_store.h"
@@ -43,8 +44,12 @@ struct WaitOptions {
 
 class JobControl {
  public:
-  // `clock` returns Unix milliseconds (tests inject a fake one).
-  JobControl(JobStore* store, std::function<int64_t()> clock) : store_(store), clock_(std::move(clock)) {}
+  // `env` is the clock of the commands and of Wait's polling.
+  explicit JobControl(JobStore* store, Env* env = Env::Default()) : store_(store), env_(env) {}
+  // Timestamps from `clock` (Unix milliseconds), polling on Env::Default(). For sql::Session,
+  // whose options still carry a clock function.
+  JobControl(JobStore* store, std::function<int64_t()> clock)
+      : store_(store), env_(Env::Default()), clock_(std::move(clock)) {}
 
   // One page of the jobs the principal may see (filter.order, at most filter.limit). The
   // store filters: a non-administrator sees the jobs of the tables and databases it may
@@ -97,8 +102,11 @@ class JobControl {
   Result<bool> TargetResolves(const JobRecord& job);
   Result<JobDetail> Detail(const JobRecord& job);
 
+  int64_t NowMs() const { return clock_ ? clock_() : env_->NowMs(); }
+
   JobStore* store_;
-  std::function<int64_t()> clock_;
+  Env* env_;
+  std::function<int64_t()> clock_;  // empty: env_
 };
 
 }  // namespace vigil::jobs

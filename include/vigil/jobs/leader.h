@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/job_store.h"
@@ -41,8 +42,9 @@ Result<bool> WorkWaitsForLeader(JobStore& store, int64_t reconcile_due_by_ms);
 
 class Leader {
  public:
-  // `clock` returns Unix milliseconds.
-  Leader(JobStore* store, Executor* executor, LeaderOptions options, std::function<int64_t()> clock);
+  // `env` is the clock and the sleeps of the leader, its runner and its reconciler
+  // (it replaces options.runner.env and options.reconcile.env).
+  Leader(JobStore* store, Executor* executor, LeaderOptions options, Env* env = Env::Default());
   ~Leader();
 
   // Registers the node, takes the lease (Busy naming the live holder otherwise)
@@ -69,7 +71,7 @@ class Leader {
 
   JobStore* store_;
   LeaderOptions options_;
-  std::function<int64_t()> clock_;
+  Env* const env_;
   JobRunner runner_;
   std::unique_ptr<Reconciler> reconciler_;
   std::atomic<bool> stop_{false};

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/job_store.h"
@@ -33,6 +34,7 @@ struct ReconcilerOptions {
   Backoff backoff;  // jobs.reconcile_initial_backoff_seconds / reconcile_max_backoff_seconds
   int batch_limit = kMaxListLimit;  // jobs looked at per pass, 1..kMaxListLimit
   int kill_wait_polls = 500;        // 10 ms polls for a killed worker's lock to be released
+  Env* env = Env::Default();        // the file system an attributed commit is synced through
 };
 
 class Reconciler {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/executor.h"
@@ -36,9 +37,10 @@ struct RunnerOptions {
   int64_t attempt_deadline_ms = 3'600'000;
   int concurrency = 1;  // attempts StartPending keeps running at once (jobs.concurrency_per_node)
   Backoff reconcile_backoff;  // the first watcher check of an attempt that ends UNKNOWN
-  // Unix milliseconds when an attempt's result is recorded; null: the time the attempt was
+  // The clock an attempt's result is recorded at, and the sleeps and progress throttling.
+  // Null: sleeps on Env::Default() and results recorded at the time the attempt was
   // dispatched at (tests with a logical clock).
-  std::function<int64_t()> clock;
+  Env* env = nullptr;
 };
 
 // An attempt whose result was recorded (or could not be).

@@ -28,7 +28,9 @@ namespace vigil::jobs {
 
 class TableCatalog {
  public:
-  // `now_ms` stamps registrations; both pointers must outlive the catalog.
+  // Registrations are stamped by root->env(); both pointers must outlive the catalog.
+  TableCatalog(const Root* root, JobStore* store);
+  // The same, stamped by `now_ms` (Unix milliseconds) instead.
   TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms);
 
   // The registered incarnation of `name`, or nullopt. InvalidArgument for a bad or reserved name.
@@ -61,7 +63,9 @@ class TableCatalog {
 
   const Root* root_;
   JobStore* store_;
-  std::function<int64_t()> now_ms_;
+  std::function<int64_t()> now_ms_;  // empty: root_->env()
+
+  int64_t NowMs() const { return now_ms_ ? now_ms_() : root_->env()->NowMs(); }
 };
 
 }  // namespace vigil::jobs
