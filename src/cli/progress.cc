@@ -4,10 +4,12 @@
 
 #include <cstdio>
 
+#include "vigil/common/env.h"
+
 namespace vigil::cli {
 
 namespace {
-constexpr auto kRedrawInterval = std::chrono::milliseconds(100);
+constexpr int64_t kRedrawIntervalMicros = 100'000;
 }  // namespace
 
 std::string GroupDigits(uint64_t n) {
@@ -23,14 +25,14 @@ std::string GroupDigits(uint64_t n) {
 ProgressBar::ProgressBar(std::string label) : ProgressBar(std::move(label), ::isatty(STDERR_FILENO) == 1) {}
 
 ProgressBar::ProgressBar(std::string label, bool enabled)
-    : label_(std::move(label)), enabled_(enabled), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)), enabled_(enabled), start_(Env::Default()->MonotonicMicros()), last_draw_(start_) {}
 
 ProgressBar::~ProgressBar() { Finish(); }
 
 void ProgressBar::Update(uint64_t rows) {
   rows_ = rows;
-  auto now = std::chrono::steady_clock::now();
-  if (!enabled_ || now - last_draw_ < kRedrawInterval) return;
+  const int64_t now = Env::Default()->MonotonicMicros();
+  if (!enabled_ || now - last_draw_ < kRedrawIntervalMicros) return;
   last_draw_ = now;
   Draw();
 }
@@ -44,7 +46,7 @@ void ProgressBar::Finish() {
 }
 
 void ProgressBar::Draw() {
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double secs = static_cast<double>(Env::Default()->MonotonicMicros() - start_) / 1e6;
   uint64_t rate = secs > 0 ? static_cast<uint64_t>(rows_ / secs) : 0;
   // A moving marker: the bar has no known end for streamed input.
   static const char* kFrames[] = {"[=    ]", "[ =   ]", "[  =  ]", "[   = ]", "[    =]", "[   = ]", "[  =  ]",

@@ -3,7 +3,6 @@
 // Single-threaded.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -28,8 +27,8 @@ class ProgressBar {
   bool enabled_;
   bool finished_ = false;
   uint64_t rows_ = 0;
-  std::chrono::steady_clock::time_point start_;
-  std::chrono::steady_clock::time_point last_draw_;
+  int64_t start_;      // Env::Default()->MonotonicMicros()
+  int64_t last_draw_;  // likewise
 };
 
 // 1234567 -> "1,234,567".

@@ -11,11 +11,11 @@
 #include <functional>
 #include <optional>
 #include <regex>
-#include <thread>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/uuid.h"
 #include "vigil/server/http_client.h"
 #include "vigil/sql/parser.h"
@@ -181,7 +181,7 @@ class RemoteBackend : public ShellBackend {
     Headers h = Auth();
     h.emplace_back("Content-Type", "application/json");
     h.emplace_back("Idempotency-Key", "vigil-sql-" + Uuid::Generate().ToString());
-    const auto start = std::chrono::steady_clock::now();
+    const int64_t start = Env::Default()->MonotonicMicros();
     int lost = 0, refused = 0;
     for (;;) {
       Result<server::ClientResponse> r = client_->Call("POST", "/v1/sql", h, payload);
@@ -192,17 +192,18 @@ class RemoteBackend : public ShellBackend {
                                  std::to_string(kMaxTries) +
                                  " tries; the statement may or may not have run on the server)");
         }
-        std::this_thread::sleep_for(Backoff(lost, nullptr));
+        Env::Default()->SleepForMs(Backoff(lost, nullptr).count());
         continue;
       }
       const Problem p = r->status == 409 || r->status == 503 ? ProblemOf(*r) : Problem{};
       if (p.code == "IDEMPOTENCY_REQUEST_IN_PROGRESS" && p.detail.find("stopped") == std::string::npos &&
-          std::chrono::steady_clock::now() - start < kInProgressWait) {
-        std::this_thread::sleep_for(Backoff(1, &*r));
+          Env::Default()->MonotonicMicros() - start <
+              std::chrono::duration_cast<std::chrono::microseconds>(kInProgressWait).count()) {
+        Env::Default()->SleepForMs(Backoff(1, &*r).count());
         continue;
       }
       if (p.code == "SERVICE_UNAVAILABLE" && ++refused < kMaxTries) {
-        std::this_thread::sleep_for(Backoff(refused, &*r));
+        Env::Default()->SleepForMs(Backoff(refused, &*r).count());
         continue;
       }
       return r;
@@ -219,7 +220,7 @@ class RemoteBackend : public ShellBackend {
         return Status::IOError(r.status().message() + " (no answer from " + options_.url + " after " +
                                std::to_string(kMaxTries) + " tries)");
       }
-      std::this_thread::sleep_for(Backoff(attempt, r.ok() ? &*r : nullptr));
+      Env::Default()->SleepForMs(Backoff(attempt, r.ok() ? &*r : nullptr).count());
     }
   }
 

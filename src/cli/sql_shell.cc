@@ -1,12 +1,11 @@
 #include "cli/sql_shell.h"
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <thread>
 
 #include "cli/supervise_client.h"
 #include "cli/table_printer.h"
+#include "vigil/common/env.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/root_jobs.h"
@@ -18,11 +17,7 @@ namespace vigil::cli {
 
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return Env::Default()->NowMs(); }
 
 // A backend that printed its own error returns Cancelled without a message.
 void Report(const Status& st) {
@@ -107,7 +102,7 @@ bool SqlShell::RunScript(std::string_view text) {
 
 bool SqlShell::RunOne(const sql::Statement& stmt, std::string_view text) {
   if (options_.echo) std::printf("\nvigil> %.*s;\n", static_cast<int>(text.size()), text.data());
-  auto start = std::chrono::steady_clock::now();
+  const int64_t start = Env::Default()->MonotonicMicros();
   Result<sql::ResultSet> r = backend_->Execute(stmt, text);
   if (!r.ok()) {
     Report(r.status());
@@ -119,7 +114,7 @@ bool SqlShell::RunOne(const sql::Statement& stmt, std::string_view text) {
     for (int64_t id : r->admitted_jobs) ok &= WaitJob(id);
   }
   if (timer) {
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms = static_cast<double>(Env::Default()->MonotonicMicros() - start) / 1000.0;
     std::fprintf(stderr, "Run Time: %.3f ms\n", ms);
   }
   return ok;
@@ -183,7 +178,7 @@ bool SqlShell::WaitJob(int64_t id) {
                    state.c_str());
       return false;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Env::Default()->SleepForMs(100);
   }
 }
 

@@ -5,8 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
-#include <thread>
 
 #include "vigil/common/checksum.h"
 #include "vigil/common/config.h"
@@ -17,17 +15,11 @@ namespace vigil::cli {
 
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // A live lease whose holder still holds the root's leader lock (a killed
 // supervisor's lease stays unexpired for a while; its lock is gone at once).
 Result<bool> LeaderLive(const Root& root, jobs::JobStore& store) {
   VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, store.GetLeader());
-  if (lease.holder.empty() || lease.expires_at_ms <= NowMs()) return false;
+  if (lease.holder.empty() || lease.expires_at_ms <= root.env()->NowMs()) return false;
   Result<bool> held = FileLock::IsHeld(LeaderLockPath(root));
   if (held.status().code() == StatusCode::kNotFound) return false;
   return held;
@@ -104,11 +96,11 @@ Status StopLeader(const Root& root, int64_t timeout_ms) {
     return Status::FailedPrecondition("the supervisor recorded in " + LeaderLockPath(root) +
                                       " is not a process of this host that can be signalled");
   }
-  const int64_t deadline = NowMs() + timeout_ms;
-  while (NowMs() < deadline) {
+  const int64_t deadline = root.env()->NowMs() + timeout_ms;
+  while (root.env()->NowMs() < deadline) {
     Result<bool> held = FileLock::IsHeld(LeaderLockPath(root));
     if (!held.ok() || !*held) return Status::OK();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    root.env()->SleepForMs(50);
   }
   return Status::DeadlineExceeded("the supervisor (pid " + std::to_string(leader->process.pid) +
                                   ") still runs after " + std::to_string(timeout_ms) +
@@ -119,11 +111,11 @@ Status EnsureLeader(const Root& root, jobs::JobStore& store, int64_t timeout_ms)
   VIGIL_ASSIGN_OR_RETURN(bool live, LeaderLive(root, store));
   if (live) return Status::OK();
   VIGIL_RETURN_IF_ERROR(StartSupervisor(root));
-  const int64_t deadline = NowMs() + timeout_ms;
-  while (NowMs() < deadline) {
+  const int64_t deadline = root.env()->NowMs() + timeout_ms;
+  while (root.env()->NowMs() < deadline) {
     VIGIL_ASSIGN_OR_RETURN(live, LeaderLive(root, store));
     if (live) return Status::OK();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    root.env()->SleepForMs(50);
   }
   return Status::DeadlineExceeded("no job leader started within " + std::to_string(timeout_ms) + " ms; see " +
                                   SuperviseLogPath(root));
