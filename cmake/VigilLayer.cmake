@@ -13,7 +13,39 @@ function(vigil_test_options target)
     separate_arguments(_flags UNIX_COMMAND "${VIGIL_TEST_CXX_FLAGS}")
     target_compile_options(${target} PRIVATE ${_flags})
   endif()
+  if(VIGIL_UNITY_BUILD)
+    # A target whose test files define the same helper names opts out with
+    # set_target_properties(<target> PROPERTIES UNITY_BUILD OFF) after its definition.
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${VIGIL_UNITY_BATCH_SIZE})
+    # GCC uses a precompiled header only with the same predefined macros: every test target
+    # compiles with OpenMP (_OPENMP), as most already do through vigil_index.
+    target_link_libraries(${target} PRIVATE OpenMP::OpenMP_CXX)
+    target_precompile_headers(${target} REUSE_FROM vigil_test_pch)
+  endif()
 endfunction()
+
+# The precompiled headers of test targets (VIGIL_UNITY_BUILD): compiled once with the test
+# flags by this object library, reused by every test target.
+function(vigil_test_pch_target)
+  if(NOT VIGIL_UNITY_BUILD OR NOT VIGIL_BUILD_TESTS)
+    return()
+  endif()
+  file(CONFIGURE OUTPUT ${CMAKE_BINARY_DIR}/vigil_test_pch.cc CONTENT "// Compiles the precompiled test headers.\n")
+  find_package(OpenMP REQUIRED)
+  add_library(vigil_test_pch OBJECT ${CMAKE_BINARY_DIR}/vigil_test_pch.cc)
+  target_link_libraries(vigil_test_pch PRIVATE GTest::gtest GTest::gmock nlohmann_json::nlohmann_json
+                        OpenMP::OpenMP_CXX)
+  target_precompile_headers(vigil_test_pch PRIVATE
+    <gtest/gtest.h> <gmock/gmock.h> <nlohmann/json.hpp>
+    <algorithm> <atomic> <chrono> <cstdint> <cstdio> <cstdlib> <cstring> <filesystem> <fstream>
+    <functional> <map> <memory> <mutex> <optional> <set> <sstream> <string> <thread> <utility>
+    <vector>)
+  if(VIGIL_TEST_CXX_FLAGS)
+    separate_arguments(_flags UNIX_COMMAND "${VIGIL_TEST_CXX_FLAGS}")
+    target_compile_options(vigil_test_pch PRIVATE ${_flags})
+  endif()
+endfunction()
+vigil_test_pch_target()
 
 function(vigil_layer name)
   cmake_parse_arguments(L "" "" "DEPS;TEST_DEPS;ITEST_PROPERTIES" ${ARGN})

@@ -61,7 +61,7 @@ stage "install dependencies"
 bash scripts/install-deps.sh
 
 stage "Release build"
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIGIL_UNITY_BUILD=ON
 cmake --build build/release -j"$JOBS"
 stage "Clang thread-safety analysis (annotated locks)"
 bash scripts/check-thread-safety.sh
@@ -70,7 +70,7 @@ run_ctest build/release/ctest.log --test-dir build/release -j"$JOBS" --output-on
 
 stage "ASan+UBSan build, unit tier"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=address \
-  -DVIGIL_BUILD_BENCH=OFF
+  -DVIGIL_BUILD_BENCH=OFF -DVIGIL_UNITY_BUILD=ON
 cmake --build build/asan -j"$JOBS" --target vigil_unit_tests
 stage "ASan+UBSan tests, unit tier"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -81,7 +81,7 @@ stage "ThreadSanitizer build, concurrency tests"
 # deletes, racing appends, shared caches); OpenMP single-threaded (libgomp is not
 # instrumented). The whole unit tier under TSan runs in scripts/test-long.sh.
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=thread \
-  -DVIGIL_BUILD_BENCH=OFF
+  -DVIGIL_BUILD_BENCH=OFF -DVIGIL_UNITY_BUILD=ON
 cmake --build build/tsan -j"$JOBS" --target storage_test generations_test jobs_test
 stage "ThreadSanitizer tests"
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
