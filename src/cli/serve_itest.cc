@@ -245,6 +245,20 @@ TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {
   EXPECT_EQ(after.Header("idempotency-replayed"), "true");
 }
 
+TEST_F(ServeTest, AResultPastMaxRowsIs422ForTheCallerToNarrowNotARetry) {
+  const std::string huge =
+      "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000001) SELECT x FROM n";
+  auto r = Post("/v1/sql", admin_, {{"sql", huge}});
+  EXPECT_EQ(r.status, 422) << r.body;
+  EXPECT_EQ(r.Header("retry-after"), "");
+  Json problem = Json::parse(r.body, nullptr, false);
+  EXPECT_EQ(problem["code"], "RESOURCE_EXHAUSTED") << r.body;
+  EXPECT_EQ(problem["subcode"], "RESULT_TOO_LARGE") << r.body;
+  // Narrowed, the same statement runs.
+  auto narrowed = Post("/v1/sql", admin_, {{"sql", huge + " LIMIT 3"}});
+  EXPECT_EQ(narrowed.status, 200) << narrowed.body;
+}
+
 TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
   ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE DATABASE hidden; CREATE TABLE hidden.t (id BIGINT NOT NULL); "
                         "CREATE TABLE d.t (id BIGINT NOT NULL)")["results"].size(), 4u);
@@ -269,6 +283,75 @@ TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
   EXPECT_EQ(Json::parse(Call("GET", "/v1/jobs", alice_).body)["jobs"].size(), 0u);
   EXPECT_EQ(Call("GET", job.Header("location"), alice_).status, 404);
   EXPECT_EQ(Call("GET", "/v1/jobs/999999", alice_).status, 404);
+}
+
+// The value of one idempotency outcome counter in the server's /metrics.
+int64_t IdempotencyCounter(const std::string& metrics, const std::string& outcome) {
+  const std::regex line("vigil_idempotency_requests_total\\{outcome=\"" + outcome + "\"\\} ([0-9]+)");
+  std::smatch m;
+  return std::regex_search(metrics, m, line) ? std::stoll(m[1].str()) : -1;
+}
+
+// An index request whose server was SIGKILLed after its job's admission committed (the
+// response never sent), and one killed right after its key was reserved: after a restart
+// the server's reconciler settles both from the job store on its own, finishing the first
+// with its job and freeing the second's key; the client's retries then get the one job.
+TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
+  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, tag VARCHAR NOT NULL); "
+                        "INSERT INTO d.t VALUES (1, 'a'), (2, 'b')")["results"].size(), 3u);
+  const Json create_id = {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}};
+  const Json create_tag = {{"name", "tag_idx"}, {"columns", {"tag"}}, {"using", "BITMAP"}};
+  const int port = server_->port();
+  const auto cut_off = [&](const std::string& failpoint, const Json& body, const std::string& key) {
+    server_->Stop(SIGTERM);
+    server_ = std::make_unique<ServeProcess>(root_, port, failpoint);
+    ASSERT_EQ(server_->port(), port);
+    auto c = server::HttpClient::Connect(server_->url());
+    ASSERT_TRUE(c.ok());
+    auto r = (*c)->Call("POST", "/v1/databases/d/tables/t/indexes",
+                        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key},
+                         {"Content-Type", "application/json"}},
+                        body.dump());
+    EXPECT_FALSE(r.ok()) << "the server answered although it was to die: " << r->status << " " << r->body;
+    server_->Stop(SIGKILL);
+  };
+  cut_off("admission.after_commit=kill", create_id, "index-1");
+  cut_off("idempotency.after_reserve=kill", create_tag, "index-2");
+  server_ = std::make_unique<ServeProcess>(root_, port);
+  ASSERT_EQ(server_->port(), port);
+  auto c = server::HttpClient::Connect(server_->url());
+  ASSERT_TRUE(c.ok());
+  client_ = std::move(*c);
+  // No retry yet: the reconciler settles both once their reservations are stale.
+  std::string metrics;
+  for (int i = 0; i < 4 * (kStaleSeconds + 20); ++i) {
+    metrics = Call("GET", "/metrics", "").body;
+    if (IdempotencyCounter(metrics, "settled_found") >= 1 && IdempotencyCounter(metrics, "settled_released") >= 1) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_EQ(IdempotencyCounter(metrics, "settled_found"), 1) << metrics;
+  EXPECT_EQ(IdempotencyCounter(metrics, "settled_released"), 1) << metrics;
+  // The admitted request replays its job; the other runs now, once.
+  auto first = Post("/v1/databases/d/tables/t/indexes", alice_, create_id, "index-1");
+  EXPECT_EQ(first.status, 202) << first.body;
+  EXPECT_EQ(first.Header("idempotency-replayed"), "true");
+  EXPECT_NE(Json::parse(first.body)["message"].get<std::string>().find("settled after the server restarted"),
+            std::string::npos)
+      << first.body;
+  auto second = Post("/v1/databases/d/tables/t/indexes", alice_, create_tag, "index-2");
+  EXPECT_EQ(second.status, 202) << second.body;
+  EXPECT_EQ(second.Header("idempotency-replayed"), "");
+  auto again = Post("/v1/databases/d/tables/t/indexes", alice_, create_tag, "index-2");
+  EXPECT_EQ(again.Header("idempotency-replayed"), "true");
+  EXPECT_EQ(again.Header("vigil-job-id"), second.Header("vigil-job-id"));
+  Json jobs = Sql(admin_, "SELECT JobId, IndexName FROM vigil_index_jobs ORDER BY JobId");
+  std::vector<std::string> names;
+  for (const Json& row : jobs["results"][0]["rows"]) names.push_back(row[1].get<std::string>());
+  EXPECT_EQ(names, (std::vector<std::string>{"id_idx", "tag_idx"})) << jobs.dump();
+  EXPECT_EQ(first.Header("vigil-job-id"), jobs["results"][0]["rows"][0][0].dump());
+  EXPECT_EQ(second.Header("vigil-job-id"), jobs["results"][0]["rows"][1][0].dump());
 }
 
 TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderReads) {

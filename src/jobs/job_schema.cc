@@ -345,6 +345,22 @@ CREATE TRIGGER index_job_audit_append_only BEFORE UPDATE OR DELETE ON index_job_
 
 #undef VIGIL_V3_LISTING_INDEXES
 
+// Version 4: the API request (its idempotency token) that admitted a job, written in the
+// admission's transaction, so a request whose server died can be settled from it.
+constexpr std::string_view kSqliteV4 = R"sql(
+CREATE TABLE index_job_requests (
+  request_token TEXT PRIMARY KEY CHECK (length(request_token) <= 1024),
+  job_id INTEGER NOT NULL UNIQUE REFERENCES index_jobs (job_id)
+);
+)sql";
+
+constexpr std::string_view kPostgresV4 = R"sql(
+CREATE TABLE index_job_requests (
+  request_token TEXT PRIMARY KEY CHECK (length(request_token) <= 1024),
+  job_id BIGINT NOT NULL UNIQUE REFERENCES index_jobs (job_id)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
@@ -352,11 +368,13 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {1, "create the job store", kSqliteV1},
       {2, "index due reconciliations and pending refreshes", kV2ReconcileDue},
       {3, "index paged job listings; the FORCE_RELEASE audit", kSqliteV3},
+      {4, "the API request that admitted a job", kSqliteV4},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create the job store", kPostgresV1},
       {2, "index due reconciliations and pending refreshes", kV2ReconcileDue},
       {3, "index paged job listings; the FORCE_RELEASE audit", kPostgresV3},
+      {4, "the API request that admitted a job", kPostgresV4},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

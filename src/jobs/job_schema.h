@@ -92,6 +92,10 @@ constexpr std::string_view kSelectFenceOfJob = "SELECT 1 FROM index_fences WHERE
 constexpr std::string_view kInsertGuard =
     "INSERT INTO index_target_guards (table_incarnation, job_id) VALUES ($1, $2)";
 constexpr std::string_view kDeleteGuard = "DELETE FROM index_target_guards WHERE job_id = $1";
+// $1 request token, $2 job id.
+constexpr std::string_view kInsertJobRequest = "INSERT INTO index_job_requests (request_token, job_id) VALUES ($1, $2)";
+// $1 request token.
+constexpr std::string_view kSelectJobOfRequest = "SELECT job_id FROM index_job_requests WHERE request_token = $1";
 // $1 table incarnation; the guarding jobs, oldest first, with their derived-state columns.
 constexpr std::string_view kSelectGuards =
     "SELECT g.job_id, j.execution, j.outcome, j.refresh FROM index_target_guards g"

@@ -140,7 +140,8 @@ Status InsertEvent(Connection& conn, const JobRecord& rec, int64_t part, const E
   return conn.Execute(sql::kInsertEvent, EventParams(ev)).status();
 }
 
-Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::string& actor, int64_t now_ms) {
+Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::string& actor, int64_t now_ms,
+                          const std::string& request_token) {
   VIGIL_RETURN_IF_ERROR(CheckTarget(conn, spec));
   JobRecord rec;
   rec.creator = actor;
@@ -160,6 +161,13 @@ Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::stri
                                                          k.normalization_version, k.normalized_name, rec.job_id})
                             .status());
   VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertGuard, {spec.table_incarnation, rec.job_id}).status());
+  if (!request_token.empty()) {
+    Result<int64_t> recorded = conn.Execute(sql::kInsertJobRequest, {request_token, rec.job_id});
+    if (recorded.status().code() == StatusCode::kAlreadyExists) {
+      return Status::AlreadyExists("request " + request_token + " already admitted a job");
+    }
+    VIGIL_RETURN_IF_ERROR(recorded.status());
+  }
   EventDraft admitted{std::string(event::kAdmitted), std::nullopt, std::nullopt,
                       {{"operation", std::string(Name(spec.operation))}, {"index", spec.index_name}}};
   VIGIL_RETURN_IF_ERROR(InsertEvent(conn, rec, 0, admitted, actor, now_ms, rec.state));
@@ -259,24 +267,35 @@ Status JobStore::CheckNoGuard(meta::Transaction& txn, const std::string& table_i
   return CheckNoGuardOn(txn.conn(), table_incarnation);
 }
 
-Result<JobRecord> JobStore::Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms) {
+Result<JobRecord> JobStore::Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms,
+                                  const std::string& request_token) {
   VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
   VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
+  if (!request_token.empty()) VIGIL_RETURN_IF_ERROR(CheckText("request token", request_token, kMaxMessageBytes));
   // Group commit: concurrent admissions share one durable commit, each in its own savepoint.
   JobRecord rec;
   VIGIL_RETURN_IF_ERROR(db_->Write([&](Connection& conn) -> Status {
-    VIGIL_ASSIGN_OR_RETURN(rec, AdmitOn(conn, spec, actor, now_ms));
+    VIGIL_ASSIGN_OR_RETURN(rec, AdmitOn(conn, spec, actor, now_ms, request_token));
     return Status::OK();
   }));
   return rec;
 }
 
 Result<JobRecord> JobStore::Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor,
-                                  int64_t now_ms) {
+                                  int64_t now_ms, const std::string& request_token) {
   if (!txn.active()) return Status::FailedPrecondition("admit: transaction is not active");
   VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
   VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
-  return AdmitOn(txn.conn(), spec, actor, now_ms);
+  if (!request_token.empty()) VIGIL_RETURN_IF_ERROR(CheckText("request token", request_token, kMaxMessageBytes));
+  return AdmitOn(txn.conn(), spec, actor, now_ms, request_token);
+}
+
+Result<std::optional<int64_t>> JobStore::JobOfRequest(const std::string& request_token) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectJobOfRequest, {request_token}));
+  if (rows.empty()) return std::optional<int64_t>();
+  VIGIL_ASSIGN_OR_RETURN(int64_t id, rows[0].Int(0));
+  return std::optional<int64_t>(id);
 }
 
 Result<JobRecord> JobStore::Get(int64_t job_id) {

@@ -235,6 +235,25 @@ TEST_P(JobStoreConformanceTest, T1AdmissionWritesJobFenceGuardAndFirstEvent) {
   EXPECT_GT(second.job_id, r.job_id);
 }
 
+TEST_P(JobStoreConformanceTest, AnAdmittingRequestIsRecordedWithItsJobOnce) {
+  auto none = store_->JobOfRequest("realm:alice/key-1/1700000000000");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_FALSE(none->has_value());
+  auto rec = store_->Admit(Spec("emb_idx"), "alice", now_, "realm:alice/key-1/1700000000000");
+  ASSERT_TRUE(rec.ok()) << rec.status().ToString();
+  auto found = store_->JobOfRequest("realm:alice/key-1/1700000000000");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ(**found, rec->job_id);
+  // One request admits at most one job: the second admission leaves nothing behind.
+  auto again = store_->Admit(Spec("other_idx"), "alice", now_, "realm:alice/key-1/1700000000000");
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
+  auto fence = store_->Admit(Spec("other_idx"), "alice", now_);
+  EXPECT_TRUE(fence.ok()) << "the refused admission kept its fence: " << fence.status().ToString();
+  // A token that is not printable text is refused.
+  EXPECT_EQ(store_->Admit(Spec("third_idx"), "alice", now_, std::string("bad\x01token")).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST_P(JobStoreConformanceTest, AdmissionNeedsTheRegisteredIncarnation) {
   JobSpec s = Spec("idx");
   s.table_incarnation = "not-the-incarnation";

@@ -31,8 +31,8 @@
 
 namespace vigil::server {
 
-// How often expired idempotency records are purged.
-constexpr std::chrono::minutes kPurgeInterval{10};
+// How often reservations of a stopped server are settled and expired records purged.
+constexpr std::chrono::seconds kKeyReconcileInterval{30};
 // The largest JSON body any route takes (JSON rows); each route applies its own bound too.
 constexpr size_t kMaxJsonBodyBytes = 64 << 20;
 // How long a request waits for a free SQL session before 503.
@@ -66,7 +66,7 @@ struct Call {
   const PathParams& params;
   const auth::Authenticated& caller;
   std::shared_ptr<Spooled> spooled;  // set when the body was spooled before the handler ran
-  // "<realm scope>/<Idempotency-Key>" when the request carries a key, for the effect's record.
+  // RequestToken of the request's reservation when it carries a key: marks its effect.
   std::string idempotency_token;
 };
 
@@ -83,9 +83,9 @@ struct RouteSpec {
   bool mutating = false;
   bool key_required = false;
   std::function<HttpResponse(Call&)> handler;
-  // Looks for the effect of a keyed request whose server died mid-request (IdempotencyGate);
-  // empty: such a request stays unknown (409).
-  std::function<Result<std::optional<HttpResponse>>(Call&)> settle;
+  // Looks for the effect of the keyed request `token` to this route with `params` whose server
+  // died mid-request (SettleFn); empty: such a request stays unknown (409).
+  std::function<Result<std::optional<HttpResponse>>(const PathParams& params, const std::string& token)> settle;
 };
 
 class ApiServer::Impl {
@@ -107,9 +107,12 @@ class ApiServer::Impl {
   void AddSqlRoutes();      // routes_sql.cc: POST /v1/sql
   void AddTableRoutes();    // routes_tables.cc: databases, tables, rows, indexes, queries, VACUUM
   void AddJobRoutes();      // routes_jobs.cc: jobs, their events
-  // The committed version of an append carrying the call's idempotency token, as the
+  // The committed version of an append to the table of `params` carrying `token`, as the
   // response; nullopt when the table's history has none.
-  Result<std::optional<HttpResponse>> AppendEffect(Call& call);
+  Result<std::optional<HttpResponse>> AppendEffect(const PathParams& params, const std::string& token);
+  // The job admitted by the request `token` (one transaction with its admission), as the
+  // 202 response; nullopt when none was.
+  Result<std::optional<HttpResponse>> AdmissionEffect(const std::string& token);
 
   ApiServerOptions options_;
   Root root_;
@@ -126,10 +129,17 @@ class ApiServer::Impl {
   std::vector<RouteSpec> routes_;  // by Route index in router_
   std::unique_ptr<HttpServer> http_;
 
-  // Deletes expired finished idempotency records of every user now and then.
+  // Runs ReconcileKeys now and then until the server stops.
   void PurgeLoop();
+  // One pass: settles stopped servers' reservations (when leading), purges expired records.
+  void ReconcileKeys();
   // One purge pass over every realm's users; how many records went.
   Result<int64_t> PurgeExpiredKeys();
+  // Settles the reservations of every realm's users whose server died (IdempotencyGate::
+  // SettleStale, by the route each record names); how many were settled. Only the leader.
+  Result<int64_t> SettleStaleKeys();
+  // The settle function of the route and resource a record names; empty when none can tell.
+  SettleFn SettleOf(const idempotency::IdempotencyRecord& record);
   std::mutex purge_mu_;
   std::condition_variable purge_cv_;
   bool stopping_ = false;  // guarded by purge_mu_
@@ -148,8 +158,12 @@ nlohmann::json RowObjects(const sql::ResultSet& r);
 // A SQL string literal: 'text' with quotes doubled; NUL and control bytes are refused.
 Result<std::string> SqlString(std::string_view text);
 // A path parameter checked as a database / table / index name (names.h allowlist).
-Result<std::string> DatabaseParam(const Call& call);
-Result<std::string> TableParam(const Call& call, std::string_view key = "table");
+Result<std::string> DatabaseParam(const PathParams& params);
+Result<std::string> TableParam(const PathParams& params, std::string_view key = "table");
+inline Result<std::string> DatabaseParam(const Call& call) { return DatabaseParam(call.params); }
+inline Result<std::string> TableParam(const Call& call, std::string_view key = "table") {
+  return TableParam(call.params, key);
+}
 Result<std::string> IdentifierParam(const Call& call, std::string_view key, std::string_view what);
 // A positive job id path parameter.
 Result<int64_t> JobIdParam(const Call& call);

@@ -97,16 +97,16 @@ Result<std::string> IdentifierParam(const Call& call, std::string_view key, std:
   return it->second;
 }
 
-Result<std::string> DatabaseParam(const Call& call) {
-  auto it = call.params.find("db");
-  if (it == call.params.end()) return Status::Internal("route has no parameter db");
+Result<std::string> DatabaseParam(const PathParams& params) {
+  auto it = params.find("db");
+  if (it == params.end()) return Status::Internal("route has no parameter db");
   VIGIL_RETURN_IF_ERROR(ValidateDatabaseName(it->second));
   return it->second;
 }
 
-Result<std::string> TableParam(const Call& call, std::string_view key) {
-  auto it = call.params.find(std::string(key));
-  if (it == call.params.end()) return Status::Internal("route has no parameter " + std::string(key));
+Result<std::string> TableParam(const PathParams& params, std::string_view key) {
+  auto it = params.find(std::string(key));
+  if (it == params.end()) return Status::Internal("route has no parameter " + std::string(key));
   VIGIL_RETURN_IF_ERROR(ValidateTableName(it->second));
   return it->second;
 }
@@ -230,18 +230,38 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   for (const auto& [k, v] : req.query) query += k + "=" + v + "&";
   IdempotentRequest ireq{caller.realm + ":" + caller.principal.name, **key, spec.method + " " + spec.pattern,
                          req.path, RequestFingerprint(req.method, req.path, query, digest_input)};
-  call.idempotency_token = ireq.realm + "/" + ireq.key;
   // Settling takes over a dead server's reservation: only the root's leader may, since it
   // holds the leader lock that any earlier server held while it was alive.
   SettleFn settle;
   const bool leads = !options_.leader_running || options_.leader_running();
-  if (spec.settle && leads) settle = [&] { return spec.settle(call); };
-  return gate_->Run(ireq, [&] { return spec.handler(call); }, settle);
+  if (spec.settle && leads) settle = [&](const std::string& token) { return spec.settle(params, token); };
+  return gate_->Run(
+      ireq,
+      [&](const std::string& token) {
+        call.idempotency_token = token;
+        return spec.handler(call);
+      },
+      settle);
+}
+
+SettleFn ApiServer::Impl::SettleOf(const idempotency::IdempotencyRecord& record) {
+  for (const RouteSpec& spec : routes_) {
+    if (!spec.settle || record.operation_type != spec.method + " " + spec.pattern) continue;
+    HttpRequest probe;
+    probe.method = spec.method;
+    probe.path = record.resource_id;
+    RouteMatch m = router_.Find(probe);
+    if (!m.route || m.route->pattern != spec.pattern) return nullptr;
+    return [this, &spec, params = std::move(m.params)](const std::string& token) {
+      return spec.settle(params, token);
+    };
+  }
+  return nullptr;
 }
 
 Result<sql::ResultSet> ApiServer::Impl::RunSql(const Call& call, const std::string& statement) {
   VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
-  Result<sql::ResultSet> r = session->Execute(statement);
+  Result<sql::ResultSet> r = session->Execute(statement, call.idempotency_token);
   if (r.ok() && !r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
   return r;
 }
@@ -297,35 +317,66 @@ Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
   return spooled;
 }
 
-Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  int64_t purged = 0;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> realms, principals_->ListRealms());
+namespace {
+
+// Calls fn with the idempotency realm of every user of every realm; the sum of its results.
+Result<int64_t> SumOverUserRealms(auth::PrincipalStore& principals,
+                                  const std::function<Result<int64_t>(const std::string&)>& fn) {
+  int64_t sum = 0;
+  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> realms, principals.ListRealms());
   for (const std::string& realm : realms) {
     auth::UserPage page;
     for (;;) {
-      VIGIL_ASSIGN_OR_RETURN(std::vector<auth::UserInfo> users, principals_->ListUsers(realm, page));
+      VIGIL_ASSIGN_OR_RETURN(std::vector<auth::UserInfo> users, principals.ListUsers(realm, page));
       for (const auth::UserInfo& u : users) {
-        VIGIL_ASSIGN_OR_RETURN(int64_t n, idempotency_->PurgeExpired(realm + ":" + u.name, now));
-        purged += n;
+        VIGIL_ASSIGN_OR_RETURN(int64_t n, fn(realm + ":" + u.name));
+        sum += n;
       }
       if (users.size() < static_cast<size_t>(page.limit)) break;
       page.after = users.back().name;
     }
   }
-  return purged;
+  return sum;
+}
+
+}  // namespace
+
+Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  return SumOverUserRealms(*principals_, [&](const std::string& realm) { return idempotency_->PurgeExpired(realm, now); });
+}
+
+Result<int64_t> ApiServer::Impl::SettleStaleKeys() {
+  return SumOverUserRealms(*principals_, [&](const std::string& realm) {
+    return gate_->SettleStale(realm, [this](const idempotency::IdempotencyRecord& r) { return SettleOf(r); });
+  });
+}
+
+void ApiServer::Impl::ReconcileKeys() {
+  if (!options_.leader_running || options_.leader_running()) {
+    Result<int64_t> settled = SettleStaleKeys();
+    if (!settled.ok()) {
+      VIGIL_LOG_WARN("idempotency: settling stale requests failed: {}", settled.status().ToString());
+    } else if (*settled > 0) {
+      VIGIL_LOG_INFO("idempotency: settled {} requests of a server that stopped", *settled);
+    }
+  }
+  Result<int64_t> n = PurgeExpiredKeys();
+  if (!n.ok()) VIGIL_LOG_WARN("idempotency: purging expired keys failed: {}", n.status().ToString());
 }
 
 void ApiServer::Impl::PurgeLoop() {
   std::unique_lock<std::mutex> lock(purge_mu_);
-  do {
+  // The first pass comes as soon as a stopped server's last reservations can be stale.
+  std::chrono::milliseconds next(kStaleReservationMs + 1000);
+  while (!purge_cv_.wait_for(lock, next, [this] { return stopping_; })) {
     lock.unlock();
-    Result<int64_t> n = PurgeExpiredKeys();
-    if (!n.ok()) VIGIL_LOG_WARN("idempotency: purging expired keys failed: {}", n.status().ToString());
+    ReconcileKeys();
     lock.lock();
-  } while (!purge_cv_.wait_for(lock, kPurgeInterval, [this] { return stopping_; }));
+    next = kKeyReconcileInterval;
+  }
 }
 
 ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
 #include "vigil/idempotency/record.h"
 #include "vigil/server/router.h"
@@ -63,6 +64,32 @@ bool IsJson(const HttpResponse& resp) {
     if ((name == "Content-Type" || name == "content-type") && value.find("json") != std::string::npos) return true;
   }
   return false;
+}
+
+// The record of `resp` as the stored outcome of (realm, key) by `executor`: the body when it
+// is JSON and small enough, else a note; the headers on the replay allowlist.
+idempotency::FinalizeRequest FinalizeFor(const std::string& realm, const std::string& key,
+                                         const std::string& executor, const HttpResponse& resp) {
+  idempotency::FinalizeRequest fin;
+  fin.realm_id = realm;
+  fin.idempotency_key = key;
+  fin.executor_id = executor;
+  fin.http_status = resp.status;
+  fin.error_subtype = ErrorSubtype(resp);
+  if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes &&
+      nlohmann::json::accept(resp.body)) {
+    fin.response_summary = resp.body;
+  } else {
+    nlohmann::json summary = {{"replayed_summary", true},
+                              {"note", "the original response body was too large to keep; its effect stands"}};
+    fin.response_summary = summary.dump();
+  }
+  for (const auto& [name, value] : resp.headers) {
+    std::string lower;
+    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (idempotency::IsAllowedResponseHeader(lower)) fin.response_headers[lower] = value;
+  }
+  return fin;
 }
 
 }  // namespace
@@ -121,15 +148,19 @@ IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* 
     : store_(store), metrics_(metrics), executor_id_(std::move(executor_id)), ttl_ms_(ttl_ms),
       heartbeat_ms_(heartbeat_ms) {}
 
-HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const std::function<HttpResponse()>& run,
-                                  const SettleFn& settle) {
+std::string RequestToken(const idempotency::IdempotencyRecord& record) {
+  return record.realm_id + "/" + record.idempotency_key + "/" + std::to_string(record.created_at_ms);
+}
+
+HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run, const SettleFn& settle) {
   idempotency::ReserveRequest reserve{req.realm, req.key, req.operation, req.resource, req.fingerprint,
                                       executor_id_, ttl_ms_};
   Result<idempotency::ReserveResult> reserved = store_->Reserve(reserve);
   if (!reserved.ok()) return ProblemResponse(reserved.status());
-  const idempotency::IdempotencyRecord& record = reserved->record;
-  bool rerun = false;
+  idempotency::IdempotencyRecord owned = reserved->record;
+  std::optional<idempotency::IdempotencyRecord> rerun;
   if (reserved->status == idempotency::ReserveStatus::kDuplicate) {
+    const idempotency::IdempotencyRecord& record = reserved->record;
     if (record.operation_type != req.operation || record.resource_id != req.resource ||
         record.request_fingerprint != req.fingerprint) {
       metrics_->CountIdempotency("mismatch");
@@ -137,19 +168,24 @@ HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const std::funct
                              "this Idempotency-Key was used for a different request (" + record.operation_type +
                                  " " + record.resource_id + "); use a new key for a new request");
     }
-    if (record.in_progress()) {
-      HttpResponse resp = InProgress(req, record, settle, &rerun);
-      if (!rerun) return resp;
-    } else {
+    if (!record.in_progress()) {
       metrics_->CountIdempotency("replayed");
       return Replay(record);
     }
+    HttpResponse resp = InProgress(req, record, settle, &rerun);
+    if (!rerun) return resp;
+    owned = *rerun;
   }
   metrics_->CountIdempotency(rerun ? "settled_rerun" : "reserved");
   HttpResponse resp;
   try {
     Heartbeat heartbeat(store_, req, executor_id_, heartbeat_ms_);
-    resp = run();
+    // Crash cut: the key is reserved, nothing of the request has happened yet.
+    if (Status fp = failpoint::Hit("idempotency.after_reserve"); !fp.ok()) {
+      resp = ProblemResponse(fp);
+    } else {
+      resp = run(RequestToken(owned));
+    }
   } catch (...) {
     // The request failed inside the server (the HTTP layer answers 500): free the key, as for
     // any 5xx, rather than leave it reserved until it expires.
@@ -167,50 +203,35 @@ void IdempotencyGate::Finish(const IdempotentRequest& req, const HttpResponse& r
     if (!cancelled.ok()) VIGIL_LOG_WARN("idempotency: cancel failed: {}", cancelled.status().ToString());
     return;
   }
-  idempotency::FinalizeRequest fin;
-  fin.realm_id = req.realm;
-  fin.idempotency_key = req.key;
-  fin.executor_id = executor_id_;
-  fin.http_status = resp.status;
-  fin.error_subtype = ErrorSubtype(resp);
-  if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes &&
-      nlohmann::json::accept(resp.body)) {
-    fin.response_summary = resp.body;
-  } else {
-    nlohmann::json summary = {{"replayed_summary", true},
-                              {"note", "the original response body was too large to keep; its effect stands"}};
-    fin.response_summary = summary.dump();
-  }
-  for (const auto& [name, value] : resp.headers) {
-    std::string lower;
-    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (idempotency::IsAllowedResponseHeader(lower)) fin.response_headers[lower] = value;
-  }
-  auto done = store_->Finalize(fin);
+  auto done = store_->Finalize(FinalizeFor(req.realm, req.key, executor_id_, resp));
   if (!done.ok()) VIGIL_LOG_WARN("idempotency: finalize failed: {}", done.status().ToString());
 }
 
+Result<idempotency::IdempotencyRecord> IdempotencyGate::FinishAsOwner(const idempotency::IdempotencyRecord& record,
+                                                                      const HttpResponse& found) {
+  VIGIL_ASSIGN_OR_RETURN(
+      idempotency::FinalizeResult done,
+      store_->Finalize(FinalizeFor(record.realm_id, record.idempotency_key, record.executor_id, found)));
+  if (!done.record || done.record->in_progress()) {
+    return Status::Busy("the reservation of " + record.operation_type + " changed while it was settled");
+  }
+  metrics_->CountIdempotency("settled_found");
+  return std::move(*done.record);
+}
+
 HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
-                                         const SettleFn& settle, bool* rerun) {
+                                         const SettleFn& settle,
+                                         std::optional<idempotency::IdempotencyRecord>* rerun) {
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   const bool owner_dead = record.executor_id != executor_id_ && now - record.heartbeat_at_ms > kStaleReservationMs;
   if (owner_dead && settle) {
-    Result<std::optional<HttpResponse>> found = settle();
+    Result<std::optional<HttpResponse>> found = settle(RequestToken(record));
     if (found.ok() && *found) {
       // The effect is in place: finish the record as the dead owner's result.
-      idempotency::FinalizeRequest fin;
-      fin.realm_id = req.realm;
-      fin.idempotency_key = req.key;
-      fin.executor_id = record.executor_id;
-      fin.http_status = (*found)->status;
-      fin.response_summary = (*found)->body;
-      auto done = store_->Finalize(fin);
-      if (done.ok() && done->record && !done->record->in_progress()) {
-        metrics_->CountIdempotency("settled_found");
-        return Replay(*done->record);
-      }
+      Result<idempotency::IdempotencyRecord> done = FinishAsOwner(record, **found);
+      if (done.ok()) return Replay(*done);
     } else if (found.ok()) {
       // Provably not done and its owner is gone: take the key over and run the request.
       auto cancelled = store_->CancelInProgressReservation(req.realm, req.key, record.executor_id);
@@ -219,7 +240,7 @@ HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const ide
       auto reserved = cancelled.ok() && *cancelled ? store_->Reserve(again) : Result<idempotency::ReserveResult>(
                                                                                  Status::Busy("taken over"));
       if (reserved.ok() && reserved->status == idempotency::ReserveStatus::kOwned) {
-        *rerun = true;
+        *rerun = reserved->record;
         return HttpResponse{};
       }
     } else {
@@ -235,6 +256,40 @@ HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const ide
                    "response");
   resp.headers.emplace_back("Retry-After", "1");
   return resp;
+}
+
+Result<int64_t> IdempotencyGate::SettleStale(
+    const std::string& realm, const std::function<SettleFn(const idempotency::IdempotencyRecord&)>& settle_of) {
+  constexpr int kBatch = 100;
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  VIGIL_ASSIGN_OR_RETURN(std::vector<idempotency::IdempotencyRecord> stale,
+                         store_->ListStale(realm, now - kStaleReservationMs, kBatch));
+  int64_t settled = 0;
+  for (const idempotency::IdempotencyRecord& record : stale) {
+    if (record.executor_id == executor_id_) continue;  // this server's own request, still running
+    const SettleFn settle = settle_of(record);
+    if (!settle) continue;
+    Result<std::optional<HttpResponse>> found = settle(RequestToken(record));
+    if (!found.ok()) {
+      VIGIL_LOG_WARN("idempotency: settling {} {} failed: {}", record.operation_type, record.resource_id,
+                     found.status().ToString());
+      continue;
+    }
+    if (*found) {
+      if (FinishAsOwner(record, **found).ok()) ++settled;
+      continue;
+    }
+    VIGIL_ASSIGN_OR_RETURN(bool released,
+                           store_->CancelInProgressReservation(record.realm_id, record.idempotency_key,
+                                                               record.executor_id));
+    if (released) {
+      metrics_->CountIdempotency("settled_released");
+      ++settled;
+    }
+  }
+  return settled;
 }
 
 HttpResponse IdempotencyGate::Replay(const idempotency::IdempotencyRecord& record) {

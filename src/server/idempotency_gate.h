@@ -47,9 +47,16 @@ std::string Sha256Hex(std::string_view bytes);
 // Lower-case hex of `n` bytes (a digest).
 std::string LowerHex(const unsigned char* bytes, size_t n);
 
-// Decides from evidence what became of a request whose owner died: its response when the
-// effect is found, nullopt when the effect provably did not happen (the request may run).
-using SettleFn = std::function<Result<std::optional<HttpResponse>>()>;
+// Decides from evidence what became of the request `token` (RequestToken) whose owner died:
+// its response when the effect is found, nullopt when the effect provably did not happen
+// (the request may run again), an error when it cannot tell.
+using SettleFn = std::function<Result<std::optional<HttpResponse>>(const std::string& token)>;
+// Runs a reserved request; `token` (RequestToken of its reservation) marks its effect.
+using RunFn = std::function<HttpResponse(const std::string& token)>;
+
+// What marks the effect of one reservation: "<realm>/<key>/<reserved at, ms>". A key reused
+// after its record expired gets a new token, so an old effect never settles a new request.
+std::string RequestToken(const idempotency::IdempotencyRecord& record);
 
 // A reservation whose heartbeat is older than this belongs to a server that stopped.
 constexpr int64_t kStaleReservationMs = 10'000;
@@ -62,17 +69,27 @@ class IdempotencyGate {
   // Runs `run` at most once for the request's key and returns its response, or the
   // replay / 409 / 422 answer for a duplicate. `settle` (may be empty) settles a
   // reservation left in progress by a dead owner.
-  HttpResponse Run(const IdempotentRequest& req, const std::function<HttpResponse()>& run,
-                   const SettleFn& settle = nullptr);
+  HttpResponse Run(const IdempotentRequest& req, const RunFn& run, const SettleFn& settle = nullptr);
+
+  // The reconciler's pass over `realm`: each reservation whose owner stopped heart-beating
+  // is settled from evidence by `settle_of(record)` (empty: nothing can tell), finished
+  // with the effect's response when found, or released (the key is free again) when the
+  // effect provably did not happen. Returns how many were settled; others stay in progress.
+  Result<int64_t> SettleStale(const std::string& realm,
+                              const std::function<SettleFn(const idempotency::IdempotencyRecord&)>& settle_of);
 
   int64_t ttl_ms() const { return ttl_ms_; }
 
  private:
   HttpResponse Replay(const idempotency::IdempotencyRecord& record);
   // The answer to a duplicate of a request in progress: settled when its owner is dead and
-  // `settle` can tell, else 409. Sets *rerun when the request should run (reserved anew).
+  // `settle` can tell, else 409. Sets *rerun to the new reservation when the request should
+  // run again.
   HttpResponse InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
-                          const SettleFn& settle, bool* rerun);
+                          const SettleFn& settle, std::optional<idempotency::IdempotencyRecord>* rerun);
+  // Finishes a dead owner's reservation with the response its effect shows; the stored record.
+  Result<idempotency::IdempotencyRecord> FinishAsOwner(const idempotency::IdempotencyRecord& record,
+                                                       const HttpResponse& found);
   void Finish(const IdempotentRequest& req, const HttpResponse& resp);
 
   idempotency::IdempotencyStore* store_;

@@ -34,7 +34,7 @@ class IdempotencyGateTest : public ::testing::Test {
 
 TEST_F(IdempotencyGateTest, ARequestRunsOnceAndIsReplayed) {
   int runs = 0;
-  auto run = [&] {
+  auto run = [&](const std::string&) {
     ++runs;
     return JsonResponse("{\"created\":true}", 201);
   };
@@ -52,11 +52,11 @@ TEST_F(IdempotencyGateTest, ARequestRunsOnceAndIsReplayed) {
 
 TEST_F(IdempotencyGateTest, AHandlerThatThrowsLeavesTheKeyFreeForTheRetry) {
   EXPECT_THROW(
-      gate_->Run(Request("k2"), []() -> HttpResponse { throw std::runtime_error("boom"); }),
+      gate_->Run(Request("k2"), [](const std::string&) -> HttpResponse { throw std::runtime_error("boom"); }),
       std::runtime_error);
   // Not a 409 "still running" until the record expires: the retry runs.
   int runs = 0;
-  HttpResponse retry = gate_->Run(Request("k2"), [&] {
+  HttpResponse retry = gate_->Run(Request("k2"), [&](const std::string&) {
     ++runs;
     return JsonResponse("{}", 201);
   });

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/connection.h"
+#include "vigil/sql/result.h"
 
 namespace vigil::server {
 
@@ -116,9 +117,12 @@ HttpResponse ProblemResponse(int http_status, std::string_view code, std::string
 
 HttpResponse ProblemResponse(const Status& st) {
   const std::string sub = SubCode(st.message());
-  // A body past a limit is the client's to shrink: 413, where a retry cannot help (no Retry-After).
-  const bool too_large = st.code() == StatusCode::kResourceExhausted && sub == kBodyTooLarge;
-  const int http = too_large ? 413 : HttpStatusOf(st.code());
+  // A body or a result past a bound is the client's to shrink: 413 / 422, where a retry cannot
+  // help (no Retry-After).
+  const bool exhausted = st.code() == StatusCode::kResourceExhausted;
+  const int http = exhausted && sub == kBodyTooLarge      ? 413
+                   : exhausted && sub == sql::kResultTooLarge ? 422
+                                                              : HttpStatusOf(st.code());
   nlohmann::json j = nlohmann::json::parse(ProblemJson(http, StatusCodeName(st.code()), st.message()));
   if (!sub.empty()) j["subcode"] = sub;
   HttpResponse r;

@@ -85,6 +85,17 @@ Result<sql::CopyFormat> UploadFormat(std::string_view type) {
                                  "application/x-ndjson, application/x-fvecs or application/x-npy");
 }
 
+// The statement that admits a job of `op`, as its admission message names it.
+std::string_view AdmittingStatement(jobs::Operation op) {
+  switch (op) {
+    case jobs::Operation::kCreate: return "CREATE INDEX";
+    case jobs::Operation::kReplace: return "CREATE OR REPLACE INDEX";
+    case jobs::Operation::kDrop: return "DROP INDEX";
+    case jobs::Operation::kBuild: return "BUILD INDEX";
+  }
+  return "INDEX";
+}
+
 HttpResponse Accepted(const sql::ResultSet& r) {
   nlohmann::json j = ResultJson(r);
   HttpResponse resp = JsonResponse(j.dump(), r.admitted_jobs.empty() ? 200 : 202);
@@ -186,9 +197,10 @@ Result<std::string> QuerySql(const std::string& table, const nlohmann::json& bod
 
 }  // namespace
 
-Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(Call& call) {
-  VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(call));
-  VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(call));
+Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathParams& params,
+                                                                  const std::string& token) {
+  VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(params));
+  VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(params));
   jobs::TableCatalog catalog(&root_, jobs_.get(), [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
@@ -201,7 +213,7 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(Call& call) {
   VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions((*ds)->path(), {}, &corrupt));
   if (!corrupt.empty()) return Status::Corruption("the history of " + db + "." + table + " has corrupt versions");
   for (size_t i = 0; i < versions.size(); ++i) {
-    if (versions[i].txn.idempotency_key != call.idempotency_token) continue;
+    if (versions[i].txn.idempotency_key != token) continue;
     const uint64_t before = i > 0 ? versions[i - 1].live_rows : 0;
     sql::ResultSet r;
     r.message = std::to_string(versions[i].live_rows - before) + " rows copied into " + db + "." + table +
@@ -209,6 +221,17 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(Call& call) {
     return std::optional<HttpResponse>(Json(ResultJson(r)));
   }
   return std::optional<HttpResponse>();
+}
+
+Result<std::optional<HttpResponse>> ApiServer::Impl::AdmissionEffect(const std::string& token) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<int64_t> id, jobs_->JobOfRequest(token));
+  if (!id) return std::optional<HttpResponse>();
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobRecord job, jobs_->Get(*id));
+  sql::ResultSet r;
+  r.message = std::string(AdmittingStatement(job.spec.operation)) + ": job " + std::to_string(*id) +
+              " admitted (settled after the server restarted)";
+  r.admitted_jobs.push_back(*id);
+  return std::optional<HttpResponse>(Accepted(r));
 }
 
 void ApiServer::Impl::AddTableRoutes() {
@@ -344,7 +367,7 @@ void ApiServer::Impl::AddTableRoutes() {
          }();
          return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
        },
-       [this](Call& call) { return AppendEffect(call); }});
+       [this](const PathParams& params, const std::string& token) { return AppendEffect(params, token); }});
 
   Add({"GET", "/v1/databases/{db}/tables/{table}/indexes", false, false, false, [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
@@ -355,6 +378,10 @@ void ApiServer::Impl::AddTableRoutes() {
          return r.ok() ? Json({{"indexes", RowObjects(*r)}}) : Problem(r.status());
        }});
 
+  // An index request's job is admitted in one transaction with its token (jobs::Admission).
+  const auto admission_effect = [this](const PathParams&, const std::string& token) {
+    return AdmissionEffect(token);
+  };
   Add({"POST", "/v1/databases/{db}/tables/{table}/indexes", false, true, true, [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
          Result<std::string> table = TableParam(call);
@@ -400,7 +427,8 @@ void ApiServer::Impl::AddTableRoutes() {
                             cols + ") USING " + method + (props.empty() ? "" : " PROPERTIES (" + props + ")");
          Result<sql::ResultSet> r = RunSql(call, stmt);
          return r.ok() ? Accepted(*r) : Problem(r.status());
-       }});
+       },
+       admission_effect});
 
   // DROP INDEX / BUILD INDEX name ON db.table: 202 with the job.
   const auto index_job = [this](const char* verb) {
@@ -415,8 +443,10 @@ void ApiServer::Impl::AddTableRoutes() {
       return r.ok() ? Accepted(*r) : Problem(r.status());
     };
   };
-  Add({"DELETE", "/v1/databases/{db}/tables/{table}/indexes/{index}", false, true, true, index_job("DROP")});
-  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes/{index}/build", false, true, true, index_job("BUILD")});
+  Add({"DELETE", "/v1/databases/{db}/tables/{table}/indexes/{index}", false, true, true, index_job("DROP"),
+       admission_effect});
+  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes/{index}/build", false, true, true, index_job("BUILD"),
+       admission_effect});
 
   Add({"POST", "/v1/databases/{db}/tables/{table}/query", false, false, false, [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);

@@ -33,6 +33,9 @@ struct ExecContext {
   SessionOptions options;
   std::unique_ptr<SelectEngine> select;  // opened by the first SELECT / EXPLAIN
   std::unique_ptr<auth::PrincipalStore> principals;  // opened by the first user or grant statement
+  // The idempotency token of the API request running the statement ("" for none): recorded
+  // with the jobs it admits.
+  std::string request_token;
 
   int64_t Now() const;
   jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }

@@ -106,6 +106,14 @@ class SessionImpl : public Session {
     return Execute(stmt);
   }
 
+  Result<ResultSet> Execute(std::string_view sql, const std::string& request_token) override {
+    VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
+    ctx_.request_token = request_token;
+    Result<ResultSet> r = Execute(stmt);
+    ctx_.request_token.clear();
+    return r;
+  }
+
   Result<ResultSet> Execute(const Statement& statement) override {
     return std::visit([this](const auto& node) { return Run(node); }, statement.node);
   }

@@ -14,6 +14,7 @@
 #include "sql/vtab.h"
 #include "sql/vtab_internal.h"
 #include "vigil/query/query.h"
+#include "vigil/sql/result.h"
 
 namespace vigil::sql::internal {
 
@@ -111,7 +112,8 @@ Result<uint32_t> ParseK(sqlite3_value* v, size_t max_rows) {
   int64_t k = sqlite3_value_int64(v);
   if (k <= 0) return Status::InvalidArgument("k must be a positive integer");
   if (static_cast<uint64_t>(k) > max_rows) {
-    return Status::ResourceExhausted("k = " + std::to_string(k) + " exceeds max_rows " + std::to_string(max_rows));
+    return Status::ResourceExhausted(std::string(kResultTooLarge) + ": k = " + std::to_string(k) +
+                                     " exceeds max_rows " + std::to_string(max_rows));
   }
   return static_cast<uint32_t>(k);
 }

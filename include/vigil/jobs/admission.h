@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "vigil/common/config.h"
 #include "vigil/common/status.h"
@@ -49,7 +50,9 @@ struct DropIndexStatement {
 
 class Admission {
  public:
-  Admission(JobStore* store, index::IndexCaps caps) : store_(store), caps_(caps) {}
+  // `request_token` (may be empty): the API request admitting jobs, recorded with each.
+  Admission(JobStore* store, index::IndexCaps caps, std::string request_token = {})
+      : store_(store), caps_(caps), request_token_(std::move(request_token)) {}
 
   // Returns the admitted job. Errors before any job exists: InvalidArgument
   // (bad name/type/property/column, IF NOT EXISTS with OR REPLACE, an ambiguous
@@ -69,6 +72,7 @@ class Admission {
  private:
   JobStore* store_;
   index::IndexCaps caps_;
+  std::string request_token_;
 };
 
 // Refuses an index mutation (`statement`, e.g. "CREATE INDEX") before any job exists:

@@ -237,9 +237,15 @@ class JobStore {
   // ---- Jobs ----
   // T1 in one write transaction: table registered with the spec's incarnations (else NotFound),
   // fence free (else AlreadyExists naming its job; a case-only collision with another exact name
-  // is InvalidArgument "ambiguous"), then job PENDING/NONE, fence, target guard, event 1.
-  Result<JobRecord> Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms);
-  Result<JobRecord> Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor, int64_t now_ms);
+  // is InvalidArgument "ambiguous"), then job PENDING/NONE, fence, target guard, event 1. A
+  // non-empty `request_token` (the API request that admitted it) is recorded in the same
+  // transaction; a token admits at most one job (AlreadyExists).
+  Result<JobRecord> Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms,
+                          const std::string& request_token = {});
+  Result<JobRecord> Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor, int64_t now_ms,
+                          const std::string& request_token = {});
+  // The job admitted by the request `request_token`, or nullopt when none was.
+  Result<std::optional<int64_t>> JobOfRequest(const std::string& request_token);
   // NotFound when there is no such job (archived jobs and tombstones are found).
   Result<JobRecord> Get(int64_t job_id);
   // One page: at most filter.limit jobs in filter.order. InvalidArgument for a limit outside

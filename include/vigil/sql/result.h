@@ -6,10 +6,15 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 namespace vigil::sql {
+
+// The typed sub-code leading a ResourceExhausted whose result would pass a statement bound
+// (max_rows): the request is the caller's to narrow; retrying it cannot help.
+inline constexpr std::string_view kResultTooLarge = "RESULT_TOO_LARGE";
 
 struct Blob {
   std::string bytes;

@@ -51,6 +51,9 @@ class Session {
 
   // Parses and executes one statement.
   virtual Result<ResultSet> Execute(std::string_view sql) = 0;
+  // The same for an API request identified by `request_token` (its idempotency token): an
+  // index job the statement admits is recorded with it in the admission's transaction.
+  virtual Result<ResultSet> Execute(std::string_view sql, const std::string& request_token) = 0;
   // Executes an already parsed statement.
   virtual Result<ResultSet> Execute(const Statement& statement) = 0;
   // COPY into `table` from a request body the caller saved to `spooled_file` (its own
