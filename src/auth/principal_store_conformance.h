@@ -15,7 +15,7 @@
 
 #include "auth/schema.h"
 #include "auth/token.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 #include "testutil/fake_env.h"
 #include "vigil/auth/principal_store.h"
 

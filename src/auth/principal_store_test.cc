@@ -15,7 +15,7 @@
 #include "auth/principal_store_conformance.h"
 #include "auth/schema.h"
 #include "auth/token.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/auth/server_secret.h"

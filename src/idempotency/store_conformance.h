@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 #include "testutil/fake_env.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/meta/migrations.h"

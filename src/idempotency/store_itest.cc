@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "idempotency/store_conformance.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 
 namespace vigil::idempotency {
 

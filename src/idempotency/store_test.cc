@@ -6,7 +6,7 @@
 
 #include "idempotency/schema.h"
 #include "idempotency/store_conformance.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 
 namespace vigil::idempotency {
 

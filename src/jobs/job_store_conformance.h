@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "jobs/job_list.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 #include "vigil/jobs/job_store.h"
 
 namespace vigil::jobs {

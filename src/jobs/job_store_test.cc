@@ -10,7 +10,7 @@
 
 #include "jobs/job_schema.h"
 #include "jobs/job_store_conformance.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 
 namespace vigil::jobs {
 

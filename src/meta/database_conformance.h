@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 #include "vigil/meta/database.h"
 #include "vigil/meta/migrations.h"
 

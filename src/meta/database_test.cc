@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "meta/database_conformance.h"
-#include "meta/test_env.h"
+#include "testutil/test_database.h"
 #include "testutil/temp_dir.h"
 
 namespace vigil::meta {

@@ -132,11 +132,13 @@ Status ApiServer::Impl::Open() {
   VIGIL_ASSIGN_OR_RETURN(jobs_, jobs::OpenRootJobStore(root_));
   idempotency::StoreOptions io;
   io.uri = jobs::RootJobStoreUri(root_);
+  io.env = options_.env;
   VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
   executor_id_ = "serve:" + HostName() + ":" + std::to_string(::getpid()) + ":" +
                  Uuid::Generate().ToString().substr(0, 8);
   gate_ = std::make_unique<IdempotencyGate>(idempotency_.get(), &metrics_, executor_id_,
-                                            static_cast<int64_t>(config_.server.idempotency_ttl_seconds) * 1000);
+                                            static_cast<int64_t>(config_.server.idempotency_ttl_seconds) * 1000,
+                                            kHeartbeatMs, options_.env);
   sql::SessionOptions so;
   so.file_access = sql::FileAccess::kServer;
   so.principal = jobs::Principal{};
@@ -158,7 +160,7 @@ void ApiServer::Impl::Add(RouteSpec spec) {
 }
 
 HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
-  const auto start = std::chrono::steady_clock::now();
+  const int64_t start_us = options_.env->MonotonicMicros();
   RouteMatch m = router_.Find(req);
   HttpResponse resp;
   std::string pattern;
@@ -189,7 +191,7 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
     }
   }
   resp.headers.emplace_back("Cache-Control", "no-store");
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double secs = static_cast<double>(options_.env->MonotonicMicros() - start_us) / 1e6;
   metrics_.ObserveRequest(pattern, req.method, resp.status, secs);
   return resp;
 }
@@ -342,9 +344,7 @@ Result<int64_t> SumOverUserRealms(auth::PrincipalStore& principals,
 }  // namespace
 
 Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = options_.env->NowMs();
   return SumOverUserRealms(*principals_, [&](const std::string& realm) { return idempotency_->PurgeExpired(realm, now); });
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "vigil/common/env.h"
 #include "vigil/common/logging.h"
 
 namespace vigil::server {
@@ -19,10 +20,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t SteadyMs() { return Env::Default()->MonotonicMs(); }
 
 std::string PeerName(const sockaddr_storage& addr) {
   char host[INET6_ADDRSTRLEN] = {0};

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "server/connection.h"
+#include "vigil/common/env.h"
 #include "vigil/common/logging.h"
 
 namespace vigil::server {
@@ -202,7 +203,7 @@ void HttpServer::Impl::RejectBusy(int fd) {
 
 void HttpServer::Impl::WatchdogLoop() {
   while (!shut_down_.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    Env::Default()->SleepForMs(50);
     const int64_t now = SteadyMs();
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& c : connections_) {

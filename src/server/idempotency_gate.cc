@@ -144,9 +144,9 @@ Result<std::optional<std::string>> ParseIdempotencyKey(std::string_view header) 
 }
 
 IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
-                                 int64_t ttl_ms, int64_t heartbeat_ms)
+                                 int64_t ttl_ms, int64_t heartbeat_ms, Env* env)
     : store_(store), metrics_(metrics), executor_id_(std::move(executor_id)), ttl_ms_(ttl_ms),
-      heartbeat_ms_(heartbeat_ms) {}
+      heartbeat_ms_(heartbeat_ms), env_(env) {}
 
 std::string RequestToken(const idempotency::IdempotencyRecord& record) {
   return record.realm_id + "/" + record.idempotency_key + "/" + std::to_string(record.created_at_ms);
@@ -222,9 +222,7 @@ Result<idempotency::IdempotencyRecord> IdempotencyGate::FinishAsOwner(const idem
 HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
                                          const SettleFn& settle,
                                          std::optional<idempotency::IdempotencyRecord>* rerun) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = env_->NowMs();
   const bool owner_dead = record.executor_id != executor_id_ && now - record.heartbeat_at_ms > kStaleReservationMs;
   if (owner_dead && settle) {
     Result<std::optional<HttpResponse>> found = settle(RequestToken(record));
@@ -261,9 +259,7 @@ HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const ide
 Result<int64_t> IdempotencyGate::SettleStale(
     const std::string& realm, const std::function<SettleFn(const idempotency::IdempotencyRecord&)>& settle_of) {
   constexpr int kBatch = 100;
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = env_->NowMs();
   VIGIL_ASSIGN_OR_RETURN(std::vector<idempotency::IdempotencyRecord> stale,
                          store_->ListStale(realm, now - kStaleReservationMs, kBatch));
   int64_t settled = 0;

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "server/metrics.h"
+#include "vigil/common/env.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/server/http_server.h"
 
@@ -60,11 +61,14 @@ std::string RequestToken(const idempotency::IdempotencyRecord& record);
 
 // A reservation whose heartbeat is older than this belongs to a server that stopped.
 constexpr int64_t kStaleReservationMs = 10'000;
+// How often a running request renews its reservation's heartbeat.
+constexpr int64_t kHeartbeatMs = 2'000;
 
 class IdempotencyGate {
  public:
+  // `env` (the store's) tells whether a reservation's heartbeat is stale.
   IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
-                  int64_t ttl_ms, int64_t heartbeat_ms = 2'000);
+                  int64_t ttl_ms, int64_t heartbeat_ms = kHeartbeatMs, Env* env = Env::Default());
 
   // Runs `run` at most once for the request's key and returns its response, or the
   // replay / 409 / 422 answer for a duplicate. `settle` (may be empty) settles a
@@ -97,6 +101,7 @@ class IdempotencyGate {
   const std::string executor_id_;
   const int64_t ttl_ms_;
   const int64_t heartbeat_ms_;
+  Env* const env_;
 };
 
 // Whether a response is kept for replay (seed 003: not 401, 403, 408, 429 or 5xx).

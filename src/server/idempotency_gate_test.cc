@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <stdexcept>
 
+#include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/server/router.h"
 
@@ -15,10 +17,11 @@ class IdempotencyGateTest : public ::testing::Test {
   void SetUp() override {
     idempotency::StoreOptions so;
     so.uri = "sqlite://" + dir_.Join("idempotency.db");
+    so.env = &env_;
     auto store = idempotency::IdempotencyStore::Open(so);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    gate_ = std::make_unique<IdempotencyGate>(store_.get(), &metrics_, "executor-1", 3'600'000);
+    gate_ = std::make_unique<IdempotencyGate>(store_.get(), &metrics_, "executor-1", 3'600'000, kHeartbeatMs, &env_);
   }
 
   static IdempotentRequest Request(const std::string& key) {
@@ -26,7 +29,20 @@ class IdempotencyGateTest : public ::testing::Test {
             RequestFingerprint("POST", "/v1/databases", "", "{\"name\":\"d\"}")};
   }
 
+  // Reserves `key` as another server would (one that may then die).
+  void ReserveAs(const std::string& executor, const std::string& key) {
+    const IdempotentRequest r = Request(key);
+    auto reserved = store_->Reserve({r.realm, r.key, r.operation, r.resource, r.fingerprint, executor, 3'600'000});
+    ASSERT_TRUE(reserved.ok() && reserved->status == idempotency::ReserveStatus::kOwned);
+  }
+  std::optional<idempotency::IdempotencyRecord> Load(const std::string& key) {
+    auto r = store_->Load("default:alice", key);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+
   testing::TempDir dir_;
+  testing::FakeEnv env_;
   Metrics metrics_;
   std::unique_ptr<idempotency::IdempotencyStore> store_;
   std::unique_ptr<IdempotencyGate> gate_;
@@ -62,6 +78,78 @@ TEST_F(IdempotencyGateTest, AHandlerThatThrowsLeavesTheKeyFreeForTheRetry) {
   });
   EXPECT_EQ(runs, 1);
   EXPECT_EQ(retry.status, 201) << retry.body;
+}
+
+TEST_F(IdempotencyGateTest, TheReconcilerSettlesOnlyStaleReservationsOfOtherServersFromEvidence) {
+  ReserveAs("dead-server", "found");
+  ReserveAs("dead-server", "absent");
+  ReserveAs("dead-server", "unknown");
+  ReserveAs("dead-server", "no-evidence");
+  ReserveAs("executor-1", "mine");
+  std::vector<std::string> asked;
+  const auto settle_of = [&](const idempotency::IdempotencyRecord& record) -> SettleFn {
+    if (record.idempotency_key == "no-evidence") return nullptr;
+    return [&asked, key = record.idempotency_key](const std::string& token) -> Result<std::optional<HttpResponse>> {
+      asked.push_back(token);
+      if (key == "found") return std::optional<HttpResponse>(JsonResponse("{\"settled\":true}", 201));
+      if (key == "absent") return std::optional<HttpResponse>();
+      return Status::IOError("the evidence cannot be read");
+    };
+  };
+  // Heartbeats younger than kStaleReservationMs: their servers may be alive.
+  env_.AdvanceMs(kStaleReservationMs - 1);
+  auto none = gate_->SettleStale("default:alice", settle_of);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(*none, 0);
+  EXPECT_TRUE(asked.empty());
+
+  env_.AdvanceMs(2);
+  auto settled = gate_->SettleStale("default:alice", settle_of);
+  ASSERT_TRUE(settled.ok()) << settled.status().ToString();
+  EXPECT_EQ(*settled, 2);
+  // Each settle is asked about its own reservation's token.
+  const int64_t reserved_at = env_.NowMs() - kStaleReservationMs - 1;
+  EXPECT_EQ(std::set<std::string>(asked.begin(), asked.end()),
+            (std::set<std::string>{"default:alice/found/" + std::to_string(reserved_at),
+                                   "default:alice/absent/" + std::to_string(reserved_at),
+                                   "default:alice/unknown/" + std::to_string(reserved_at)}));
+  // Found: finished as the dead server's result, replayed from now on.
+  auto found = Load("found");
+  ASSERT_TRUE(found && !found->in_progress());
+  EXPECT_EQ(found->http_status, 201);
+  int runs = 0;
+  HttpResponse replay = gate_->Run(Request("found"), [&](const std::string&) {
+    ++runs;
+    return JsonResponse("{}", 201);
+  });
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(replay.body, "{\"settled\":true}");
+  // Provably absent: the key is free again.
+  EXPECT_FALSE(Load("absent").has_value());
+  // Unknown, or no route that can tell, or this server's own running request: untouched.
+  for (const char* key : {"unknown", "no-evidence", "mine"}) {
+    auto r = Load(key);
+    ASSERT_TRUE(r.has_value()) << key;
+    EXPECT_TRUE(r->in_progress()) << key;
+  }
+}
+
+TEST_F(IdempotencyGateTest, AKeyReusedAfterItsRecordWasPurgedMarksItsEffectWithANewToken) {
+  std::string first_token, second_token;
+  gate_->Run(Request("k3"), [&](const std::string& token) {
+    first_token = token;
+    return JsonResponse("{}", 201);
+  });
+  // Past the TTL the record goes; the same key is a new request with a new reservation.
+  env_.AdvanceMs(3'600'001);
+  auto purged = store_->PurgeExpired("default:alice", env_.NowMs());
+  ASSERT_TRUE(purged.ok() && *purged == 1);
+  gate_->Run(Request("k3"), [&](const std::string& token) {
+    second_token = token;
+    return JsonResponse("{}", 201);
+  });
+  EXPECT_FALSE(first_token.empty());
+  EXPECT_NE(first_token, second_token);
 }
 
 }  // namespace

@@ -170,7 +170,8 @@ void ApiServer::Impl::AddJobRoutes() {
              ~Release() { n->fetch_sub(1); }
            } release{&sse_subscribers_};
            std::string last;
-           auto since_write = std::chrono::steady_clock::now();
+           Env* env = options_.env;
+           int64_t since_write_ms = env->MonotonicMs();
            while (!sink.Stopping()) {
              Result<sql::ResultSet> r = [&]() -> Result<sql::ResultSet> {
                VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
@@ -182,13 +183,13 @@ void ApiServer::Impl::AddJobRoutes() {
              if (data != last) {
                VIGIL_RETURN_IF_ERROR(sink.Write(SseEvent("job", data)));
                last = data;
-               since_write = std::chrono::steady_clock::now();
+               since_write_ms = env->MonotonicMs();
                if (IsFinalState(detail["job"])) return sink.Write(SseEvent("end", data));
-             } else if (std::chrono::steady_clock::now() - since_write > kEventKeepAlive) {
+             } else if (env->MonotonicMs() - since_write_ms > kEventKeepAlive.count()) {
                VIGIL_RETURN_IF_ERROR(sink.Write(": keep-alive\n\n"));
-               since_write = std::chrono::steady_clock::now();
+               since_write_ms = env->MonotonicMs();
              }
-             std::this_thread::sleep_for(kEventPoll);
+             env->SleepForMs(kEventPoll.count());
            }
            return Status::OK();
          };

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/server/http_server.h"
 
@@ -28,6 +29,9 @@ struct ApiServerOptions {
   std::function<bool()> leader_running;
   // Called after a request admitted index jobs (a leader picks them up); may be empty.
   std::function<void()> jobs_admitted;
+  // Clocks and sleeps of the API: idempotency expiry and staleness, request latency, event
+  // polling. Must outlive the server.
+  Env* env = Env::Default();
 };
 
 // One route of the API as ApiServer registers it.
