@@ -345,7 +345,8 @@ Result<int64_t> SumOverUserRealms(auth::PrincipalStore& principals,
 
 Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {
   const int64_t now = options_.env->NowMs();
-  return SumOverUserRealms(*principals_, [&](const std::string& realm) { return idempotency_->PurgeExpired(realm, now); });
+  return SumOverUserRealms(*principals_,
+                           [&](const std::string& realm) { return idempotency_->PurgeExpired(realm, now); });
 }
 
 Result<int64_t> ApiServer::Impl::SettleStaleKeys() {
