@@ -1,5 +1,7 @@
 // Each [server] setting of vigil.toml changes what a real `vigil serve` does.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -190,6 +192,30 @@ TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
   };
   EXPECT_EQ(curl("https"), "200");
   EXPECT_NE(curl("http"), "200");  // plain HTTP is not answered
+
+  // The shell over HTTPS: the certificate is verified (here trusted through SSL_CERT_FILE).
+  const std::string token_file = dir_.Join("token");
+  {
+    std::ofstream(token_file) << token_ << "\n";
+  }
+  ::chmod(token_file.c_str(), 0600);
+  const auto shell = [&](const std::string& env) {
+    const std::string cmd = env + " " + std::string(VIGIL_CLI_BINARY) + " sql --url https://localhost:" + port +
+                            " --token-file " + token_file + " -c 'SELECT 40 + 2' 2>&1";
+    std::string out;
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[512];
+    while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+    const int status = p != nullptr ? ::pclose(p) : -1;
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+  };
+  const auto trusted = shell("env -u VIGIL_ROOT SSL_CERT_FILE=" + cert);
+  EXPECT_EQ(trusted.first, 0) << trusted.second;
+  EXPECT_NE(trusted.second.find("42"), std::string::npos) << trusted.second;
+  // A certificate nobody trusts is refused before any request is sent.
+  const auto untrusted = shell("env -u VIGIL_ROOT SSL_CERT_FILE=/dev/null");
+  EXPECT_NE(untrusted.first, 0) << untrusted.second;
+  EXPECT_NE(untrusted.second.find("certificate"), std::string::npos) << untrusted.second;
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ constexpr char kRemoteHelp[] =
     "for a statement's index jobs before the next, as locally. Remotely, a BLOB comes back as hex\n"
     "text (x'0a1b') and prints so in every format, a non-finite real as NULL; SET lasts for the\n"
     "rest of the shell (it is sent again with each statement); COPY ... FROM 'path' reads the\n"
-    "server's files, under its rules. Plain http:// only.\n";
+    "server's files, under its rules. An https:// URL verifies the server's certificate against\n"
+    "the system's CAs (or SSL_CERT_FILE) and the URL's host.\n";
 
 constexpr char kHelp[] =
     "Statements end with ';'. Dot commands:\n"
@@ -181,7 +182,7 @@ void AddSqlCommand(CLI::App* app, Context* ctx) {
   sub->add_flag("--detach", args->detach, "Do not wait for admitted index jobs");
   sub->add_option("--wait-timeout", args->wait_timeout_s, "Seconds to wait for each admitted job")
       ->capture_default_str();
-  sub->add_option("--url", args->url, "A `vigil serve` server to run the statements on (http://host:port)")
+  sub->add_option("--url", args->url, "A `vigil serve` server to run the statements on (http[s]://host:port)")
       ->envname("VIGIL_URL");
   sub->add_option("--token-file", args->token_file, "With --url: a file (mode 600) holding the bearer token")
       ->envname("VIGIL_TOKEN_FILE");

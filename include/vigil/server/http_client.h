@@ -1,8 +1,9 @@
 // A small blocking HTTP/1.1 client for Vigil's own API (Boost.Beast): what
 // `vigil sql --url` and the server's tests use. One connection per client,
-// kept alive between calls and reopened when the server closed it; plain HTTP
-// only (put a TLS-terminating proxy in front for remote use). Streams are read
-// whole, except through Stream, which hands each body piece to a callback.
+// kept alive between calls and reopened when the server closed it; HTTPS for an
+// https:// URL (the certificate verified against the system's CAs, or
+// SSL_CERT_FILE, and the URL's host). Streams are read whole, except through
+// Stream, which hands each body piece to a callback.
 // Thread safety: one thread at a time per client.
 #pragma once
 
@@ -30,7 +31,8 @@ struct ClientResponse {
 
 class HttpClient {
  public:
-  // "http://host:port" (a trailing path is ignored); InvalidArgument for anything else.
+  // "http://host[:port]" or "https://host[:port]" (a trailing path is ignored); InvalidArgument
+  // for anything else; IOError when the server cannot be reached or its certificate is refused.
   static Result<std::unique_ptr<HttpClient>> Connect(std::string_view url,
                                                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
   ~HttpClient();
