@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -21,6 +22,9 @@
 namespace vigil::cli {
 
 namespace {
+
+// How long `vigil serve` waits before it starts a leader that stopped on an error.
+constexpr int64_t kLeaderRestartMs = 1000;
 
 struct ServeOptions {
   std::string listen;  // empty: [server] listen
@@ -64,6 +68,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   std::mutex mu;
   jobs::Leader* leader = nullptr;  // guarded by mu
   bool stopping = false;           // guarded by mu
+  std::condition_variable stopped;  // signalled when stopping is set
   std::atomic<bool> leading{false};
   std::thread leader_thread([&] {
     RootLeaderOptions lo;
@@ -75,13 +80,18 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
       if (stopping) l->RequestStop();
       leading.store(true);
     };
-    Status st = RunRootLeader(root, config, *store, lo);
-    leading.store(false);
-    {
-      std::lock_guard<std::mutex> lock(mu);
+    // A leader that stops on an error (its store unreachable, its lease lost) is started
+    // again after a pause: a server never leaves admitted jobs without one.
+    for (;;) {
+      Status st = RunRootLeader(root, config, *store, lo);
+      leading.store(false);
+      std::unique_lock<std::mutex> lock(mu);
       leader = nullptr;
+      if (st.ok() || stopping) break;
+      VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(),
+                      kLeaderRestartMs);
+      if (stopped.wait_for(lock, std::chrono::milliseconds(kLeaderRestartMs), [&] { return stopping; })) break;
     }
-    if (!st.ok()) VIGIL_LOG_ERROR("the job leader stopped: {}", st.ToString());
   });
   const auto stop_leader = [&] {
     {
@@ -89,6 +99,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
       stopping = true;
       if (leader) leader->RequestStop();
     }
+    stopped.notify_all();
     leader_thread.join();
   };
 

@@ -89,8 +89,16 @@ Result<std::optional<JobRunner::Dispatched>> JobRunner::DispatchNext(int64_t now
   // The attempt lock is held before the attempt can be RUNNING, so a free lock
   // of a RUNNING or UNKNOWN attempt proves that nothing of it still runs.
   VIGIL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(AttemptLockPath(next->spec.locator, attempt.attempt_id)));
+  if (Status fp = failpoint::Hit("runner.before_dispatch"); !fp.ok()) return fp;
   // I1: RUNNING with the attempt identity is durable before the executor is called.
-  VIGIL_ASSIGN_OR_RETURN(JobRecord running, store_->Dispatch(cas, attempt));
+  Result<JobRecord> dispatched = store_->Dispatch(cas, attempt);
+  if (dispatched.status().code() == StatusCode::kCommitConflict) {
+    // The job moved since it was listed (cancelled, or concluded at once as a NOOP by its
+    // admission): nothing is dispatched now; the next pass lists afresh.
+    VIGIL_LOG_INFO("job {} changed before its dispatch: {}", next->job_id, dispatched.status().message());
+    return std::optional<Dispatched>();
+  }
+  VIGIL_ASSIGN_OR_RETURN(JobRecord running, std::move(dispatched));
   // Crash cut C4: RUNNING is durable, nothing was sent.
   if (Status fp = failpoint::Hit("runner.after_dispatch"); !fp.ok()) return fp;
   return std::optional<Dispatched>(Dispatched{std::move(running), std::move(attempt), std::move(lock), now_ms});

@@ -4,6 +4,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
@@ -96,6 +97,29 @@ TEST_F(RunnerTest, CreateRunsCommitsRefreshesAndReleasesTheFence) {
   ASSERT_TRUE(noop.ok()) << noop.status().ToString();
   EXPECT_EQ(noop->state.outcome, Outcome::kNoop);
   EXPECT_FALSE(noop->attempt.has_value());
+}
+
+// A job that changes between the runner's listing and its dispatch (a CANCEL, or a NOOP
+// concluded by its own admission) is skipped, not an error that stops the leader.
+TEST_F(RunnerTest, AJobThatChangesBeforeItsDispatchIsSkippedAndTheRunnerGoesOn) {
+  Admission admission(store_.get(), {});
+  auto job = admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  failpoint::Arm("runner.before_dispatch", failpoint::Action::kHang);
+  Result<std::vector<int64_t>> started = std::vector<int64_t>{};
+  std::thread leader([&] { started = runner_->StartPending(now_); });
+  while (failpoint::HitCount("runner.before_dispatch") == 0) std::this_thread::yield();
+  auto cancelled = store_->Cancel(Cas{job->job_id, job->revision, std::nullopt, "admin", now_});
+  failpoint::Disarm("runner.before_dispatch");
+  leader.join();
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().ToString();
+  ASSERT_TRUE(started.ok()) << started.status().ToString();
+  EXPECT_TRUE(started->empty());
+  EXPECT_EQ(DerivedState(store_->Get(job->job_id)->state), "CANCELLED");
+  // The runner goes on with the next job.
+  auto next = admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(RunAll(next->job_id).state.outcome, Outcome::kCommitted);
 }
 
 TEST_F(RunnerTest, RefusalsHappenBeforeAnyJobExists) {
