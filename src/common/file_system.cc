@@ -223,25 +223,19 @@ class PosixFileSystem : public FileSystem {
     return Status::OK();
   }
 
-  Status SyncDir(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) return Status::NotFound("directory " + path + " does not exist");
-    if (fd < 0) return Status::FromErrno(errno, "open directory " + path);
-    int rc = ::fsync(fd);
-    int err = errno;
-    ::close(fd);
-    if (rc != 0) return Status::FromErrno(err, "fsync directory " + path);
-    return Status::OK();
-  }
+  Status SyncDir(const std::string& path) override { return Fsync(path, O_DIRECTORY, "directory " + path); }
 
-  Status SyncFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) return Status::NotFound(path + " does not exist");
-    if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  Status SyncFile(const std::string& path) override { return Fsync(path, 0, path); }
+
+  // fsync of the file or directory (`open_flags`) at `path`, named `what` in errors.
+  static Status Fsync(const std::string& path, int open_flags, const std::string& what) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | open_flags);
+    if (fd < 0 && errno == ENOENT) return Status::NotFound(what + " does not exist");
+    if (fd < 0) return Status::FromErrno(errno, "open " + what);
     int rc = ::fsync(fd);
     int err = errno;
     ::close(fd);
-    if (rc != 0) return Status::FromErrno(err, "fsync " + path);
+    if (rc != 0) return Status::FromErrno(err, "fsync " + what);
     return Status::OK();
   }
 
