@@ -47,8 +47,19 @@ function(vigil_test_pch_target)
 endfunction()
 vigil_test_pch_target()
 
+# Batches the sources of a library or program into unity translation units (VIGIL_UNITY_BUILD):
+# the heavy headers (nlohmann/json, Boost.Beast, FAISS, toml++) are parsed and their templates
+# instantiated once per batch instead of once per file.
+function(vigil_unity_sources target)
+  if(VIGIL_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${VIGIL_UNITY_BATCH_SIZE})
+  endif()
+endfunction()
+
 function(vigil_layer name)
-  cmake_parse_arguments(L "" "" "DEPS;TEST_DEPS;ITEST_PROPERTIES" ${ARGN})
+  # UNITY_ALONE: sources that define a file-local name another source of the layer also
+  # defines, compiled on their own in unity builds.
+  cmake_parse_arguments(L "" "" "DEPS;TEST_DEPS;ITEST_PROPERTIES;UNITY_ALONE" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   list(FILTER srcs EXCLUDE REGEX "_(test|itest|fuzz|bench|main)\\.cc$")
   add_library(vigil_${name} STATIC ${srcs})
@@ -56,6 +67,10 @@ function(vigil_layer name)
     PUBLIC ${PROJECT_SOURCE_DIR}/include
     PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(vigil_${name} PUBLIC ${L_DEPS})
+  vigil_unity_sources(vigil_${name})
+  if(L_UNITY_ALONE)
+    set_source_files_properties(${L_UNITY_ALONE} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
 
   file(GLOB fuzzers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_fuzz.cc)
   foreach(f ${fuzzers})

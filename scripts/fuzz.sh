@@ -8,7 +8,8 @@ SECONDS_EACH="${FUZZ_SECONDS:-10}"
 
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DVIGIL_SANITIZE=address -DVIGIL_LIBFUZZER=ON -DVIGIL_BUILD_TESTS=OFF -DVIGIL_BUILD_BENCH=OFF >/dev/null
+  -DVIGIL_SANITIZE=address -DVIGIL_LIBFUZZER=ON -DVIGIL_BUILD_TESTS=OFF -DVIGIL_BUILD_BENCH=OFF \
+  -DVIGIL_UNITY_BUILD=ON >/dev/null
 mapfile -t sources < <(find src -name '*_fuzz.cc' | sort)
 targets=()
 for s in "${sources[@]}"; do targets+=("$(basename "$s" .cc)"); done

@@ -73,9 +73,9 @@ int VtabError(sqlite3_vtab* vtab, VtabHost* host, const Status& status);
 
 // Converts a SQLite value to a Vigil value of `type`, exactly; nullopt when the value
 // cannot be represented exactly (a pushed predicate is then skipped or rejected).
-std::optional<Value> ToVigilValue(sqlite3_value* v, const DataType& type);
+std::optional<vigil::Value> ToVigilValue(sqlite3_value* v, const DataType& type);
 // Sets a cell of a result row from a Vigil value of `type`.
-void ResultValue(sqlite3_context* ctx, const Value& v, const DataType& type);
+void ResultValue(sqlite3_context* ctx, const vigil::Value& v, const DataType& type);
 // The SQLite declared type of a Vigil type ("INTEGER", "REAL", "TEXT", "BLOB").
 const char* SqliteType(const DataType& type);
 

@@ -41,14 +41,14 @@ std::optional<int64_t> ExactInteger(sqlite3_value* v) {
 
 }  // namespace
 
-std::optional<Value> ToVigilValue(sqlite3_value* v, const DataType& type) {
+std::optional<vigil::Value> ToVigilValue(sqlite3_value* v, const DataType& type) {
   const int t = sqlite3_value_type(v);
   if (t == SQLITE_NULL) return std::nullopt;
   switch (type.id) {
     case TypeId::kBool: {
       auto i = ExactInteger(v);
       if (!i || (*i != 0 && *i != 1)) return std::nullopt;
-      return Value(*i != 0);
+      return vigil::Value(*i != 0);
     }
     case TypeId::kInt8:
     case TypeId::kInt16:
@@ -58,22 +58,22 @@ std::optional<Value> ToVigilValue(sqlite3_value* v, const DataType& type) {
     case TypeId::kTimestamp: {
       auto i = ExactInteger(v);
       if (!i) return std::nullopt;
-      return Value(*i);
+      return vigil::Value(*i);
     }
     case TypeId::kFloat32:
     case TypeId::kFloat64:
       if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return std::nullopt;
-      return Value(sqlite3_value_double(v));
+      return vigil::Value(sqlite3_value_double(v));
     case TypeId::kString:
       if (t != SQLITE_TEXT) return std::nullopt;
-      return Value(std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
+      return vigil::Value(std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
                                static_cast<size_t>(sqlite3_value_bytes(v))));
     default:
       return std::nullopt;  // DECIMAL and VECTOR are not pushed
   }
 }
 
-void ResultValue(sqlite3_context* ctx, const Value& v, const DataType& type) {
+void ResultValue(sqlite3_context* ctx, const vigil::Value& v, const DataType& type) {
   if (std::holds_alternative<std::monostate>(v)) {
     sqlite3_result_null(ctx);
   } else if (const bool* b = std::get_if<bool>(&v)) {
