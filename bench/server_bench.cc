@@ -848,7 +848,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                                               embs[static_cast<size_t>(i) % embs.size()] + "}\n"));
     return sessions[static_cast<size_t>(t)]
         ->CopyUpload(sql::TableName{"", kDb, "writes_api"}, file, sql::CopyFormat::kJsonl,
-                     "bench:api/" + nonce + "-" + std::to_string(t) + "-" + std::to_string(i))
+                     jobs::RequestClaim{"bench:api/" + nonce + "-" + std::to_string(t) + "-" + std::to_string(i)})
         .status();
   };
   // Concurrent appends to one table rebase on each other; one that loses every rebase fails

@@ -295,20 +295,22 @@ int64_t IdempotencyCounter(const std::string& metrics, const std::string& outcom
 // An index request whose server was SIGKILLed after its job's admission committed (the
 // response never sent), and one killed right after its key was reserved: after a restart
 // the server's reconciler settles both from the job store on its own, finishing the first
-// with its job and freeing the second's key; the client's retries then get the one job.
+// with its job and freeing the second's key; the client's retries then get the one job. A
+// request to a route that leaves no evidence (CREATE DATABASE) is finished as outcome unknown.
 TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
   ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, tag VARCHAR NOT NULL); "
                         "INSERT INTO d.t VALUES (1, 'a'), (2, 'b')")["results"].size(), 3u);
   const Json create_id = {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}};
   const Json create_tag = {{"name", "tag_idx"}, {"columns", {"tag"}}, {"using", "BITMAP"}};
   const int port = server_->port();
-  const auto cut_off = [&](const std::string& failpoint, const Json& body, const std::string& key) {
+  const auto cut_off = [&](const std::string& failpoint, const Json& body, const std::string& key,
+                           const std::string& path = "/v1/databases/d/tables/t/indexes") {
     server_->Stop(SIGTERM);
     server_ = std::make_unique<ServeProcess>(root_, port, failpoint);
     ASSERT_EQ(server_->port(), port);
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
-    auto r = (*c)->Call("POST", "/v1/databases/d/tables/t/indexes",
+    auto r = (*c)->Call("POST", path,
                         {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key},
                          {"Content-Type", "application/json"}},
                         body.dump());
@@ -317,6 +319,7 @@ TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
   };
   cut_off("admission.after_commit=kill", create_id, "index-1");
   cut_off("idempotency.after_reserve=kill", create_tag, "index-2");
+  cut_off("idempotency.after_reserve=kill", {{"name", "e"}}, "db-1", "/v1/databases");
   server_ = std::make_unique<ServeProcess>(root_, port);
   ASSERT_EQ(server_->port(), port);
   auto c = server::HttpClient::Connect(server_->url());
@@ -326,13 +329,22 @@ TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
   std::string metrics;
   for (int i = 0; i < 4 * (kStaleSeconds + 20); ++i) {
     metrics = Call("GET", "/metrics", "").body;
-    if (IdempotencyCounter(metrics, "settled_found") >= 1 && IdempotencyCounter(metrics, "settled_released") >= 1) {
+    if (IdempotencyCounter(metrics, "settled_found") >= 1 && IdempotencyCounter(metrics, "settled_released") >= 1 &&
+        IdempotencyCounter(metrics, "settled_unknown") >= 1) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   EXPECT_EQ(IdempotencyCounter(metrics, "settled_found"), 1) << metrics;
   EXPECT_EQ(IdempotencyCounter(metrics, "settled_released"), 1) << metrics;
+  EXPECT_EQ(IdempotencyCounter(metrics, "settled_unknown"), 1) << metrics;
+  // The database request's retry gets the same stable answer, and nothing runs again.
+  for (int i = 0; i < 2; ++i) {
+    auto db = Post("/v1/databases", alice_, {{"name", "e"}}, "db-1");
+    EXPECT_EQ(db.status, 409) << db.body;
+    EXPECT_EQ(Json::parse(db.body)["code"], "IDEMPOTENCY_OUTCOME_UNKNOWN") << db.body;
+    EXPECT_EQ(db.Header("idempotency-replayed"), "true");
+  }
   // The admitted request replays its job; the other runs now, once.
   auto first = Post("/v1/databases/d/tables/t/indexes", alice_, create_id, "index-1");
   EXPECT_EQ(first.status, 202) << first.body;

@@ -61,6 +61,20 @@ constexpr std::string_view kCancel =
     "DELETE FROM idempotency_records"
     " WHERE realm_id = $1 AND idempotency_key = $2 AND executor_id = $3 AND http_status IS NULL";
 
+// $1 realm, $2 key, $3 executor, $4 heartbeat_before.
+constexpr std::string_view kReleaseStale =
+    "DELETE FROM idempotency_records"
+    " WHERE realm_id = $1 AND idempotency_key = $2 AND executor_id = $3 AND http_status IS NULL"
+    " AND heartbeat_at < $4";
+
+// $1 realm, $2 key, $3 executor, $4 created_at, $5 now. On PostgreSQL the update holds the
+// row's lock until the caller's transaction ends, so a concurrent kReleaseStale waits for it
+// and then sees the renewed heartbeat.
+constexpr std::string_view kConfirmOwner =
+    "UPDATE idempotency_records SET heartbeat_at = $5, updated_at = $5"
+    " WHERE realm_id = $1 AND idempotency_key = $2 AND executor_id = $3 AND created_at = $4"
+    " AND http_status IS NULL";
+
 // $1 realm, $2 key, $3 executor, $4 http_status, $5 error_subtype, $6 response_summary,
 // $7 response_headers, $8 now. Returns the finished record, or no row when not the owner's
 // in-progress record.

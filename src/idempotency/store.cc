@@ -158,6 +158,32 @@ class SqlIdempotencyStore final : public IdempotencyStore {
     return deleted > 0;
   }
 
+  Result<bool> ReleaseStale(const std::string& realm_id, const std::string& key, const std::string& executor_id,
+                            int64_t heartbeat_before_ms) override {
+    VIGIL_RETURN_IF_ERROR(ValidateKey(realm_id, key));
+    int64_t deleted = 0;
+    VIGIL_RETURN_IF_ERROR(db_->Write(
+        [&](Connection& conn) -> Status {
+          VIGIL_ASSIGN_OR_RETURN(deleted,
+                                 conn.Execute(sql::kReleaseStale, {realm_id, key, executor_id, heartbeat_before_ms}));
+          return Status::OK();
+        },
+        meta::WriteScope::kPerStatement));
+    return deleted > 0;
+  }
+
+  Status ConfirmOwner(Connection& conn, const std::string& realm_id, const std::string& key,
+                      const std::string& executor_id, int64_t created_at_ms) override {
+    VIGIL_RETURN_IF_ERROR(ValidateKey(realm_id, key));
+    const int64_t now = env_->NowMs();
+    VIGIL_ASSIGN_OR_RETURN(int64_t renewed,
+                           conn.Execute(sql::kConfirmOwner, {realm_id, key, executor_id, created_at_ms, now}));
+    if (renewed == 1) return Status::OK();
+    return Status::FailedPrecondition("the reservation of Idempotency-Key '" + key +
+                                      "' was taken over after this server stopped renewing it; the request "
+                                      "changed nothing here");
+  }
+
   Result<FinalizeResult> Finalize(const FinalizeRequest& req) override {
     FinalizeRequest r = req;
     VIGIL_RETURN_IF_ERROR(ValidateFinalize(&r));

@@ -290,6 +290,43 @@ TEST_P(StoreConformanceTest, CancelOnlyByOwnerAndOnlyInProgress) {
   EXPECT_FALSE(*store_->CancelInProgressReservation("realm-1", "never", "node-b:9"));
 }
 
+TEST_P(StoreConformanceTest, AStaleReservationIsReleasedOnlyWhileItsHeartbeatIsStale) {
+  ReserveResult r = MustReserve(Req("k1"));
+  ASSERT_EQ(r.status, ReserveStatus::kOwned);
+  const int64_t reserved_at = r.record.created_at_ms;
+  clock_.AdvanceMs(10'000);
+  // Not stale before the cutoff, and never another executor's record.
+  EXPECT_FALSE(*store_->ReleaseStale("realm-1", "k1", "node-a:1", reserved_at));
+  EXPECT_FALSE(*store_->ReleaseStale("realm-1", "k1", "node-b:9", reserved_at + 1));
+  // The owner confirms in its own transaction: the heartbeat is renewed, so a release with
+  // the cutoff read before that confirm no longer applies.
+  Status confirmed = store_->database().Write([&](meta::Connection& conn) {
+    return store_->ConfirmOwner(conn, "realm-1", "k1", "node-a:1", reserved_at);
+  });
+  ASSERT_TRUE(confirmed.ok()) << confirmed.ToString();
+  EXPECT_EQ(MustLoad("k1")->heartbeat_at_ms, reserved_at + 10'000);
+  EXPECT_FALSE(*store_->ReleaseStale("realm-1", "k1", "node-a:1", reserved_at + 1));
+  clock_.AdvanceMs(10'000);
+  EXPECT_TRUE(*store_->ReleaseStale("realm-1", "k1", "node-a:1", reserved_at + 10'001));
+  EXPECT_FALSE(MustLoad("k1").has_value());
+  // Once released (or re-reserved by another executor, or finished), the old owner's confirm
+  // fails, and the transaction it ran in rolls back with its effect.
+  auto refused = [&](const std::string& executor, int64_t created_at) {
+    return store_->database()
+        .Write([&](meta::Connection& conn) {
+          return store_->ConfirmOwner(conn, "realm-1", "k1", executor, created_at);
+        })
+        .code();
+  };
+  EXPECT_EQ(refused("node-a:1", reserved_at), StatusCode::kFailedPrecondition);
+  ReserveResult again = MustReserve(Req("k1", "node-b:9"));
+  EXPECT_EQ(refused("node-a:1", reserved_at), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused("node-b:9", again.record.created_at_ms + 1), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(refused("node-b:9", again.record.created_at_ms), StatusCode::kOk);
+  ASSERT_EQ(store_->Finalize(Fin("k1", "node-b:9"))->status, FinalizeStatus::kFinalized);
+  EXPECT_EQ(refused("node-b:9", again.record.created_at_ms), StatusCode::kFailedPrecondition);
+}
+
 TEST_P(StoreConformanceTest, ExpiredFinishedRecordFreesTheKeyButInProgressDoesNot) {
   ASSERT_EQ(MustReserve(Req("done")).status, ReserveStatus::kOwned);
   ASSERT_EQ(store_->Finalize(Fin("done"))->status, FinalizeStatus::kFinalized);

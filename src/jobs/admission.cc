@@ -90,8 +90,8 @@ JobSpec BaseSpec(const Target& t, const std::string& exact_name, Operation op) {
 
 // Admits `spec` and, for a pre-dispatch NOOP, concludes it at once.
 Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms,
-                            bool noop, const std::string& request_token) {
-  VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms, request_token));
+                            bool noop, const RequestClaim& request) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms, request));
   // Crash cut C1: T1 is durable, the client's OK is not yet sent.
   if (Status fp = failpoint::Hit("admission.after_commit"); !fp.ok()) return fp;
   if (!noop) return job;
@@ -131,7 +131,7 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   js.category = CategoryOf(stmt.type);
   js.physical_type = std::string(index::IndexTypeName(stmt.type));
   js.properties_json = index::JobPropertiesJson(spec, caps_);
-  return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists, request_token_);
+  return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists, request_);
 }
 
 Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& target, const std::string& name) {
@@ -170,7 +170,7 @@ Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::str
   JobSpec js = BaseSpec(t, existing ? existing->name : stmt.index_name, Operation::kDrop);
   js.if_mode = stmt.if_exists ? IfMode::kIfExists : IfMode::kNone;
   if (existing) js.columns = existing->columns;
-  return AdmitSpec(store_, js, actor, now_ms, !existing.has_value(), request_token_);
+  return AdmitSpec(store_, js, actor, now_ms, !existing.has_value(), request_);
 }
 
 Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
@@ -190,7 +190,7 @@ Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::s
   js.category = CategoryOf(type);
   js.physical_type = existing->index_type;
   js.properties_json = existing->properties_json;
-  return AdmitSpec(store_, js, actor, now_ms, nothing_to_cover, request_token_);
+  return AdmitSpec(store_, js, actor, now_ms, nothing_to_cover, request_);
 }
 
 Status CheckMutationAllowed(const Config& config, const std::string& config_path, std::string_view statement) {

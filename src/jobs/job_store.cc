@@ -141,8 +141,9 @@ Status InsertEvent(Connection& conn, const JobRecord& rec, int64_t part, const E
 }
 
 Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::string& actor, int64_t now_ms,
-                          const std::string& request_token) {
+                          const RequestClaim& request) {
   VIGIL_RETURN_IF_ERROR(CheckTarget(conn, spec));
+  if (request.confirm) VIGIL_RETURN_IF_ERROR(request.confirm(conn));
   JobRecord rec;
   rec.creator = actor;
   rec.created_at_ms = now_ms;
@@ -161,10 +162,10 @@ Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::stri
                                                          k.normalization_version, k.normalized_name, rec.job_id})
                             .status());
   VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertGuard, {spec.table_incarnation, rec.job_id}).status());
-  if (!request_token.empty()) {
-    Result<int64_t> recorded = conn.Execute(sql::kInsertJobRequest, {request_token, rec.job_id});
+  if (!request.token.empty()) {
+    Result<int64_t> recorded = conn.Execute(sql::kInsertJobRequest, {request.token, rec.job_id});
     if (recorded.status().code() == StatusCode::kAlreadyExists) {
-      return Status::AlreadyExists("request " + request_token + " already admitted a job");
+      return Status::AlreadyExists("request " + request.token + " already admitted a job");
     }
     VIGIL_RETURN_IF_ERROR(recorded.status());
   }
@@ -268,26 +269,31 @@ Status JobStore::CheckNoGuard(meta::Transaction& txn, const std::string& table_i
 }
 
 Result<JobRecord> JobStore::Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms,
-                                  const std::string& request_token) {
+                                  const RequestClaim& request) {
   VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
   VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
-  if (!request_token.empty()) VIGIL_RETURN_IF_ERROR(CheckText("request token", request_token, kMaxMessageBytes));
+  if (!request.token.empty()) VIGIL_RETURN_IF_ERROR(CheckText("request token", request.token, kMaxMessageBytes));
   // Group commit: concurrent admissions share one durable commit, each in its own savepoint.
   JobRecord rec;
   VIGIL_RETURN_IF_ERROR(db_->Write([&](Connection& conn) -> Status {
-    VIGIL_ASSIGN_OR_RETURN(rec, AdmitOn(conn, spec, actor, now_ms, request_token));
+    VIGIL_ASSIGN_OR_RETURN(rec, AdmitOn(conn, spec, actor, now_ms, request));
     return Status::OK();
   }));
   return rec;
 }
 
 Result<JobRecord> JobStore::Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor,
-                                  int64_t now_ms, const std::string& request_token) {
+                                  int64_t now_ms, const RequestClaim& request) {
   if (!txn.active()) return Status::FailedPrecondition("admit: transaction is not active");
   VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
   VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
-  if (!request_token.empty()) VIGIL_RETURN_IF_ERROR(CheckText("request token", request_token, kMaxMessageBytes));
-  return AdmitOn(txn.conn(), spec, actor, now_ms, request_token);
+  if (!request.token.empty()) VIGIL_RETURN_IF_ERROR(CheckText("request token", request.token, kMaxMessageBytes));
+  return AdmitOn(txn.conn(), spec, actor, now_ms, request);
+}
+
+Status JobStore::ConfirmRequest(const RequestClaim& request) {
+  if (!request.confirm) return Status::OK();
+  return db_->Write([&](Connection& conn) { return request.confirm(conn); });
 }
 
 Result<std::optional<int64_t>> JobStore::JobOfRequest(const std::string& request_token) {

@@ -239,19 +239,45 @@ TEST_P(JobStoreConformanceTest, AnAdmittingRequestIsRecordedWithItsJobOnce) {
   auto none = store_->JobOfRequest("realm:alice/key-1/1700000000000");
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_FALSE(none->has_value());
-  auto rec = store_->Admit(Spec("emb_idx"), "alice", now_, "realm:alice/key-1/1700000000000");
+  auto rec = store_->Admit(Spec("emb_idx"), "alice", now_, {"realm:alice/key-1/1700000000000"});
   ASSERT_TRUE(rec.ok()) << rec.status().ToString();
   auto found = store_->JobOfRequest("realm:alice/key-1/1700000000000");
   ASSERT_TRUE(found.ok() && found->has_value());
   EXPECT_EQ(**found, rec->job_id);
   // One request admits at most one job: the second admission leaves nothing behind.
-  auto again = store_->Admit(Spec("other_idx"), "alice", now_, "realm:alice/key-1/1700000000000");
+  auto again = store_->Admit(Spec("other_idx"), "alice", now_, {"realm:alice/key-1/1700000000000"});
   EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
   auto fence = store_->Admit(Spec("other_idx"), "alice", now_);
   EXPECT_TRUE(fence.ok()) << "the refused admission kept its fence: " << fence.status().ToString();
   // A token that is not printable text is refused.
-  EXPECT_EQ(store_->Admit(Spec("third_idx"), "alice", now_, std::string("bad\x01token")).status().code(),
+  EXPECT_EQ(store_->Admit(Spec("third_idx"), "alice", now_, {std::string("bad\x01token")}).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+TEST_P(JobStoreConformanceTest, ARequestThatLostItsReservationAdmitsNothing) {
+  int confirms = 0;
+  RequestClaim lost{"realm:alice/key-2/1700000000000", [&](meta::Connection& conn) -> Status {
+                      ++confirms;
+                      // The confirm runs inside the admission's transaction, on its connection.
+                      auto probe = conn.Query("SELECT 1", {});
+                      if (!probe.ok()) return probe.status();
+                      return Status::FailedPrecondition("the reservation was taken over");
+                    }};
+  auto refused = store_->Admit(Spec("emb_idx"), "alice", now_, lost);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+  EXPECT_EQ(confirms, 1);
+  auto recorded = store_->JobOfRequest(lost.token);
+  ASSERT_TRUE(recorded.ok());
+  EXPECT_FALSE(recorded->has_value());
+  // Nothing of the admission stayed: the fence is free and no job exists.
+  auto jobs = store_->List({});
+  ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
+  EXPECT_TRUE(jobs->empty());
+  RequestClaim owned{"realm:alice/key-3/1700000000000", [](meta::Connection&) { return Status::OK(); }};
+  auto admitted = store_->Admit(Spec("emb_idx"), "alice", now_, owned);
+  ASSERT_TRUE(admitted.ok()) << admitted.status().ToString();
+  EXPECT_EQ(store_->ConfirmRequest(owned).code(), StatusCode::kOk);
+  EXPECT_EQ(store_->ConfirmRequest(lost).code(), StatusCode::kFailedPrecondition);
 }
 
 TEST_P(JobStoreConformanceTest, AdmissionNeedsTheRegisteredIncarnation) {

@@ -66,8 +66,9 @@ struct Call {
   const PathParams& params;
   const auth::Authenticated& caller;
   std::shared_ptr<Spooled> spooled;  // set when the body was spooled before the handler ran
-  // RequestToken of the request's reservation when it carries a key: marks its effect.
-  std::string idempotency_token;
+  // The request's reservation when it carries a key: its token marks the effect, its confirm
+  // fences it (jobs::RequestClaim).
+  jobs::RequestClaim claim;
 };
 
 // Whether the request body is an upload (CSV, JSON Lines, .fvecs, .npy) rather than JSON.

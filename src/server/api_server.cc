@@ -239,8 +239,8 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   if (spec.settle && leads) settle = [&](const std::string& token) { return spec.settle(params, token); };
   return gate_->Run(
       ireq,
-      [&](const std::string& token) {
-        call.idempotency_token = token;
+      [&](const jobs::RequestClaim& claim) {
+        call.claim = claim;
         return spec.handler(call);
       },
       settle);
@@ -263,7 +263,7 @@ SettleFn ApiServer::Impl::SettleOf(const idempotency::IdempotencyRecord& record)
 
 Result<sql::ResultSet> ApiServer::Impl::RunSql(const Call& call, const std::string& statement) {
   VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
-  Result<sql::ResultSet> r = session->Execute(statement, call.idempotency_token);
+  Result<sql::ResultSet> r = session->Execute(statement, call.claim);
   if (r.ok() && !r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
   return r;
 }

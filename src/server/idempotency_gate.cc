@@ -17,7 +17,8 @@ namespace vigil::server {
 
 namespace {
 
-// Renews a reservation's heartbeat until stopped.
+// Renews a reservation's heartbeat until stopped, or until the reservation is found to be
+// another's (taken over after this server stalled) or gone.
 class Heartbeat {
  public:
   Heartbeat(idempotency::IdempotencyStore* store, const IdempotentRequest& req, const std::string& executor,
@@ -27,8 +28,12 @@ class Heartbeat {
           while (!cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stop_; })) {
             lock.unlock();
             auto r = store->UpdateHeartbeat(req.realm, req.key, executor);
-            if (r.ok() && r->status == idempotency::HeartbeatStatus::kLostOwnership) {
-              VIGIL_LOG_WARN("idempotency key of {} lost its reservation while the request ran", req.operation);
+            if (r.ok() && (r->status == idempotency::HeartbeatStatus::kLostOwnership ||
+                           r->status == idempotency::HeartbeatStatus::kNotFound)) {
+              VIGIL_LOG_WARN("idempotency key of {} lost its reservation while the request ran; its effect is "
+                             "refused where the route confirms it",
+                             req.operation);
+              return;
             }
             lock.lock();
           }
@@ -92,6 +97,15 @@ idempotency::FinalizeRequest FinalizeFor(const std::string& realm, const std::st
   return fin;
 }
 
+// The stored answer of a request whose server stopped and whose effect no evidence can show.
+HttpResponse OutcomeUnknown(const idempotency::IdempotencyRecord& record) {
+  return ProblemResponse(409, "IDEMPOTENCY_OUTCOME_UNKNOWN",
+                         "the server that ran this request (" + record.operation_type + " " + record.resource_id +
+                             ") stopped before it answered, and nothing recorded tells whether it took effect; "
+                             "check the resource, and send the request again under a new Idempotency-Key if it "
+                             "is still needed");
+}
+
 }  // namespace
 
 bool IsStoredStatus(int status) {
@@ -152,6 +166,19 @@ std::string RequestToken(const idempotency::IdempotencyRecord& record) {
   return record.realm_id + "/" + record.idempotency_key + "/" + std::to_string(record.created_at_ms);
 }
 
+jobs::RequestClaim IdempotencyGate::ClaimOf(const idempotency::IdempotencyRecord& owned,
+                                            std::shared_ptr<std::atomic<bool>> lost) {
+  jobs::RequestClaim claim;
+  claim.token = RequestToken(owned);
+  claim.confirm = [store = store_, owned, lost = std::move(lost)](meta::Connection& conn) {
+    Status st = store->ConfirmOwner(conn, owned.realm_id, owned.idempotency_key, owned.executor_id,
+                                    owned.created_at_ms);
+    if (st.code() == StatusCode::kFailedPrecondition) lost->store(true);
+    return st;
+  };
+  return claim;
+}
+
 HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run, const SettleFn& settle) {
   idempotency::ReserveRequest reserve{req.realm, req.key, req.operation, req.resource, req.fingerprint,
                                       executor_id_, ttl_ms_};
@@ -178,19 +205,31 @@ HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run
   }
   metrics_->CountIdempotency(rerun ? "settled_rerun" : "reserved");
   HttpResponse resp;
+  auto lost = std::make_shared<std::atomic<bool>>(false);
   try {
     Heartbeat heartbeat(store_, req, executor_id_, heartbeat_ms_);
     // Crash cut: the key is reserved, nothing of the request has happened yet.
     if (Status fp = failpoint::Hit("idempotency.after_reserve"); !fp.ok()) {
       resp = ProblemResponse(fp);
     } else {
-      resp = run(RequestToken(owned));
+      resp = run(ClaimOf(owned, lost));
     }
   } catch (...) {
     // The request failed inside the server (the HTTP layer answers 500): free the key, as for
     // any 5xx, rather than leave it reserved until it expires.
     Finish(req, ProblemResponse(500, "INTERNAL", "the request failed inside the server"));
     throw;
+  }
+  if (lost->load()) {
+    // The effect was refused in its own transaction: the server that took the key over owns
+    // the request and its answer now.
+    metrics_->CountIdempotency("lost_ownership");
+    HttpResponse taken = ProblemResponse(
+        409, "IDEMPOTENCY_REQUEST_TAKEN_OVER",
+        "this server stalled while it ran the request and another server took its Idempotency-Key over; "
+        "nothing was changed here: retry with the same key to get that server's response");
+    taken.headers.emplace_back("Retry-After", "1");
+    return taken;
   }
   Finish(req, resp);
   return resp;
@@ -208,14 +247,14 @@ void IdempotencyGate::Finish(const IdempotentRequest& req, const HttpResponse& r
 }
 
 Result<idempotency::IdempotencyRecord> IdempotencyGate::FinishAsOwner(const idempotency::IdempotencyRecord& record,
-                                                                      const HttpResponse& found) {
+                                                                      const HttpResponse& found, const char* outcome) {
   VIGIL_ASSIGN_OR_RETURN(
       idempotency::FinalizeResult done,
       store_->Finalize(FinalizeFor(record.realm_id, record.idempotency_key, record.executor_id, found)));
   if (!done.record || done.record->in_progress()) {
     return Status::Busy("the reservation of " + record.operation_type + " changed while it was settled");
   }
-  metrics_->CountIdempotency("settled_found");
+  metrics_->CountIdempotency(outcome);
   return std::move(*done.record);
 }
 
@@ -228,11 +267,13 @@ HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const ide
     Result<std::optional<HttpResponse>> found = settle(RequestToken(record));
     if (found.ok() && *found) {
       // The effect is in place: finish the record as the dead owner's result.
-      Result<idempotency::IdempotencyRecord> done = FinishAsOwner(record, **found);
+      Result<idempotency::IdempotencyRecord> done = FinishAsOwner(record, **found, "settled_found");
       if (done.ok()) return Replay(*done);
     } else if (found.ok()) {
-      // Provably not done and its owner is gone: take the key over and run the request.
-      auto cancelled = store_->CancelInProgressReservation(req.realm, req.key, record.executor_id);
+      // Provably not done and its owner is gone: take the key over and run the request. The
+      // release holds only while the owner's heartbeat is still stale: an owner that confirmed
+      // its effect meanwhile keeps the key.
+      auto cancelled = store_->ReleaseStale(req.realm, req.key, record.executor_id, now - kStaleReservationMs);
       idempotency::ReserveRequest again{req.realm, req.key, req.operation, req.resource, req.fingerprint,
                                         executor_id_, ttl_ms_};
       auto reserved = cancelled.ok() && *cancelled ? store_->Reserve(again) : Result<idempotency::ReserveResult>(
@@ -266,7 +307,12 @@ Result<int64_t> IdempotencyGate::SettleStale(
   for (const idempotency::IdempotencyRecord& record : stale) {
     if (record.executor_id == executor_id_) continue;  // this server's own request, still running
     const SettleFn settle = settle_of(record);
-    if (!settle) continue;
+    if (!settle) {
+      // Nothing can tell whether the request took effect (seed 003, case 2): a stable answer
+      // for every retry instead of a 409 that never ends, and never a second run.
+      if (FinishAsOwner(record, OutcomeUnknown(record), "settled_unknown").ok()) ++settled;
+      continue;
+    }
     Result<std::optional<HttpResponse>> found = settle(RequestToken(record));
     if (!found.ok()) {
       VIGIL_LOG_WARN("idempotency: settling {} {} failed: {}", record.operation_type, record.resource_id,
@@ -274,12 +320,11 @@ Result<int64_t> IdempotencyGate::SettleStale(
       continue;
     }
     if (*found) {
-      if (FinishAsOwner(record, **found).ok()) ++settled;
+      if (FinishAsOwner(record, **found, "settled_found").ok()) ++settled;
       continue;
     }
-    VIGIL_ASSIGN_OR_RETURN(bool released,
-                           store_->CancelInProgressReservation(record.realm_id, record.idempotency_key,
-                                                               record.executor_id));
+    VIGIL_ASSIGN_OR_RETURN(bool released, store_->ReleaseStale(record.realm_id, record.idempotency_key,
+                                                               record.executor_id, now - kStaleReservationMs));
     if (released) {
       metrics_->CountIdempotency("settled_released");
       ++settled;

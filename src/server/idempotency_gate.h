@@ -10,18 +10,24 @@
 // whose owner stopped heart-beating (its server died mid-request) is settled
 // from evidence when the route can look for its effect (an append finds its key
 // in the table's history): found, it is finished with that result; provably
-// absent, the request runs again; otherwise it stays a 409 that says so.
+// absent, the request runs again; otherwise it stays a 409 that says so. An
+// owner that was only stalled cannot then add its effect: appends and admissions
+// confirm the reservation in the effect's own transaction (RequestClaim) and the
+// takeover releases a reservation only while its heartbeat is stale.
 // Thread safety: thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "server/metrics.h"
 #include "vigil/common/env.h"
 #include "vigil/idempotency/store.h"
+#include "vigil/jobs/request_claim.h"
 #include "vigil/server/http_server.h"
 
 namespace vigil::server {
@@ -52,8 +58,9 @@ std::string LowerHex(const unsigned char* bytes, size_t n);
 // its response when the effect is found, nullopt when the effect provably did not happen
 // (the request may run again), an error when it cannot tell.
 using SettleFn = std::function<Result<std::optional<HttpResponse>>(const std::string& token)>;
-// Runs a reserved request; `token` (RequestToken of its reservation) marks its effect.
-using RunFn = std::function<HttpResponse(const std::string& token)>;
+// Runs a reserved request; `claim` carries its token (RequestToken), which marks its effect,
+// and the confirm that fences the effect on the reservation still being this request's.
+using RunFn = std::function<HttpResponse(const jobs::RequestClaim& claim)>;
 
 // What marks the effect of one reservation: "<realm>/<key>/<reserved at, ms>". A key reused
 // after its record expired gets a new token, so an old effect never settles a new request.
@@ -76,9 +83,11 @@ class IdempotencyGate {
   HttpResponse Run(const IdempotentRequest& req, const RunFn& run, const SettleFn& settle = nullptr);
 
   // The reconciler's pass over `realm`: each reservation whose owner stopped heart-beating
-  // is settled from evidence by `settle_of(record)` (empty: nothing can tell), finished
-  // with the effect's response when found, or released (the key is free again) when the
-  // effect provably did not happen. Returns how many were settled; others stay in progress.
+  // is settled from evidence by `settle_of(record)`: finished with the effect's response
+  // when found, released (the key is free again) when the effect provably did not happen.
+  // When no evidence exists for its route (`settle_of` empty) it is finished as 409
+  // IDEMPOTENCY_OUTCOME_UNKNOWN, replayed to every retry. Returns how many were settled; those
+  // whose evidence cannot be read now stay in progress.
   Result<int64_t> SettleStale(const std::string& realm,
                               const std::function<SettleFn(const idempotency::IdempotencyRecord&)>& settle_of);
 
@@ -86,14 +95,17 @@ class IdempotencyGate {
 
  private:
   HttpResponse Replay(const idempotency::IdempotencyRecord& record);
+  // The claim of the reservation `owned`: its confirm sets *lost when the key was taken over.
+  jobs::RequestClaim ClaimOf(const idempotency::IdempotencyRecord& owned, std::shared_ptr<std::atomic<bool>> lost);
   // The answer to a duplicate of a request in progress: settled when its owner is dead and
   // `settle` can tell, else 409. Sets *rerun to the new reservation when the request should
   // run again.
   HttpResponse InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
                           const SettleFn& settle, std::optional<idempotency::IdempotencyRecord>* rerun);
-  // Finishes a dead owner's reservation with the response its effect shows; the stored record.
+  // Finishes a dead owner's reservation with `found` (the response its effect shows, or the
+  // outcome-unknown answer), counted as `outcome`; the stored record.
   Result<idempotency::IdempotencyRecord> FinishAsOwner(const idempotency::IdempotencyRecord& record,
-                                                       const HttpResponse& found);
+                                                       const HttpResponse& found, const char* outcome);
   void Finish(const IdempotentRequest& req, const HttpResponse& resp);
 
   idempotency::IdempotencyStore* store_;

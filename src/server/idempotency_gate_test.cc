@@ -50,7 +50,7 @@ class IdempotencyGateTest : public ::testing::Test {
 
 TEST_F(IdempotencyGateTest, ARequestRunsOnceAndIsReplayed) {
   int runs = 0;
-  auto run = [&](const std::string&) {
+  auto run = [&](const jobs::RequestClaim&) {
     ++runs;
     return JsonResponse("{\"created\":true}", 201);
   };
@@ -68,11 +68,11 @@ TEST_F(IdempotencyGateTest, ARequestRunsOnceAndIsReplayed) {
 
 TEST_F(IdempotencyGateTest, AHandlerThatThrowsLeavesTheKeyFreeForTheRetry) {
   EXPECT_THROW(
-      gate_->Run(Request("k2"), [](const std::string&) -> HttpResponse { throw std::runtime_error("boom"); }),
+      gate_->Run(Request("k2"), [](const jobs::RequestClaim&) -> HttpResponse { throw std::runtime_error("boom"); }),
       std::runtime_error);
   // Not a 409 "still running" until the record expires: the retry runs.
   int runs = 0;
-  HttpResponse retry = gate_->Run(Request("k2"), [&](const std::string&) {
+  HttpResponse retry = gate_->Run(Request("k2"), [&](const jobs::RequestClaim&) {
     ++runs;
     return JsonResponse("{}", 201);
   });
@@ -106,7 +106,7 @@ TEST_F(IdempotencyGateTest, TheReconcilerSettlesOnlyStaleReservationsOfOtherServ
   env_.AdvanceMs(2);
   auto settled = gate_->SettleStale("default:alice", settle_of);
   ASSERT_TRUE(settled.ok()) << settled.status().ToString();
-  EXPECT_EQ(*settled, 2);
+  EXPECT_EQ(*settled, 3);
   // Each settle is asked about its own reservation's token.
   const int64_t reserved_at = env_.NowMs() - kStaleReservationMs - 1;
   EXPECT_EQ(std::set<std::string>(asked.begin(), asked.end()),
@@ -118,7 +118,7 @@ TEST_F(IdempotencyGateTest, TheReconcilerSettlesOnlyStaleReservationsOfOtherServ
   ASSERT_TRUE(found && !found->in_progress());
   EXPECT_EQ(found->http_status, 201);
   int runs = 0;
-  HttpResponse replay = gate_->Run(Request("found"), [&](const std::string&) {
+  HttpResponse replay = gate_->Run(Request("found"), [&](const jobs::RequestClaim&) {
     ++runs;
     return JsonResponse("{}", 201);
   });
@@ -126,8 +126,16 @@ TEST_F(IdempotencyGateTest, TheReconcilerSettlesOnlyStaleReservationsOfOtherServ
   EXPECT_EQ(replay.body, "{\"settled\":true}");
   // Provably absent: the key is free again.
   EXPECT_FALSE(Load("absent").has_value());
-  // Unknown, or no route that can tell, or this server's own running request: untouched.
-  for (const char* key : {"unknown", "no-evidence", "mine"}) {
+  // No route that can tell: a stable outcome-unknown answer, replayed without running.
+  HttpResponse unknown = gate_->Run(Request("no-evidence"), [&](const jobs::RequestClaim&) {
+    ++runs;
+    return JsonResponse("{}", 201);
+  });
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(unknown.status, 409);
+  EXPECT_NE(unknown.body.find("IDEMPOTENCY_OUTCOME_UNKNOWN"), std::string::npos) << unknown.body;
+  // Evidence that cannot be read now, or this server's own running request: untouched.
+  for (const char* key : {"unknown", "mine"}) {
     auto r = Load(key);
     ASSERT_TRUE(r.has_value()) << key;
     EXPECT_TRUE(r->in_progress()) << key;
@@ -136,20 +144,86 @@ TEST_F(IdempotencyGateTest, TheReconcilerSettlesOnlyStaleReservationsOfOtherServ
 
 TEST_F(IdempotencyGateTest, AKeyReusedAfterItsRecordWasPurgedMarksItsEffectWithANewToken) {
   std::string first_token, second_token;
-  gate_->Run(Request("k3"), [&](const std::string& token) {
-    first_token = token;
+  gate_->Run(Request("k3"), [&](const jobs::RequestClaim& claim) {
+    first_token = claim.token;
     return JsonResponse("{}", 201);
   });
   // Past the TTL the record goes; the same key is a new request with a new reservation.
   env_.AdvanceMs(3'600'001);
   auto purged = store_->PurgeExpired("default:alice", env_.NowMs());
   ASSERT_TRUE(purged.ok() && *purged == 1);
-  gate_->Run(Request("k3"), [&](const std::string& token) {
-    second_token = token;
+  gate_->Run(Request("k3"), [&](const jobs::RequestClaim& claim) {
+    second_token = claim.token;
     return JsonResponse("{}", 201);
   });
   EXPECT_FALSE(first_token.empty());
   EXPECT_NE(first_token, second_token);
+}
+
+// Confirms `claim` in a write transaction of its own, as an effect's transaction would.
+Status Confirm(idempotency::IdempotencyStore& store, const jobs::RequestClaim& claim) {
+  return store.database().Write([&](meta::Connection& conn) { return claim.confirm(conn); });
+}
+
+TEST_F(IdempotencyGateTest, AStalledServerWhoseKeyWasTakenOverChangesNothingAndSaysSo) {
+  // Two servers on one store; neither renews its heartbeat during the test.
+  Metrics other_metrics;
+  IdempotencyGate stalled(store_.get(), &metrics_, "stalled-server", 3'600'000, 3'600'000, &env_);
+  IdempotencyGate other(store_.get(), &other_metrics, "other-server", 3'600'000, 3'600'000, &env_);
+  const auto nothing_done = [](const std::string&) -> Result<std::optional<HttpResponse>> {
+    return std::optional<HttpResponse>();
+  };
+  int effects = 0;
+  Status stalled_confirm;
+  HttpResponse late = stalled.Run(Request("k4"), [&](const jobs::RequestClaim& claim) {
+    // The server stalls past kStaleReservationMs before its effect; a retry reaches the other
+    // server, which finds no effect, takes the key over and runs the request.
+    env_.AdvanceMs(kStaleReservationMs + 1);
+    HttpResponse taken = other.Run(Request("k4"), [&](const jobs::RequestClaim& mine) {
+      EXPECT_TRUE(Confirm(*store_, mine).ok());
+      ++effects;
+      return JsonResponse("{\"by\":\"other\"}", 201);
+    }, nothing_done);
+    EXPECT_EQ(taken.status, 201) << taken.body;
+    // The stalled server resumes: its effect's confirm is refused, so it changes nothing.
+    stalled_confirm = Confirm(*store_, claim);
+    if (stalled_confirm.ok()) ++effects;
+    return JsonResponse("{\"by\":\"stalled\"}", 201);
+  });
+  EXPECT_EQ(stalled_confirm.code(), StatusCode::kFailedPrecondition) << stalled_confirm.ToString();
+  EXPECT_EQ(effects, 1);
+  EXPECT_EQ(late.status, 409) << late.body;
+  EXPECT_NE(late.body.find("IDEMPOTENCY_REQUEST_TAKEN_OVER"), std::string::npos) << late.body;
+  // The key holds the other server's answer, replayed to every retry.
+  auto record = Load("k4");
+  ASSERT_TRUE(record && !record->in_progress());
+  EXPECT_EQ(record->executor_id, "other-server");
+  EXPECT_EQ(record->response_summary, "{\"by\":\"other\"}");
+  EXPECT_NE(metrics_.Render().find("outcome=\"lost_ownership\"} 1"), std::string::npos);
+}
+
+TEST_F(IdempotencyGateTest, AnOwnerThatConfirmedItsEffectKeepsItsKeyFromATakeover) {
+  IdempotencyGate owner(store_.get(), &metrics_, "slow-server", 3'600'000, 3'600'000, &env_);
+  int effects = 0;
+  HttpResponse resp = owner.Run(Request("k5"), [&](const jobs::RequestClaim& claim) {
+    env_.AdvanceMs(kStaleReservationMs + 1);
+    // The reconciler reads the evidence and finds nothing; before it releases the key, the
+    // owner's effect commits with its confirm. The release must then fail.
+    auto settled = gate_->SettleStale("default:alice", [&](const idempotency::IdempotencyRecord&) -> SettleFn {
+      return [&](const std::string&) -> Result<std::optional<HttpResponse>> {
+        EXPECT_TRUE(Confirm(*store_, claim).ok());
+        ++effects;
+        return std::optional<HttpResponse>();
+      };
+    });
+    EXPECT_TRUE(settled.ok() && *settled == 0);
+    return JsonResponse("{}", 201);
+  });
+  EXPECT_EQ(effects, 1);
+  EXPECT_EQ(resp.status, 201) << resp.body;
+  auto record = Load("k5");
+  ASSERT_TRUE(record && !record->in_progress());
+  EXPECT_EQ(record->executor_id, "slow-server");
 }
 
 }  // namespace

@@ -68,7 +68,8 @@ std::string Metrics::Render() const {
   out += "# HELP vigil_idempotency_requests_total Requests with an Idempotency-Key, by outcome.\n";
   out += "# TYPE vigil_idempotency_requests_total counter\n";
   for (const char* outcome : {"reserved", "replayed", "conflict_in_progress", "mismatch", "missing_key",
-                              "not_stored", "settled_found", "settled_rerun", "settled_released"}) {
+                              "not_stored", "settled_found", "settled_rerun", "settled_released",
+                              "settled_unknown", "lost_ownership"}) {
     auto it = idempotency_.find(outcome);
     out += std::string("vigil_idempotency_requests_total{outcome=\"") + outcome + "\"} " +
            std::to_string(it == idempotency_.end() ? 0 : it->second) + "\n";

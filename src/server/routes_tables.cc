@@ -359,7 +359,7 @@ void ApiServer::Impl::AddTableRoutes() {
          sql::TableName name{"", *db, *table};
          Result<sql::ResultSet> r = [&]() -> Result<sql::ResultSet> {
            VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
-           return session->CopyUpload(name, spooled->path, format, call.idempotency_token);
+           return session->CopyUpload(name, spooled->path, format, call.claim);
          }();
          return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
        },

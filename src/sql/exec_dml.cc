@@ -153,13 +153,14 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
 }
 
 Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s,
-                                std::shared_ptr<const RandomAccessFile> input, const std::string& idempotency_key) {
+                                std::shared_ptr<const RandomAccessFile> input, const jobs::RequestClaim& request) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   ImportOptions options;
   options.create = true;
   options.props.operation = "COPY";
-  options.props.idempotency_key = idempotency_key;
+  options.props.idempotency_key = request.token;
+  if (request.confirm) options.before_commit = [&] { return ctx.store->ConfirmRequest(request); };
   if (s.format) {
     VIGIL_ASSIGN_OR_RETURN(options.ingest.format, ParseIngestFormat(CopyFormatName(*s.format)));
   } else {

@@ -103,7 +103,7 @@ Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& 
   }
   stmt.if_not_exists = s.if_not_exists;
   stmt.or_replace = s.or_replace;
-  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request_token);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request);
   auto job = admission.Create(stmt, ctx.options.principal.name, ctx.Now());
   if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
   return Admitted(ctx, s.or_replace ? "CREATE OR REPLACE INDEX" : "CREATE INDEX", *job);
@@ -115,7 +115,7 @@ Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
   stmt.index_name = s.name;
   stmt.if_exists = s.if_exists;
-  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request_token);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request);
   auto job = admission.Drop(stmt, ctx.options.principal.name, ctx.Now());
   if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
   return Admitted(ctx, "DROP INDEX", *job);
@@ -126,7 +126,7 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
   jobs::BuildIndexStatement stmt;
   VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
   stmt.index_name = s.name;
-  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request_token);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request);
   auto job = admission.Build(stmt, ctx.options.principal.name, ctx.Now());
   if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
   return Admitted(ctx, "BUILD INDEX", *job);

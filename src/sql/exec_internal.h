@@ -33,9 +33,9 @@ struct ExecContext {
   SessionOptions options;
   std::unique_ptr<SelectEngine> select;  // opened by the first SELECT / EXPLAIN
   std::unique_ptr<auth::PrincipalStore> principals;  // opened by the first user or grant statement
-  // The idempotency token of the API request running the statement ("" for none): recorded
-  // with the jobs it admits.
-  std::string request_token;
+  // The API request running the statement (no token for none): confirmed and recorded with
+  // the jobs it admits.
+  jobs::RequestClaim request;
 
   int64_t Now() const;
   jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }
@@ -111,9 +111,10 @@ Result<ResultSet> ExecRefreshTable(ExecContext& ctx, const RefreshTableStatement
 Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s);
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s);
 // COPY of an input the caller opened (a server's spooled request body): no file access rule.
-// A non-empty `idempotency_key` goes into the commit's transaction properties.
+// The token of `request` goes into the commit's transaction properties; its confirm runs just
+// before the commit.
 Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s,
-                                std::shared_ptr<const RandomAccessFile> input, const std::string& idempotency_key = "");
+                                std::shared_ptr<const RandomAccessFile> input, const jobs::RequestClaim& request = {});
 Result<ResultSet> ExecDelete(ExecContext& ctx, const DeleteStatement& s);
 Result<ResultSet> ExecUpdate(ExecContext& ctx, const UpdateStatement& s);
 

@@ -106,11 +106,11 @@ class SessionImpl : public Session {
     return Execute(stmt);
   }
 
-  Result<ResultSet> Execute(std::string_view sql, const std::string& request_token) override {
+  Result<ResultSet> Execute(std::string_view sql, const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
-    ctx_.request_token = request_token;
+    ctx_.request = request;
     Result<ResultSet> r = Execute(stmt);
-    ctx_.request_token.clear();
+    ctx_.request = {};
     return r;
   }
 
@@ -119,10 +119,10 @@ class SessionImpl : public Session {
   }
 
   Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
-                               const std::string& idempotency_token) override {
+                               const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(auto input, OpenIngestFile(spooled_file, /*no_symlinks=*/true));
     CopyStatement s{table, "upload", format};
-    return ExecCopyInput(ctx_, s, std::move(input), idempotency_token);
+    return ExecCopyInput(ctx_, s, std::move(input), request);
   }
 
   void Reset(jobs::Principal principal) override {

@@ -362,9 +362,11 @@ Result<std::vector<FragmentMeta>> Dataset::WriteFragments(RecordBatchReader* rea
   return sink.fragments();
 }
 
-Result<std::shared_ptr<Dataset>> Dataset::Append(RecordBatchReader* reader, TransactionProperties props) const {
+Result<std::shared_ptr<Dataset>> Dataset::Append(RecordBatchReader* reader, TransactionProperties props,
+                                                 const std::function<Status()>& before_commit) const {
   VIGIL_ASSIGN_OR_RETURN(auto fragments, WriteFragments(reader));
   if (fragments.empty()) return std::const_pointer_cast<Dataset>(shared_from_this());
+  if (before_commit) VIGIL_RETURN_IF_ERROR(before_commit());
   Transaction txn;
   txn.props = std::move(props);
   if (txn.props.operation.empty()) txn.props.operation = "APPEND";

@@ -96,7 +96,7 @@ Result<ImportResult> AppendTo(const std::shared_ptr<Dataset>& ds, const std::str
   }
   VIGIL_ASSIGN_OR_RETURN(auto inner, OpenIngestReader(file, ingest));
   ProgressReader reader(std::move(inner), options.progress);
-  VIGIL_ASSIGN_OR_RETURN(auto next, ds->Append(&reader, PropsFor(options, operation, file)));
+  VIGIL_ASSIGN_OR_RETURN(auto next, ds->Append(&reader, PropsFor(options, operation, file), options.before_commit));
   ImportResult r;
   r.rows = reader.rows();
   r.version = next->version();

@@ -109,6 +109,20 @@ class IdempotencyStore {
                                                    const std::string& key,
                                                    const std::string& executor_id) = 0;
 
+  // Deletes the in-progress record owned by `executor_id` only while its heartbeat is older
+  // than `heartbeat_before_ms`: how a dead owner's reservation is taken over, so that an owner
+  // that renewed it meanwhile (with ConfirmOwner, in its effect's transaction) keeps it. True
+  // when deleted.
+  virtual Result<bool> ReleaseStale(const std::string& realm_id, const std::string& key,
+                                    const std::string& executor_id, int64_t heartbeat_before_ms) = 0;
+
+  // On `conn`, a connection in the caller's write transaction on this store's database:
+  // renews the heartbeat of the in-progress record that `executor_id` reserved at
+  // `created_at_ms`. FailedPrecondition when the record is no longer that reservation (taken
+  // over, finished or gone): the caller's transaction, with its effect, must roll back.
+  virtual Status ConfirmOwner(meta::Connection& conn, const std::string& realm_id, const std::string& key,
+                              const std::string& executor_id, int64_t created_at_ms) = 0;
+
   // Stores the outcome, only by the owning executor and only while in progress. A repeated
   // call by the same executor returns kAlreadyFinalized with the first stored outcome. The
   // record's expiry is not changed. InvalidArgument for a malformed request.

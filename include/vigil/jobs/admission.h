@@ -50,9 +50,9 @@ struct DropIndexStatement {
 
 class Admission {
  public:
-  // `request_token` (may be empty): the API request admitting jobs, recorded with each.
-  Admission(JobStore* store, index::IndexCaps caps, std::string request_token = {})
-      : store_(store), caps_(caps), request_token_(std::move(request_token)) {}
+  // `request`: the API request admitting jobs, confirmed and recorded with each (JobStore::Admit).
+  Admission(JobStore* store, index::IndexCaps caps, RequestClaim request = {})
+      : store_(store), caps_(caps), request_(std::move(request)) {}
 
   // Returns the admitted job. Errors before any job exists: InvalidArgument
   // (bad name/type/property/column, IF NOT EXISTS with OR REPLACE, an ambiguous
@@ -72,7 +72,7 @@ class Admission {
  private:
   JobStore* store_;
   index::IndexCaps caps_;
-  std::string request_token_;
+  RequestClaim request_;
 };
 
 // Refuses an index mutation (`statement`, e.g. "CREATE INDEX") before any job exists:

@@ -26,6 +26,7 @@
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/job_record.h"
 #include "vigil/jobs/job_state.h"
+#include "vigil/jobs/request_claim.h"
 #include "vigil/meta/database.h"
 
 namespace vigil::jobs {
@@ -237,15 +238,19 @@ class JobStore {
   // ---- Jobs ----
   // T1 in one write transaction: table registered with the spec's incarnations (else NotFound),
   // fence free (else AlreadyExists naming its job; a case-only collision with another exact name
-  // is InvalidArgument "ambiguous"), then job PENDING/NONE, fence, target guard, event 1. A
-  // non-empty `request_token` (the API request that admitted it) is recorded in the same
-  // transaction; a token admits at most one job (AlreadyExists).
+  // is InvalidArgument "ambiguous"), then job PENDING/NONE, fence, target guard, event 1. The
+  // API request behind it (`request`, when it has a token) is confirmed and recorded in the same
+  // transaction: a request that lost its reservation admits nothing (the confirm's error), and
+  // a token admits at most one job (AlreadyExists).
   Result<JobRecord> Admit(const JobSpec& spec, const std::string& actor, int64_t now_ms,
-                          const std::string& request_token = {});
+                          const RequestClaim& request = {});
   Result<JobRecord> Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor, int64_t now_ms,
-                          const std::string& request_token = {});
+                          const RequestClaim& request = {});
   // The job admitted by the request `request_token`, or nullopt when none was.
   Result<std::optional<int64_t>> JobOfRequest(const std::string& request_token);
+  // Runs `request.confirm` (when set) in a write transaction of its own: for an effect that is
+  // not a metadata write (an append), just before it is published.
+  Status ConfirmRequest(const RequestClaim& request);
   // NotFound when there is no such job (archived jobs and tombstones are found).
   Result<JobRecord> Get(int64_t job_id);
   // One page: at most filter.limit jobs in filter.order. InvalidArgument for a limit outside

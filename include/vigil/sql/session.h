@@ -15,6 +15,7 @@
 
 #include "vigil/common/status.h"
 #include "vigil/jobs/authorization.h"
+#include "vigil/jobs/request_claim.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
 
@@ -51,18 +52,18 @@ class Session {
 
   // Parses and executes one statement.
   virtual Result<ResultSet> Execute(std::string_view sql) = 0;
-  // The same for an API request identified by `request_token` (its idempotency token): an
-  // index job the statement admits is recorded with it in the admission's transaction.
-  virtual Result<ResultSet> Execute(std::string_view sql, const std::string& request_token) = 0;
+  // The same for the API request `request`: an index job the statement admits is confirmed
+  // and recorded with it in the admission's transaction (JobStore::Admit).
+  virtual Result<ResultSet> Execute(std::string_view sql, const jobs::RequestClaim& request) = 0;
   // Executes an already parsed statement.
   virtual Result<ResultSet> Execute(const Statement& statement) = 0;
   // COPY into `table` from a request body the caller saved to `spooled_file` (its own
   // file, named "upload" in messages): ALTER on the table is checked as for COPY, the
-  // session's file access rule is not (the file is not the principal's choice). A non-empty
-  // `idempotency_token` is recorded in the commit's transaction properties, so that the
-  // table's history shows whether the request took effect.
+  // session's file access rule is not (the file is not the principal's choice). The token of
+  // `request` is recorded in the commit's transaction properties, so that the table's history
+  // shows whether the request took effect; its confirm runs just before the commit.
   virtual Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
-                                       const std::string& idempotency_token) = 0;
+                                       const jobs::RequestClaim& request) = 0;
   // Binds the session to `principal` and restores per-session settings (SET) to vigil.toml's:
   // a server reuses one session for many users' requests, each starting this way.
   virtual void Reset(jobs::Principal principal) = 0;

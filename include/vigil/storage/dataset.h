@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,9 +103,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   uint64_t CountRows() const { return manifest_.CountLiveRows(); }
 
   // Writes the reader's rows as new fragments and commits. Validates every row
-  // before anything is published; on error nothing is committed.
-  Result<std::shared_ptr<Dataset>> Append(RecordBatchReader* reader,
-                                          TransactionProperties props) const;
+  // before anything is published; on error nothing is committed. `before_commit` (may be
+  // empty) runs between the writes and the commit; its error commits nothing.
+  Result<std::shared_ptr<Dataset>> Append(RecordBatchReader* reader, TransactionProperties props,
+                                          const std::function<Status()>& before_commit = nullptr) const;
   // Marks rows deleted (new deletion files) and commits. Unknown addresses are InvalidArgument.
   Result<std::shared_ptr<Dataset>> Delete(const std::vector<RowAddress>& rows,
                                           TransactionProperties props) const;

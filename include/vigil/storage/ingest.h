@@ -92,6 +92,8 @@ struct ImportOptions {
   bool create = false;                    // create the table when it does not exist
   TransactionProperties props;            // operation defaults to "APPEND" / "CREATE_TABLE"
   std::function<void(uint64_t rows)> progress;  // called after each batch with the total so far
+  // Runs after the rows are written, just before the commit; its error commits nothing.
+  std::function<Status()> before_commit;
 };
 
 struct ImportResult {
