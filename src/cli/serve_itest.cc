@@ -285,6 +285,25 @@ TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
   EXPECT_EQ(Call("GET", "/v1/jobs/999999", alice_).status, 404);
 }
 
+// A revocation through the server applies to the very next request; one made beside it, in
+// the root's principal store (the embedded shell, another server), within the server's one
+// second of trust in a token it authenticated.
+TEST_F(ServeTest, ARevokedGrantOrDisabledUserIsRefusedPromptly) {
+  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL)")["results"].size(), 2u);
+  EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", reader_).status, 200);
+  EXPECT_EQ(Post("/v1/sql", admin_, {{"sql", "REVOKE SHOW ON d.* FROM rita"}}).status, 200);
+  EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", reader_).status, 404);
+
+  EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", alice_).status, 200);
+  auto root = Root::Open(root_);
+  ASSERT_TRUE(root.ok());
+  auto store = auth::OpenRootPrincipalStore(*root);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->SetDisabled("default", "alice", true).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", alice_).status, 401);
+}
+
 // The value of one idempotency outcome counter in the server's /metrics.
 int64_t IdempotencyCounter(const std::string& metrics, const std::string& outcome) {
   const std::regex line("vigil_idempotency_requests_total\\{outcome=\"" + outcome + "\"\\} ([0-9]+)");

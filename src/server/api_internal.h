@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/auth_cache.h"
 #include "server/idempotency_gate.h"
 #include "server/metrics.h"
 #include "server/session_pool.h"
@@ -85,7 +86,7 @@ struct RouteSpec {
   bool key_required = false;
   std::function<HttpResponse(Call&)> handler;
   // Looks for the effect of the keyed request `token` to this route with `params` whose server
-  // died mid-request (SettleFn); empty: such a request stays unknown (409).
+  // died mid-request (SettleFn); empty: such a request is finished as outcome unknown.
   std::function<Result<std::optional<HttpResponse>>(const PathParams& params, const std::string& token)> settle;
 };
 
@@ -108,6 +109,8 @@ class ApiServer::Impl {
   void AddSqlRoutes();      // routes_sql.cc: POST /v1/sql
   void AddTableRoutes();    // routes_tables.cc: databases, tables, rows, indexes, queries, VACUUM
   void AddJobRoutes();      // routes_jobs.cc: jobs, their events
+  // The caller a bearer token authenticates (AuthCache first, then the principal store).
+  Result<auth::Authenticated> Authenticate(std::string_view token);
   // The committed version of an append to the table of `params` carrying `token`, as the
   // response; nullopt when the table's history has none.
   Result<std::optional<HttpResponse>> AppendEffect(const PathParams& params, const std::string& token);
@@ -119,6 +122,7 @@ class ApiServer::Impl {
   Root root_;
   Config config_;
   std::unique_ptr<auth::PrincipalStore> principals_;
+  std::unique_ptr<AuthCache> auth_cache_;
   std::unique_ptr<idempotency::IdempotencyStore> idempotency_;
   std::unique_ptr<jobs::JobStore> jobs_;
   std::unique_ptr<SessionPool> sessions_;

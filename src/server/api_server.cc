@@ -124,11 +124,17 @@ Result<int64_t> JobIdParam(const Call& call) {
   return id;
 }
 
+// How long an authenticated token is trusted without asking the principal store again, and
+// how many such tokens are remembered (AuthCache).
+constexpr int64_t kAuthCacheMs = 1000;
+constexpr size_t kAuthCacheEntries = 4096;
+
 ApiServer::Impl::Impl(ApiServerOptions options, Root root, Config config)
     : options_(std::move(options)), root_(std::move(root)), config_(std::move(config)) {}
 
 Status ApiServer::Impl::Open() {
   VIGIL_ASSIGN_OR_RETURN(principals_, auth::OpenRootPrincipalStore(root_));
+  auth_cache_ = std::make_unique<AuthCache>(options_.env, kAuthCacheMs, kAuthCacheEntries);
   VIGIL_ASSIGN_OR_RETURN(jobs_, jobs::OpenRootJobStore(root_));
   idempotency::StoreOptions io;
   io.uri = jobs::RootJobStoreUri(root_);
@@ -179,9 +185,11 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
       if (header.size() <= kBearer.size() || header.substr(0, kBearer.size()) != kBearer) {
         resp = Unauthenticated("a bearer token is required: Authorization: Bearer <token>");
       } else {
-        Result<auth::Authenticated> caller = principals_->Authenticate(header.substr(kBearer.size()));
+        Result<auth::Authenticated> caller = Authenticate(header.substr(kBearer.size()));
         if (caller.ok()) {
           resp = Authorized(req, spec, m.params, *caller);
+          // Any mutation may have changed users, tokens or grants.
+          if (spec.mutating) auth_cache_->Clear();
         } else if (caller.status().code() == StatusCode::kPermissionDenied) {
           resp = Unauthenticated(caller.status().message());
         } else {
@@ -194,6 +202,14 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
   const double secs = static_cast<double>(options_.env->MonotonicMicros() - start_us) / 1e6;
   metrics_.ObserveRequest(pattern, req.method, resp.status, secs);
   return resp;
+}
+
+Result<auth::Authenticated> ApiServer::Impl::Authenticate(std::string_view token) {
+  if (std::optional<auth::Authenticated> known = auth_cache_->Find(token)) return std::move(*known);
+  const uint64_t generation = auth_cache_->Generation();
+  Result<auth::Authenticated> caller = principals_->Authenticate(token);
+  if (caller.ok()) auth_cache_->Insert(token, *caller, generation);
+  return caller;
 }
 
 HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec, const PathParams& params,

@@ -8,18 +8,18 @@ FakeEnv::FakeEnv(int64_t start_micros, FileSystem* fs)
     : fs_(fs != nullptr ? fs : DefaultFileSystem()), now_micros_(start_micros), monotonic_micros_(start_micros) {}
 
 int64_t FakeEnv::NowMicros() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return now_micros_;
 }
 
 int64_t FakeEnv::MonotonicMicros() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return monotonic_micros_;
 }
 
 void FakeEnv::SleepForMicros(int64_t micros) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     if (micros > 0) {
       now_micros_ += micros;
       monotonic_micros_ += micros;
@@ -30,25 +30,25 @@ void FakeEnv::SleepForMicros(int64_t micros) {
 }
 
 void FakeEnv::Advance(int64_t micros) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   if (micros <= 0) return;
   now_micros_ += micros;
   monotonic_micros_ += micros;
 }
 
 void FakeEnv::Set(int64_t micros) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   now_micros_ = micros;
 }
 
 int64_t FakeEnv::sleeps() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   return sleeps_;
 }
 
 void FakeEnv::WaitForSleeps(int64_t n) {
-  std::unique_lock<std::mutex> l(mu_);
-  slept_.wait(l, [&] { return sleeps_ >= n; });
+  MutexLock l(&mu_);
+  l.Wait(slept_, [&]() VIGIL_REQUIRES(mu_) { return sleeps_ >= n; });
 }
 
 }  // namespace vigil::testing

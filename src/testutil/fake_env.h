@@ -9,9 +9,9 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <mutex>
 
 #include "vigil/common/env.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil::testing {
 
@@ -44,11 +44,11 @@ class FakeEnv final : public Env {
 
  private:
   FileSystem* const fs_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable slept_;
-  int64_t now_micros_;        // guarded by mu_
-  int64_t monotonic_micros_;  // guarded by mu_
-  int64_t sleeps_ = 0;        // guarded by mu_
+  int64_t now_micros_ VIGIL_GUARDED_BY(mu_);
+  int64_t monotonic_micros_ VIGIL_GUARDED_BY(mu_);
+  int64_t sleeps_ VIGIL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vigil::testing
