@@ -5,6 +5,7 @@
 // from allowlisted names and escaped literals and runs it as the caller.
 
 #include "server/api_internal.h"
+#include "server/row_json.h"
 #include "vigil/common/names.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/dataset.h"
@@ -454,7 +455,7 @@ void ApiServer::Impl::AddTableRoutes() {
          Result<std::string> q = QuerySql(*db + "." + *table, *body);
          if (!q.ok()) return Problem(q.status());
          Result<sql::ResultSet> r = RunSql(call, *q);
-         return r.ok() ? Json({{"rows", RowObjects(*r)}, {"columns", r->columns}}) : Problem(r.status());
+         return r.ok() ? JsonResponse(RowsDocument(*r)) : Problem(r.status());
        }});
 
   Add({"POST", "/v1/databases/{db}/tables/{table}/vacuum", false, true, true, [this](Call& call) {
