@@ -304,6 +304,33 @@ TEST_F(ServeTest, ARevokedGrantOrDisabledUserIsRefusedPromptly) {
   EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", alice_).status, 401);
 }
 
+// A vector query over HTTP answers exactly what the same search written in SQL answers (the
+// route passes each element on as the FLOAT32 it reads as); a value past FLOAT32's range is
+// refused.
+TEST_F(ServeTest, AVectorQueryAnswersWhatTheSameSqlSearchAnswers) {
+  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 4) NOT NULL); "
+                        "INSERT INTO d.v VALUES (1, '[0.1, 0.2, 0.3, 0.4]'), (2, '[0.3, 0.1, 0.7, 0.2]'), "
+                        "(3, '[1e-7, 0.33333334, 2.5, -1.75]'), (4, '[0.9, 0.8, 0.7, 0.6]')")["results"].size(),
+            3u);
+  const Json q = {0.1, 1.0 / 3.0, 0.7000000001, -1e-7};
+  auto http = Post("/v1/databases/d/tables/v/query", alice_,
+                   {{"vector", q}, {"column", "emb"}, {"k", 4}, {"select", {"id", "_distance"}}});
+  ASSERT_EQ(http.status, 200) << http.body;
+  auto sql = Sql(alice_, "SELECT id, _distance FROM vector_search('d.v', 'emb', '[0.1, 0.333333343, 0.699999988, "
+                         "-1.00000001e-07]', 4, '{}')");
+  const Json rows = Json::parse(http.body)["rows"];
+  const Json expected = sql["results"][0]["rows"];
+  ASSERT_EQ(rows.size(), 4u) << http.body;
+  ASSERT_EQ(expected.size(), 4u) << sql.dump();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["id"], expected[i][0]) << i;
+    EXPECT_EQ(rows[i]["_distance"], expected[i][1]) << i;
+  }
+  auto huge = Post("/v1/databases/d/tables/v/query", alice_,
+                   {{"vector", {1e39, 0, 0, 0}}, {"column", "emb"}, {"k", 1}});
+  EXPECT_EQ(huge.status, 400) << huge.body;
+}
+
 // The value of one idempotency outcome counter in the server's /metrics.
 int64_t IdempotencyCounter(const std::string& metrics, const std::string& outcome) {
   const std::regex line("vigil_idempotency_requests_total\\{outcome=\"" + outcome + "\"\\} ([0-9]+)");
