@@ -60,6 +60,7 @@
 #include <thread>
 
 #include "bench/bench.h"
+#include "src/server/query_json.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/common/uuid.h"
 #include "vigil/index/provider.h"
@@ -265,26 +266,6 @@ std::vector<QueryCase> MakeQueries(const Setup& s, const Config& c) {
     out.push_back(std::move(qc));
   }
   return out;
-}
-
-// The query route's response body: {"rows": [{column: value}], "columns"} (as the server's
-// RowObjects writes it: a BLOB as hex text).
-std::string ResponseJson(const sql::ResultSet& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : r.rows) {
-    nlohmann::json o = nlohmann::json::object();
-    for (size_t i = 0; i < r.columns.size(); ++i) {
-      const sql::Value& v = row[i];
-      if (std::holds_alternative<std::monostate>(v)) o[r.columns[i]] = nullptr;
-      else if (const auto* n = std::get_if<int64_t>(&v)) o[r.columns[i]] = *n;
-      else if (const auto* d = std::get_if<double>(&v)) o[r.columns[i]] = *d;
-      else if (const auto* t = std::get_if<std::string>(&v)) o[r.columns[i]] = *t;
-      else o[r.columns[i]] = sql::CellText(v);
-    }
-    rows.push_back(std::move(o));
-  }
-  return nlohmann::json{{"rows", std::move(rows)}, {"columns", r.columns}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 // ---- in-process drivers --------------------------------------------------------------------
@@ -785,16 +766,15 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     size_t sink = 0;
     for (int i = 0; i < n; ++i) {
       auto j = nlohmann::json::parse(queries[static_cast<size_t>(i) % nq].body);
-      for (const auto& x : j["vector"]) {
-        char buf[32];
-        sink += static_cast<size_t>(std::snprintf(buf, sizeof(buf), "%.9g", x.get<double>()));
-      }
+      std::string vec;
+      for (const auto& x : j["vector"]) server::AppendVectorElement(vec, x.get<double>());
+      sink += vec.size();
     }
     const double parse_us = Since(t0) * 1e6 / n;
     t0 = Clock::now();
-    for (int i = 0; i < n; ++i) sink += ResponseJson(reference).size();
+    for (int i = 0; i < n; ++i) sink += server::RowsDocument(reference).size();
     const double response_us = Since(t0) * 1e6 / n;
-    const std::string response_text = ResponseJson(reference);
+    const std::string response_text = server::RowsDocument(reference);
     out["http_steps_in_process_us"] = {{"authenticate_token", auth_us},
                                        {"request_json_parse_and_sql_text", parse_us},
                                        {"response_json", response_us},

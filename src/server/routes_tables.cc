@@ -4,13 +4,8 @@
 // queries (vector, full text, filter) and VACUUM. Each builds one statement
 // from allowlisted names and escaped literals and runs it as the caller.
 
-#include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <limits>
-
 #include "server/api_internal.h"
-#include "server/row_json.h"
+#include "server/query_json.h"
 #include "vigil/common/names.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/dataset.h"
@@ -144,19 +139,6 @@ Result<int64_t> PositiveField(const nlohmann::json& body, const char* field, int
 // "use_index"} (vector search), {"text", "column", "k"} (full text), or neither (a scan);
 // each with an optional "filter" (a SQL expression, run like any SELECT of POST /v1/sql
 // under the caller's privileges) and "select"; a scan takes "limit".
-// Appends one query vector element: the shortest text that reads back as the same FLOAT32 when
-// the value is within FLOAT32's range, else the double's own digits (which the engine refuses
-// with its own message).
-void AppendVectorElement(std::string& out, double x) {
-  char buf[32];
-  if (std::isfinite(x) && std::fabs(x) <= std::numeric_limits<float>::max()) {
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<float>(x)).ptr);
-    return;
-  }
-  std::snprintf(buf, sizeof(buf), "%.9g", x);
-  out += buf;
-}
-
 Result<std::string> QuerySql(const std::string& table, const nlohmann::json& body) {
   VIGIL_ASSIGN_OR_RETURN(std::string select, SelectList(body));
   VIGIL_ASSIGN_OR_RETURN(int64_t k, PositiveField(body, "k", 10, 10'000));

@@ -1,8 +1,9 @@
-#include "server/row_json.h"
+#include "server/query_json.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@ std::string ViaDocument(const sql::ResultSet& r) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-TEST(RowJsonTest, WritesTheSameBytesAsTheDocumentForEveryKindOfValue) {
+TEST(QueryJsonTest, WritesTheSameBytesAsTheDocumentForEveryKindOfValue) {
   sql::ResultSet r;
   r.columns = {"id", "_distance", "emb", "name", "missing"};
   r.rows.push_back({int64_t{1}, 0.25, sql::Blob{std::string("\x00\x01\xff", 3)}, std::string("plain"),
@@ -30,7 +31,7 @@ TEST(RowJsonTest, WritesTheSameBytesAsTheDocumentForEveryKindOfValue) {
   EXPECT_EQ(RowsDocument(r), ViaDocument(r));
 }
 
-TEST(RowJsonTest, KeysAreInByteOrderAndARepeatedColumnKeepsItsLastValue) {
+TEST(QueryJsonTest, KeysAreInByteOrderAndARepeatedColumnKeepsItsLastValue) {
   sql::ResultSet r;
   r.columns = {"b", "a", "B", "b", "\xc3\xa9", "a_"};
   r.rows.push_back({int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, int64_t{6}});
@@ -39,13 +40,32 @@ TEST(RowJsonTest, KeysAreInByteOrderAndARepeatedColumnKeepsItsLastValue) {
   EXPECT_NE(doc.find("{\"B\":3,\"a\":2,\"a_\":6,\"b\":4,\"\xc3\xa9\":5}"), std::string::npos) << doc;
 }
 
-TEST(RowJsonTest, AnEmptyResultIsAnEmptyListOfRows) {
+TEST(QueryJsonTest, AnEmptyResultIsAnEmptyListOfRows) {
   sql::ResultSet none;
   EXPECT_EQ(RowsDocument(none), "{\"columns\":[],\"rows\":[]}");
   EXPECT_EQ(RowsDocument(none), ViaDocument(none));
   sql::ResultSet columns_only;
   columns_only.columns = {"id"};
   EXPECT_EQ(RowsDocument(columns_only), ViaDocument(columns_only));
+}
+
+TEST(QueryJsonTest, AVectorElementIsTheShortestTextOfItsFloat32) {
+  const auto text = [](double x) {
+    std::string out;
+    AppendVectorElement(out, x);
+    return out;
+  };
+  EXPECT_EQ(text(0.1), "0.1");
+  EXPECT_EQ(text(1.0 / 3.0), "0.33333334");
+  EXPECT_EQ(text(-2.0), "-2");
+  EXPECT_EQ(text(1e-7), "1e-07");
+  // Each reads back as the FLOAT32 nearest the value.
+  for (double x : {0.1, 1.0 / 3.0, 0.7000000001, -1e-7, 3.4e38, 1e-45}) {
+    EXPECT_EQ(std::strtof(text(x).c_str(), nullptr), static_cast<float>(x)) << x;
+  }
+  // Past FLOAT32's range the double's own digits go on, for the engine to refuse.
+  EXPECT_EQ(text(1e39), "1e+39");
+  EXPECT_EQ(text(-1e300), "-1e+300");
 }
 
 }  // namespace
