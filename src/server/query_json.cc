@@ -44,7 +44,10 @@ void AppendValue(std::string& out, const sql::Value& v) {
   } else if (const auto* s = std::get_if<std::string>(&v)) {
     AppendString(out, *s);
   } else {
-    AppendString(out, sql::CellText(v));  // a BLOB as hex, as the shell's JSON prints it
+    // A BLOB as hex, as the shell's JSON prints it: plain ASCII, nothing to escape.
+    out += '"';
+    out += sql::CellText(v);
+    out += '"';
   }
 }
 

@@ -10,14 +10,20 @@ namespace vigil::sql {
 
 namespace {
 
-std::string Hex(const std::string& bytes) {
+// Appends the lower-case hex digits of `bytes` to `out`.
+void AppendHex(std::string& out, const std::string& bytes) {
   static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
+  size_t at = out.size();
+  out.resize(at + bytes.size() * 2);
   for (unsigned char c : bytes) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
+    out[at++] = kDigits[c >> 4];
+    out[at++] = kDigits[c & 15];
   }
+}
+
+std::string Hex(const std::string& bytes) {
+  std::string out;
+  AppendHex(out, bytes);
   return out;
 }
 
@@ -62,7 +68,13 @@ std::string CellText(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return Real(*d);
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  return "x'" + Hex(std::get<Blob>(v).bytes) + "'";
+  const std::string& bytes = std::get<Blob>(v).bytes;
+  std::string out;
+  out.reserve(bytes.size() * 2 + 3);
+  out += "x'";
+  AppendHex(out, bytes);
+  out += '\'';
+  return out;
 }
 
 std::string FormatCsv(const ResultSet& r) {
