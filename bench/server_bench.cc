@@ -9,8 +9,9 @@
 //
 // Vector queries: `query_set` query vectors (not stored rows), rotated.
 //  - baseline 1: sql::Session::Execute of the exact SELECT text the HTTP route
-//    builds (SELECT * FROM vector_search('db.docs', 'emb', '[...]', k,
-//    '{"nprobes":N}')), one session per thread, serial and `threads` threads;
+//    builds (server::QueryStatement: SELECT * FROM vector_search('db.docs',
+//    'emb', '[...]', k, '{"nprobes":N}')), one session per thread, serial and
+//    `threads` threads;
 //  - baseline 2: the query API (query::VectorSearch + query::TakeRows of every
 //    column, which is what SELECT * returns), serial and `threads` threads;
 //  - HTTP: server::ApiServer on 127.0.0.1, port 0, driven by wrk (-t2, a Lua
@@ -61,6 +62,7 @@
 
 #include "bench/bench.h"
 #include "src/server/query_json.h"
+#include "src/server/query_request.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/common/uuid.h"
 #include "vigil/index/provider.h"
@@ -238,7 +240,8 @@ struct QueryCase {
   std::vector<float> vector;
 };
 
-std::vector<QueryCase> MakeQueries(const Setup& s, const Config& c) {
+// Query bodies and, through the route's own functions, the exact SELECT text each becomes.
+Result<std::vector<QueryCase>> MakeQueries(const Setup& s, const Config& c) {
   std::vector<QueryCase> out;
   const uint32_t dim = c.dim;
   for (int q = 0; q < c.query_set; ++q) {
@@ -249,20 +252,11 @@ std::vector<QueryCase> MakeQueries(const Setup& s, const Config& c) {
     qc.body = body.dump();
     body["select"] = {"id", "_distance"};
     qc.narrow_body = body.dump();
-    nlohmann::json parsed = nlohmann::json::parse(qc.body);
-    std::string vec = "[";
-    for (const nlohmann::json& x : parsed["vector"]) {
-      char buf[32];
-      std::snprintf(buf, sizeof(buf), "%.9g", x.get<double>());
-      if (vec.size() > 1) vec += ", ";
-      vec += buf;
-    }
-    vec += "]";
-    nlohmann::json options = {{"nprobes", c.nprobes}};
-    const std::string from = " FROM vector_search('" + std::string(kDb) + ".docs', 'emb', '" + vec + "', " +
-                             std::to_string(c.k) + ", '" + options.dump() + "')";
-    qc.sql = "SELECT *" + from;
-    qc.narrow_sql = "SELECT id, _distance" + from;
+    const std::string table = std::string(kDb) + ".docs";
+    VIGIL_ASSIGN_OR_RETURN(server::QueryRequest wide, server::ParseQueryRequest(qc.body));
+    VIGIL_ASSIGN_OR_RETURN(qc.sql, server::QueryStatement(table, wide));
+    VIGIL_ASSIGN_OR_RETURN(server::QueryRequest narrow, server::ParseQueryRequest(qc.narrow_body));
+    VIGIL_ASSIGN_OR_RETURN(qc.narrow_sql, server::QueryStatement(table, narrow));
     out.push_back(std::move(qc));
   }
   return out;
@@ -588,7 +582,7 @@ std::string Ratio(double num, double den) {
 Result<nlohmann::json> Run(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(Config c, ParseConfig(args));
   VIGIL_ASSIGN_OR_RETURN(Setup s, MakeRoot(args, c));
-  const std::vector<QueryCase> queries = MakeQueries(s, c);
+  VIGIL_ASSIGN_OR_RETURN(const std::vector<QueryCase> queries, MakeQueries(s, c));
   const size_t nq = queries.size();
   const std::string docs_path = "/v1/databases/" + std::string(kDb) + "/tables/docs/query";
   const std::string query_route = "/v1/databases/{db}/tables/{table}/query";
@@ -765,10 +759,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     t0 = Clock::now();
     size_t sink = 0;
     for (int i = 0; i < n; ++i) {
-      auto j = nlohmann::json::parse(queries[static_cast<size_t>(i) % nq].body);
-      std::string vec;
-      for (const auto& x : j["vector"]) server::AppendVectorElement(vec, x.get<double>());
-      sink += vec.size();
+      VIGIL_ASSIGN_OR_RETURN(server::QueryRequest q,
+                             server::ParseQueryRequest(queries[static_cast<size_t>(i) % nq].body));
+      VIGIL_ASSIGN_OR_RETURN(std::string statement, server::QueryStatement("db.docs", q));
+      sink += statement.size();
     }
     const double parse_us = Since(t0) * 1e6 / n;
     t0 = Clock::now();

@@ -15,6 +15,8 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   # configuration (vigil.toml), the HTTP server (Boost.Beast, OpenSSL) and the interactive shell
   libtomlplusplus-dev libboost-dev libssl-dev libreadline-dev curl openssl
+  # the query route's request body
+  libsimdjson-dev
   procps util-linux
   # `vigil bench server` drives the HTTP API with wrk
   wrk

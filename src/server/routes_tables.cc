@@ -6,6 +6,7 @@
 
 #include "server/api_internal.h"
 #include "server/query_json.h"
+#include "server/query_request.h"
 #include "vigil/common/names.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/dataset.h"
@@ -15,6 +16,7 @@ namespace vigil::server {
 namespace {
 
 constexpr size_t kMaxJsonRowsBytes = kMaxJsonBodyBytes;
+constexpr size_t kMaxQueryBodyBytes = 16 << 20;
 
 HttpResponse Problem(const Status& st) { return ProblemResponse(st); }
 
@@ -106,93 +108,6 @@ HttpResponse Accepted(const sql::ResultSet& r) {
     resp.headers.emplace_back("Vigil-Job-Id", id);
   }
   return resp;
-}
-
-// SELECT list of a query body's "select" (column names), or "*".
-Result<std::string> SelectList(const nlohmann::json& body) {
-  if (!body.contains("select")) return std::string("*");
-  if (!body["select"].is_array() || body["select"].empty()) {
-    return Status::InvalidArgument("\"select\" must be a non-empty array of column names");
-  }
-  std::string out;
-  for (const nlohmann::json& c : body["select"]) {
-    if (!c.is_string()) return Status::InvalidArgument("\"select\" must list column names");
-    const std::string name = c.get<std::string>();
-    if (name != "_distance" && name != "_score" && name != "_rowid") {
-      VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name, "column name"));
-    }
-    out += (out.empty() ? "" : ", ") + name;
-  }
-  return out;
-}
-
-Result<int64_t> PositiveField(const nlohmann::json& body, const char* field, int64_t fallback, int64_t max) {
-  if (!body.contains(field)) return fallback;
-  const nlohmann::json& v = body[field];
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max) {
-    return Status::InvalidArgument(std::string("\"") + field + "\" must be an integer in 1.." + std::to_string(max));
-  }
-  return v.get<int64_t>();
-}
-
-// The SELECT of a query body: {"vector": [...], "column", "k", "nprobes", "refine_factor",
-// "use_index"} (vector search), {"text", "column", "k"} (full text), or neither (a scan);
-// each with an optional "filter" (a SQL expression, run like any SELECT of POST /v1/sql
-// under the caller's privileges) and "select"; a scan takes "limit".
-Result<std::string> QuerySql(const std::string& table, const nlohmann::json& body) {
-  VIGIL_ASSIGN_OR_RETURN(std::string select, SelectList(body));
-  VIGIL_ASSIGN_OR_RETURN(int64_t k, PositiveField(body, "k", 10, 10'000));
-  std::string from;
-  if (body.contains("vector") || body.contains("text")) {
-    if (!body.contains("column") || !body["column"].is_string()) {
-      return Status::InvalidArgument("a vector or text query needs \"column\": the indexed column");
-    }
-    const std::string column = body["column"].get<std::string>();
-    VIGIL_RETURN_IF_ERROR(ValidateIdentifier(column, "column name"));
-    if (body.contains("vector")) {
-      if (!body["vector"].is_array() || body["vector"].empty()) {
-        return Status::InvalidArgument("\"vector\" must be a non-empty array of numbers");
-      }
-      std::string vec = "[";
-      for (const nlohmann::json& x : body["vector"]) {
-        if (!x.is_number()) return Status::InvalidArgument("\"vector\" must contain only numbers");
-        if (vec.size() > 1) vec += ", ";
-        AppendVectorElement(vec, x.get<double>());
-      }
-      vec += "]";
-      nlohmann::json options = nlohmann::json::object();
-      for (const char* opt : {"nprobes", "refine_factor"}) {
-        if (body.contains(opt)) {
-          VIGIL_ASSIGN_OR_RETURN(int64_t v, PositiveField(body, opt, 1, 1'000'000));
-          options[opt] = v;
-        }
-      }
-      if (body.contains("use_index")) {
-        if (!body["use_index"].is_boolean()) return Status::InvalidArgument("\"use_index\" must be true or false");
-        options["use_index"] = body["use_index"].get<bool>();
-      }
-      VIGIL_ASSIGN_OR_RETURN(std::string opts, SqlString(options.dump()));
-      from = "vector_search('" + table + "', '" + column + "', '" + vec + "', " + std::to_string(k) + ", " + opts + ")";
-    } else {
-      if (!body["text"].is_string()) return Status::InvalidArgument("\"text\" must be a string");
-      VIGIL_ASSIGN_OR_RETURN(std::string text, SqlString(body["text"].get<std::string>()));
-      from = "fts_search('" + table + "', '" + column + "', " + text + ", " + std::to_string(k) + ")";
-    }
-  } else {
-    from = table;
-  }
-  std::string q = "SELECT " + select + " FROM " + from;
-  if (body.contains("filter")) {
-    if (!body["filter"].is_string() || body["filter"].get<std::string>().empty()) {
-      return Status::InvalidArgument("\"filter\" must be a SQL expression such as \"price < 10\"");
-    }
-    q += " WHERE (" + body["filter"].get<std::string>() + ")";
-  }
-  if (from == table) {
-    VIGIL_ASSIGN_OR_RETURN(int64_t limit, PositiveField(body, "limit", 100, 100'000));
-    q += " LIMIT " + std::to_string(limit);
-  }
-  return q;
 }
 
 }  // namespace
@@ -447,11 +362,13 @@ void ApiServer::Impl::AddTableRoutes() {
   Add({"POST", "/v1/databases/{db}/tables/{table}/query", false, false, false, [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
          Result<std::string> table = TableParam(call);
-         Result<nlohmann::json> body = JsonBody(call);
          if (!db.ok()) return Problem(db.status());
          if (!table.ok()) return Problem(table.status());
-         if (!body.ok()) return Problem(body.status());
-         Result<std::string> q = QuerySql(*db + "." + *table, *body);
+         Result<std::string> text = call.req.body->ReadAll(kMaxQueryBodyBytes);
+         if (!text.ok()) return Problem(text.status());
+         Result<QueryRequest> request = ParseQueryRequest(*text);
+         if (!request.ok()) return Problem(request.status());
+         Result<std::string> q = QueryStatement(*db + "." + *table, *request);
          if (!q.ok()) return Problem(q.status());
          Result<sql::ResultSet> r = RunSql(call, *q);
          return r.ok() ? JsonResponse(RowsDocument(*r)) : Problem(r.status());

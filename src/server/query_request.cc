@@ -1,0 +1,184 @@
+#include "server/query_request.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "server/api_internal.h"
+#include "server/query_json.h"
+#include "vigil/common/names.h"
+
+namespace vigil::server {
+
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+Status FieldError(std::string_view field, std::string_view must) {
+  std::string message = "\"";
+  message.append(field).append("\" ").append(must);
+  return Status::InvalidArgument(message);
+}
+
+Result<int64_t> Integer(std::string_view field, element v, int64_t max) {
+  int64_t n = 0;
+  if (v.get_int64().get(n) != simdjson::SUCCESS || n < 1 || n > max) {
+    return FieldError(field, "must be an integer in 1.." + std::to_string(max));
+  }
+  return n;
+}
+
+Result<std::string> String(std::string_view field, element v) {
+  std::string_view s;
+  if (v.get_string().get(s) != simdjson::SUCCESS) return FieldError(field, "must be a string");
+  return std::string(s);
+}
+
+Result<std::vector<double>> Vector(element v) {
+  simdjson::dom::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS || a.size() == 0) {
+    return FieldError("vector", "must be a non-empty array of numbers");
+  }
+  std::vector<double> out;
+  out.reserve(a.size());
+  for (element x : a) {
+    double d = 0;
+    if (!x.is_number() || x.get_double().get(d) != simdjson::SUCCESS) {
+      return FieldError("vector", "must contain only numbers");
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> SelectList(element v) {
+  simdjson::dom::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS || a.size() == 0) {
+    return FieldError("select", "must be a non-empty array of column names");
+  }
+  std::vector<std::string> out;
+  for (element c : a) {
+    std::string_view name;
+    if (c.get_string().get(name) != simdjson::SUCCESS) return FieldError("select", "must list column names");
+    if (name != "_distance" && name != "_score" && name != "_rowid") {
+      VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name, "column name"));
+    }
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+// Stores one field of the body into `q`.
+Status ReadField(std::string_view key, element v, QueryRequest& q) {
+  if (key == "vector") {
+    VIGIL_ASSIGN_OR_RETURN(q.vector, Vector(v));
+  } else if (key == "text") {
+    VIGIL_ASSIGN_OR_RETURN(q.text, String(key, v));
+  } else if (key == "column") {
+    VIGIL_ASSIGN_OR_RETURN(q.column, String(key, v));
+  } else if (key == "k") {
+    VIGIL_ASSIGN_OR_RETURN(q.k, Integer(key, v, 10'000));
+  } else if (key == "nprobes") {
+    VIGIL_ASSIGN_OR_RETURN(q.nprobes, Integer(key, v, 1'000'000));
+  } else if (key == "refine_factor") {
+    VIGIL_ASSIGN_OR_RETURN(q.refine_factor, Integer(key, v, 1'000'000));
+  } else if (key == "use_index") {
+    bool b = false;
+    if (v.get_bool().get(b) != simdjson::SUCCESS) return FieldError(key, "must be true or false");
+    q.use_index = b;
+  } else if (key == "filter") {
+    VIGIL_ASSIGN_OR_RETURN(q.filter, String(key, v));
+    if (q.filter->empty()) return FieldError(key, "must be a SQL expression such as \"price < 10\"");
+  } else if (key == "select") {
+    VIGIL_ASSIGN_OR_RETURN(q.select, SelectList(v));
+  } else if (key == "limit") {
+    VIGIL_ASSIGN_OR_RETURN(q.limit, Integer(key, v, 100'000));
+  } else {
+    return Status::InvalidArgument("unknown field \"" + std::string(key) +
+                                   "\" in the query body (fields: vector, text, column, k, nprobes, "
+                                   "refine_factor, use_index, filter, select, limit)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<QueryRequest> ParseQueryRequest(std::string_view body) {
+  QueryRequest q;
+  if (body.empty()) return q;
+  simdjson::dom::parser parser;
+  element doc;
+  if (auto err = parser.parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
+    return Status::InvalidArgument(std::string("the request body is not valid JSON: ") +
+                                   simdjson::error_message(err));
+  }
+  simdjson::dom::object fields;
+  if (doc.get_object().get(fields) != simdjson::SUCCESS) {
+    return Status::InvalidArgument("the request body must be a JSON object");
+  }
+  std::vector<std::string_view> seen;
+  for (simdjson::dom::key_value_pair field : fields) {
+    if (std::find(seen.begin(), seen.end(), field.key) != seen.end()) {
+      return FieldError(field.key, "appears twice in the query body");
+    }
+    seen.push_back(field.key);
+    VIGIL_RETURN_IF_ERROR(ReadField(field.key, field.value, q));
+  }
+  if (q.vector && q.text) return Status::InvalidArgument("a query has \"vector\" or \"text\", not both");
+  const auto given = [&](std::string_view f) { return std::find(seen.begin(), seen.end(), f) != seen.end(); };
+  for (std::string_view f : {"nprobes", "refine_factor", "use_index"}) {
+    if (given(f) && !q.vector) return FieldError(f, "applies to a vector query only");
+  }
+  const bool search = q.vector || q.text;
+  if (given("k") && !search) return FieldError("k", "applies to a vector or text query; a scan takes \"limit\"");
+  if (given("limit") && search) return FieldError("limit", "applies to a scan; a vector or text query takes \"k\"");
+  if (given("column") && !search) return FieldError("column", "applies to a vector or text query only");
+  return q;
+}
+
+namespace {
+
+// vector_search('table', 'column', '[...]', k, '{options}').
+Result<std::string> VectorSearch(const std::string& table, const std::string& column, const QueryRequest& q) {
+  std::string vec = "[";
+  for (double x : *q.vector) {
+    if (vec.size() > 1) vec += ", ";
+    AppendVectorElement(vec, x);
+  }
+  vec += "]";
+  nlohmann::json options = nlohmann::json::object();
+  if (q.nprobes) options["nprobes"] = *q.nprobes;
+  if (q.refine_factor) options["refine_factor"] = *q.refine_factor;
+  if (q.use_index) options["use_index"] = *q.use_index;
+  VIGIL_ASSIGN_OR_RETURN(std::string opts, SqlString(options.dump()));
+  return "vector_search('" + table + "', '" + column + "', '" + vec + "', " + std::to_string(q.k) + ", " + opts +
+         ")";
+}
+
+}  // namespace
+
+Result<std::string> QueryStatement(const std::string& table, const QueryRequest& q) {
+  std::string select;
+  for (const std::string& name : q.select) select += (select.empty() ? "" : ", ") + name;
+  if (select.empty()) select = "*";
+  std::string from = table;
+  if (q.vector || q.text) {
+    if (!q.column) return Status::InvalidArgument("a vector or text query needs \"column\": the indexed column");
+    VIGIL_RETURN_IF_ERROR(ValidateIdentifier(*q.column, "column name"));
+    if (q.vector) {
+      VIGIL_ASSIGN_OR_RETURN(from, VectorSearch(table, *q.column, q));
+    } else {
+      VIGIL_ASSIGN_OR_RETURN(std::string text, SqlString(*q.text));
+      from = "fts_search('" + table + "', '" + *q.column + "', " + text + ", " + std::to_string(q.k) + ")";
+    }
+  }
+  std::string statement = "SELECT " + select + " FROM " + from;
+  if (q.filter) statement += " WHERE (" + *q.filter + ")";
+  if (!q.vector && !q.text) statement += " LIMIT " + std::to_string(q.limit);
+  return statement;
+}
+
+}  // namespace vigil::server

@@ -1,0 +1,88 @@
+#include "server/query_request.h"
+
+#include <gtest/gtest.h>
+
+namespace vigil::server {
+namespace {
+
+// The statement of a body, or the error's message prefixed with "error: ".
+std::string StatementOf(std::string_view body) {
+  Result<QueryRequest> q = ParseQueryRequest(body);
+  if (!q.ok()) return "error: " + q.status().message();
+  Result<std::string> s = QueryStatement("db.t", *q);
+  return s.ok() ? *s : "error: " + s.status().message();
+}
+
+TEST(QueryRequestTest, AnEmptyBodyOrObjectIsAScanOfAHundredRows) {
+  EXPECT_EQ(StatementOf(""), "SELECT * FROM db.t LIMIT 100");
+  EXPECT_EQ(StatementOf(" { } "), "SELECT * FROM db.t LIMIT 100");
+  EXPECT_EQ(StatementOf(R"({"select": ["id", "_rowid"], "filter": "id > 3", "limit": 7})"),
+            "SELECT id, _rowid FROM db.t WHERE (id > 3) LIMIT 7");
+}
+
+TEST(QueryRequestTest, AVectorQueryBecomesAVectorSearchWithItsOptions) {
+  EXPECT_EQ(StatementOf(R"({"vector": [0.5, -1, 2e-3, 3], "column": "emb", "k": 4, "nprobes": 20,
+                            "refine_factor": 5, "use_index": false, "select": ["id", "_distance"]})"),
+            "SELECT id, _distance FROM vector_search('db.t', 'emb', '[0.5, -1, 0.002, 3]', 4, "
+            "'{\"nprobes\":20,\"refine_factor\":5,\"use_index\":false}')");
+  EXPECT_EQ(StatementOf(R"({"column": "emb", "vector": [1]})"),
+            "SELECT * FROM vector_search('db.t', 'emb', '[1]', 10, '{}')");
+  Result<QueryRequest> q = ParseQueryRequest(R"({"vector": [0.1, 18446744073709551615, -7], "column": "e"})");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(*q->vector, (std::vector<double>{0.1, 18446744073709551615.0, -7.0}));
+}
+
+TEST(QueryRequestTest, ATextQueryBecomesAFullTextSearchWithItsTextQuoted) {
+  EXPECT_EQ(StatementOf(R"({"text": "it's a fox", "column": "body", "k": 3, "filter": "year > 2000"})"),
+            "SELECT * FROM fts_search('db.t', 'body', 'it''s a fox', 3) WHERE (year > 2000)");
+  EXPECT_EQ(StatementOf(R"({"text": "nul \u0000 byte", "column": "body"})").rfind("error: ", 0), 0u);
+}
+
+TEST(QueryRequestTest, MalformedBodiesAreRefusedNamingWhatIsWrong) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"{\"k\": ", "not valid JSON"},
+      {"{\"k\": 1} trailing", "not valid JSON"},
+      {"[1, 2]", "must be a JSON object"},
+      {"\"text\"", "must be a JSON object"},
+      {R"({"vectr": [1]})", "unknown field \"vectr\""},
+      {R"({"k": 1, "k": 2, "text": "a", "column": "b"})", "\"k\" appears twice"},
+      {R"({"vector": [], "column": "e"})", "\"vector\" must be a non-empty array"},
+      {R"({"vector": "1,2", "column": "e"})", "\"vector\" must be a non-empty array"},
+      {R"({"vector": [1, "2"], "column": "e"})", "\"vector\" must contain only numbers"},
+      {R"({"vector": [1, null], "column": "e"})", "\"vector\" must contain only numbers"},
+      {R"({"vector": [1], "text": "a", "column": "e"})", "not both"},
+      {R"({"vector": [1]})", "needs \"column\""},
+      {R"({"vector": [1], "column": "e; DROP"})", "column name"},
+      {R"({"vector": [1], "column": 5})", "\"column\" must be a string"},
+      {R"({"vector": [1], "column": "e", "k": 0})", "\"k\" must be an integer in 1..10000"},
+      {R"({"vector": [1], "column": "e", "k": 10001})", "\"k\" must be an integer in 1..10000"},
+      {R"({"vector": [1], "column": "e", "k": 2.0})", "\"k\" must be an integer"},
+      {R"({"vector": [1], "column": "e", "k": 99999999999999999999})", "not valid JSON"},
+      {R"({"vector": [1], "column": "e", "k": 18446744073709551615})", "\"k\" must be an integer in 1..10000"},
+      {R"({"vector": [1], "column": "e", "nprobes": 1000001})", "\"nprobes\" must be an integer in 1..1000000"},
+      {R"({"vector": [1], "column": "e", "refine_factor": -1})", "\"refine_factor\" must be an integer"},
+      {R"({"vector": [1], "column": "e", "use_index": 1})", "\"use_index\" must be true or false"},
+      {R"({"vector": [1], "column": "e", "limit": 5})", "\"limit\" applies to a scan"},
+      {R"({"text": "a", "column": "e", "nprobes": 5})", "\"nprobes\" applies to a vector query only"},
+      {R"({"use_index": true})", "\"use_index\" applies to a vector query only"},
+      {R"({"k": 5})", "\"k\" applies to a vector or text query"},
+      {R"({"column": "e"})", "\"column\" applies to a vector or text query only"},
+      {R"({"limit": 100001})", "\"limit\" must be an integer in 1..100000"},
+      {R"({"filter": ""})", "\"filter\" must be a SQL expression"},
+      {R"({"filter": 3})", "\"filter\" must be a string"},
+      {R"({"select": []})", "\"select\" must be a non-empty array"},
+      {R"({"select": [1]})", "\"select\" must list column names"},
+      {R"({"select": ["id", "a b"]})", "column name"},
+      {"{\"text\": \"\xff\", \"column\": \"e\"}", "not valid JSON"},
+  };
+  for (const auto& [body, expected] : cases) {
+    Result<QueryRequest> q = ParseQueryRequest(body);
+    Status st = q.ok() ? QueryStatement("db.t", *q).status() : q.status();
+    ASSERT_FALSE(st.ok()) << body;
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_NE(st.message().find(expected), std::string::npos) << body << " -> " << st.message();
+  }
+}
+
+}  // namespace
+}  // namespace vigil::server
