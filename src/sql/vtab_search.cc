@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
 
 #include "sql/vtab_search_filter.h"
 #include "sql/vtab.h"
 #include "sql/vtab_internal.h"
 #include "vigil/query/query.h"
+#include "vigil/storage/ingest.h"
 #include "vigil/sql/result.h"
 
 namespace vigil::sql::internal {
@@ -96,14 +96,11 @@ Result<std::vector<float>> ParseQueryVector(sqlite3_value* v) {
   if (sqlite3_value_type(v) != SQLITE_TEXT) {
     return Status::InvalidArgument("the query vector must be a JSON array string or a FLOAT32 blob");
   }
-  auto j = nlohmann::json::parse(reinterpret_cast<const char*>(sqlite3_value_text(v)), nullptr, false);
-  if (!j.is_array()) return Status::InvalidArgument("the query vector is not a JSON array of numbers");
+  const std::string_view text(reinterpret_cast<const char*>(sqlite3_value_text(v)),
+                              static_cast<size_t>(sqlite3_value_bytes(v)));
   std::vector<float> out;
-  out.reserve(j.size());
-  for (const auto& e : j) {
-    if (!e.is_number()) return Status::InvalidArgument("the query vector is not a JSON array of numbers");
-    out.push_back(e.get<float>());
-  }
+  Status st = ParseVectorText(text, 0, &out);
+  if (!st.ok()) return Status::InvalidArgument("the query vector is not valid: " + st.message());
   return out;
 }
 

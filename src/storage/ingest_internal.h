@@ -83,8 +83,6 @@ Status CheckUtf8Line(std::string_view file, uint64_t line_no, std::string_view l
 Status AppendText(Column* col, const Field& field, const std::string_view* text);
 // Appends a parsed value (from JSON) of `field`'s type to `col`, with range checks.
 Status AppendValue(Column* col, const Field& field, const Value& v);
-// Parses "[a, b, ...]" into exactly `dim` finite floats (dim 0: any length >= 1).
-Status ParseVectorText(std::string_view text, uint32_t dim, std::vector<float>* out);
 
 // Type inference over text samples: the narrowest type that fits every value.
 class TypeGuess {

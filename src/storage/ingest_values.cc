@@ -295,7 +295,7 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
     }
     case TypeId::kVector: {
       std::vector<float> v;
-      VIGIL_RETURN_IF_ERROR(ingest::ParseVectorText(text, type.dim, &v));
+      VIGIL_RETURN_IF_ERROR(ParseVectorText(text, type.dim, &v));
       if (type.element == VectorElement::kFloat16) {
         for (float f : v) {
           if (std::fabs(f) > kMaxHalf) return Status::InvalidArgument("vector element out of range for FLOAT16");
@@ -305,6 +305,64 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
     }
   }
   return Status::Internal("unknown type");
+}
+
+Status ParseVectorText(std::string_view text, uint32_t dim, std::vector<float>* out) {
+  out->clear();
+  if (dim) out->reserve(dim);
+  size_t p = 0;
+  auto skip_ws = [&] {
+    while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r')) ++p;
+  };
+  skip_ws();
+  if (p >= text.size() || text[p] != '[') {
+    return Status::InvalidArgument("vector must be a JSON array like [0.1, 0.2], got " + Quote(text));
+  }
+  ++p;
+  skip_ws();
+  if (p < text.size() && text[p] == ']' && out->empty()) {
+    return Status::InvalidArgument("vector is empty");
+  }
+  while (true) {
+    skip_ws();
+    size_t start = p;
+    while (p < text.size() && text[p] != ',' && text[p] != ']' && !std::isspace(static_cast<unsigned char>(text[p]))) {
+      ++p;
+    }
+    double d;
+    bool oor;
+    std::string_view num = text.substr(start, p - start);
+    if (!ParseDouble(num, &d, &oor)) {
+      return Status::InvalidArgument("vector element " + std::to_string(out->size()) + " " + Quote(num) +
+                                     " is not a number");
+    }
+    if (oor || std::fabs(d) > std::numeric_limits<float>::max()) {
+      return Status::InvalidArgument("vector element " + std::to_string(out->size()) + " " + Quote(num) +
+                                     " is out of range for FLOAT32");
+    }
+    if (dim && out->size() == dim) {
+      return Status::InvalidArgument("vector has more than " + std::to_string(dim) + " elements");
+    }
+    out->push_back(static_cast<float>(d));
+    skip_ws();
+    if (p < text.size() && text[p] == ',') {
+      ++p;
+      continue;
+    }
+    if (p < text.size() && text[p] == ']') break;
+    return Status::InvalidArgument("vector is not a well-formed JSON array of numbers");
+  }
+  ++p;
+  skip_ws();
+  if (p != text.size()) return Status::InvalidArgument("unexpected text after the vector's closing ']'");
+  if (dim && out->size() != dim) {
+    return Status::InvalidArgument("vector has dimension " + std::to_string(out->size()) + ", expected " +
+                                   std::to_string(dim));
+  }
+  if (out->size() > bounds::kMaxVectorDimension) {
+    return Status::InvalidArgument("vector dimension exceeds " + std::to_string(bounds::kMaxVectorDimension));
+  }
+  return Status::OK();
 }
 
 namespace ingest {
@@ -375,63 +433,6 @@ Status CheckUtf8Line(std::string_view file, uint64_t line_no, std::string_view l
   return TextError(file, line_no, bad + 1, std::string("invalid UTF-8 (byte 0x") + kHex[b >> 4] + kHex[b & 15] + ")");
 }
 
-Status ParseVectorText(std::string_view text, uint32_t dim, std::vector<float>* out) {
-  out->clear();
-  if (dim) out->reserve(dim);
-  size_t p = 0;
-  auto skip_ws = [&] {
-    while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r')) ++p;
-  };
-  skip_ws();
-  if (p >= text.size() || text[p] != '[') {
-    return Status::InvalidArgument("vector must be a JSON array like [0.1, 0.2], got " + Quote(text));
-  }
-  ++p;
-  skip_ws();
-  if (p < text.size() && text[p] == ']' && out->empty()) {
-    return Status::InvalidArgument("vector is empty");
-  }
-  while (true) {
-    skip_ws();
-    size_t start = p;
-    while (p < text.size() && text[p] != ',' && text[p] != ']' && !std::isspace(static_cast<unsigned char>(text[p]))) {
-      ++p;
-    }
-    double d;
-    bool oor;
-    std::string_view num = text.substr(start, p - start);
-    if (!ParseDouble(num, &d, &oor)) {
-      return Status::InvalidArgument("vector element " + std::to_string(out->size()) + " " + Quote(num) +
-                                     " is not a number");
-    }
-    if (oor || std::fabs(d) > std::numeric_limits<float>::max()) {
-      return Status::InvalidArgument("vector element " + std::to_string(out->size()) + " " + Quote(num) +
-                                     " is out of range for FLOAT32");
-    }
-    if (dim && out->size() == dim) {
-      return Status::InvalidArgument("vector has more than " + std::to_string(dim) + " elements");
-    }
-    out->push_back(static_cast<float>(d));
-    skip_ws();
-    if (p < text.size() && text[p] == ',') {
-      ++p;
-      continue;
-    }
-    if (p < text.size() && text[p] == ']') break;
-    return Status::InvalidArgument("vector is not a well-formed JSON array of numbers");
-  }
-  ++p;
-  skip_ws();
-  if (p != text.size()) return Status::InvalidArgument("unexpected text after the vector's closing ']'");
-  if (dim && out->size() != dim) {
-    return Status::InvalidArgument("vector has dimension " + std::to_string(out->size()) + ", expected " +
-                                   std::to_string(dim));
-  }
-  if (out->size() > bounds::kMaxVectorDimension) {
-    return Status::InvalidArgument("vector dimension exceeds " + std::to_string(bounds::kMaxVectorDimension));
-  }
-  return Status::OK();
-}
 
 Status AppendText(Column* col, const Field& field, const std::string_view* text) {
   if (text == nullptr) {

@@ -86,6 +86,9 @@ Result<SchemaPtr> VectorFileSchema(uint32_t dim, const IngestOptions& options = 
 // range checks. Vectors are JSON arrays "[0.1, 2, ...]" of exactly dim numbers.
 // Errors are InvalidArgument without a location (callers add it).
 Result<Value> ParseTextValue(std::string_view text, const DataType& type);
+// Parses a vector's text "[a, b, ...]" into exactly `dim` finite FLOAT32 values (dim 0: any
+// length from 1 to the dimension bound): each element read as a double, then rounded once.
+Status ParseVectorText(std::string_view text, uint32_t dim, std::vector<float>* out);
 
 struct ImportOptions {
   IngestOptions ingest;
