@@ -243,8 +243,11 @@ Result<uint64_t> GenerationManager::Refresh() {
   std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
   if (shut_down_) return Status::FailedPrecondition("the generation manager of " + table_ + " is shut down");
   (void)Reap();  // failures stay owed; retried by Maintain and Shutdown
-  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, Dataset::LatestVersion(path_, options_.dataset));
-  if (latest == current_version()) return latest;
+  const uint64_t current = current_version();
+  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, current > 0
+                                              ? Dataset::LatestVersionAfter(path_, current, options_.dataset)
+                                              : Dataset::LatestVersion(path_, options_.dataset));
+  if (latest == current) return latest;
   // Open and verify off the read path; readers keep acquiring the old generation meanwhile.
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, latest, options_.dataset));
   const uint64_t new_bytes = EstimateNewBytes(ds->manifest());

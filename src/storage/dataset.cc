@@ -244,6 +244,16 @@ Result<uint64_t> Dataset::LatestVersion(const std::string& path, DatasetOptions 
   return versions.back();
 }
 
+Result<uint64_t> Dataset::LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options) {
+  options = Resolve(options);
+  VIGIL_ASSIGN_OR_RETURN(bool next, options.fs->Exists(JoinPath(path, ManifestPath(known + 1))));
+  if (!next) {
+    VIGIL_ASSIGN_OR_RETURN(bool still, options.fs->Exists(JoinPath(path, ManifestPath(known))));
+    if (still) return known;
+  }
+  return LatestVersion(path, options);
+}
+
 Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, std::optional<uint64_t> version,
                                                DatasetOptions options) {
   options = Resolve(options);

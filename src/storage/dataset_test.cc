@@ -197,6 +197,21 @@ TEST_F(DatasetTest, ConflictingDeletesOfOneFragmentConflict) {
   EXPECT_EQ((*v4)->CountRows(), 14u);
 }
 
+TEST_F(DatasetTest, LatestVersionAfterAKnownVersionSeesEveryNewerOne) {
+  auto ds = *Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"));
+  EXPECT_EQ(*Dataset::LatestVersionAfter(Path(), 1), 1u);
+  auto r1 = Reader(TestSchema(), {{0, 10}});
+  auto v2 = *ds->Append(r1.get(), Props("APPEND"));
+  auto r2 = Reader(TestSchema(), {{10, 10}});
+  ASSERT_TRUE(v2->Append(r2.get(), Props("APPEND")).ok());
+  EXPECT_EQ(*Dataset::LatestVersionAfter(Path(), 1), 3u);
+  EXPECT_EQ(*Dataset::LatestVersionAfter(Path(), 3), 3u);
+  // A known version whose manifest is gone is not trusted: the listing decides.
+  ASSERT_TRUE(DefaultFileSystem()->RemoveFile(JoinPath(Path(), ManifestPath(3))).ok());
+  EXPECT_EQ(*Dataset::LatestVersionAfter(Path(), 3), 2u);
+  EXPECT_EQ(Dataset::LatestVersionAfter(dir_.Join("db/none.vgl"), 1).status().code(), StatusCode::kNotFound);
+}
+
 TEST_F(DatasetTest, SchemaMismatchAndBadRowsCommitNothing) {
   auto ds = *Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"));
   auto other = *Schema::Make({{-1, "x", DataType::Of(TypeId::kInt64), false}});

@@ -88,6 +88,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
                                                           DatasetOptions options = {});
   // The highest published version number (no decoding).
   static Result<uint64_t> LatestVersion(const std::string& path, DatasetOptions options = {});
+  // LatestVersion for a caller that knows version `known` was published: `known` when its
+  // manifest is still there and known + 1's is not (two existence checks instead of a
+  // listing: versions are published in sequence and a table directory is never reused).
+  static Result<uint64_t> LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options = {});
   // Every version with its transaction properties, oldest first; corrupt ones are skipped
   // and reported in `corrupt` when given.
   static Result<std::vector<VersionInfo>> ListVersions(const std::string& path,
