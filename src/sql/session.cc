@@ -2,10 +2,10 @@
 
 #include <cctype>
 #include <charconv>
-#include <chrono>
 #include <ctime>
 
 #include "sql/exec_internal.h"
+#include "vigil/common/env.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/ingest.h"
@@ -56,11 +56,7 @@ Result<std::shared_ptr<Dataset>> OpenTable(const ExecContext& ctx, const vigil::
 
 namespace {
 
-int64_t SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
+int64_t SystemNowMs() { return Env::Default()->NowMicros() / 1000; }
 
 // The value of SET statement_timeout, as PostgreSQL reads it: an integer or a
 // string of digits is milliseconds, else a duration "<n>ms|s|m|h|d"; 0 is off.

@@ -36,7 +36,7 @@ struct SessionOptions {
   // Called after a statement admitted index jobs (the shell starts `vigil supervise`
   // through it); may be empty (tests run a leader themselves).
   std::function<Status()> ensure_leader;
-  // Unix milliseconds; tests inject a clock. Empty: the system clock.
+  // Unix milliseconds; tests inject a clock. Empty: Env::Default()'s clock.
   std::function<int64_t()> clock;
   // How long RESOLVE INDEX JOB waits for the leader's refresh (0: does not wait).
   int64_t resolve_wait_ms = 30'000;
