@@ -736,6 +736,15 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(vector.status, 200) << vector.body;
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/query", reader_, {{"k", 0}}).status, 400);
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/query", reader_, {{"vector", {1, 2}}}).status, 400);
+  // Fields the schema does not define, or that do not apply to the kind of query, are refused.
+  auto misspelt = Post("/v1/databases/d/tables/vecs/query", reader_, {{"vectr", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}});
+  EXPECT_EQ(misspelt.status, 400) << misspelt.body;
+  EXPECT_EQ(Code(misspelt), "INVALID_ARGUMENT") << misspelt.body;
+  EXPECT_NE(Json::parse(misspelt.body).value("detail", "").find("unknown field \"vectr\""), std::string::npos)
+      << misspelt.body;
+  auto scan_nprobes = Post("/v1/databases/d/tables/docs/query", reader_, {{"nprobes", 5}});
+  EXPECT_EQ(scan_nprobes.status, 400) << scan_nprobes.body;
+  EXPECT_NE(scan_nprobes.body.find("applies to a vector query only"), std::string::npos) << scan_nprobes.body;
   EXPECT_EQ(Post("/v1/databases/d/tables/nope/query", reader_, Json::object()).status, 404);
 
   // SQL scripts: results, a failure at the second statement (with statement_index and the
