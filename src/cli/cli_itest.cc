@@ -351,7 +351,9 @@ TEST_F(CliTest, MetadataStoreIsPrivateToTheRootOwner) {
   EXPECT_EQ(mode(meta), 0700);
   EXPECT_EQ(mode(meta + "/vigil.db"), 0600);
   for (const char* journal : {"/vigil.db-wal", "/vigil.db-shm"}) {
-    if (mode(meta + journal) != -1) EXPECT_EQ(mode(meta + journal), 0600) << journal;
+    if (mode(meta + journal) != -1) {
+      EXPECT_EQ(mode(meta + journal), 0600) << journal;
+    }
   }
 
   ASSERT_EQ(::chmod(meta.c_str(), 0755), 0);
