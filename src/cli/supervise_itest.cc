@@ -104,7 +104,12 @@ class SuperviseTest : public ::testing::Test {
 
   // When the job's event of `kind` happened.
   int64_t EventAt(int64_t job_id, std::string_view kind) {
-    for (const jobs::JobEvent& e : *store_->Events(job_id)) {
+    auto events = store_->Events(job_id);
+    if (!events.ok()) {
+      ADD_FAILURE() << events.status().ToString();
+      return 0;
+    }
+    for (const jobs::JobEvent& e : *events) {
       if (e.kind == kind) return e.at_ms;
     }
     ADD_FAILURE() << "job " << job_id << " has no " << kind << " event";

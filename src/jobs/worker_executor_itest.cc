@@ -204,7 +204,9 @@ TEST_F(WorkerExecutorTest, CredentialsNeverReachTheStoreEventsLogsOrTheWorkerPro
   for (int64_t id : {ok_job.job_id, bad_job.job_id}) {
     JobRecord r = *store_->Get(id);
     EXPECT_EQ(r.error_message.value_or("").find(secret), std::string::npos);
-    for (const auto& e : *store_->Events(id)) {
+    auto events = store_->Events(id);
+    ASSERT_TRUE(events.ok()) << events.status().ToString();
+    for (const auto& e : *events) {
       EXPECT_EQ(e.detail_json.find(secret), std::string::npos);
       EXPECT_EQ(e.note.value_or("").find(secret), std::string::npos);
     }
