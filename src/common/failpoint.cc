@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "vigil/common/env.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil::failpoint {
 
@@ -38,12 +39,12 @@ class Registry {
     });
   }
 
-  std::atomic<int> armed_count{0};
-  std::mutex mu;
-  std::map<std::string, Entry, std::less<>> entries;  // GUARDED_BY(mu)
+  std::atomic<int> armed_count{0};  // read without mu: Hit's fast path when nothing is armed
+  Mutex mu;
+  std::map<std::string, Entry, std::less<>> entries VIGIL_GUARDED_BY(mu);
 
  private:
-  std::once_flag env_once_;
+  std::once_flag env_once_;  // std::call_once: a one-time load, no state for mu to guard
 };
 
 Status ParseEntry(std::string_view text) {
@@ -112,7 +113,7 @@ Status Hit(std::string_view name) {
   Action action;
   StatusCode code;
   {
-    std::lock_guard<std::mutex> lock(r.mu);
+    MutexLock lock(&r.mu);
     auto it = r.entries.find(name);
     if (it == r.entries.end()) return Status::OK();
     Entry& e = it->second;
@@ -132,7 +133,7 @@ Status Hit(std::string_view name) {
     case Action::kHang:
       for (;;) {
         {
-          std::lock_guard<std::mutex> lock(r.mu);
+          MutexLock lock(&r.mu);
           auto it = r.entries.find(name);
           if (it == r.entries.end() || it->second.action != Action::kHang) break;
         }
@@ -156,7 +157,7 @@ Status ArmFromSpec(std::string_view spec) {
 
 void Arm(std::string_view name, Action action, int hit, StatusCode error_code) {
   Registry& r = Registry::Get();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   auto [it, inserted] = r.entries.try_emplace(std::string(name));
   it->second = Entry{action, hit, error_code, 0};
   if (inserted) r.armed_count.fetch_add(1, std::memory_order_release);
@@ -164,7 +165,7 @@ void Arm(std::string_view name, Action action, int hit, StatusCode error_code) {
 
 void Disarm(std::string_view name) {
   Registry& r = Registry::Get();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   auto it = r.entries.find(name);
   if (it == r.entries.end()) return;
   r.entries.erase(it);
@@ -173,7 +174,7 @@ void Disarm(std::string_view name) {
 
 void DisarmAll() {
   Registry& r = Registry::Get();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   r.armed_count.fetch_sub(static_cast<int>(r.entries.size()), std::memory_order_release);
   r.entries.clear();
 }
@@ -181,7 +182,7 @@ void DisarmAll() {
 std::string ArmedSpec() {
   Registry& r = Registry::Get();
   r.LoadEnvironmentOnce();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   std::string out;
   for (const auto& [name, e] : r.entries) {
     if (!out.empty()) out += ';';
@@ -199,7 +200,7 @@ std::string ArmedSpec() {
 
 int HitCount(std::string_view name) {
   Registry& r = Registry::Get();
-  std::lock_guard<std::mutex> lock(r.mu);
+  MutexLock lock(&r.mu);
   auto it = r.entries.find(name);
   return it == r.entries.end() ? 0 : it->second.evaluations;
 }

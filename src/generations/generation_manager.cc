@@ -67,7 +67,7 @@ Generation::~Generation() {
   snapshot.reset();  // closes the segments no other generation shares
   reservation.Release();
   if (tracker) {
-    std::lock_guard<std::mutex> lock(tracker->mu);
+    MutexLock lock(&tracker->mu);
     --tracker->live;
     tracker->cv.notify_all();
   }
@@ -86,7 +86,7 @@ void BuildTicket::Release() {
   reservation_.Release();
   if (!tracker_) return;
   {
-    std::lock_guard<std::mutex> lock(tracker_->mu);
+    MutexLock lock(&tracker_->mu);
     --tracker_->builders;
     tracker_->cv.notify_all();
   }
@@ -113,14 +113,14 @@ GenerationManager::GenerationManager(std::string path, GenerationsOptions option
 
 GenerationManager::~GenerationManager() {
   {
-    std::lock_guard<std::mutex> lock(maintain_mu_);
+    MutexLock lock(&maintain_mu_);
     stop_maintain_ = true;
   }
   maintain_cv_.notify_all();
   if (maintain_thread_.joinable()) maintain_thread_.join();
   std::shared_ptr<const Generation> last;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     last = std::move(current_);
   }
 }
@@ -159,7 +159,7 @@ Status GenerationManager::Recover() {
     ticket.set_reservation(std::move(reservation));
   }
   VIGIL_ASSIGN_OR_RETURN(auto g, BuildGeneration(std::move(ds), &ticket));
-  std::lock_guard<std::mutex> lock(refresh_mu_);
+  MutexLock lock(&refresh_mu_);
   Publish(std::move(g));
   return Status::OK();
 }
@@ -167,7 +167,7 @@ Status GenerationManager::Recover() {
 uint64_t GenerationManager::EstimateNewBytes(const Manifest& next) const {
   std::shared_ptr<const Generation> cur;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     cur = current_;
   }
   uint64_t bytes = 0;
@@ -194,7 +194,7 @@ Result<std::shared_ptr<const Generation>> GenerationManager::BuildGeneration(std
   g->reservation = ticket->TakeReservation();
   g->tracker = tracker_;
   {
-    std::lock_guard<std::mutex> lock(tracker_->mu);
+    MutexLock lock(&tracker_->mu);
     ++tracker_->live;
   }
   return std::shared_ptr<const Generation>(std::move(g));
@@ -204,7 +204,7 @@ void GenerationManager::Publish(std::shared_ptr<const Generation> g) {
   Issued issued{g, g->snapshot->version(), options_.pins != nullptr};
   std::shared_ptr<const Generation> retired;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     retired = std::move(current_);
     current_ = std::move(g);
   }
@@ -213,13 +213,13 @@ void GenerationManager::Publish(std::shared_ptr<const Generation> g) {
 }
 
 Lease GenerationManager::Acquire() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return Lease(current_);
 }
 
 Result<BuildTicket> GenerationManager::BeginBuild(uint64_t memory_bytes, uint64_t disk_bytes) {
   {
-    std::lock_guard<std::mutex> lock(tracker_->mu);
+    MutexLock lock(&tracker_->mu);
     if (tracker_->builders >= static_cast<int>(options_.builders_per_table)) {
       return Status::Busy("table " + table_ + " already has " + std::to_string(tracker_->builders) +
                           " builder(s) running (bound " + std::to_string(options_.builders_per_table) + ")");
@@ -240,7 +240,7 @@ Result<BuildTicket> GenerationManager::BeginBuild(uint64_t memory_bytes, uint64_
 }
 
 Result<uint64_t> GenerationManager::Refresh() {
-  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  MutexLock refresh_lock(&refresh_mu_);
   if (shut_down_) return Status::FailedPrecondition("the generation manager of " + table_ + " is shut down");
   (void)Reap();  // failures stay owed; retried by Maintain and Shutdown
   const uint64_t current = current_version();
@@ -282,7 +282,7 @@ Status GenerationManager::Reap() {
 }
 
 Status GenerationManager::Maintain() {
-  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  MutexLock refresh_lock(&refresh_mu_);
   Status st = Reap();
   if (options_.pins && !shut_down_) {
     auto hb = options_.pins->Heartbeat(owner_, NowMs(), options_.pin_ttl_ms);
@@ -292,27 +292,29 @@ Status GenerationManager::Maintain() {
 }
 
 void GenerationManager::MaintainLoop() {
-  std::unique_lock<std::mutex> lock(maintain_mu_);
-  while (!stop_maintain_) {
-    maintain_cv_.wait_for(lock, options_.maintain_interval, [this] { return stop_maintain_; });
-    if (stop_maintain_) break;
-    lock.unlock();
+  while (true) {
+    {
+      MutexLock lock(&maintain_mu_);
+      if (lock.WaitFor(maintain_cv_, options_.maintain_interval,
+                       [this]() VIGIL_REQUIRES(maintain_mu_) { return stop_maintain_; })) {
+        return;
+      }
+    }
     (void)Maintain();
-    lock.lock();
   }
 }
 
 Status GenerationManager::Shutdown(std::chrono::milliseconds timeout) {
   std::shared_ptr<const Generation> last;
   {
-    std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+    MutexLock refresh_lock(&refresh_mu_);
     shut_down_ = true;  // no Refresh from here on
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     last = std::move(current_);  // no new leases from here on
   }
   last.reset();
   {
-    std::lock_guard<std::mutex> lock(maintain_mu_);
+    MutexLock lock(&maintain_mu_);
     stop_maintain_ = true;
   }
   maintain_cv_.notify_all();
@@ -320,30 +322,32 @@ Status GenerationManager::Shutdown(std::chrono::milliseconds timeout) {
     maintain_thread_.join();
   }
   {
-    std::unique_lock<std::mutex> lock(tracker_->mu);
-    bool joined = tracker_->cv.wait_for(lock, timeout, [this] { return tracker_->live == 0 && tracker_->builders == 0; });
+    MutexLock lock(&tracker_->mu);
+    bool joined = lock.WaitFor(tracker_->cv, timeout, [this]() VIGIL_REQUIRES(tracker_->mu) {
+      return tracker_->live == 0 && tracker_->builders == 0;
+    });
     if (!joined) {
       return Status::DeadlineExceeded("shutdown of " + table_ + ": " + std::to_string(tracker_->live) +
                                       " generation(s) still leased, " + std::to_string(tracker_->builders) +
                                       " build(s) running");
     }
   }
-  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  MutexLock refresh_lock(&refresh_mu_);
   return Reap();
 }
 
 uint64_t GenerationManager::current_version() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return current_ ? current_->snapshot->version() : 0;
 }
 
 size_t GenerationManager::live_generations() const {
-  std::lock_guard<std::mutex> lock(tracker_->mu);
+  MutexLock lock(&tracker_->mu);
   return static_cast<size_t>(tracker_->live);
 }
 
 std::set<uint64_t> GenerationManager::HeldVersions() const {
-  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  MutexLock refresh_lock(&refresh_mu_);
   std::set<uint64_t> out;
   for (const auto& i : issued_) {
     if (!i.generation.expired()) out.insert(i.version);
@@ -352,7 +356,7 @@ std::set<uint64_t> GenerationManager::HeldVersions() const {
 }
 
 size_t GenerationManager::pending_unpins() const {
-  std::lock_guard<std::mutex> refresh_lock(refresh_mu_);
+  MutexLock refresh_lock(&refresh_mu_);
   size_t n = 0;
   for (const auto& i : issued_) n += (i.generation.expired() && i.pinned) ? 1 : 0;
   return n;

@@ -5,10 +5,10 @@
 #include "vigil/index/fts.h"
 
 #include <algorithm>
-#include <mutex>
 
 #include "index/fts_sqlite.h"
 #include "vigil/common/checksum.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil::index {
 
@@ -157,12 +157,12 @@ Status BuildFtsSegment(const Dataset& dataset, const Field& field,
 // Idle read-only connections to the segment's database.
 struct FtsSegment::Db {
   std::string uri;
-  std::mutex mu;
-  std::vector<SqliteDb> idle;  // GUARDED_BY(mu)
+  Mutex mu;
+  std::vector<SqliteDb> idle VIGIL_GUARDED_BY(mu);
 
   Result<SqliteDb> Acquire() {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(&mu);
       if (!idle.empty()) {
         SqliteDb conn = std::move(idle.back());
         idle.pop_back();
@@ -174,7 +174,7 @@ struct FtsSegment::Db {
   }
 
   void Release(SqliteDb conn) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (idle.size() < kMaxIdleConnections) idle.push_back(std::move(conn));
   }
 };
@@ -223,7 +223,7 @@ Result<std::vector<FtsHit>> FtsSegment::Search(const std::string& query,
 }
 
 size_t FtsSegment::MemoryBytes() const {
-  std::lock_guard<std::mutex> lock(db_->mu);
+  MutexLock lock(&db_->mu);
   size_t bytes = sizeof(*this) + db_->uri.size();
   for (const auto& conn : db_->idle) {
     int cache = 0, schema = 0, highwater = 0;

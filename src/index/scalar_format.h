@@ -14,7 +14,6 @@
 #include <cstring>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "vigil/common/byte_io.h"
+#include "vigil/common/mutex.h"
 #include "vigil/index/scalar.h"
 
 namespace vigil::index::internal {
@@ -110,14 +110,14 @@ class LruCache {
  public:
   explicit LruCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
   std::shared_ptr<const T> Get(size_t key) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = map_.find(key);
     if (it == map_.end()) return nullptr;
     lru_.splice(lru_.begin(), lru_, it->second);
     return it->second->item;
   }
   void Put(size_t key, std::shared_ptr<const T> item, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (map_.count(key) != 0 || bytes > capacity_) return;
     lru_.push_front(Entry{key, std::move(item), bytes});
     map_[key] = lru_.begin();
@@ -129,7 +129,7 @@ class LruCache {
     }
   }
   size_t usage_bytes() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return usage_;
   }
 
@@ -140,10 +140,10 @@ class LruCache {
     size_t bytes;
   };
   const size_t capacity_;
-  mutable std::mutex mu_;
-  mutable std::list<Entry> lru_;  // GUARDED_BY(mu_); front = most recent
-  std::unordered_map<size_t, typename std::list<Entry>::iterator> map_;  // GUARDED_BY(mu_)
-  size_t usage_ = 0;                                                     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  mutable std::list<Entry> lru_ VIGIL_GUARDED_BY(mu_);  // front = most recent
+  std::unordered_map<size_t, typename std::list<Entry>::iterator> map_ VIGIL_GUARDED_BY(mu_);
+  size_t usage_ VIGIL_GUARDED_BY(mu_) = 0;
 };
 
 // BTREE build with explicit page limits (tests use tiny pages).

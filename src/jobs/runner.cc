@@ -163,10 +163,10 @@ Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
     const int64_t job_id = d->running.job_id;
     busy.insert(d->running.spec.table_incarnation);
     started.push_back(job_id);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     threads_.emplace(job_id, std::thread([this, job_id, dispatched = std::move(*d)]() mutable {
       Status st = ExecuteAndRecord(std::move(dispatched)).status();
-      std::lock_guard<std::mutex> guard(mu_);
+      MutexLock guard(&mu_);
       finished_.push_back(FinishedAttempt{job_id, st});
       auto it = threads_.find(job_id);
       done_threads_.push_back(std::move(it->second));
@@ -180,7 +180,7 @@ std::vector<FinishedAttempt> JobRunner::TakeFinished() {
   std::vector<std::thread> done;
   std::vector<FinishedAttempt> out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     done.swap(done_threads_);
     out.swap(finished_);
   }
@@ -189,7 +189,7 @@ std::vector<FinishedAttempt> JobRunner::TakeFinished() {
 }
 
 size_t JobRunner::running() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return threads_.size();
 }
 
@@ -198,7 +198,7 @@ void JobRunner::WaitForAttempts() {
   while (running() > 0) Env::Default()->SleepForMs(10);
   std::vector<std::thread> done;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     done.swap(done_threads_);
   }
   for (std::thread& t : done) t.join();

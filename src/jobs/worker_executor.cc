@@ -1,7 +1,5 @@
 #include "vigil/jobs/worker_executor.h"
 
-#include <mutex>
-
 #include "vigil/common/failpoint.h"
 
 namespace vigil::jobs {
@@ -50,7 +48,7 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
   const worker::LaunchResult r = supervisor_->Run(std::move(launch));
   worker::ZeroizeString(&launch.secret);  // what a move may leave behind (short strings)
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     last_launch_ = r;
   }
   if (r.failed_before_request) {

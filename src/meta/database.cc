@@ -2,9 +2,9 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 
 #include "meta/backends.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil::meta {
 
@@ -82,11 +82,15 @@ Result<std::optional<Row>> Connection::QueryOptional(std::string_view sql, const
 // ---- Pool ----
 
 struct Database::Pool {
-  std::mutex mu;
+  // Waits on cv, `lock` holding mu, until notified (true) or until `deadline_micros` on `env`'s
+  // monotonic clock (false).
+  bool WaitUntil(MutexLock& lock, Env* env, int64_t deadline_micros) VIGIL_REQUIRES(mu);
+
+  Mutex mu;
   std::condition_variable cv;
-  std::vector<std::unique_ptr<Connection>> idle;  // GUARDED_BY(mu)
-  int open = 0;                                   // GUARDED_BY(mu): idle + borrowed
-  bool writer_taken = false;                      // GUARDED_BY(mu)
+  std::vector<std::unique_ptr<Connection>> idle VIGIL_GUARDED_BY(mu);
+  int open VIGIL_GUARDED_BY(mu) = 0;  // idle + borrowed
+  bool writer_taken VIGIL_GUARDED_BY(mu) = false;
 };
 
 Database::Database(const DialectProfile* profile, DatabaseOptions options)
@@ -95,7 +99,7 @@ Database::Database(const DialectProfile* profile, DatabaseOptions options)
 }
 
 Database::~Database() {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu);
   VIGIL_CHECK(pool_->idle.size() == static_cast<size_t>(pool_->open) &&
               "Database destroyed while connections are borrowed");
 }
@@ -104,42 +108,45 @@ int64_t Database::AcquireDeadline() const {
   return options_.env->MonotonicMicros() + int64_t{options_.acquire_timeout_ms} * 1000;
 }
 
-bool Database::WaitUntil(std::unique_lock<std::mutex>& lock, int64_t deadline_micros) {
-  const int64_t left = deadline_micros - options_.env->MonotonicMicros();
+bool Database::Pool::WaitUntil(MutexLock& lock, Env* env, int64_t deadline_micros) {
+  const int64_t left = deadline_micros - env->MonotonicMicros();
   if (left <= 0) return false;
-  return pool_->cv.wait_for(lock, std::chrono::microseconds(left)) == std::cv_status::no_timeout;
+  return lock.WaitFor(cv, std::chrono::microseconds(left));
 }
 
 Result<PooledConnection> Database::Acquire() {
   const int64_t deadline = AcquireDeadline();
-  std::unique_lock<std::mutex> lock(pool_->mu);
-  while (true) {
-    if (!pool_->idle.empty()) {
-      auto conn = std::move(pool_->idle.back());
-      pool_->idle.pop_back();
-      return PooledConnection(this, std::move(conn));
-    }
-    if (pool_->open < options_.max_connections) {
-      ++pool_->open;
-      lock.unlock();
-      auto conn = Connect();
-      if (!conn.ok()) {
-        lock.lock();
-        --pool_->open;
-        pool_->cv.notify_one();
-        return conn.status();
+  {
+    MutexLock lock(&pool_->mu);
+    while (true) {
+      if (!pool_->idle.empty()) {
+        auto conn = std::move(pool_->idle.back());
+        pool_->idle.pop_back();
+        return PooledConnection(this, std::move(conn));
       }
-      return PooledConnection(this, std::move(conn).value());
-    }
-    if (!WaitUntil(lock, deadline) && pool_->idle.empty() && pool_->open >= options_.max_connections) {
-      return Status::Busy("no free " + std::string(profile_->name) + " connection within " +
-                          std::to_string(options_.acquire_timeout_ms) + " ms");
+      if (pool_->open < options_.max_connections) {
+        ++pool_->open;
+        break;  // connects below, without the lock
+      }
+      if (!pool_->WaitUntil(lock, options_.env, deadline) && pool_->idle.empty() &&
+          pool_->open >= options_.max_connections) {
+        return Status::Busy("no free " + std::string(profile_->name) + " connection within " +
+                            std::to_string(options_.acquire_timeout_ms) + " ms");
+      }
     }
   }
+  auto conn = Connect();
+  if (!conn.ok()) {
+    MutexLock lock(&pool_->mu);
+    --pool_->open;
+    pool_->cv.notify_one();
+    return conn.status();
+  }
+  return PooledConnection(this, std::move(conn).value());
 }
 
 void Database::Return(std::unique_ptr<Connection> conn) {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu);
   if (conn->healthy()) {
     pool_->idle.push_back(std::move(conn));
   } else {
@@ -150,9 +157,9 @@ void Database::Return(std::unique_ptr<Connection> conn) {
 
 Status Database::AcquireWriterSlot() {
   const int64_t deadline = AcquireDeadline();
-  std::unique_lock<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu);
   while (pool_->writer_taken) {
-    if (!WaitUntil(lock, deadline) && pool_->writer_taken) {
+    if (!pool_->WaitUntil(lock, options_.env, deadline) && pool_->writer_taken) {
       return Status::Busy("writer slot not free within " +
                           std::to_string(options_.acquire_timeout_ms) + " ms");
     }
@@ -162,7 +169,7 @@ Status Database::AcquireWriterSlot() {
 }
 
 void Database::ReleaseWriterSlot() {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu);
   VIGIL_CHECK(pool_->writer_taken);
   pool_->writer_taken = false;
   pool_->cv.notify_all();

@@ -4,10 +4,10 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <unordered_map>
 
 #include "meta/backends.h"
+#include "vigil/common/mutex.h"
 #include "vigil/common/sqlite_status.h"
 
 namespace vigil::meta {
@@ -184,28 +184,29 @@ class SqliteDatabase final : public Database {
   // runs them in one BEGIN IMMEDIATE transaction (one savepoint each) and commits once.
   Status DoWrite(const std::function<Status(Connection&)>& fn, WriteScope scope) override {
     PendingWrite me{&fn};
-    std::unique_lock<std::mutex> lock(gc_mu_);
-    queue_.push_back(&me);
-    while (!me.done && leader_active_) gc_cv_.wait(lock);
-    if (me.done) return me.result;
-    leader_active_ = true;
     std::vector<PendingWrite*> batch;
-    size_t max_batch = static_cast<size_t>(std::max(1, options().max_group_commit_batch));
-    bool have_me = false;
-    while (!queue_.empty() && batch.size() < max_batch) {
-      have_me |= queue_.front() == &me;
-      batch.push_back(queue_.front());
-      queue_.pop_front();
+    {
+      MutexLock lock(&gc_mu_);
+      queue_.push_back(&me);
+      lock.Wait(gc_cv_, [&]() VIGIL_REQUIRES(gc_mu_) { return me.done || !leader_active_; });
+      if (me.done) return me.result;
+      leader_active_ = true;
+      size_t max_batch = static_cast<size_t>(std::max(1, options().max_group_commit_batch));
+      bool have_me = false;
+      while (!queue_.empty() && batch.size() < max_batch) {
+        have_me |= queue_.front() == &me;
+        batch.push_back(queue_.front());
+        queue_.pop_front();
+      }
+      if (!have_me) {
+        queue_.erase(std::find(queue_.begin(), queue_.end(), &me));
+        batch.push_back(&me);
+      }
     }
-    if (!have_me) {
-      queue_.erase(std::find(queue_.begin(), queue_.end(), &me));
-      batch.push_back(&me);
-    }
-    lock.unlock();
 
     RunBatch(batch);
 
-    lock.lock();
+    MutexLock lock(&gc_mu_);
     for (PendingWrite* p : batch) p->done = true;
     leader_active_ = false;
     gc_cv_.notify_all();
@@ -216,7 +217,7 @@ class SqliteDatabase final : public Database {
   struct PendingWrite {
     const std::function<Status(Connection&)>* fn;
     Status result;
-    bool done = false;  // GUARDED_BY(gc_mu_)
+    bool done = false;  // guarded by the database's gc_mu_
   };
 
   static void FailAll(const std::vector<PendingWrite*>& batch, const Status& st) {
@@ -281,10 +282,10 @@ class SqliteDatabase final : public Database {
   }
 
   const std::string path_;
-  std::mutex gc_mu_;
+  Mutex gc_mu_;
   std::condition_variable gc_cv_;
-  std::deque<PendingWrite*> queue_;     // GUARDED_BY(gc_mu_)
-  bool leader_active_ = false;          // GUARDED_BY(gc_mu_)
+  std::deque<PendingWrite*> queue_ VIGIL_GUARDED_BY(gc_mu_);
+  bool leader_active_ VIGIL_GUARDED_BY(gc_mu_) = false;
   std::unique_ptr<Connection> writer_;  // used only by the current group-commit leader
 };
 

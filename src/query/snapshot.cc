@@ -1,7 +1,5 @@
 #include "vigil/query/snapshot.h"
 
-#include <mutex>
-
 #include "vigil/index/provider.h"
 
 namespace vigil::query {
@@ -19,14 +17,14 @@ class SegmentCache {
   Result<std::shared_ptr<index::Segment>> GetOrOpen(const Dataset& ds, const IndexSegmentMeta& meta) {
     Key key{ds.path(), meta.uuid};
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       auto it = map_.find(key);
       if (it != map_.end()) {
         if (auto s = it->second.lock()) return s;
       }
     }
     VIGIL_ASSIGN_OR_RETURN(auto seg, index::OpenSegment(ds.fs(), ds.path(), ds.manifest(), meta));
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto& slot = map_[key];
     if (auto s = slot.lock()) return s;  // another thread opened it first
     slot = seg;
@@ -34,14 +32,14 @@ class SegmentCache {
   }
 
   void Purge() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     std::erase_if(map_, [](const auto& kv) { return kv.second.expired(); });
   }
 
  private:
   using Key = std::pair<std::string, Uuid>;
-  std::mutex mu_;
-  std::map<Key, std::weak_ptr<index::Segment>> map_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::map<Key, std::weak_ptr<index::Segment>> map_ VIGIL_GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -51,6 +49,7 @@ Result<std::shared_ptr<const TableSnapshot>> TableSnapshot::Open(std::shared_ptr
   for (const auto& meta : dataset->manifest().segments) {
     auto seg = SegmentCache::Get().GetOrOpen(*dataset, meta);
     if (seg.status().Is(StatusCode::kCorruption) || seg.status().Is(StatusCode::kNotFound)) {
+      MutexLock lock(&snap->mu_);  // not yet shared; taken for the analysis
       snap->unusable_.push_back(UnusableSegment{meta.name, meta.uuid, seg.status()});
       snap->num_unusable_.store(snap->unusable_.size());
       continue;
@@ -93,7 +92,7 @@ std::shared_ptr<index::Segment> TableSnapshot::Segment(const Uuid& uuid) const {
   auto it = segments_.find(uuid);
   if (it == segments_.end()) return nullptr;
   if (marked_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const UnusableSegment& u : unusable_) {
       if (u.uuid == uuid) return nullptr;
     }
@@ -102,12 +101,12 @@ std::shared_ptr<index::Segment> TableSnapshot::Segment(const Uuid& uuid) const {
 }
 
 std::vector<UnusableSegment> TableSnapshot::unusable_segments() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return unusable_;
 }
 
 void TableSnapshot::MarkUnusable(const Uuid& uuid, const Status& reason) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const UnusableSegment& u : unusable_) {
     if (u.uuid == uuid) return;
   }

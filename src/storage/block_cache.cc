@@ -35,7 +35,7 @@ BlockCache* BlockCache::Default() {
 }
 
 std::shared_ptr<const Column> BlockCache::Lookup(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it == map_.end()) return nullptr;
   lru_.splice(lru_.begin(), lru_, it->second);
@@ -44,7 +44,7 @@ std::shared_ptr<const Column> BlockCache::Lookup(const std::string& key) {
 
 void BlockCache::Insert(const std::string& key, std::shared_ptr<const Column> column) {
   const size_t bytes = column->MemoryBytes() + key.size() + sizeof(Node);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it != map_.end()) {
     usage_ -= it->second->bytes;
@@ -64,7 +64,7 @@ void BlockCache::Insert(const std::string& key, std::shared_ptr<const Column> co
 }
 
 void BlockCache::Erase(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = map_.find(key);
   if (it == map_.end()) return;
   usage_ -= it->second->bytes;
@@ -73,7 +73,7 @@ void BlockCache::Erase(const std::string& key) {
 }
 
 size_t BlockCache::usage_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return usage_;
 }
 

@@ -76,37 +76,37 @@ class FaultRandomAccessFile : public RandomAccessFile {
 FaultInjectionFileSystem::FaultInjectionFileSystem(FileSystem* base) : base_(base) {}
 
 void FaultInjectionFileSystem::FailOperation(int64_t n, Fault fault) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   one_shot_[count_ + n] = fault;
 }
 
 void FaultInjectionFileSystem::FailFrom(int64_t n, Fault fault) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   fail_from_ = count_ + n;
   fail_from_fault_ = fault;
 }
 
 void FaultInjectionFileSystem::ClearFaults() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   one_shot_.clear();
   fail_from_ = 0;
   fail_from_fault_ = Fault::kNone;
 }
 
 int64_t FaultInjectionFileSystem::OperationCount() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return count_;
 }
 
 void FaultInjectionFileSystem::ResetCount() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   count_ = 0;
   one_shot_.clear();
   fail_from_ = 0;
 }
 
 FaultInjectionFileSystem::Fault FaultInjectionFileSystem::NextOperation() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   ++count_;
   auto it = one_shot_.find(count_);
   if (it != one_shot_.end()) {
@@ -119,7 +119,7 @@ FaultInjectionFileSystem::Fault FaultInjectionFileSystem::NextOperation() {
 }
 
 void FaultInjectionFileSystem::RecordSync(const std::string& path, uint64_t size) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   synced_size_[path] = size;
 }
 
@@ -130,7 +130,7 @@ Status FaultInjectionFileSystem::Check(const char* op, const std::string& path) 
 }
 
 Status FaultInjectionFileSystem::DropUnsyncedData() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (const auto& path : unsynced_entries_) {
     if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Status::FromErrno(errno, "drop " + path);
     synced_size_.erase(path);
@@ -148,7 +148,7 @@ Result<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWritableFile(
   VIGIL_RETURN_IF_ERROR(Check("create", path));
   VIGIL_ASSIGN_OR_RETURN(auto base, base_->NewWritableFile(path));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     synced_size_[path] = 0;
     unsynced_entries_.insert(path);
   }
@@ -194,7 +194,7 @@ Status FaultInjectionFileSystem::CreateDir(const std::string& path) {
 Status FaultInjectionFileSystem::RemoveFile(const std::string& path) {
   VIGIL_RETURN_IF_ERROR(Check("unlink", path));
   VIGIL_RETURN_IF_ERROR(base_->RemoveFile(path));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   synced_size_.erase(path);
   unsynced_entries_.erase(path);
   return Status::OK();
@@ -208,7 +208,7 @@ Status FaultInjectionFileSystem::RemoveDir(const std::string& path) {
 Status FaultInjectionFileSystem::LinkNoReplace(const std::string& from, const std::string& to) {
   VIGIL_RETURN_IF_ERROR(Check("link", to));
   VIGIL_RETURN_IF_ERROR(base_->LinkNoReplace(from, to));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   unsynced_entries_.insert(to);
   auto it = synced_size_.find(from);
   if (it != synced_size_.end()) synced_size_[to] = it->second;
@@ -218,7 +218,7 @@ Status FaultInjectionFileSystem::LinkNoReplace(const std::string& from, const st
 Status FaultInjectionFileSystem::Rename(const std::string& from, const std::string& to) {
   VIGIL_RETURN_IF_ERROR(Check("rename", to));
   VIGIL_RETURN_IF_ERROR(base_->Rename(from, to));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   unsynced_entries_.erase(from);
   unsynced_entries_.insert(to);
   auto it = synced_size_.find(from);
@@ -240,7 +240,7 @@ Status FaultInjectionFileSystem::SyncFile(const std::string& path) {
 Status FaultInjectionFileSystem::SyncDir(const std::string& path) {
   VIGIL_RETURN_IF_ERROR(Check("fsync-dir", path));
   VIGIL_RETURN_IF_ERROR(base_->SyncDir(path));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = unsynced_entries_.begin(); it != unsynced_entries_.end();) {
     if (DirName(*it) == DirName(JoinPath(path, "x"))) {
       it = unsynced_entries_.erase(it);

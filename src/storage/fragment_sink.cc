@@ -1,10 +1,10 @@
 #include <algorithm>
 #include <map>
-#include <mutex>
 
 #include "vigil/storage/filename.h"
 #include "dataset_internal.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/common/mutex.h"
 #include "vigil/common/uuid.h"
 
 namespace vigil::internal {
@@ -92,11 +92,12 @@ void FragmentSink::RemoveWrittenFiles() {
 
 Result<std::shared_ptr<FragmentReader>> SharedFragmentReader(FileSystem* fs, const std::string& abs_path,
                                                             BlockCache* cache, const FragmentMeta& meta) {
-  static std::mutex mu;
-  static auto* readers = new std::map<std::pair<FileSystem*, std::string>, std::weak_ptr<FragmentReader>>();
+  static Mutex mu;
+  static auto* readers VIGIL_PT_GUARDED_BY(mu) =
+      new std::map<std::pair<FileSystem*, std::string>, std::weak_ptr<FragmentReader>>();
   std::pair<FileSystem*, std::string> key(fs, abs_path);
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     auto it = readers->find(key);
     if (it != readers->end()) {
       if (auto r = it->second.lock()) return r;
@@ -108,7 +109,7 @@ Result<std::shared_ptr<FragmentReader>> SharedFragmentReader(FileSystem* fs, con
     return Status::Corruption(abs_path + " has " + std::to_string(reader->num_rows()) +
                               " rows; the manifest says " + std::to_string(meta.num_rows));
   }
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock lock(&mu);
   auto& slot = (*readers)[key];
   if (auto r = slot.lock()) return r;
   slot = reader;

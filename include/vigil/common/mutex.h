@@ -56,6 +56,12 @@ class VIGIL_SCOPED_CAPABILITY MutexLock {
   bool WaitFor(std::condition_variable& cv, Duration timeout, Pred pred) {
     return cv.wait_for(lock_, timeout, pred);
   }
+  // cv.wait_for(lock, timeout) without a predicate: true when woken before the timeout
+  // (notified or spuriously), false when it passed.
+  template <typename Duration>
+  bool WaitFor(std::condition_variable& cv, Duration timeout) {
+    return cv.wait_for(lock_, timeout) == std::cv_status::no_timeout;
+  }
 
  private:
   std::unique_lock<std::mutex> lock_;

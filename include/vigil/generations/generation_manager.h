@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -87,10 +86,10 @@ class ResourceBudget {
 
 // Live-object accounting shared by a manager and its generations (which may outlive it).
 struct GenerationTracker {
-  std::mutex mu;
-  std::condition_variable cv;  // notified whenever a count drops
-  int live = 0;                // GUARDED_BY(mu): generations not yet destroyed
-  int builders = 0;            // GUARDED_BY(mu): Refreshes and builds in progress
+  Mutex mu;
+  std::condition_variable cv;             // notified whenever a count drops
+  int live VIGIL_GUARDED_BY(mu) = 0;      // generations not yet destroyed
+  int builders VIGIL_GUARDED_BY(mu) = 0;  // Refreshes and builds in progress
 };
 
 struct Generation {
@@ -201,10 +200,10 @@ class GenerationManager {
   int64_t NowMs() const;
   Status Recover();
   Result<std::shared_ptr<const Generation>> BuildGeneration(std::shared_ptr<Dataset> ds, BuildTicket* ticket);
-  uint64_t EstimateNewBytes(const Manifest& next) const;
-  void Publish(std::shared_ptr<const Generation> g);
-  Status Reap();
-  void MaintainLoop();
+  uint64_t EstimateNewBytes(const Manifest& next) const VIGIL_EXCLUDES(mu_);
+  void Publish(std::shared_ptr<const Generation> g) VIGIL_REQUIRES(refresh_mu_) VIGIL_EXCLUDES(mu_);
+  Status Reap() VIGIL_REQUIRES(refresh_mu_);
+  void MaintainLoop() VIGIL_EXCLUDES(maintain_mu_);
 
   const std::string path_;
   const GenerationsOptions options_;
@@ -212,17 +211,20 @@ class GenerationManager {
   const std::string owner_;
   std::shared_ptr<GenerationTracker> tracker_;
 
-  mutable std::mutex refresh_mu_;        // serializes Refresh/Reap/Shutdown bookkeeping; never taken by Acquire
-  std::vector<Issued> issued_;           // GUARDED_BY(refresh_mu_): every generation published, until unpinned
-  bool shut_down_ = false;               // GUARDED_BY(refresh_mu_)
+  // Serializes Refresh/Reap/Shutdown bookkeeping; never taken by Acquire.
+  mutable Mutex refresh_mu_;
+  // Every generation published, until unpinned.
+  std::vector<Issued> issued_ VIGIL_GUARDED_BY(refresh_mu_);
+  bool shut_down_ VIGIL_GUARDED_BY(refresh_mu_) = false;
 
-  mutable std::mutex mu_;                // guards only the current pointer (held for a copy or swap)
-  std::shared_ptr<const Generation> current_;  // GUARDED_BY(mu_)
-  std::atomic<uint64_t> next_id_{1};     // generation ids, in build order
+  // Guards only the current pointer (held for a copy or swap); taken after refresh_mu_.
+  mutable Mutex mu_;
+  std::shared_ptr<const Generation> current_ VIGIL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> next_id_{1};  // generation ids, in build order; a counter, no lock needed
 
-  std::mutex maintain_mu_;
+  Mutex maintain_mu_;
   std::condition_variable maintain_cv_;  // wakes the maintenance thread to stop
-  bool stop_maintain_ = false;           // GUARDED_BY(maintain_mu_)
+  bool stop_maintain_ VIGIL_GUARDED_BY(maintain_mu_) = false;
   std::thread maintain_thread_;
 };
 

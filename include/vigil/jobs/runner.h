@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +21,7 @@
 #include <vector>
 
 #include "vigil/common/env.h"
+#include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/executor.h"
@@ -98,10 +98,10 @@ class JobRunner {
   // Renewed by the leading thread while attempt threads stamp their results with it.
   std::atomic<int64_t> leader_epoch_{0};
   int64_t node_epoch_ = 0;
-  mutable std::mutex mu_;
-  std::map<int64_t, std::thread> threads_;    // guarded by mu_: job id -> its attempt thread
-  std::vector<FinishedAttempt> finished_;     // guarded by mu_
-  std::vector<std::thread> done_threads_;     // guarded by mu_: finished, to be joined
+  mutable Mutex mu_;
+  std::map<int64_t, std::thread> threads_ VIGIL_GUARDED_BY(mu_);  // job id -> its attempt thread
+  std::vector<FinishedAttempt> finished_ VIGIL_GUARDED_BY(mu_);
+  std::vector<std::thread> done_threads_ VIGIL_GUARDED_BY(mu_);  // finished, to be joined
 };
 
 }  // namespace vigil::jobs

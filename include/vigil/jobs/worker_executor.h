@@ -9,10 +9,10 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/job_record.h"
@@ -48,7 +48,7 @@ class WorkerExecutor : public Executor {
   Status CheckCapability() const { return supervisor_->CheckCapability(); }
   // What the supervisor learned about the last attempt that ended (pid, reap, deadline, OOM).
   worker::LaunchResult last_launch() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     return last_launch_;
   }
 
@@ -57,8 +57,8 @@ class WorkerExecutor : public Executor {
       : options_(std::move(options)), supervisor_(std::move(supervisor)) {}
   WorkerExecutorOptions options_;
   std::unique_ptr<worker::Supervisor> supervisor_;
-  mutable std::mutex mu_;
-  worker::LaunchResult last_launch_;  // guarded by mu_
+  mutable Mutex mu_;
+  worker::LaunchResult last_launch_ VIGIL_GUARDED_BY(mu_);
 };
 
 }  // namespace vigil::jobs

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -235,8 +234,6 @@ class Database {
   void Return(std::unique_ptr<Connection> conn);
   // Monotonic microseconds at which a pool wait started now gives up.
   int64_t AcquireDeadline() const;
-  // Waits on the pool until notified (true) or until `deadline_micros` (false).
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, int64_t deadline_micros);
 
   struct Pool;
   const DialectProfile* profile_;

@@ -12,10 +12,10 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/index/segment.h"
 #include "vigil/storage/dataset.h"
@@ -60,8 +60,8 @@ class TableSnapshot {
  private:
   std::shared_ptr<Dataset> dataset_;
   std::map<Uuid, std::shared_ptr<index::Segment>> segments_;
-  mutable std::mutex mu_;
-  mutable std::vector<UnusableSegment> unusable_;  // guarded by mu_
+  mutable Mutex mu_;
+  mutable std::vector<UnusableSegment> unusable_ VIGIL_GUARDED_BY(mu_);
   mutable std::atomic<bool> marked_{false};        // a query marked a segment: check unusable_
   mutable std::atomic<size_t> num_unusable_{0};
   std::map<uint32_t, DeletionVector> deletions_;

@@ -9,11 +9,11 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "vigil/common/file_system.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil {
 
@@ -54,20 +54,21 @@ class FaultInjectionFileSystem : public FileSystem {
 
   // Called by the files this file system opened. Returns the fault for the
   // next operation (kNone to proceed).
-  Fault NextOperation();
-  void RecordSync(const std::string& path, uint64_t size);
+  Fault NextOperation() VIGIL_EXCLUDES(mu_);
+  void RecordSync(const std::string& path, uint64_t size) VIGIL_EXCLUDES(mu_);
 
  private:
-  Status Check(const char* op, const std::string& path);
+  Status Check(const char* op, const std::string& path) VIGIL_EXCLUDES(mu_);
 
   FileSystem* base_;
-  mutable std::mutex mu_;
-  int64_t count_ = 0;                       // GUARDED_BY(mu_)
-  std::map<int64_t, Fault> one_shot_;       // GUARDED_BY(mu_)
-  int64_t fail_from_ = 0;                   // GUARDED_BY(mu_); 0 = never
-  Fault fail_from_fault_ = Fault::kNone;    // GUARDED_BY(mu_)
-  std::map<std::string, uint64_t> synced_size_;  // GUARDED_BY(mu_); files written here
-  std::set<std::string> unsynced_entries_;  // GUARDED_BY(mu_); names not yet made durable by SyncDir
+  mutable Mutex mu_;
+  int64_t count_ VIGIL_GUARDED_BY(mu_) = 0;
+  std::map<int64_t, Fault> one_shot_ VIGIL_GUARDED_BY(mu_);
+  int64_t fail_from_ VIGIL_GUARDED_BY(mu_) = 0;  // 0 = never
+  Fault fail_from_fault_ VIGIL_GUARDED_BY(mu_) = Fault::kNone;
+  std::map<std::string, uint64_t> synced_size_ VIGIL_GUARDED_BY(mu_);  // files written here
+  // Names not yet made durable by SyncDir.
+  std::set<std::string> unsynced_entries_ VIGIL_GUARDED_BY(mu_);
 };
 
 }  // namespace vigil

@@ -14,12 +14,12 @@
 #include <cstdint>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "vigil/common/file_system.h"
+#include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/schema.h"
@@ -72,10 +72,10 @@ class BlockCache {
     size_t bytes;
   };
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::list<Node> lru_;  // GUARDED_BY(mu_); front = most recent
-  std::unordered_map<std::string, std::list<Node>::iterator> map_;  // GUARDED_BY(mu_)
-  size_t usage_ = 0;     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::list<Node> lru_ VIGIL_GUARDED_BY(mu_);  // front = most recent
+  std::unordered_map<std::string, std::list<Node>::iterator> map_ VIGIL_GUARDED_BY(mu_);
+  size_t usage_ VIGIL_GUARDED_BY(mu_) = 0;
 };
 
 class FragmentReader {
