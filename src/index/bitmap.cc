@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "index/scalar_format.h"
+#include "vigil/common/lru_cache.h"
 #include "vigil/common/checksum.h"
 
 namespace vigil::index {
@@ -216,7 +217,7 @@ class BitmapSegment : public ScalarSegment {
   KeyKind kind_;
   std::unique_ptr<RandomAccessFile> file_;
   std::vector<Entry> entries_;
-  mutable internal::LruCache<Roaring64Map> cache_;  // thread-safe
+  mutable LruCache<size_t, Roaring64Map> cache_;  // thread-safe
 };
 
 }  // namespace

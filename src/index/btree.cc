@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "index/scalar_format.h"
+#include "vigil/common/lru_cache.h"
 #include "vigil/common/checksum.h"
 
 namespace vigil::index {
@@ -373,7 +374,7 @@ class BtreeSegment : public ScalarSegment {
   std::unique_ptr<RandomAccessFile> file_;
   std::vector<PageInfo> pages_;
   uint64_t num_rows_ = 0;
-  mutable internal::LruCache<Page> cache_;  // thread-safe
+  mutable LruCache<size_t, Page> cache_;  // thread-safe
 };
 
 }  // namespace

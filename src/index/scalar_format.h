@@ -12,16 +12,13 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "vigil/common/byte_io.h"
-#include "vigil/common/mutex.h"
 #include "vigil/index/scalar.h"
 
 namespace vigil::index::internal {
@@ -103,48 +100,6 @@ Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field,
 
 // Whether row address `row` lies in one of the sorted `covered` fragments.
 bool CoveredRow(const std::vector<uint32_t>& covered, RowAddress row);
-
-// A thread-safe LRU of decoded items (pages, bitmaps) by index, bounded by bytes.
-template <typename T>
-class LruCache {
- public:
-  explicit LruCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
-  std::shared_ptr<const T> Get(size_t key) const {
-    MutexLock lock(&mu_);
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return it->second->item;
-  }
-  void Put(size_t key, std::shared_ptr<const T> item, size_t bytes) {
-    MutexLock lock(&mu_);
-    if (map_.count(key) != 0 || bytes > capacity_) return;
-    lru_.push_front(Entry{key, std::move(item), bytes});
-    map_[key] = lru_.begin();
-    usage_ += bytes;
-    while (usage_ > capacity_) {
-      usage_ -= lru_.back().bytes;
-      map_.erase(lru_.back().key);
-      lru_.pop_back();
-    }
-  }
-  size_t usage_bytes() const {
-    MutexLock lock(&mu_);
-    return usage_;
-  }
-
- private:
-  struct Entry {
-    size_t key;
-    std::shared_ptr<const T> item;
-    size_t bytes;
-  };
-  const size_t capacity_;
-  mutable Mutex mu_;
-  mutable std::list<Entry> lru_ VIGIL_GUARDED_BY(mu_);  // front = most recent
-  std::unordered_map<size_t, typename std::list<Entry>::iterator> map_ VIGIL_GUARDED_BY(mu_);
-  size_t usage_ VIGIL_GUARDED_BY(mu_) = 0;
-};
 
 // BTREE build with explicit page limits (tests use tiny pages).
 Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field,

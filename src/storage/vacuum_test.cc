@@ -73,7 +73,9 @@ TEST_F(VacuumTest, RetainKeepsNewestVersionsAndTheFilesTheyReference) {
     auto ds = *Dataset::Open(path_, v);
     for (const auto& f : ds->manifest().fragments) {
       EXPECT_TRUE(Exists(f.path)) << f.path;
-      if (f.deletion) EXPECT_TRUE(Exists(f.deletion->path));
+      if (f.deletion) {
+        EXPECT_TRUE(Exists(f.deletion->path));
+      }
     }
   }
 }

@@ -12,14 +12,12 @@
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "vigil/common/file_system.h"
-#include "vigil/common/mutex.h"
+#include "vigil/common/lru_cache.h"
 #include "vigil/common/status.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/schema.h"
@@ -52,30 +50,22 @@ class FragmentWriter {
   virtual uint64_t rows_written() const = 0;
 };
 
-// Decoded blocks shared by every reader in the process, LRU by bytes.
+// Decoded blocks shared by every reader in the process, LRU by bytes (each charged its
+// column's memory, its key and the entry).
 class BlockCache {
  public:
-  explicit BlockCache(size_t capacity_bytes);
+  explicit BlockCache(size_t capacity_bytes) : cache_(capacity_bytes) {}
   // The process-wide cache (256 MiB unless VIGIL_BLOCK_CACHE_MB says otherwise).
   static BlockCache* Default();
 
-  std::shared_ptr<const Column> Lookup(const std::string& key);
+  std::shared_ptr<const Column> Lookup(const std::string& key) { return cache_.Get(key); }
   void Insert(const std::string& key, std::shared_ptr<const Column> column);
-  void Erase(const std::string& key);
-  size_t usage_bytes() const;
-  size_t capacity_bytes() const { return capacity_; }
+  void Erase(const std::string& key) { cache_.Erase(key); }
+  size_t usage_bytes() const { return cache_.usage_bytes(); }
+  size_t capacity_bytes() const { return cache_.capacity_bytes(); }
 
  private:
-  struct Node {
-    std::string key;
-    std::shared_ptr<const Column> column;
-    size_t bytes;
-  };
-  const size_t capacity_;
-  mutable Mutex mu_;
-  std::list<Node> lru_ VIGIL_GUARDED_BY(mu_);  // front = most recent
-  std::unordered_map<std::string, std::list<Node>::iterator> map_ VIGIL_GUARDED_BY(mu_);
-  size_t usage_ VIGIL_GUARDED_BY(mu_) = 0;
+  LruCache<std::string, Column> cache_;
 };
 
 class FragmentReader {
