@@ -71,6 +71,16 @@ Result<std::vector<std::string>> SelectList(element v) {
   return out;
 }
 
+// At most the first 64 bytes of a field name the client sent (valid UTF-8, as simdjson checked
+// it), cut at a character boundary, "..." when cut.
+std::string Excerpt(std::string_view key) {
+  constexpr size_t kMaxBytes = 64;
+  if (key.size() <= kMaxBytes) return std::string(key);
+  size_t end = kMaxBytes;
+  while (end > 0 && (static_cast<unsigned char>(key[end]) & 0xC0) == 0x80) --end;
+  return std::string(key.substr(0, end)) + "...";
+}
+
 // Stores one field of the body into `q`.
 Status ReadField(std::string_view key, element v, QueryRequest& q) {
   if (key == "vector") {
@@ -97,7 +107,7 @@ Status ReadField(std::string_view key, element v, QueryRequest& q) {
   } else if (key == "limit") {
     VIGIL_ASSIGN_OR_RETURN(q.limit, Integer(key, v, 100'000));
   } else {
-    return Status::InvalidArgument("unknown field \"" + std::string(key) +
+    return Status::InvalidArgument("unknown field \"" + Excerpt(key) +
                                    "\" in the query body (fields: vector, text, column, k, nprobes, "
                                    "refine_factor, use_index, filter, select, limit)");
   }

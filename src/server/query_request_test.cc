@@ -75,6 +75,13 @@ TEST(QueryRequestTest, MalformedBodiesAreRefusedNamingWhatIsWrong) {
       {R"({"select": ["id", "a b"]})", "column name"},
       {"{\"text\": \"\xff\", \"column\": \"e\"}", "not valid JSON"},
   };
+  // A long unknown name is quoted only in part, cut at a character boundary.
+  const std::string long_name = std::string(63, 'a') + "\xc3\xa9" + std::string(100, 'b');
+  Result<QueryRequest> long_field = ParseQueryRequest("{\"" + long_name + "\": 1}");
+  ASSERT_FALSE(long_field.ok());
+  EXPECT_NE(long_field.status().message().find("unknown field \"" + std::string(63, 'a') + "...\""),
+            std::string::npos)
+      << long_field.status().message();
   for (const auto& [body, expected] : cases) {
     Result<QueryRequest> q = ParseQueryRequest(body);
     Status st = q.ok() ? QueryStatement("db.t", *q).status() : q.status();
