@@ -30,7 +30,7 @@ class Registry {
   }
 
   void LoadEnvironmentOnce() {
-    std::call_once(env_once_, [this] {
+    std::call_once(env_once_, [] {
       const char* spec = std::getenv(kEnvVar);
       if (spec != nullptr && *spec != '\0') {
         Status st = ArmFromSpec(spec);
