@@ -36,6 +36,8 @@ namespace vigil::server {
 constexpr std::chrono::seconds kKeyReconcileInterval{30};
 // The largest JSON body any route takes (JSON rows); each route applies its own bound too.
 constexpr size_t kMaxJsonBodyBytes = 64 << 20;
+// The bound of an ordinary JSON request body (everything but rows and scripts).
+constexpr size_t kMaxRequestBodyBytes = 16 << 20;
 // How long a request waits for a free SQL session before 503.
 constexpr std::chrono::milliseconds kSessionWait{30'000};
 
@@ -100,7 +102,7 @@ class ApiServer::Impl {
   // Runs `statement` (SQL text) as the caller in a pooled session.
   Result<sql::ResultSet> RunSql(const Call& call, const std::string& statement);
   // The body as JSON (an object); InvalidArgument naming what is wrong.
-  Result<nlohmann::json> JsonBody(Call& call, size_t limit = 16 << 20);
+  Result<nlohmann::json> JsonBody(Call& call, size_t limit = kMaxRequestBodyBytes);
   // The body saved to a private spool file (the one spooled before the handler, if any).
   Result<std::shared_ptr<Spooled>> SpoolBody(Call& call);
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cmath>
-#include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -65,16 +63,6 @@ std::vector<size_t> KeyOrder(const std::vector<std::string>& columns) {
 }
 
 }  // namespace
-
-void AppendVectorElement(std::string& out, double x) {
-  char buf[32];
-  if (std::isfinite(x) && std::fabs(x) <= std::numeric_limits<float>::max()) {
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<float>(x)).ptr);
-    return;
-  }
-  std::snprintf(buf, sizeof(buf), "%.9g", x);
-  out += buf;
-}
 
 std::string RowsDocument(const sql::ResultSet& r) {
   std::string out = "{\"columns\":[";

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -47,25 +45,6 @@ TEST(QueryJsonTest, AnEmptyResultIsAnEmptyListOfRows) {
   sql::ResultSet columns_only;
   columns_only.columns = {"id"};
   EXPECT_EQ(RowsDocument(columns_only), ViaDocument(columns_only));
-}
-
-TEST(QueryJsonTest, AVectorElementIsTheShortestTextOfItsFloat32) {
-  const auto text = [](double x) {
-    std::string out;
-    AppendVectorElement(out, x);
-    return out;
-  };
-  EXPECT_EQ(text(0.1), "0.1");
-  EXPECT_EQ(text(1.0 / 3.0), "0.33333334");
-  EXPECT_EQ(text(-2.0), "-2");
-  EXPECT_EQ(text(1e-7), "1e-07");
-  // Each reads back as the FLOAT32 nearest the value.
-  for (double x : {0.1, 1.0 / 3.0, 0.7000000001, -1e-7, 3.4e38, 1e-45}) {
-    EXPECT_EQ(std::strtof(text(x).c_str(), nullptr), static_cast<float>(x)) << x;
-  }
-  // Past FLOAT32's range the double's own digits go on, for the engine to refuse.
-  EXPECT_EQ(text(1e39), "1e+39");
-  EXPECT_EQ(text(-1e300), "-1e+300");
 }
 
 }  // namespace

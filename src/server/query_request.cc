@@ -3,11 +3,14 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "server/api_internal.h"
-#include "server/query_json.h"
 #include "vigil/common/names.h"
 
 namespace vigil::server {
@@ -115,6 +118,16 @@ Status ReadField(std::string_view key, element v, QueryRequest& q) {
 }
 
 }  // namespace
+
+void AppendVectorElement(std::string& out, double x) {
+  char buf[32];
+  if (std::isfinite(x) && std::fabs(x) <= std::numeric_limits<float>::max()) {
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<float>(x)).ptr);
+    return;
+  }
+  std::snprintf(buf, sizeof(buf), "%.9g", x);
+  out += buf;
+}
 
 Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   QueryRequest q;

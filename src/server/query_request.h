@@ -40,4 +40,9 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body);
 // a column name outside the identifier allowlist or text SQL cannot carry.
 Result<std::string> QueryStatement(const std::string& table, const QueryRequest& q);
 
+// Appends one query vector element to a statement: the shortest text that reads back as the same
+// FLOAT32 when the value is within FLOAT32's range, else the double's own digits (which the
+// engine refuses with its own message).
+void AppendVectorElement(std::string& out, double x);
+
 }  // namespace vigil::server

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace vigil::server {
 namespace {
 
@@ -11,6 +13,25 @@ std::string StatementOf(std::string_view body) {
   if (!q.ok()) return "error: " + q.status().message();
   Result<std::string> s = QueryStatement("db.t", *q);
   return s.ok() ? *s : "error: " + s.status().message();
+}
+
+TEST(QueryRequestTest, AVectorElementIsTheShortestTextOfItsFloat32) {
+  const auto text = [](double x) {
+    std::string out;
+    AppendVectorElement(out, x);
+    return out;
+  };
+  EXPECT_EQ(text(0.1), "0.1");
+  EXPECT_EQ(text(1.0 / 3.0), "0.33333334");
+  EXPECT_EQ(text(-2.0), "-2");
+  EXPECT_EQ(text(1e-7), "1e-07");
+  // Each reads back as the FLOAT32 nearest the value.
+  for (double x : {0.1, 1.0 / 3.0, 0.7000000001, -1e-7, 3.4e38, 1e-45}) {
+    EXPECT_EQ(std::strtof(text(x).c_str(), nullptr), static_cast<float>(x)) << x;
+  }
+  // Past FLOAT32's range the double's own digits go on, for the engine to refuse.
+  EXPECT_EQ(text(1e39), "1e+39");
+  EXPECT_EQ(text(-1e300), "-1e+300");
 }
 
 TEST(QueryRequestTest, AnEmptyBodyOrObjectIsAScanOfAHundredRows) {

@@ -16,7 +16,6 @@ namespace vigil::server {
 namespace {
 
 constexpr size_t kMaxJsonRowsBytes = kMaxJsonBodyBytes;
-constexpr size_t kMaxQueryBodyBytes = 16 << 20;
 
 HttpResponse Problem(const Status& st) { return ProblemResponse(st); }
 
@@ -364,7 +363,7 @@ void ApiServer::Impl::AddTableRoutes() {
          Result<std::string> table = TableParam(call);
          if (!db.ok()) return Problem(db.status());
          if (!table.ok()) return Problem(table.status());
-         Result<std::string> text = call.req.body->ReadAll(kMaxQueryBodyBytes);
+         Result<std::string> text = call.req.body->ReadAll(kMaxRequestBodyBytes);
          if (!text.ok()) return Problem(text.status());
          Result<QueryRequest> request = ParseQueryRequest(*text);
          if (!request.ok()) return Problem(request.status());
