@@ -41,6 +41,11 @@ std::vector<BenchInfo> All();
 // Peak resident set size of this process so far, in bytes.
 int64_t PeakRssBytes();
 
+// Runs the program at argv[0] with argv and waits for it: its stdout and stderr
+// together, or Internal naming the command, its exit status and its output when it
+// does not exit with 0. "/proc/self/exe" runs this executable (`vigil`).
+Result<std::string> RunProgram(const std::vector<std::string>& argv);
+
 }  // namespace vigil::bench
 
 #define VIGIL_REGISTER_BENCH(name, description, fn) \

@@ -268,7 +268,7 @@ Result<IvfPqModel> TrainModel(const IvfPqParams& p, uint32_t dim, const RowBatch
     // coarse k-means trains on sample_rate rows per partition, as the sample was drawn.
     ivf.cp.max_points_per_centroid = static_cast<int>(p.sample_rate);
     ivf.pq.cp.niter = static_cast<int>(p.max_iterations);
-    ivf.train(static_cast<faiss::Index::idx_t>(sample.rows()), sample.values.data());
+    TrainIvfPqIndex(&ivf, sample.rows(), sample.values.data(), FaissThreadLimit());
     m.centroids.assign(quantizer.get_xb(), quantizer.get_xb() + static_cast<size_t>(p.num_partitions) * dim);
     m.pq_centroids = ivf.pq.centroids;
   } catch (const std::exception& e) {
@@ -389,12 +389,14 @@ class RowFilterSelector final : public faiss::IDSelector {
 
 uint64_t AllocationFailures() { return g_allocation_failures.load(); }
 
+int FaissThreadLimit() { return std::min(static_cast<int>(UsableCores()), OmpThreadLimit()); }
+
 int ConfigureFaissThreads(uint64_t rows) {
   SetThreadsFn set = &openblas_set_num_threads;
   if (set == nullptr) set = reinterpret_cast<SetThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   if (set != nullptr) set(1);
-  const int limit = OmpThreadLimit();  // first, before this call lowers it
-  int threads = rows < kIvfPqParallelMinRows ? 1 : std::min(static_cast<int>(UsableCores()), limit);
+  const int limit = FaissThreadLimit();  // first: it reads the OpenMP limit this call lowers
+  const int threads = rows < kIvfPqParallelMinRows ? 1 : limit;
   omp_set_num_threads(threads);
   return threads;
 }

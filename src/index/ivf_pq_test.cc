@@ -11,6 +11,11 @@
 #include <limits>
 #include <set>
 
+#include <omp.h>
+
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexIVFPQ.h>
+
 #include "index/ivf_pq_format.h"
 #include "index/ivf_pq_internal.h"
 #include "testutil/temp_dir.h"
@@ -545,6 +550,33 @@ TEST(IvfPqInternalsTest, ExactDistanceAndSampling) {
   EXPECT_EQ(TrainingSampleSize(p, 300), 300u);
   p.num_partitions = 1;
   EXPECT_EQ(TrainingSampleSize(p, 100000), 256u);
+}
+
+// The side-by-side sub-quantizer training gives FAISS's own model, bit for bit: the
+// coarse centroids and the PQ centroids of IndexIVFPQ::train on the same vectors,
+// also when the PQ sample is a subsample of the training set.
+TEST(IvfPqInternalsTest, TrainingMatchesFaissTraining) {
+  auto gen = Generator(kDim);
+  const size_t n = 12000;
+  std::vector<float> x(n * kDim);
+  for (size_t r = 0; r < n; ++r) gen->Embedding(r, &x[r * kDim]);
+  omp_set_num_threads(2);
+  for (int pq_points_per_centroid : {256, 40}) {  // 40 x 256 < n: the PQ sample is subsampled
+    faiss::IndexFlatL2 q1(kDim), q2(kDim);
+    faiss::IndexIVFPQ faiss_ivf(&q1, kDim, 16, 4, 8), vigil_ivf(&q2, kDim, 16, 4, 8);
+    for (faiss::IndexIVFPQ* ivf : {&faiss_ivf, &vigil_ivf}) {
+      ivf->cp.niter = 4;
+      ivf->pq.cp.niter = 4;
+      ivf->pq.cp.max_points_per_centroid = pq_points_per_centroid;
+    }
+    faiss_ivf.train(static_cast<faiss::Index::idx_t>(n), x.data());
+    TrainIvfPqIndex(&vigil_ivf, n, x.data(), 2);
+    ASSERT_TRUE(vigil_ivf.is_trained);
+    std::vector<float> c1(q1.get_xb(), q1.get_xb() + 16 * kDim), c2(q2.get_xb(), q2.get_xb() + 16 * kDim);
+    EXPECT_EQ(c1, c2);
+    EXPECT_EQ(faiss_ivf.pq.centroids, vigil_ivf.pq.centroids) << pq_points_per_centroid;
+    EXPECT_EQ(faiss_ivf.precomputed_table.size(), vigil_ivf.precomputed_table.size());
+  }
 }
 
 }  // namespace
