@@ -230,8 +230,8 @@ nlohmann::json SpecJson(const IndexSpec& spec) {
     j["num_partitions"] = p.num_partitions;
     j["num_sub_vectors"] = p.num_sub_vectors;
     j["num_bits"] = p.num_bits;
-    if (p.sample_rate != kDefaultIvfPq.sample_rate) j["sample_rate"] = p.sample_rate;
-    if (p.max_iterations != kDefaultIvfPq.max_iterations) j["max_iterations"] = p.max_iterations;
+    j["sample_rate"] = p.sample_rate;
+    j["max_iterations"] = p.max_iterations;
   } else if (spec.type == IndexType::kFts) {
     j["tokenizer"] = spec.fts.tokenizer;
   }
@@ -312,7 +312,10 @@ Result<IndexSpec> SpecFromPropertiesJson(IndexType type, std::string_view json) 
     VIGIL_RETURN_IF_ERROR(get_uint("num_partitions", &spec.ivf_pq.num_partitions));
     VIGIL_RETURN_IF_ERROR(get_uint("num_sub_vectors", &spec.ivf_pq.num_sub_vectors));
     VIGIL_RETURN_IF_ERROR(get_uint("num_bits", &spec.ivf_pq.num_bits));
-    // Absent in properties written before they were kept: those builds used the defaults.
+    // Absent in properties written before they were always kept: those builds used the
+    // defaults of their time.
+    spec.ivf_pq.sample_rate = kLegacyIvfPqSampleRate;
+    spec.ivf_pq.max_iterations = kLegacyIvfPqMaxIterations;
     if (j.contains("sample_rate")) VIGIL_RETURN_IF_ERROR(get_uint("sample_rate", &spec.ivf_pq.sample_rate));
     if (j.contains("max_iterations")) VIGIL_RETURN_IF_ERROR(get_uint("max_iterations", &spec.ivf_pq.max_iterations));
   } else if (type == IndexType::kFts) {

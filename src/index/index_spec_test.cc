@@ -39,13 +39,19 @@ TEST(IndexSpecTest, TrainingParametersAreStoredAndReachTheBuildRequest) {
   // The request reproduces the spec it came from.
   EXPECT_EQ(*ValidateIndexSpec(IndexType::kIvfPq, *props, Vector(8), 1000, 1), *spec);
 
-  // Defaults are not written, so indexes built with them keep their stored properties;
-  // properties without the keys (older indexes, built with the defaults) read as the defaults.
+  // The defaults are written too; properties stored without the keys (indexes built
+  // before they always were) read as the defaults of that time, not today's.
   auto plain = ValidateIndexSpec(IndexType::kIvfPq, Ivf(), Vector(8), 1000, 1);
   ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(SpecToPropertiesJson(*plain), R"({"metric_type":"l2","num_bits":8,"num_partitions":4,"num_sub_vectors":2})");
+  EXPECT_EQ(SpecToPropertiesJson(*plain), R"({"max_iterations":25,"metric_type":"l2","num_bits":8,)"
+                                          R"("num_partitions":4,"num_sub_vectors":2,"sample_rate":256})");
   EXPECT_EQ(*SpecFromPropertiesJson(IndexType::kIvfPq, SpecToPropertiesJson(*plain)), *plain);
-  EXPECT_EQ(RequestPropertiesFromJson(IndexType::kIvfPq, SpecToPropertiesJson(*plain))->at("max_iterations"), "50");
+  const std::string legacy = R"({"metric_type":"l2","num_bits":8,"num_partitions":4,"num_sub_vectors":2})";
+  auto old = SpecFromPropertiesJson(IndexType::kIvfPq, legacy);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->ivf_pq.max_iterations, 50u);
+  EXPECT_EQ(old->ivf_pq.sample_rate, 256u);
+  EXPECT_EQ(RequestPropertiesFromJson(IndexType::kIvfPq, legacy)->at("max_iterations"), "50");
 
   EXPECT_THAT(ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "0"}}), Vector(8), 1000, 1)
                   .status()
@@ -126,7 +132,8 @@ TEST(IndexSpecTest, CapsBeyondWhatTheBuildHonoursAreRefused) {
 TEST(IndexSpecTest, DefinitionsForMessages) {
   IndexSpec spec = *ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"metric", "cosine"}}), Vector(8), 1000, 1);
   EXPECT_EQ(DescribeDefinition(IndexType::kIvfPq, {"emb"}, spec),
-            R"(IVF_PQ (emb) {"metric_type":"cosine","num_bits":8,"num_partitions":4,"num_sub_vectors":2})");
+            R"(IVF_PQ (emb) {"max_iterations":25,"metric_type":"cosine","num_bits":8,"num_partitions":4,"num_sub_vectors":2,)"
+            R"("sample_rate":256})");
   EXPECT_THAT(DescribeDefinition(IndexType::kBtree, {"id"}, IndexSpec{}), Not(HasSubstr("metric")));
 }
 

@@ -119,6 +119,17 @@ void TableSnapshot::MarkUnusable(const Uuid& uuid, const Status& reason) const {
   marked_.store(true, std::memory_order_release);
 }
 
+Result<std::shared_ptr<FragmentReader>> TableSnapshot::Fragment(uint32_t fragment_id) const {
+  {
+    MutexLock lock(&fragments_mu_);
+    auto it = fragments_.find(fragment_id);
+    if (it != fragments_.end()) return it->second;
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto reader, dataset_->OpenFragment(fragment_id));
+  MutexLock lock(&fragments_mu_);
+  return fragments_.emplace(fragment_id, std::move(reader)).first->second;
+}
+
 void PurgeUnusedSegments() { SegmentCache::Get().Purge(); }
 
 }  // namespace vigil::query

@@ -20,7 +20,7 @@ Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<Ro
   std::vector<int32_t> ids;
   for (const auto& f : projection->fields()) ids.push_back(f.id);
   RecordBatch out = RecordBatch::Empty(projection);
-  // Each fragment is opened once per call (its footer read once), whatever the row order.
+  // Each fragment reader is looked up once per call, whatever the row order.
   std::map<uint32_t, std::shared_ptr<FragmentReader>> open;
   for (RowAddress row : rows) {
     const FragmentMeta* meta = snapshot.manifest().FindFragment(RowFragment(row));
@@ -31,7 +31,7 @@ Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<Ro
     }
     auto it = open.find(RowFragment(row));
     if (it == open.end()) {
-      VIGIL_ASSIGN_OR_RETURN(auto frag, snapshot.dataset()->OpenFragment(RowFragment(row)));
+      VIGIL_ASSIGN_OR_RETURN(auto frag, snapshot.Fragment(RowFragment(row)));
       it = open.emplace(RowFragment(row), std::move(frag)).first;
     }
     VIGIL_ASSIGN_OR_RETURN(auto values, it->second->ReadRow(RowOffset(row), ids));

@@ -61,6 +61,16 @@ Status ValidateQuery(const Field& field, const std::vector<float>& q, Metric met
   return Status::OK();
 }
 
+// Row r of a VECTOR column as FLOAT32: the stored floats, or FLOAT16 widened into `widened`.
+const float* RowVector(const Column& col, size_t r, const Field& field, std::vector<float>* widened) {
+  const uint32_t dim = field.type.dim;
+  if (field.type.element == VectorElement::kFloat32) return col.values<float>() + r * dim;
+  const uint16_t* h = col.values<uint16_t>() + r * dim;
+  widened->resize(dim);
+  for (uint32_t i = 0; i < dim; ++i) (*widened)[i] = HalfToFloat(h[i]);
+  return widened->data();
+}
+
 // Exact distances over the live, allowed rows of `fragments`.
 Status ExactScan(const TableSnapshot& snap, const Field& field, const std::vector<float>& q, Metric metric,
                  const std::vector<uint32_t>& fragments, const index::RowFilter& filter, TopK* top) {
@@ -69,8 +79,7 @@ Status ExactScan(const TableSnapshot& snap, const Field& field, const std::vecto
   opts.columns = {field.name};
   opts.fragment_ids = fragments;
   VIGIL_ASSIGN_OR_RETURN(auto scan, snap.dataset()->Scan(opts));
-  const uint32_t dim = field.type.dim;
-  std::vector<float> widened(dim);
+  std::vector<float> widened;
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(auto batch, scan->Next());
     if (!batch) return Status::OK();
@@ -78,27 +87,46 @@ Status ExactScan(const TableSnapshot& snap, const Field& field, const std::vecto
     for (size_t r = 0; r < batch->num_rows; ++r) {
       RowAddress row = batch->row_addresses[r];
       if (!filter.Accept(row)) continue;
-      const float* v;
-      if (field.type.element == VectorElement::kFloat32) {
-        v = col.values<float>() + r * dim;
-      } else {
-        const uint16_t* h = col.values<uint16_t>() + r * dim;
-        for (uint32_t i = 0; i < dim; ++i) widened[i] = HalfToFloat(h[i]);
-        v = widened.data();
-      }
-      top->Push({row, index::ExactDistance(metric, q.data(), v, dim)});
+      const float* v = RowVector(col, r, field, &widened);
+      top->Push({row, index::ExactDistance(metric, q.data(), v, field.type.dim)});
     }
   }
 }
 
-// Replaces approximate distances with exact ones read from the fragments.
+// Replaces approximate distances with exact ones: candidates in row-address order,
+// each block of the vector column read once per query through the snapshot's reader
+// (usually from the block cache).
 Status Refine(const TableSnapshot& snap, const Field& field, const std::vector<float>& q, Metric metric,
               std::vector<VectorHit>* hits) {
-  for (auto& h : *hits) {
-    VIGIL_ASSIGN_OR_RETURN(auto frag, snap.dataset()->OpenFragment(RowFragment(h.row)));
-    VIGIL_ASSIGN_OR_RETURN(auto values, frag->ReadRow(RowOffset(h.row), {field.id}));
-    const auto& v = std::get<std::vector<float>>(values[0]);
-    h.distance = index::ExactDistance(metric, q.data(), v.data(), field.type.dim);
+  std::vector<VectorHit*> order;
+  for (auto& h : *hits) order.push_back(&h);
+  std::sort(order.begin(), order.end(), [](const VectorHit* a, const VectorHit* b) { return a->row < b->row; });
+  std::shared_ptr<FragmentReader> reader;
+  uint32_t fragment = 0;
+  std::shared_ptr<const Column> block;
+  size_t block_index = 0;
+  std::vector<float> widened;
+  for (VectorHit* h : order) {
+    if (!reader || fragment != RowFragment(h->row)) {
+      fragment = RowFragment(h->row);
+      VIGIL_ASSIGN_OR_RETURN(reader, snap.Fragment(fragment));
+      block.reset();
+    }
+    const uint32_t offset = RowOffset(h->row);
+    if (offset >= reader->num_rows()) {
+      return Status::Corruption("the index names row " + std::to_string(offset) + " of fragment " +
+                                std::to_string(fragment) + ", which has " + std::to_string(reader->num_rows()));
+    }
+    const size_t b = offset / reader->rows_per_block(), r = offset % reader->rows_per_block();
+    if (!block || block_index != b) {
+      VIGIL_ASSIGN_OR_RETURN(block, reader->ReadBlock(field.id, b));
+      block_index = b;
+    }
+    if (!block->IsValid(r)) {
+      return Status::Corruption("the index names row " + std::to_string(offset) + " of fragment " +
+                                std::to_string(fragment) + ", whose vector is NULL");
+    }
+    h->distance = index::ExactDistance(metric, q.data(), RowVector(*block, r, field, &widened), field.type.dim);
   }
   return Status::OK();
 }

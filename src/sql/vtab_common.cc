@@ -290,7 +290,7 @@ Result<RecordBatch> TakeRowsBlocked(const query::TableSnapshot& snap, const std:
                                      std::to_string(snap.version()));
     }
     if (!reader || fragment != RowFragment(row)) {
-      VIGIL_ASSIGN_OR_RETURN(reader, snap.dataset()->OpenFragment(RowFragment(row)));
+      VIGIL_ASSIGN_OR_RETURN(reader, snap.Fragment(RowFragment(row)));
       fragment = RowFragment(row);
       std::fill(block_index.begin(), block_index.end(), SIZE_MAX);
     }

@@ -52,6 +52,10 @@ class TableSnapshot {
   size_t num_unusable_segments() const { return num_unusable_.load(std::memory_order_acquire); }
   // Leaves a usable segment out from now on (a query found it corrupt); its reason is kept.
   void MarkUnusable(const Uuid& uuid, const Status& reason) const;
+  // The reader of fragment `fragment_id` of this version, opened on first use and kept
+  // while the snapshot lives, so that queries read its blocks without reopening the
+  // file. NotFound when the version has no such fragment.
+  Result<std::shared_ptr<FragmentReader>> Fragment(uint32_t fragment_id) const;
   // Deleted offsets by fragment id; fragments without deletions are absent.
   const std::map<uint32_t, DeletionVector>& deletions() const { return deletions_; }
   // Number of distinct segment objects (for tests of sharing).
@@ -65,6 +69,8 @@ class TableSnapshot {
   mutable std::atomic<bool> marked_{false};        // a query marked a segment: check unusable_
   mutable std::atomic<size_t> num_unusable_{0};
   std::map<uint32_t, DeletionVector> deletions_;
+  mutable Mutex fragments_mu_;
+  mutable std::map<uint32_t, std::shared_ptr<FragmentReader>> fragments_ VIGIL_GUARDED_BY(fragments_mu_);
 };
 
 // Drops cached segment readers no snapshot uses (for tests and shutdown).
