@@ -38,16 +38,15 @@ uint64_t TrainingSampleSize(const IvfPqParams& params, uint64_t live_rows);
 // Ordinals count live rows in fragment order, then offset order.
 std::vector<uint64_t> SampleOrdinals(uint64_t live_rows, uint64_t n);
 
-// Trains pq's sub-quantizers on n x pq->d vectors: the centroids of
-// ProductQuantizer::train (default training), each sub-quantizer's k-means alone on
-// one of `threads` OpenMP threads (a coarse grain that pays off at any size). Throws
-// what FAISS throws.
+// Trains pq's sub-quantizers on n x pq->d vectors like ProductQuantizer::train
+// (FAISS's k-means with pq->cp, on the same points), each sub-quantizer alone on one
+// of `threads` OpenMP threads (a coarse grain that pays off at any size), assigning
+// points without BLAS. Throws what FAISS throws.
 void TrainProductQuantizer(faiss::ProductQuantizer* pq, size_t n, const float* x, int threads);
 
 // IndexIVFPQ::train (without polysemous training) with the sub-quantizers trained by
-// TrainProductQuantizer on `threads` threads; the coarse k-means runs on the caller's
-// OpenMP settings. The same model as FAISS's in about half the time on 2 cores. Throws
-// what FAISS throws.
+// TrainProductQuantizer on `threads` threads; the coarse k-means is FAISS's, on the
+// caller's OpenMP settings. Throws what FAISS throws.
 void TrainIvfPqIndex(faiss::IndexIVFPQ* ivf, size_t n, const float* x, int threads);
 
 }  // namespace vigil::index
