@@ -46,7 +46,7 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
 }
 
-Result<std::string> RunProgram(const std::vector<std::string>& argv) {
+Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   if (argv.empty()) return Status::InvalidArgument("RunProgram needs a program");
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -65,7 +65,8 @@ Result<std::string> RunProgram(const std::vector<std::string>& argv) {
     ::_exit(127);
   }
   ::close(fds[1]);
-  std::string out;
+  ProgramRun run;
+  std::string& out = run.output;
   char buf[4096];
   for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
     if (n < 0 && errno == EINTR) continue;
@@ -74,15 +75,18 @@ Result<std::string> RunProgram(const std::vector<std::string>& argv) {
   }
   ::close(fds[0]);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return Status::FromErrno(errno, "waitpid");
+  struct rusage ru {};
+  while (::wait4(pid, &status, 0, &ru) < 0) {
+    if (errno != EINTR) return Status::FromErrno(errno, "wait4");
   }
+  run.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                    static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
     return Status::Internal("`" + cmd + "` failed (wait status " + std::to_string(status) + "):\n" + out);
   }
-  return out;
+  return run;
 }
 
 }  // namespace vigil::bench

@@ -41,10 +41,17 @@ std::vector<BenchInfo> All();
 // Peak resident set size of this process so far, in bytes.
 int64_t PeakRssBytes();
 
-// Runs the program at argv[0] with argv and waits for it: its stdout and stderr
-// together, or Internal naming the command, its exit status and its output when it
-// does not exit with 0. "/proc/self/exe" runs this executable (`vigil`).
-Result<std::string> RunProgram(const std::vector<std::string>& argv);
+// What a program run by RunProgram printed (stdout and stderr together) and the CPU
+// it used (user + system seconds).
+struct ProgramRun {
+  std::string output;
+  double cpu_seconds = 0;
+};
+
+// Runs the program at argv[0] with argv and waits for it; Internal naming the command,
+// its wait status and its output when it does not exit with 0. "/proc/self/exe" runs
+// this executable (`vigil`).
+Result<ProgramRun> RunProgram(const std::vector<std::string>& argv);
 
 }  // namespace vigil::bench
 

@@ -45,8 +45,6 @@
 // "select": ["id", "_distance"], in process and over HTTP at `threads` connections),
 // wrk (path; default: wrk on PATH).
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -401,7 +399,7 @@ Result<std::pair<double, int64_t>> HandlerTotals(server::HttpClient& client, con
 }
 
 // Runs wrk (stdout and stderr captured) and returns its parsed figures; this process's CPU
-// over the run (the server: nothing else runs) and wrk's (wait4) per request.
+// over the run (the server: nothing else runs) and wrk's per request.
 Result<WrkRun> RunWrk(const Config& c, int threads, int connections, int seconds, const std::string& script,
                       const std::string& url, server::HttpClient* metrics, const std::string& route) {
   std::vector<std::string> argv = {c.wrk,  "-t" + std::to_string(threads), "-c" + std::to_string(connections),
@@ -411,45 +409,12 @@ Result<WrkRun> RunWrk(const Config& c, int threads, int connections, int seconds
   if (metrics) {
     VIGIL_ASSIGN_OR_RETURN(before, HandlerTotals(*metrics, route));
   }
-  int fds[2];
-  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
-  std::vector<char*> cargv;
-  for (auto& a : argv) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  std::fflush(nullptr);
   const double cpu0 = SelfCpuSeconds();
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::FromErrno(errno, "fork");
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::execv(cargv[0], cargv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  struct rusage ru {};
-  while (::wait4(pid, &status, 0, &ru) < 0) {
-    if (errno != EINTR) return Status::FromErrno(errno, "wait4 wrk");
-  }
+  VIGIL_ASSIGN_OR_RETURN(ProgramRun wrk, RunProgram(argv));
   const double server_cpu = SelfCpuSeconds() - cpu0;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::Internal("wrk failed (status " + std::to_string(status) + "):\n" + out);
-  }
-  VIGIL_ASSIGN_OR_RETURN(WrkRun r, ParseWrk(out));
+  VIGIL_ASSIGN_OR_RETURN(WrkRun r, ParseWrk(wrk.output));
   r.connections = connections;
-  const double wrk_cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  const double wrk_cpu = wrk.cpu_seconds;
   if (r.requests > 0) {
     r.server_cpu_us_per_request = server_cpu * 1e6 / static_cast<double>(r.requests);
     r.wrk_cpu_us_per_request = wrk_cpu * 1e6 / static_cast<double>(r.requests);
