@@ -20,8 +20,9 @@
 // recall@10 against exact search (faiss::IndexFlatL2) on a sample of queries: the
 // segment alone, the C++ query API (query::VectorSearch on a table snapshot:
 // deletions, coverage, merge; also with refine_factor 10), both raw FAISS
-// indexes, and FAISS's IndexRefineFlat (k_factor 10) over the raw index. The parent uses no OpenMP before the last fork (libgomp is not
-// fork-safe). Figures are medians over `runs`.
+// indexes, and FAISS's IndexRefineFlat (k_factor 10) over the raw index. The
+// parent uses no OpenMP before the last fork (libgomp is not fork-safe). Figures
+// are medians over `runs`.
 //
 // Options: rows (1000000), dim (128), latent_dim (16), noise (0.05), partitions
 // (1024), sub_vectors (16), nprobes (20), queries (1000), recall_queries (100),
@@ -61,8 +62,8 @@ using index::IvfPqSegment;
 
 constexpr double kIvfPqBuildRatioTarget = 1.15;
 constexpr double kQpsRatioTarget = 0.7;
-constexpr double kRecallTolerance = 0.005;
-constexpr double kRefineCostTarget = 3;      // refine_factor 10's p50 over the unrefined p50  // recall@10 Vigil may lose against FAISS's defaults
+constexpr double kRecallTolerance = 0.005;  // recall@10 Vigil may lose against FAISS's defaults
+constexpr double kRefineCostTarget = 3;     // refine_factor 10's p50 over the unrefined p50
 constexpr int64_t kRssTargetBytes = int64_t{512} << 20;
 constexpr uint32_t kK = 10;
 
@@ -103,9 +104,10 @@ Config ParseConfig(const BenchArgs& args) {
   c.sql_properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"},
                       {"num_partitions", std::to_string(c.params.num_partitions)},
                       {"num_sub_vectors", std::to_string(c.params.num_sub_vectors)}};
-  for (const char* key : {"max_iterations", "sample_rate"}) {
-    if (args.options.count(key) != 0) c.sql_properties[key] = args.options.at(key);
+  if (args.options.count("max_iterations") != 0) {
+    c.sql_properties["max_iterations"] = std::to_string(c.params.max_iterations);
   }
+  if (args.options.count("sample_rate") != 0) c.sql_properties["sample_rate"] = std::to_string(c.params.sample_rate);
   return c;
 }
 
