@@ -46,6 +46,18 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(ru.ru_maxrss) * 1024;
 }
 
+std::string ReadToEnd(int fd) {
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   if (argv.empty()) return Status::InvalidArgument("RunProgram needs a program");
   std::vector<char*> cargv;
@@ -66,14 +78,8 @@ Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   }
   ::close(fds[1]);
   ProgramRun run;
-  std::string& out = run.output;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
+  run.output = ReadToEnd(fds[0]);
+  const std::string& out = run.output;
   int status = 0;
   struct rusage ru {};
   while (::wait4(pid, &status, 0, &ru) < 0) {

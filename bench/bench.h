@@ -41,6 +41,9 @@ std::vector<BenchInfo> All();
 // Peak resident set size of this process so far, in bytes.
 int64_t PeakRssBytes();
 
+// Everything readable from `fd` until end of file (a child's pipe); closes `fd`.
+std::string ReadToEnd(int fd);
+
 // What a program run by RunProgram printed (stdout and stderr together) and the CPU
 // it used (user + system seconds).
 struct ProgramRun {

@@ -165,14 +165,7 @@ Result<std::pair<nlohmann::json, int64_t>> RunInChild(const std::function<nlohma
     ::_exit(0);
   }
   ::close(fds[1]);
-  std::string text;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fds[0]);
+  const std::string text = ReadToEnd(fds[0]);
   int status = 0;
   struct rusage ru {};
   if (::wait4(pid, &status, 0, &ru) != pid) return Status::FromErrno(errno, "wait4");
