@@ -298,7 +298,7 @@ Result<std::unique_ptr<FaissIvfPq>> MakeFaissIvfPq(const IvfPqModel& m) {
     f->ivf->by_residual = ByResidual(m.metric);
     f->ivf->pq.centroids = m.pq_centroids;
     f->ivf->is_trained = true;
-    f->ivf->precompute_table();
+    PrecomputeIvfPqTable(f->ivf.get());
   } catch (const std::exception& e) {
     return FromException(e, "setting up IVF_PQ");
   }

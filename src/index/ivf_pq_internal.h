@@ -49,4 +49,9 @@ void TrainProductQuantizer(faiss::ProductQuantizer* pq, size_t n, const float* x
 // caller's OpenMP settings. Throws what FAISS throws.
 void TrainIvfPqIndex(faiss::IndexIVFPQ* ivf, size_t n, const float* x, int threads);
 
+// IndexIVFPQ::precompute_table with the same table (bit for bit) computed without a
+// function call per inner product, for an L2 index by residual on a flat quantizer
+// (the table Vigil's segments use); any other index gets FAISS's own call.
+void PrecomputeIvfPqTable(faiss::IndexIVFPQ* ivf);
+
 }  // namespace vigil::index

@@ -599,5 +599,38 @@ TEST(IvfPqInternalsTest, TrainingMatchesFaissTraining) {
   }
 }
 
+// PrecomputeIvfPqTable fills the table IndexIVFPQ::precompute_table fills, bit for bit
+// (search results stay FAISS's), for several sub-vector widths; an index it does not
+// compute (by inner product) is left to FAISS alike.
+TEST(IvfPqInternalsTest, PrecomputedTableIsFaissTable) {
+  auto gen = Generator(kDim);
+  const size_t n = 4000;
+  std::vector<float> x(n * kDim);
+  for (size_t r = 0; r < n; ++r) gen->Embedding(r, &x[r * kDim]);
+  for (size_t sub_vectors : {4u, 8u, 16u}) {
+    faiss::IndexFlatL2 q(kDim);
+    faiss::IndexIVFPQ trained(&q, kDim, 8, sub_vectors, 8);
+    trained.cp.niter = 2;
+    trained.pq.cp.niter = 2;
+    trained.train(static_cast<faiss::Index::idx_t>(n), x.data());
+    ASSERT_EQ(trained.use_precomputed_table, 1);
+    faiss::IndexIVFPQ ours(&q, kDim, 8, sub_vectors, 8);
+    ours.pq.centroids = trained.pq.centroids;
+    ours.is_trained = true;
+    PrecomputeIvfPqTable(&ours);
+    EXPECT_EQ(ours.use_precomputed_table, 1);
+    ASSERT_EQ(ours.precomputed_table.size(), trained.precomputed_table.size());
+    EXPECT_EQ(std::memcmp(ours.precomputed_table.data(), trained.precomputed_table.data(),
+                          trained.precomputed_table.size() * sizeof(float)),
+              0)
+        << sub_vectors << " sub-vectors";
+  }
+  faiss::IndexFlatIP ip(kDim);
+  faiss::IndexIVFPQ by_dot(&ip, kDim, 8, 4, 8, faiss::METRIC_INNER_PRODUCT);
+  by_dot.by_residual = false;
+  PrecomputeIvfPqTable(&by_dot);
+  EXPECT_EQ(by_dot.precomputed_table.size(), 0u);
+}
+
 }  // namespace
 }  // namespace vigil::index
