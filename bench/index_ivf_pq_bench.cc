@@ -20,7 +20,11 @@
 // recall@10 against exact search (faiss::IndexFlatL2) on a sample of queries: the
 // segment alone, the C++ query API (query::VectorSearch on a table snapshot:
 // deletions, coverage, merge; also with refine_factor 10), both raw FAISS
-// indexes, and FAISS's IndexRefineFlat (k_factor 10) over the raw index. The
+// indexes, and FAISS's IndexRefineFlat (k_factor 10) over the raw index. With
+// sql, the shell too: `vigil sql --csv -f` on a script of one statement per query,
+// timed as a whole process, with the vector a text literal in each SELECT, and
+// with one PREPARE and an EXECUTE per query binding the vector as a FLOAT32 blob
+// (the SQL job's last index stays for these). The
 // parent uses no OpenMP before the last fork (libgomp is not fork-safe). Figures
 // are medians over `runs`.
 //
@@ -62,6 +66,8 @@ using index::IvfPqSegment;
 
 constexpr double kIvfPqBuildRatioTarget = 1.15;
 constexpr double kQpsRatioTarget = 0.7;
+// The shell's QPS (one process reading a script of searches) over raw FAISS's.
+constexpr double kShellQpsRatioTarget = 0.6;
 constexpr double kRecallTolerance = 0.005;  // recall@10 Vigil may lose against FAISS's defaults
 constexpr double kRefineCostTarget = 3;     // refine_factor 10's p50 over the unrefined p50
 constexpr int64_t kRssTargetBytes = int64_t{512} << 20;
@@ -276,15 +282,81 @@ std::string CreateIndexSql(const Config& c) {
 }
 
 // Seconds of `vigil sql -c "CREATE INDEX ..."` (which waits for the job); then the
-// index is dropped, untimed.
-Result<double> TimeSqlJob(const std::string& root_dir, const Config& c) {
+// index is dropped, untimed, unless `keep` (the shell's searches use it).
+Result<double> TimeSqlJob(const std::string& root_dir, const Config& c, bool keep) {
   auto t0 = Clock::now();
   VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "-c", CreateIndexSql(c)}).status());
   double seconds = Since(t0);
+  if (keep) return seconds;
   VIGIL_RETURN_IF_ERROR(
       RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "-c", "DROP INDEX bench_idx ON bench.vectors"})
           .status());
   return seconds;
+}
+
+// How the shell's searches pass each query vector.
+enum class ShellVectors {
+  kLiteral,   // a SELECT per query, the vector a '[...]' text literal
+  kPrepared,  // PREPARE once, then EXECUTE per query with the vector as a FLOAT32 blob X'...'
+};
+
+// A script of one vector_search statement per query (k 10, the bench's nprobes).
+std::string ShellScript(const std::vector<float>& queries, const Config& c, ShellVectors how) {
+  const std::string call = "SELECT id, _distance FROM vector_search('bench.vectors', 'emb', ";
+  const std::string rest = ", " + std::to_string(kK) + ", '{\"nprobes\": " + std::to_string(c.nprobes) + "}')";
+  std::string out;
+  if (how == ShellVectors::kPrepared) out = "PREPARE q AS " + call + "$1" + rest + ";\n";
+  char buf[32];
+  for (uint64_t q = 0; q < c.queries; ++q) {
+    const float* v = &queries[q * c.dim];
+    if (how == ShellVectors::kLiteral) {
+      out += call + "'[";
+      for (uint32_t j = 0; j < c.dim; ++j) {
+        std::snprintf(buf, sizeof buf, "%s%.9g", j == 0 ? "" : ", ", v[j]);
+        out += buf;
+      }
+      out += "]'" + rest + ";\n";
+      continue;
+    }
+    out += "EXECUTE q(X'";
+    const auto* bytes = reinterpret_cast<const unsigned char*>(v);  // FLOAT32 little-endian, as stored
+    for (size_t b = 0; b < c.dim * sizeof(float); ++b) {
+      std::snprintf(buf, sizeof buf, "%02X", bytes[b]);
+      out += buf;
+    }
+    out += "');\n";
+  }
+  return out;
+}
+
+struct ShellSearch {
+  double qps = 0;
+  std::vector<std::vector<int64_t>> ids;  // per statement, the ids it returned
+};
+
+// `vigil sql --csv -f script` on the SQL root, timed as a whole (process start, opening the
+// root, every statement, printing).
+Result<ShellSearch> TimeShellSearch(const std::string& root_dir, const std::string& script, uint64_t queries) {
+  auto t0 = Clock::now();
+  VIGIL_ASSIGN_OR_RETURN(ProgramRun run,
+                         RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "--csv", "-f", script}));
+  ShellSearch s;
+  s.qps = static_cast<double>(queries) / Since(t0);
+  size_t at = 0;
+  for (size_t end; at < run.output.size(); at = end + 1) {
+    end = std::min(run.output.find('\n', at), run.output.size());
+    std::string_view line(run.output.data() + at, end - at);
+    if (line == "id,_distance") {
+      s.ids.emplace_back();
+    } else if (!s.ids.empty() && !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
+      s.ids.back().push_back(std::strtoll(std::string(line).c_str(), nullptr, 10));
+    }
+  }
+  if (s.ids.size() != queries) {
+    return Status::Internal("the shell answered " + std::to_string(s.ids.size()) + " of " + std::to_string(queries) +
+                            " statements:\n" + run.output.substr(0, 2000));
+  }
+  return s;
 }
 
 Result<std::unique_ptr<faiss::IndexIVFPQ>> ReadRawIndex(const std::string& path) {
@@ -372,7 +444,7 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
     VIGIL_ASSIGN_OR_RETURN(seconds, ForkRawBuild(*gen, c, RawSettings::kVigils, raw_path));
     raw_s.push_back(seconds);
     if (!c.sql) continue;
-    VIGIL_ASSIGN_OR_RETURN(seconds, TimeSqlJob(sql_root, c));
+    VIGIL_ASSIGN_OR_RETURN(seconds, TimeSqlJob(sql_root, c, /*keep=*/r + 1 == c.runs));
     sql_s.push_back(seconds);
   }
   if (c.sql) VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", sql_root, "supervise", "--stop"}).status());
@@ -419,7 +491,27 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
   Status search_error;
   faiss::SearchParametersIVF sp;
   sp.nprobe = c.nprobes;
+  const std::string literal_script = args.work_dir + "/shell_literal.sql",
+                    prepared_script = args.work_dir + "/shell_prepared.sql";
+  if (c.sql) {
+    VIGIL_RETURN_IF_ERROR(WriteFileDurably(DefaultFileSystem(), literal_script,
+                                           ShellScript(queries, c, ShellVectors::kLiteral)));
+    VIGIL_RETURN_IF_ERROR(WriteFileDurably(DefaultFileSystem(), prepared_script,
+                                           ShellScript(queries, c, ShellVectors::kPrepared)));
+  }
+  std::vector<double> shell_literal_qps, shell_prepared_qps;
+  std::vector<std::vector<int64_t>> shell_literal_ids, shell_prepared_ids;
   for (int r = 0; r < c.runs; ++r) {
+    if (c.sql) {
+      VIGIL_ASSIGN_OR_RETURN(ShellSearch literal, TimeShellSearch(sql_root, literal_script, c.queries));
+      VIGIL_ASSIGN_OR_RETURN(ShellSearch prepared, TimeShellSearch(sql_root, prepared_script, c.queries));
+      shell_literal_qps.push_back(literal.qps);
+      shell_prepared_qps.push_back(prepared.qps);
+      literal.ids.resize(c.recall_queries);
+      prepared.ids.resize(c.recall_queries);
+      shell_literal_ids = std::move(literal.ids);
+      shell_prepared_ids = std::move(prepared.ids);
+    }
     vigil_stats.push_back(TimeQueries(c.queries, [&](uint64_t q) {
       auto got = seg->Search(&queries[q * c.dim], kK, c.nprobes, nullptr);
       if (!got.ok()) return void(search_error = got.status());
@@ -507,6 +599,24 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
     build["sql_statement"] = CreateIndexSql(c);
     pass["sql_job_vs_faiss_defaults"] = sql_ratio <= kIvfPqBuildRatioTarget && recall_delta >= -kRecallTolerance;
   }
+  nlohmann::json search = {
+      {"vigil_query_api", as}, {"vigil_query_api_refine_10", refined}, {"vigil_segment", vs},
+      {"faiss_vigil_settings", rs}, {"faiss_defaults", ds_stats},
+      {"faiss_vigil_settings_refine_flat_10", raw_refined},
+      {"refine_10_p50_over_unrefined", refine_cost}, {"refine_cost_target_max", kRefineCostTarget},
+      {"qps_ratio", qps_ratio}, {"segment_qps_ratio", segment_qps_ratio}, {"qps_ratio_target_min", kQpsRatioTarget},
+      {"recall_minus_faiss_defaults", recall_delta}, {"recall_tolerance", kRecallTolerance}};
+  if (c.sql) {
+    const double shell_ratio = Median(shell_prepared_qps) / rs["qps"].get<double>();
+    search["vigil_shell_literal"] = {{"qps", Median(shell_literal_qps)},
+                                     {"recall_at_10", Recall(shell_literal_ids, exact)}};
+    search["vigil_shell_prepared"] = {{"qps", Median(shell_prepared_qps)},
+                                      {"recall_at_10", Recall(shell_prepared_ids, exact)}};
+    search["shell_literal_qps_ratio"] = Median(shell_literal_qps) / rs["qps"].get<double>();
+    search["shell_prepared_qps_ratio"] = shell_ratio;
+    search["shell_qps_ratio_target_min"] = kShellQpsRatioTarget;
+    pass["shell_qps_ratio"] = shell_ratio >= kShellQpsRatioTarget;
+  }
   return nlohmann::json{
       {"benchmark", "index-ivfpq"},
       {"config", {{"rows", c.rows}, {"dim", c.dim}, {"latent_dim", c.latent_dim}, {"noise", c.noise},
@@ -517,13 +627,7 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
                   {"omp_threads", threads}, {"blas_threads", 1}}},
       {"dataset_load_seconds", load_s},
       {"build", build},
-      {"search", {{"vigil_query_api", as}, {"vigil_query_api_refine_10", refined}, {"vigil_segment", vs},
-                  {"faiss_vigil_settings", rs}, {"faiss_defaults", ds_stats},
-                  {"faiss_vigil_settings_refine_flat_10", raw_refined},
-                  {"refine_10_p50_over_unrefined", refine_cost}, {"refine_cost_target_max", kRefineCostTarget},
-                  {"qps_ratio", qps_ratio},
-                  {"segment_qps_ratio", segment_qps_ratio}, {"qps_ratio_target_min", kQpsRatioTarget},
-                  {"recall_minus_faiss_defaults", recall_delta}, {"recall_tolerance", kRecallTolerance}}},
+      {"search", search},
       {"pass", pass}};
 }
 

@@ -142,13 +142,29 @@ class RemoteBackend : public ShellBackend {
       broken_ = true;
       return result.status();
     }
-    if (const auto* set = std::get_if<sql::SetStatement>(&stmt.node)) {
-      const std::string name = Lower(set->name);
-      auto it = std::find_if(settings_.begin(), settings_.end(), [&](const auto& s) { return s.first == name; });
-      if (it != settings_.end()) settings_.erase(it);
-      settings_.emplace_back(name, sql::ToSql(stmt.node));
-    }
+    Remember(stmt.node);
     return result;
+  }
+
+  // The server keeps no state between requests: the settings (SET) and prepared statements
+  // (PREPARE) that succeeded are replayed before every later statement.
+  void Remember(const sql::StatementNode& node) {
+    auto forget = [this](const std::string& key) {
+      auto it = std::find_if(settings_.begin(), settings_.end(), [&](const auto& s) { return s.first == key; });
+      if (it != settings_.end()) settings_.erase(it);
+    };
+    if (const auto* set = std::get_if<sql::SetStatement>(&node)) {
+      const std::string key = "set " + Lower(set->name);
+      forget(key);
+      settings_.emplace_back(key, sql::ToSql(node));
+    } else if (const auto* prepare = std::get_if<sql::PrepareStatement>(&node)) {
+      settings_.emplace_back("prepare " + prepare->name, sql::ToSql(node));
+    } else if (const auto* deallocate = std::get_if<sql::DeallocateStatement>(&node)) {
+      if (deallocate->name) return forget("prepare " + *deallocate->name);
+      settings_.erase(std::remove_if(settings_.begin(), settings_.end(),
+                                     [](const auto& s) { return s.first.rfind("prepare ", 0) == 0; }),
+                      settings_.end());
+    }
   }
 
   Result<JobView> Job(int64_t id) override {
@@ -259,7 +275,7 @@ class RemoteBackend : public ShellBackend {
   std::unique_ptr<server::HttpClient> client_;
   bool broken_ = false;
   // The session settings made so far (SET), by lower-case name, in the order made.
-  std::vector<std::pair<std::string, std::string>> settings_;
+  std::vector<std::pair<std::string, std::string>> settings_;  // key ("set x", "prepare q") -> statement
 };
 
 }  // namespace

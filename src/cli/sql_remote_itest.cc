@@ -223,6 +223,26 @@ TEST_F(SqlRemoteTest, ASettingLastsForTheStatementsAfterIt) {
   EXPECT_EQ(remote.exit_code, local.exit_code);
 }
 
+// The server keeps no session between requests; the shell replays the statements it
+// prepared, so PREPARE, EXECUTE and DEALLOCATE behave as on a local root.
+TEST_F(SqlRemoteTest, APreparedStatementLastsUntilDeallocated) {
+  ASSERT_EQ(Remote("-c \"CREATE TABLE db.t (id BIGINT NOT NULL)\" -c \"INSERT INTO db.t VALUES (1), (2), (3)\"").exit_code,
+            0);
+  ASSERT_EQ(Local("-c \"CREATE TABLE db.t (id BIGINT NOT NULL)\" -c \"INSERT INTO db.t VALUES (1), (2), (3)\"").exit_code,
+            0);
+  const std::string flags =
+      "--csv -c \"PREPARE above AS SELECT id FROM db.t WHERE id > \\$1 ORDER BY id\" -c \"EXECUTE above(1)\" "
+      "-c \"PREPARE below AS SELECT id FROM db.t WHERE id < \\$1\" -c \"EXECUTE above(2)\" -c \"DEALLOCATE above\" "
+      "-c \"EXECUTE above(0)\" -c \"EXECUTE below(2)\"";
+  Out remote = Remote(flags);
+  Out local = Local(flags);
+  EXPECT_EQ(remote.exit_code, 1);
+  EXPECT_EQ(remote.stdout_text, "id\n2\n3\nid\n3\nid\n1\n");
+  EXPECT_EQ(remote.stdout_text, local.stdout_text);
+  EXPECT_EQ(remote.stderr_text, local.stderr_text);
+  EXPECT_THAT(remote.stderr_text, HasSubstr("error: NOT_FOUND: prepared statement above does not exist"));
+}
+
 TEST_F(SqlRemoteTest, AOneShotRunWaitsForEachStatementsJobsBeforeTheNext) {
   const std::string flags =
       "--csv -c \"CREATE TABLE db.t (id BIGINT NOT NULL, c STRING NOT NULL)\" -c \"INSERT INTO db.t VALUES (1, 'a'), "

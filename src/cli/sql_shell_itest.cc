@@ -80,6 +80,31 @@ TEST_F(SqlShellTest, CsvAndJsonFollowTheScriptingContract) {
   EXPECT_THAT(del.stderr_text, HasSubstr("1 row"));
 }
 
+// A script binds values to a prepared SELECT: the vector as text or as a FLOAT32 blob
+// gives the same rows; a missing value or statement fails the run and names it.
+TEST_F(SqlShellTest, AScriptPreparesOnceAndExecutesWithBoundValues) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 2) NOT NULL)").exit_code, 0);
+  ASSERT_EQ(Run("", "INSERT INTO db.v VALUES (1, '[1, 0]'), (2, '[0, 1]'), (3, '[1, 1]')").exit_code, 0);
+  const std::string script = dir_.Join("search.sql");
+  std::ofstream(script) << "PREPARE near AS SELECT id, _distance FROM vector_search('db.v', 'emb', $1, 2);\n"
+                           "EXECUTE near('[1, 0.1]');\n"
+                           "EXECUTE near(X'0000803FCDCCCC3D');\n"  // 1.0f, 0.1f little-endian
+                           "PREPARE by_id AS SELECT id FROM db.v WHERE id >= ? ORDER BY id;\n"
+                           "EXECUTE by_id(2);\n"
+                           "EXECUTE by_id;\n"
+                           "DEALLOCATE by_id;\n"
+                           "EXECUTE by_id(1);\n";
+  Out out = Sql(dir_.path(), "--root " + root_ + " sql --csv -f " + script);
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.stdout_text,
+            "id,_distance\n1,0.010000000707805157\n3,0.8100000023841858\n"
+            "id,_distance\n1,0.010000000707805157\n3,0.8100000023841858\n"
+            "id\n2\n3\n");
+  EXPECT_THAT(out.stderr_text, HasSubstr("error: INVALID_ARGUMENT: EXECUTE by_id: the statement has 1 parameter; "
+                                         "0 values were bound"));
+  EXPECT_THAT(out.stderr_text, HasSubstr("error: NOT_FOUND: prepared statement by_id does not exist"));
+}
+
 TEST_F(SqlShellTest, AnyFailedStatementMakesTheExitStatusNonZero) {
   Out bad = Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); SELEC 1");
   EXPECT_NE(bad.exit_code, 0);

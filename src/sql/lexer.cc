@@ -156,6 +156,16 @@ bool Lexer::LexQuoted(char quote, TokenKind kind, size_t max_bytes, std::string_
         Advance(1);
         break;
       }
+    } else if (static_cast<unsigned char>(c) < 0x80 && c != '\n') {
+      // A run of ASCII without newlines (one column a byte): copied at once.
+      size_t end = pos_.offset + 1;
+      while (end < in_.size() && static_cast<unsigned char>(in_[end]) < 0x80 && in_[end] != '\n' &&
+             in_[end] != quote) {
+        ++end;
+      }
+      value.append(in_.substr(pos_.offset, end - pos_.offset));
+      pos_.column += static_cast<uint32_t>(end - pos_.offset);
+      pos_.offset = end;
     } else {
       size_t n = Utf8Length(pos_.offset);
       if (n == 0) return Fail(pos_, "invalid UTF-8 in " + std::string(what), error);

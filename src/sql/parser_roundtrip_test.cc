@@ -220,8 +220,33 @@ StatementNode GenUserStatement() {
   }
 }
 
+// PREPARE / EXECUTE / DEALLOCATE.
+StatementNode GenPreparedStatement() {
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0: return PrepareStatement{GenWord(), GenSelect()};
+    case 1: {
+      ExecuteStatement s;
+      s.name = GenWord();
+      const int n = *rc::gen::inRange(0, 4);
+      for (int i = 0; i < n; ++i) {
+        if (*rc::gen::arbitrary<bool>()) {
+          s.values.push_back(GenLiteral());
+        } else {
+          s.values.push_back(BlobLiteral{*rc::gen::container<std::string>(rc::gen::arbitrary<char>())});
+        }
+      }
+      return s;
+    }
+    default: {
+      DeallocateStatement s;
+      if (*rc::gen::arbitrary<bool>()) s.name = GenWord();
+      return s;
+    }
+  }
+}
+
 StatementNode GenStatement() {
-  switch (*rc::gen::inRange(0, 24)) {
+  switch (*rc::gen::inRange(0, 25)) {
     case 0: return CreateDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
     case 1: return DropDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
     case 2: return ShowDatabasesStatement{};
@@ -316,6 +341,7 @@ StatementNode GenStatement() {
     }
     case 21: return GenSelect();
     case 22: return GenUserStatement();
+    case 23: return GenPreparedStatement();
     default: return ExplainStatement{*rc::gen::arbitrary<bool>(), GenSelect()};
   }
 }

@@ -259,6 +259,30 @@ struct NodePrinter {
   std::string operator()(const SetStatement& s) const {
     return "SET " + QuoteIdentifier(s.name) + " = " + (s.value ? ToSql(*s.value) : std::string("DEFAULT"));
   }
+  std::string operator()(const PrepareStatement& s) const {
+    return "PREPARE " + QuoteIdentifier(s.name) + " AS " + s.select.text;
+  }
+  std::string operator()(const ExecuteStatement& s) const {
+    std::string out = "EXECUTE " + QuoteIdentifier(s.name);
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      out += i == 0 ? " (" : ", ";
+      out += std::visit([](const auto& v) { return BoundValueSql(v); }, s.values[i]);
+    }
+    return s.values.empty() ? out : out + ")";
+  }
+  std::string operator()(const DeallocateStatement& s) const {
+    return "DEALLOCATE " + (s.name ? QuoteIdentifier(*s.name) : std::string("ALL"));
+  }
+  static std::string BoundValueSql(const Literal& l) { return ToSql(l); }
+  static std::string BoundValueSql(const BlobLiteral& b) {
+    static const char kHex[] = "0123456789ABCDEF";
+    std::string out = "X'";
+    for (unsigned char c : b.bytes) {
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+    return out + "'";
+  }
   std::string operator()(const CreateUserStatement& s) const {
     return "CREATE USER " + QuoteIdentifier(s.name) + (s.admin ? " ADMIN" : "");
   }
@@ -303,6 +327,9 @@ struct NodeNamer {
   std::string_view operator()(const SelectStatement&) const { return "SELECT"; }
   std::string_view operator()(const ExplainStatement&) const { return "EXPLAIN"; }
   std::string_view operator()(const SetStatement&) const { return "SET"; }
+  std::string_view operator()(const PrepareStatement&) const { return "PREPARE"; }
+  std::string_view operator()(const ExecuteStatement&) const { return "EXECUTE"; }
+  std::string_view operator()(const DeallocateStatement&) const { return "DEALLOCATE"; }
   std::string_view operator()(const CreateUserStatement&) const { return "CREATE USER"; }
   std::string_view operator()(const DropUserStatement&) const { return "DROP USER"; }
   std::string_view operator()(const AlterUserStatement&) const { return "ALTER USER"; }

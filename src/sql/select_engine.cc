@@ -299,9 +299,10 @@ class Engine : public SelectEngine, public internal::VtabHost {
   Status Bind(sqlite3_stmt* stmt, const std::vector<Value>& params) {
     sqlite3_clear_bindings(stmt);
     const int expected = sqlite3_bind_parameter_count(stmt);
-    if (static_cast<int>(params.size()) > expected) {
-      return Status::InvalidArgument("the statement has " + std::to_string(expected) + " parameters; " +
-                                     std::to_string(params.size()) + " values were bound");
+    if (static_cast<int>(params.size()) != expected) {
+      return Status::InvalidArgument("the statement has " + std::to_string(expected) + " parameter" +
+                                     (expected == 1 ? "" : "s") + "; " + std::to_string(params.size()) +
+                                     " value" + (params.size() == 1 ? " was" : "s were") + " bound");
     }
     for (size_t i = 0; i < params.size(); ++i) {
       int rc = BindValue(stmt, static_cast<int>(i) + 1, params[i]);

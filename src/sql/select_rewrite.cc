@@ -56,7 +56,13 @@ std::string QuoteSqlIdent(const std::string& s) {
 // Where each token lies in the statement text: [begin, end) byte offsets.
 using Extent = std::pair<size_t, size_t>;
 
-// Typed literals to integers and bare '?' to numbered parameters; `extents` gets the
+// ?N or $N: a parameter with its number.
+bool IsNumberedParameter(const Token& t) {
+  return t.kind == TokenKind::kParameter && t.text.size() > 1 && (t.text[0] == '?' || t.text[0] == '$') &&
+         t.text.find_first_not_of("0123456789", 1) == std::string::npos;
+}
+
+// Typed literals to integers, bare '?' to numbered parameters and $N to ?N; `extents` gets the
 // source extent of each resulting token (relative to the text at `text_offset`).
 Status NormalizeTokens(std::vector<Token>* tokens, size_t text_offset, std::vector<Extent>* extents) {
   std::vector<Token> out;
@@ -80,7 +86,9 @@ Status NormalizeTokens(std::vector<Token>* tokens, size_t text_offset, std::vect
       t.text = t.value = std::to_string(std::get<int64_t>(*v));
       extent.second = extent_of((*tokens)[i + 1]).second;
       ++i;
-    } else if (t.kind == TokenKind::kParameter && t.text.size() > 1 && t.text[0] == '?') {
+    } else if (IsNumberedParameter(t)) {
+      t.text[0] = '?';  // PostgreSQL's $N is SQLite's ?N
+      t.value = t.text;
       int64_t n = 0;
       for (char c : t.text.substr(1)) n = std::min<int64_t>(n * 10 + (c - '0'), 1'000'000);  // SQLite rejects big ones
       max_param = std::max(max_param, n);

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <map>
 #include <ctime>
 
 #include "sql/exec_internal.h"
@@ -84,6 +86,47 @@ Result<uint64_t> StatementTimeoutMs(const Literal& value) {
   return ms;
 }
 
+// A session keeps at most this many prepared statements.
+constexpr size_t kMaxPreparedStatements = 1024;
+
+// The value EXECUTE binds for the `index`-th (0-based) value of its list, as SQLite types it:
+// DATE / TIMESTAMP as the integers Vigil stores, TRUE / FALSE as 1 / 0.
+Result<Value> BoundValueOf(const BoundValue& bound, size_t index) {
+  if (const auto* blob = std::get_if<BlobLiteral>(&bound)) return Value(Blob{blob->bytes});
+  const Literal& l = std::get<Literal>(bound);
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("EXECUTE value " + std::to_string(index + 1) + ": " + why);
+  };
+  switch (l.kind) {
+    case Literal::Kind::kNull: return Value();
+    case Literal::Kind::kBool: return Value(int64_t{l.bool_value ? 1 : 0});
+    case Literal::Kind::kString: return Value(l.text);
+    case Literal::Kind::kInteger: {
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(l.text.data(), l.text.data() + l.text.size(), v);
+      if (ec != std::errc() || end != l.text.data() + l.text.size()) return bad(l.text + " is out of range for BIGINT");
+      return Value(v);
+    }
+    case Literal::Kind::kDecimal:
+    case Literal::Kind::kFloat: {
+      double v = 0;
+      auto [end, ec] = std::from_chars(l.text.data(), l.text.data() + l.text.size(), v);
+      if (ec != std::errc() || end != l.text.data() + l.text.size() || !std::isfinite(v)) {
+        return bad(l.text + " is out of range");
+      }
+      return Value(v);
+    }
+    case Literal::Kind::kDate:
+    case Literal::Kind::kTimestamp: {
+      const bool date = l.kind == Literal::Kind::kDate;
+      Result<vigil::Value> v = ParseTextValue(l.text, DataType::Of(date ? TypeId::kDate : TypeId::kTimestamp));
+      if (!v.ok() || !std::holds_alternative<int64_t>(*v)) return bad("invalid literal '" + l.text + "'");
+      return Value(std::get<int64_t>(*v));
+    }
+  }
+  return bad("unsupported literal");
+}
+
 bool IsSetting(std::string_view name, std::string_view setting) {
   if (name.size() != setting.size()) return false;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -123,6 +166,7 @@ class SessionImpl : public Session {
 
   void Reset(jobs::Principal principal) override {
     ctx_.options.principal = std::move(principal);
+    prepared_.clear();
     statement_timeout_ms_ = ctx_.config.sql.statement_timeout_ms;
     if (ctx_.select) ctx_.select->SetStatementTimeout(statement_timeout_ms_);
   }
@@ -199,6 +243,47 @@ class SessionImpl : public Session {
     return rs;
   }
 
+  Result<ResultSet> Run(const PrepareStatement& s) {
+    if (prepared_.count(s.name) != 0) {
+      return Status::AlreadyExists("prepared statement " + s.name + " already exists; DEALLOCATE it first");
+    }
+    if (prepared_.size() >= kMaxPreparedStatements) {
+      return Status::ResourceExhausted("a session keeps at most " + std::to_string(kMaxPreparedStatements) +
+                                       " prepared statements; DEALLOCATE some");
+    }
+    prepared_.emplace(s.name, s.select);
+    ResultSet rs;
+    rs.message = "PREPARE " + s.name;
+    return rs;
+  }
+  Result<ResultSet> Run(const ExecuteStatement& s) {
+    auto it = prepared_.find(s.name);
+    if (it == prepared_.end()) return Status::NotFound("prepared statement " + s.name + " does not exist");
+    std::vector<Value> params;
+    params.reserve(s.values.size());
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      VIGIL_ASSIGN_OR_RETURN(Value v, BoundValueOf(s.values[i], i));
+      params.push_back(std::move(v));
+    }
+    VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
+    Result<ResultSet> r = engine->Select(it->second, ctx_.options.principal, params);
+    if (!r.ok()) return r.status().WithContext("EXECUTE " + s.name);
+    return r;
+  }
+  Result<ResultSet> Run(const DeallocateStatement& s) {
+    ResultSet rs;
+    if (!s.name) {
+      prepared_.clear();
+      rs.message = "DEALLOCATE ALL";
+      return rs;
+    }
+    if (prepared_.erase(*s.name) == 0) {
+      return Status::NotFound("prepared statement " + *s.name + " does not exist");
+    }
+    rs.message = "DEALLOCATE " + *s.name;
+    return rs;
+  }
+
   // The select engine, opened on first use (DDL-only sessions never pay for it).
   Result<SelectEngine*> Engine() {
     if (!ctx_.select) {
@@ -212,6 +297,7 @@ class SessionImpl : public Session {
 
   ExecContext ctx_;
   uint64_t statement_timeout_ms_;
+  std::map<std::string, SelectStatement> prepared_;  // PREPARE name -> its SELECT
 };
 
 }  // namespace

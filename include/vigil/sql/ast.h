@@ -277,6 +277,31 @@ struct SetStatement {
   std::optional<Literal> value;  // empty: DEFAULT
   bool operator==(const SetStatement&) const = default;
 };
+// PREPARE name AS select: a SELECT / WITH kept by the session under `name`, with
+// parameters written ?, ?N or $N (PostgreSQL's); EXECUTE runs it with values bound.
+struct PrepareStatement {
+  std::string name;
+  SelectStatement select;
+  bool operator==(const PrepareStatement&) const = default;
+};
+// A value of EXECUTE's list: a literal, or a blob written X'hex' (a FLOAT32 vector's
+// little-endian bytes, for example).
+struct BlobLiteral {
+  std::string bytes;
+  bool operator==(const BlobLiteral&) const = default;
+};
+using BoundValue = std::variant<Literal, BlobLiteral>;
+// EXECUTE name [(value, ...)]: one value per parameter, in parameter order.
+struct ExecuteStatement {
+  std::string name;
+  std::vector<BoundValue> values;
+  bool operator==(const ExecuteStatement&) const = default;
+};
+// DEALLOCATE [PREPARE] {name | ALL}.
+struct DeallocateStatement {
+  std::optional<std::string> name;  // empty: ALL
+  bool operator==(const DeallocateStatement&) const = default;
+};
 
 // ---- Users, tokens and grants (realm "default" of the root's principal store) ----
 
@@ -334,8 +359,9 @@ using StatementNode =
                  UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement,
                  BuildIndexStatement, VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement,
                  ShowIndexJobStatement, CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement,
-                 SelectStatement, ExplainStatement, SetStatement, CreateUserStatement, DropUserStatement,
-                 AlterUserStatement, GrantStatement, ShowUsersStatement, ShowGrantsStatement>;
+                 SelectStatement, ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement,
+                 DeallocateStatement, CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement,
+                 ShowUsersStatement, ShowGrantsStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {
