@@ -24,14 +24,15 @@
 // sql, the shell too: `vigil sql --csv -f` on a script of one statement per query,
 // timed as a whole process, with the vector a text literal in each SELECT, and
 // with one PREPARE and an EXECUTE per query binding the vector as a FLOAT32 blob
-// (the SQL job's last index stays for these). The
+// (the SQL job's last index stays for these). Parallel: the query API and raw FAISS
+// each from 1 thread and from `threads` threads at once, QPS and scaling. The
 // parent uses no OpenMP before the last fork (libgomp is not fork-safe). Figures
 // are medians over `runs`.
 //
 // Options: rows (1000000), dim (128), latent_dim (16), noise (0.05), partitions
 // (1024), sub_vectors (16), nprobes (20), queries (1000), recall_queries (100),
 // max_iterations and sample_rate (Vigil's defaults), runs (1), sql (1: time the
-// SQL job; 0: skip it).
+// SQL job; 0: skip it), threads (2: the parallel searches' threads).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +44,8 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <thread>
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFPQ.h>
@@ -68,6 +71,9 @@ constexpr double kIvfPqBuildRatioTarget = 1.15;
 constexpr double kQpsRatioTarget = 0.7;
 // The shell's QPS (one process reading a script of searches) over raw FAISS's.
 constexpr double kShellQpsRatioTarget = 0.6;
+// Searches from 2 threads on 2 cores: at least this many times one thread's QPS (scaled
+// by threads / 2 for other thread counts).
+constexpr double kParallelScalingTarget = 1.8;
 constexpr double kRecallTolerance = 0.005;  // recall@10 Vigil may lose against FAISS's defaults
 constexpr double kRefineCostTarget = 3;     // refine_factor 10's p50 over the unrefined p50
 constexpr int64_t kRssTargetBytes = int64_t{512} << 20;
@@ -86,6 +92,7 @@ struct Config {
   uint32_t dim, latent_dim, nprobes;
   float noise;
   int runs;
+  int threads;  // of the parallel searches
   bool sql;
   IvfPqParams params;
   std::map<std::string, std::string> sql_properties;  // of the SQL job's CREATE INDEX
@@ -102,6 +109,7 @@ Config ParseConfig(const BenchArgs& args) {
   c.recall_queries = static_cast<uint64_t>(args.Int("recall_queries", 100));
   c.runs = static_cast<int>(std::max<int64_t>(1, args.Int("runs", 1)));
   c.sql = args.Int("sql", 1) != 0;
+  c.threads = static_cast<int>(std::clamp<int64_t>(args.Int("threads", 2), 1, 64));
   c.params.metric = index::Metric::kL2;
   c.params.num_partitions = static_cast<uint32_t>(args.Int("partitions", 1024));
   c.params.num_sub_vectors = static_cast<uint32_t>(args.Int("sub_vectors", 16));
@@ -391,6 +399,21 @@ SearchStats TimeQueries(uint64_t n, Fn search) {
   return {us[n / 2], us[std::min<uint64_t>(n - 1, n * 99 / 100)], static_cast<double>(n) / total};
 }
 
+// Queries per second of `threads` threads running search(i) at once, each on every
+// threads-th query.
+template <typename Fn>
+double ParallelQps(uint64_t n, int threads, Fn search) {
+  std::vector<std::thread> pool;
+  auto t0 = Clock::now();
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (uint64_t i = static_cast<uint64_t>(t); i < n; i += static_cast<uint64_t>(threads)) search(i);
+    });
+  }
+  for (auto& th : pool) th.join();
+  return static_cast<double>(n) / Since(t0);
+}
+
 nlohmann::json StatsJson(const std::vector<SearchStats>& s, double recall) {
   std::vector<double> p50, p99, qps;
   for (const auto& x : s) {
@@ -556,6 +579,48 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
   }
   VIGIL_RETURN_IF_ERROR(search_error);
 
+  // The same queries from 1 and from `threads` threads at once: the query API on one
+  // snapshot, and raw FAISS's index searched concurrently (FAISS's own baseline).
+  std::mutex error_mu;
+  auto api_search_with = [&](const query::VectorQueryOptions& options) {
+    return [&](uint64_t q) {
+      std::vector<float> v(&queries[q * c.dim], &queries[(q + 1) * c.dim]);
+      auto got = query::VectorSearch(*snapshot, "emb", v, options);
+      if (got.ok()) return;
+      std::lock_guard<std::mutex> lock(error_mu);
+      search_error = got.status();
+    };
+  };
+  auto api_search = api_search_with(qopts);
+  auto refine_search = api_search_with(refine_opts);
+  auto raw_search = [&](uint64_t q) {
+    float d[kK];
+    faiss::Index::idx_t l[kK];
+    raw->search(1, &queries[q * c.dim], kK, d, l, &sp);
+  };
+  std::vector<double> api_one, api_many, refine_one, refine_many, raw_one, raw_many;
+  for (int r = 0; r < c.runs; ++r) {
+    refine_one.push_back(ParallelQps(c.queries, 1, refine_search));
+    refine_many.push_back(ParallelQps(c.queries, c.threads, refine_search));
+    api_one.push_back(ParallelQps(c.queries, 1, api_search));
+    raw_one.push_back(ParallelQps(c.queries, 1, raw_search));
+    api_many.push_back(ParallelQps(c.queries, c.threads, api_search));
+    raw_many.push_back(ParallelQps(c.queries, c.threads, raw_search));
+  }
+  VIGIL_RETURN_IF_ERROR(search_error);
+  const double api_scaling = Median(api_many) / Median(api_one);
+  nlohmann::json parallel = {{"threads", c.threads},
+                             {"vigil_query_api_qps_1_thread", Median(api_one)},
+                             {"vigil_query_api_qps", Median(api_many)},
+                             {"vigil_query_api_scaling", api_scaling},
+                             {"vigil_query_api_refine_10_qps_1_thread", Median(refine_one)},
+                             {"vigil_query_api_refine_10_qps", Median(refine_many)},
+                             {"vigil_query_api_refine_10_scaling", Median(refine_many) / Median(refine_one)},
+                             {"faiss_vigil_settings_qps_1_thread", Median(raw_one)},
+                             {"faiss_vigil_settings_qps", Median(raw_many)},
+                             {"faiss_vigil_settings_scaling", Median(raw_many) / Median(raw_one)},
+                             {"scaling_target_min", kParallelScalingTarget * c.threads / 2}};
+
   std::vector<double> vigil_s, train_s, rss;
   for (const auto& b : vigil) {
     vigil_s.push_back(b.seconds);
@@ -590,7 +655,8 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
                          {"peak_rss", Median(rss) <= static_cast<double>(kRssTargetBytes)},
                          {"qps_ratio", qps_ratio >= kQpsRatioTarget},
                          {"recall_vs_faiss_defaults", recall_delta >= -kRecallTolerance},
-                         {"refine_cost", refine_cost <= kRefineCostTarget}};
+                         {"refine_cost", refine_cost <= kRefineCostTarget},
+                         {"parallel_scaling", api_scaling >= kParallelScalingTarget * c.threads / 2}};
   if (c.sql) {
     const double sql_ratio = Median(sql_s) / Median(defaults_s);
     build["sql_job_seconds"] = Median(sql_s);
@@ -628,6 +694,7 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
       {"dataset_load_seconds", load_s},
       {"build", build},
       {"search", search},
+      {"parallel_search", parallel},
       {"pass", pass}};
 }
 
