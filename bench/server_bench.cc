@@ -8,10 +8,10 @@
 // a user `bench` (administrator) and its bearer token.
 //
 // Vector queries: `query_set` query vectors (not stored rows), rotated.
-//  - baseline 1: sql::Session::Execute of the exact SELECT text the HTTP route
-//    builds (server::QueryStatement: SELECT * FROM vector_search('db.docs',
-//    'emb', '[...]', k, '{"nprobes":N}')), one session per thread, serial and
-//    `threads` threads;
+//  - baseline 1: sql::Session::Select of the exact SELECT and bound vector the
+//    HTTP route builds (server::QueryStatement: SELECT * FROM vector_search('db.docs',
+//    'emb', ?1, k, '{"nprobes":N}') with the vector's FLOAT32 bytes), one session
+//    per thread, serial and `threads` threads;
 //  - baseline 2: the query API (query::VectorSearch + query::TakeRows of every
 //    column, which is what SELECT * returns), serial and `threads` threads;
 //  - HTTP: server::ApiServer on 127.0.0.1, port 0, driven by wrk (-t2, a Lua
@@ -230,11 +230,13 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
   return s;
 }
 
-// The HTTP body of a vector query, and the SELECT the route builds from it
-// (routes_tables.cc QuerySql: each number as %.9g of its JSON double, options as JSON).
+// The HTTP body of a vector query, and the SELECT with its bound vector that the route
+// builds from it (server::QueryStatement).
 struct QueryCase {
-  std::string body, sql;                // SELECT *: every column, the vectors as hex BLOBs
-  std::string narrow_body, narrow_sql;  // "select": ["id", "_distance"]
+  std::string body;                // SELECT *: every column, the vectors as hex BLOBs
+  server::BoundQuery sql;
+  std::string narrow_body;         // "select": ["id", "_distance"]
+  server::BoundQuery narrow_sql;
   std::vector<float> vector;
 };
 
@@ -585,7 +587,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     sessions.push_back(std::move(session));
   }
   // The reference answer of query 0, compared with the HTTP answer below.
-  VIGIL_ASSIGN_OR_RETURN(sql::ResultSet reference, sessions[0]->Execute(queries[0].sql));
+  VIGIL_ASSIGN_OR_RETURN(sql::ResultSet reference, sessions[0]->Select(queries[0].sql.sql, queries[0].sql.params));
   if (reference.rows.size() != c.k) {
     return Status::Internal("the in-process query returned " + std::to_string(reference.rows.size()) + " rows");
   }
@@ -625,9 +627,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   }
 
   auto sql_op = [&](int t, int64_t i) -> Status {
-    return sessions[static_cast<size_t>(t)]
-        ->Execute(queries[static_cast<size_t>(t * 17 + i) % nq].sql)
-        .status();
+    const server::BoundQuery& q = queries[static_cast<size_t>(t * 17 + i) % nq].sql;
+    return sessions[static_cast<size_t>(t)]->Select(q.sql, q.params).status();
   };
   Progress("server bench: %s\n", "queries: serial, in process then HTTP");
   VIGIL_ASSIGN_OR_RETURN(Drive sql_serial, DriveClients(1, c.warmup_s, c.duration_s, sql_op));
@@ -726,8 +727,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     for (int i = 0; i < n; ++i) {
       VIGIL_ASSIGN_OR_RETURN(server::QueryRequest q,
                              server::ParseQueryRequest(queries[static_cast<size_t>(i) % nq].body));
-      VIGIL_ASSIGN_OR_RETURN(std::string statement, server::QueryStatement("db.docs", q));
-      sink += statement.size();
+      VIGIL_ASSIGN_OR_RETURN(server::BoundQuery statement, server::QueryStatement("db.docs", q));
+      sink += statement.sql.size();
     }
     const double parse_us = Since(t0) * 1e6 / n;
     t0 = Clock::now();
@@ -747,9 +748,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   if (c.narrow) {
     Progress("server bench: %s\n", "queries with \"select\": [\"id\", \"_distance\"]");
     auto narrow_op = [&](int t, int64_t i) -> Status {
-      return sessions[static_cast<size_t>(t)]
-          ->Execute(queries[static_cast<size_t>(t * 17 + i) % nq].narrow_sql)
-          .status();
+      const server::BoundQuery& q = queries[static_cast<size_t>(t * 17 + i) % nq].narrow_sql;
+      return sessions[static_cast<size_t>(t)]->Select(q.sql, q.params).status();
     };
     VIGIL_ASSIGN_OR_RETURN(Drive narrow_par, DriveClients(c.threads, c.warmup_s, c.duration_s, narrow_op));
     const std::string narrow_lua = args.work_dir + "/server_bench_query_narrow.lua";

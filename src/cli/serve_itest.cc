@@ -305,7 +305,7 @@ TEST_F(ServeTest, ARevokedGrantOrDisabledUserIsRefusedPromptly) {
 }
 
 // A vector query over HTTP answers exactly what the same search written in SQL answers (the
-// route passes each element on as the FLOAT32 it reads as); a value past FLOAT32's range is
+// route binds the vector as the FLOAT32s its elements read as); a value past FLOAT32's range is
 // refused.
 TEST_F(ServeTest, AVectorQueryAnswersWhatTheSameSqlSearchAnswers) {
   ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 4) NOT NULL); "

@@ -20,6 +20,7 @@
 #include "server/auth_cache.h"
 #include "server/idempotency_gate.h"
 #include "server/metrics.h"
+#include "server/query_request.h"
 #include "server/session_pool.h"
 #include "vigil/auth/principal_store.h"
 #include "vigil/common/config.h"
@@ -101,6 +102,8 @@ class ApiServer::Impl {
 
   // Runs `statement` (SQL text) as the caller in a pooled session.
   Result<sql::ResultSet> RunSql(const Call& call, const std::string& statement);
+  // A read: the SELECT with its bound values, as the caller.
+  Result<sql::ResultSet> RunSelect(const Call& call, const BoundQuery& query);
   // The body as JSON (an object); InvalidArgument naming what is wrong.
   Result<nlohmann::json> JsonBody(Call& call, size_t limit = kMaxRequestBodyBytes);
   // The body saved to a private spool file (the one spooled before the handler, if any).

@@ -284,6 +284,11 @@ Result<sql::ResultSet> ApiServer::Impl::RunSql(const Call& call, const std::stri
   return r;
 }
 
+Result<sql::ResultSet> ApiServer::Impl::RunSelect(const Call& call, const BoundQuery& query) {
+  VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
+  return session->Select(query.sql, query.params);
+}
+
 Result<nlohmann::json> ApiServer::Impl::JsonBody(Call& call, size_t limit) {
   VIGIL_ASSIGN_OR_RETURN(std::string text, call.req.body->ReadAll(limit));
   if (text.empty()) return nlohmann::json::object();

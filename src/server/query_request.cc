@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -119,14 +121,38 @@ Status ReadField(std::string_view key, element v, QueryRequest& q) {
 
 }  // namespace
 
-void AppendVectorElement(std::string& out, double x) {
-  char buf[32];
-  if (std::isfinite(x) && std::fabs(x) <= std::numeric_limits<float>::max()) {
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<float>(x)).ptr);
-    return;
+namespace {
+
+bool FitsFloat32(double x) { return std::isfinite(x) && std::fabs(x) <= std::numeric_limits<float>::max(); }
+
+// The value bound for the query vector: FLOAT32 bytes in the engine's order (little-endian)
+// when every element fits, else the text the engine parses and refuses.
+sql::Value VectorValue(const std::vector<double>& v) {
+  static_assert(std::endian::native == std::endian::little, "FLOAT32 blobs are little-endian");
+  if (!std::all_of(v.begin(), v.end(), FitsFloat32)) return sql::Value(VectorText(v));
+  std::string bytes(v.size() * sizeof(float), '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float f = static_cast<float>(v[i]);
+    std::memcpy(&bytes[i * sizeof(float)], &f, sizeof(float));
   }
-  std::snprintf(buf, sizeof(buf), "%.9g", x);
-  out += buf;
+  return sql::Value(sql::Blob{std::move(bytes)});
+}
+
+}  // namespace
+
+std::string VectorText(const std::vector<double>& v) {
+  std::string out = "[";
+  char buf[32];
+  for (double x : v) {
+    if (out.size() > 1) out += ", ";
+    if (FitsFloat32(x)) {
+      out.append(buf, std::to_chars(buf, buf + sizeof buf, static_cast<float>(x)).ptr);
+    } else {
+      std::snprintf(buf, sizeof(buf), "%.9g", x);
+      out += buf;
+    }
+  }
+  return out + "]";
 }
 
 Result<QueryRequest> ParseQueryRequest(std::string_view body) {
@@ -164,26 +190,20 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
 
 namespace {
 
-// vector_search('table', 'column', '[...]', k, '{options}').
+// vector_search('table', 'column', ?1, k, '{options}'): the vector is the first parameter.
 Result<std::string> VectorSearch(const std::string& table, const std::string& column, const QueryRequest& q) {
-  std::string vec = "[";
-  for (double x : *q.vector) {
-    if (vec.size() > 1) vec += ", ";
-    AppendVectorElement(vec, x);
-  }
-  vec += "]";
   nlohmann::json options = nlohmann::json::object();
   if (q.nprobes) options["nprobes"] = *q.nprobes;
   if (q.refine_factor) options["refine_factor"] = *q.refine_factor;
   if (q.use_index) options["use_index"] = *q.use_index;
   VIGIL_ASSIGN_OR_RETURN(std::string opts, SqlString(options.dump()));
-  return "vector_search('" + table + "', '" + column + "', '" + vec + "', " + std::to_string(q.k) + ", " + opts +
-         ")";
+  return "vector_search('" + table + "', '" + column + "', ?1, " + std::to_string(q.k) + ", " + opts + ")";
 }
 
 }  // namespace
 
-Result<std::string> QueryStatement(const std::string& table, const QueryRequest& q) {
+Result<BoundQuery> QueryStatement(const std::string& table, const QueryRequest& q) {
+  BoundQuery out;
   std::string select;
   for (const std::string& name : q.select) select += (select.empty() ? "" : ", ") + name;
   if (select.empty()) select = "*";
@@ -193,6 +213,7 @@ Result<std::string> QueryStatement(const std::string& table, const QueryRequest&
     VIGIL_RETURN_IF_ERROR(ValidateIdentifier(*q.column, "column name"));
     if (q.vector) {
       VIGIL_ASSIGN_OR_RETURN(from, VectorSearch(table, *q.column, q));
+      out.params.push_back(VectorValue(*q.vector));
     } else {
       VIGIL_ASSIGN_OR_RETURN(std::string text, SqlString(*q.text));
       from = "fts_search('" + table + "', '" + *q.column + "', " + text + ", " + std::to_string(q.k) + ")";
@@ -201,7 +222,8 @@ Result<std::string> QueryStatement(const std::string& table, const QueryRequest&
   std::string statement = "SELECT " + select + " FROM " + from;
   if (q.filter) statement += " WHERE (" + *q.filter + ")";
   if (!q.vector && !q.text) statement += " LIMIT " + std::to_string(q.limit);
-  return statement;
+  out.sql = std::move(statement);
+  return out;
 }
 
 }  // namespace vigil::server

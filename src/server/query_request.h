@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/sql/result.h"
 
 namespace vigil::server {
 
@@ -35,14 +36,21 @@ struct QueryRequest {
 // number out of its range (k 1..10000, nprobes and refine_factor 1..1000000, limit 1..100000).
 Result<QueryRequest> ParseQueryRequest(std::string_view body);
 
-// The SELECT that answers `q` on `table` ("db.table", already checked): vector_search(...) or
-// fts_search(...) or the table itself, WHERE (filter), LIMIT for a scan. InvalidArgument for
-// a column name outside the identifier allowlist or text SQL cannot carry.
-Result<std::string> QueryStatement(const std::string& table, const QueryRequest& q);
+// A SELECT and the values bound to its parameters.
+struct BoundQuery {
+  std::string sql;
+  std::vector<sql::Value> params;
+};
 
-// Appends one query vector element to a statement: the shortest text that reads back as the same
-// FLOAT32 when the value is within FLOAT32's range, else the double's own digits (which the
-// engine refuses with its own message).
-void AppendVectorElement(std::string& out, double x);
+// The SELECT that answers `q` on `table` ("db.table", already checked): vector_search(...) or
+// fts_search(...) or the table itself, WHERE (filter), LIMIT for a scan. The query vector is
+// bound, never written into the text: as FLOAT32 bytes when every element fits a FLOAT32, else
+// as text (VectorText), which the engine refuses with its own message. InvalidArgument for a
+// column name outside the identifier allowlist or text SQL cannot carry.
+Result<BoundQuery> QueryStatement(const std::string& table, const QueryRequest& q);
+
+// A query vector as text: each element the shortest text that reads back as the same FLOAT32
+// when the value is within FLOAT32's range, else the double's own digits.
+std::string VectorText(const std::vector<double>& v);
 
 }  // namespace vigil::server

@@ -11,16 +11,16 @@ namespace {
 std::string StatementOf(std::string_view body) {
   Result<QueryRequest> q = ParseQueryRequest(body);
   if (!q.ok()) return "error: " + q.status().message();
-  Result<std::string> s = QueryStatement("db.t", *q);
-  return s.ok() ? *s : "error: " + s.status().message();
+  Result<BoundQuery> s = QueryStatement("db.t", *q);
+  return s.ok() ? s->sql : "error: " + s.status().message();
 }
 
 TEST(QueryRequestTest, AVectorElementIsTheShortestTextOfItsFloat32) {
   const auto text = [](double x) {
-    std::string out;
-    AppendVectorElement(out, x);
-    return out;
+    std::string out = VectorText({x});
+    return out.substr(1, out.size() - 2);
   };
+  EXPECT_EQ(VectorText({0.5, -1}), "[0.5, -1]");
   EXPECT_EQ(text(0.1), "0.1");
   EXPECT_EQ(text(1.0 / 3.0), "0.33333334");
   EXPECT_EQ(text(-2.0), "-2");
@@ -44,10 +44,19 @@ TEST(QueryRequestTest, AnEmptyBodyOrObjectIsAScanOfAHundredRows) {
 TEST(QueryRequestTest, AVectorQueryBecomesAVectorSearchWithItsOptions) {
   EXPECT_EQ(StatementOf(R"({"vector": [0.5, -1, 2e-3, 3], "column": "emb", "k": 4, "nprobes": 20,
                             "refine_factor": 5, "use_index": false, "select": ["id", "_distance"]})"),
-            "SELECT id, _distance FROM vector_search('db.t', 'emb', '[0.5, -1, 0.002, 3]', 4, "
+            "SELECT id, _distance FROM vector_search('db.t', 'emb', ?1, 4, "
             "'{\"nprobes\":20,\"refine_factor\":5,\"use_index\":false}')");
   EXPECT_EQ(StatementOf(R"({"column": "emb", "vector": [1]})"),
-            "SELECT * FROM vector_search('db.t', 'emb', '[1]', 10, '{}')");
+            "SELECT * FROM vector_search('db.t', 'emb', ?1, 10, '{}')");
+  // The vector is bound as its FLOAT32 bytes (little-endian); a value past FLOAT32's range
+  // is bound as text, for the engine to refuse with its message.
+  Result<BoundQuery> bound = QueryStatement("db.t", *ParseQueryRequest(R"({"column": "e", "vector": [1, -2]})"));
+  ASSERT_TRUE(bound.ok());
+  ASSERT_EQ(bound->params.size(), 1u);
+  EXPECT_EQ(std::get<sql::Blob>(bound->params[0]).bytes, std::string("\x00\x00\x80\x3f\x00\x00\x00\xc0", 8));
+  bound = QueryStatement("db.t", *ParseQueryRequest(R"({"column": "e", "vector": [1, 1e39]})"));
+  ASSERT_TRUE(bound.ok());
+  EXPECT_EQ(std::get<std::string>(bound->params[0]), "[1, 1e+39]");
   Result<QueryRequest> q = ParseQueryRequest(R"({"vector": [0.1, 18446744073709551615, -7], "column": "e"})");
   ASSERT_TRUE(q.ok()) << q.status().ToString();
   EXPECT_EQ(*q->vector, (std::vector<double>{0.1, 18446744073709551615.0, -7.0}));

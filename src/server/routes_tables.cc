@@ -367,9 +367,9 @@ void ApiServer::Impl::AddTableRoutes() {
          if (!text.ok()) return Problem(text.status());
          Result<QueryRequest> request = ParseQueryRequest(*text);
          if (!request.ok()) return Problem(request.status());
-         Result<std::string> q = QueryStatement(*db + "." + *table, *request);
+         Result<BoundQuery> q = QueryStatement(*db + "." + *table, *request);
          if (!q.ok()) return Problem(q.status());
-         Result<sql::ResultSet> r = RunSql(call, *q);
+         Result<sql::ResultSet> r = RunSelect(call, *q);
          return r.ok() ? JsonResponse(RowsDocument(*r)) : Problem(r.status());
        }});
 

@@ -157,6 +157,14 @@ class SessionImpl : public Session {
     return std::visit([this](const auto& node) { return Run(node); }, statement.node);
   }
 
+  Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) override {
+    VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
+    const auto* select = std::get_if<SelectStatement>(&stmt.node);
+    if (select == nullptr) return Status::InvalidArgument("only a SELECT takes bound values");
+    VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
+    return engine->Select(*select, ctx_.options.principal, params);
+  }
+
   Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
                                const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(auto input, OpenIngestFile(spooled_file, /*no_symlinks=*/true));

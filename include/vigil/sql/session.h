@@ -57,6 +57,9 @@ class Session {
   virtual Result<ResultSet> Execute(std::string_view sql, const jobs::RequestClaim& request) = 0;
   // Executes an already parsed statement.
   virtual Result<ResultSet> Execute(const Statement& statement) = 0;
+  // Runs the SELECT `sql` with `params` bound to its parameters, one value each
+  // (InvalidArgument for another statement or another number of values).
+  virtual Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) = 0;
   // COPY into `table` from a request body the caller saved to `spooled_file` (its own
   // file, named "upload" in messages): ALTER on the table is checked as for COPY, the
   // session's file access rule is not (the file is not the principal's choice). The token of
