@@ -240,7 +240,7 @@ struct QueryCase {
   std::vector<float> vector;
 };
 
-// Query bodies and, through the route's own functions, the exact SELECT text each becomes.
+// Query bodies and, through the route's own functions, the exact bound SELECT each becomes.
 Result<std::vector<QueryCase>> MakeQueries(const Setup& s, const Config& c) {
   std::vector<QueryCase> out;
   const uint32_t dim = c.dim;
@@ -672,9 +672,9 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   out["queries"]["in_process_sql"] = {{"serial", DriveJson(sql_serial, 1)}, {"parallel", DriveJson(sql_par, c.threads)}};
   out["queries"]["in_process_query_api"] = {{"serial", DriveJson(api_serial, 1)},
                                             {"parallel", DriveJson(api_par, c.threads)}};
-  table.push_back({"in-process Session::Execute (SELECT text)", 1, sql_serial.per_second,
+  table.push_back({"in-process Session::Select (bound vector)", 1, sql_serial.per_second,
                    Percentile(sql_serial.latencies_us, 0.5), Percentile(sql_serial.latencies_us, 0.99), "baseline"});
-  table.push_back({"in-process Session::Execute (SELECT text)", c.threads, sql_par.per_second,
+  table.push_back({"in-process Session::Select (bound vector)", c.threads, sql_par.per_second,
                    Percentile(sql_par.latencies_us, 0.5), Percentile(sql_par.latencies_us, 0.99), "baseline"});
   table.push_back({"in-process VectorSearch + TakeRows", 1, api_serial.per_second,
                    Percentile(api_serial.latencies_us, 0.5), Percentile(api_serial.latencies_us, 0.99),
@@ -764,7 +764,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
         {"ratio_http_over_in_process", narrow_ratio},
         {"cpu_per_request_ratio",
          narrow_par.cpu_us_per_op / (nr.server_cpu_us_per_request + nr.wrk_cpu_us_per_request)}};
-    table.push_back({"in-process Execute, SELECT id, _distance", c.threads, narrow_par.per_second,
+    table.push_back({"in-process Select, SELECT id, _distance", c.threads, narrow_par.per_second,
                      Percentile(narrow_par.latencies_us, 0.5), Percentile(narrow_par.latencies_us, 0.99), "baseline"});
     table.push_back({"HTTP .../query, select id, _distance", c.threads, nr.per_second, nr.p50_us, nr.p99_us,
                      Ratio(nr.per_second, narrow_par.per_second)});

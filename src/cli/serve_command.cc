@@ -8,7 +8,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 
 #include "cli/commands.h"
@@ -16,12 +15,48 @@
 #include "cli/supervise_client.h"
 #include "vigil/common/config.h"
 #include "vigil/common/logging.h"
+#include "vigil/common/mutex.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/server/api_server.h"
 
 namespace vigil::cli {
 
 namespace {
+
+// The running job leader as the server's threads share it.
+class LeaderSlot {
+ public:
+  // The leader is running: a stop asked for already reaches it.
+  void Started(jobs::Leader* leader) {
+    MutexLock lock(&mu_);
+    leader_ = leader;
+    if (stopping_) leader->RequestStop();
+  }
+  // The leader ended with `st`: true when it is not to be started again (it stopped as asked,
+  // or a stop is asked for within `pause`); else it is started again after the pause.
+  bool Ended(const Status& st, std::chrono::milliseconds pause) {
+    MutexLock lock(&mu_);
+    leader_ = nullptr;
+    if (st.ok() || stopping_) return true;
+    VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(), pause.count());
+    return lock.WaitFor(stopped_, pause, [this]() VIGIL_REQUIRES(mu_) { return stopping_; });
+  }
+  // Asks the running leader, and any started later, to stop.
+  void Stop() {
+    {
+      MutexLock lock(&mu_);
+      stopping_ = true;
+      if (leader_ != nullptr) leader_->RequestStop();
+    }
+    stopped_.notify_all();
+  }
+
+ private:
+  Mutex mu_;
+  jobs::Leader* leader_ VIGIL_GUARDED_BY(mu_) = nullptr;
+  bool stopping_ VIGIL_GUARDED_BY(mu_) = false;
+  std::condition_variable stopped_;  // signalled when stopping_ is set
+};
 
 // How long `vigil serve` waits before it starts a leader that stopped on an error.
 constexpr int64_t kLeaderRestartMs = 1000;
@@ -65,19 +100,14 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
     VIGIL_RETURN_IF_ERROR(StopLeader(root, 3600 * 1000));
   }
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-  std::mutex mu;
-  jobs::Leader* leader = nullptr;  // guarded by mu
-  bool stopping = false;           // guarded by mu
-  std::condition_variable stopped;  // signalled when stopping is set
+  LeaderSlot slot;
   std::atomic<bool> leading{false};
   std::thread leader_thread([&] {
     RootLeaderOptions lo;
     lo.kind = "serve";
     lo.config_checksum = config_checksum;
     lo.on_started = [&](jobs::Leader* l) {
-      std::lock_guard<std::mutex> lock(mu);
-      leader = l;
-      if (stopping) l->RequestStop();
+      slot.Started(l);
       leading.store(true);
     };
     // A leader that stops on an error (its store unreachable, its lease lost) is started
@@ -85,21 +115,11 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
     for (;;) {
       Status st = RunRootLeader(root, config, *store, lo);
       leading.store(false);
-      std::unique_lock<std::mutex> lock(mu);
-      leader = nullptr;
-      if (st.ok() || stopping) break;
-      VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(),
-                      kLeaderRestartMs);
-      if (stopped.wait_for(lock, std::chrono::milliseconds(kLeaderRestartMs), [&] { return stopping; })) break;
+      if (slot.Ended(st, std::chrono::milliseconds(kLeaderRestartMs))) break;
     }
   });
   const auto stop_leader = [&] {
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      stopping = true;
-      if (leader) leader->RequestStop();
-    }
-    stopped.notify_all();
+    slot.Stop();
     leader_thread.join();
   };
 

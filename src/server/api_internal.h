@@ -24,6 +24,7 @@
 #include "server/session_pool.h"
 #include "vigil/auth/principal_store.h"
 #include "vigil/common/config.h"
+#include "vigil/common/mutex.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/server/api_server.h"
@@ -150,9 +151,9 @@ class ApiServer::Impl {
   Result<int64_t> SettleStaleKeys();
   // The settle function of the route and resource a record names; empty when none can tell.
   SettleFn SettleOf(const idempotency::IdempotencyRecord& record);
-  std::mutex purge_mu_;
+  Mutex purge_mu_;
   std::condition_variable purge_cv_;
-  bool stopping_ = false;  // guarded by purge_mu_
+  bool stopping_ VIGIL_GUARDED_BY(purge_mu_) = false;
   std::thread purge_thread_;
 
  private:

@@ -390,13 +390,14 @@ void ApiServer::Impl::ReconcileKeys() {
 }
 
 void ApiServer::Impl::PurgeLoop() {
-  std::unique_lock<std::mutex> lock(purge_mu_);
   // The first pass comes as soon as a stopped server's last reservations can be stale.
   std::chrono::milliseconds next(kStaleReservationMs + 1000);
-  while (!purge_cv_.wait_for(lock, next, [this] { return stopping_; })) {
-    lock.unlock();
+  for (;;) {
+    {
+      MutexLock lock(&purge_mu_);
+      if (lock.WaitFor(purge_cv_, next, [this]() VIGIL_REQUIRES(purge_mu_) { return stopping_; })) return;
+    }
     ReconcileKeys();
-    lock.lock();
     next = kKeyReconcileInterval;
   }
 }
@@ -406,7 +407,7 @@ ApiServer::ApiServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ApiServer::~ApiServer() {
   if (impl_->http_) impl_->http_->Shutdown(std::chrono::milliseconds(0));
   {
-    std::lock_guard<std::mutex> lock(impl_->purge_mu_);
+    MutexLock lock(&impl_->purge_mu_);
     impl_->stopping_ = true;
   }
   impl_->purge_cv_.notify_all();

@@ -1,3 +1,4 @@
+#include "vigil/common/mutex.h"
 #include "vigil/server/http_server.h"
 
 #include <fcntl.h>
@@ -113,9 +114,9 @@ class HttpServer::Impl {
   std::thread watchdog_thread_;
   std::atomic<bool> stopping_{false};     // no new connections or requests
   std::atomic<bool> shut_down_{false};
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable drained_;
-  std::list<std::shared_ptr<Connection>> connections_;  // guarded by mu_
+  std::list<std::shared_ptr<Connection>> connections_ VIGIL_GUARDED_BY(mu_);
   ConnectionStats counters_;
 };
 
@@ -156,7 +157,7 @@ HttpServerStats HttpServer::Impl::stats() const {
   s.rejected_busy = counters_.rejected_busy.load();
   s.timed_out = counters_.timed_out.load();
   s.too_large = counters_.too_large.load();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   s.open_connections = connections_.size();
   return s;
 }
@@ -174,7 +175,7 @@ void HttpServer::Impl::AcceptLoop() {
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       if (connections_.size() >= options_.max_connections) {
         ++counters_.rejected_busy;
         RejectBusy(fd);
@@ -205,7 +206,7 @@ void HttpServer::Impl::WatchdogLoop() {
   while (!shut_down_.load()) {
     Env::Default()->SleepForMs(50);
     const int64_t now = SteadyMs();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (const auto& c : connections_) {
       if (c->Overdue(now)) {
         ++counters_.timed_out;
@@ -218,7 +219,7 @@ void HttpServer::Impl::WatchdogLoop() {
 void HttpServer::Impl::Serve(int fd, std::string peer) {
   auto conn = std::make_shared<Connection>(fd);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     connections_.push_back(conn);
   }
   ConnectionContext ctx{options_, handler_, stopping_, counters_, peer};
@@ -245,7 +246,7 @@ void HttpServer::Impl::Serve(int fd, std::string peer) {
     VIGIL_LOG_WARN("http connection from {}: {}", peer, e.what());
   }
   conn->MarkClosed();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   connections_.remove(conn);
   drained_.notify_all();
 }
@@ -256,14 +257,15 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   if (accept_thread_.joinable()) accept_thread_.join();
   boost::system::error_code ec;
   acceptor_.close(ec);
-  std::unique_lock<std::mutex> lock(mu_);
-  for (const auto& c : connections_) {
-    if (c->Idle()) c->Abort();  // waiting for a request: nothing is lost
+  {
+    MutexLock lock(&mu_);
+    for (const auto& c : connections_) {
+      if (c->Idle()) c->Abort();  // waiting for a request: nothing is lost
+    }
+    lock.WaitFor(drained_, grace, [this]() VIGIL_REQUIRES(mu_) { return connections_.empty(); });
+    for (const auto& c : connections_) c->Abort();
+    lock.Wait(drained_, [this]() VIGIL_REQUIRES(mu_) { return connections_.empty(); });
   }
-  drained_.wait_for(lock, grace, [this] { return connections_.empty(); });
-  for (const auto& c : connections_) c->Abort();
-  drained_.wait(lock, [this] { return connections_.empty(); });
-  lock.unlock();
   shut_down_.store(true);
   if (watchdog_thread_.joinable()) watchdog_thread_.join();
 }

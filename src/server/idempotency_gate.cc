@@ -4,12 +4,12 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
+#include "vigil/common/mutex.h"
 #include "vigil/idempotency/record.h"
 #include "vigil/server/router.h"
 
@@ -24,9 +24,7 @@ class Heartbeat {
   Heartbeat(idempotency::IdempotencyStore* store, const IdempotentRequest& req, const std::string& executor,
             int64_t interval_ms)
       : thread_([=, this] {
-          std::unique_lock<std::mutex> lock(mu_);
-          while (!cv_.wait_for(lock, std::chrono::milliseconds(interval_ms), [this] { return stop_; })) {
-            lock.unlock();
+          while (!Stopping(std::chrono::milliseconds(interval_ms))) {
             auto r = store->UpdateHeartbeat(req.realm, req.key, executor);
             if (r.ok() && (r->status == idempotency::HeartbeatStatus::kLostOwnership ||
                            r->status == idempotency::HeartbeatStatus::kNotFound)) {
@@ -35,12 +33,11 @@ class Heartbeat {
                              req.operation);
               return;
             }
-            lock.lock();
           }
         }) {}
   ~Heartbeat() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       stop_ = true;
     }
     cv_.notify_all();
@@ -48,9 +45,15 @@ class Heartbeat {
   }
 
  private:
-  std::mutex mu_;
+  // Waits up to `interval` for the destructor; true once it has asked to stop.
+  bool Stopping(std::chrono::milliseconds interval) {
+    MutexLock lock(&mu_);
+    return lock.WaitFor(cv_, interval, [this]() VIGIL_REQUIRES(mu_) { return stop_; });
+  }
+
+  Mutex mu_;
   std::condition_variable cv_;
-  bool stop_ = false;
+  bool stop_ VIGIL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -9,10 +9,10 @@
 
 #include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <set>
 #include <thread>
 
+#include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/worker/supervisor.h"
 #include "worker/child_exec.h"
@@ -47,13 +47,13 @@ class Supervisor::ForkThread {
 
   void Loop();
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable cv_;
-  std::deque<Task*> tasks_;    // guarded by mu_
-  std::set<pid_t> running_;    // guarded by mu_
-  int active_ = 0;             // guarded by mu_
-  bool stop_ = false;          // guarded by mu_
-  bool stop_runs_ = false;     // guarded by mu_
+  std::deque<Task*> tasks_ VIGIL_GUARDED_BY(mu_);
+  std::set<pid_t> running_ VIGIL_GUARDED_BY(mu_);
+  int active_ VIGIL_GUARDED_BY(mu_) = 0;
+  bool stop_ VIGIL_GUARDED_BY(mu_) = false;
+  bool stop_runs_ VIGIL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts after the members it uses
 };
 
