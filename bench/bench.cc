@@ -95,4 +95,33 @@ Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   return run;
 }
 
+Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohmann::json()>& body) {
+  int fds[2];
+  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::FromErrno(errno, "fork");
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string out = body().dump();
+    for (size_t at = 0; at < out.size();) {
+      ssize_t n = ::write(fds[1], out.data() + at, out.size() - at);
+      if (n <= 0) ::_exit(2);
+      at += static_cast<size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  const std::string text = ReadToEnd(fds[0]);
+  int status = 0;
+  struct rusage ru {};
+  while (::wait4(pid, &status, 0, &ru) < 0) {
+    if (errno != EINTR) return Status::FromErrno(errno, "wait4");
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Status::Internal("a benchmark child failed");
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + text);
+  return std::make_pair(j, static_cast<int64_t>(ru.ru_maxrss) * 1024);
+}
+
 }  // namespace vigil::bench

@@ -56,6 +56,12 @@ struct ProgramRun {
 // this executable (`vigil`).
 Result<ProgramRun> RunProgram(const std::vector<std::string>& argv);
 
+// Runs `body` in a forked child, which sends its JSON back through a pipe; the JSON and
+// the child's peak RSS (bytes, wait4). Internal when the child fails or its JSON has an
+// "error" member. The caller must not have started OpenMP threads (libgomp is not
+// fork-safe) when the child uses OpenMP.
+Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohmann::json()>& body);
+
 }  // namespace vigil::bench
 
 #define VIGIL_REGISTER_BENCH(name, description, fn) \

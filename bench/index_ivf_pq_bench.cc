@@ -161,37 +161,9 @@ nlohmann::json BuildInChild(const std::string& path, const Config& c, const Uuid
   return r.ok() ? *r : nlohmann::json{{"error", r.status().ToString()}};
 }
 
-// Runs `body` in a forked child; returns its JSON report and peak RSS (bytes).
-Result<std::pair<nlohmann::json, int64_t>> RunInChild(const std::function<nlohmann::json()>& body) {
-  int fds[2];
-  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::FromErrno(errno, "fork");
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string out = body().dump();
-    for (size_t at = 0; at < out.size();) {
-      ssize_t n = ::write(fds[1], out.data() + at, out.size() - at);
-      if (n <= 0) ::_exit(2);
-      at += static_cast<size_t>(n);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  const std::string text = ReadToEnd(fds[0]);
-  int status = 0;
-  struct rusage ru {};
-  if (::wait4(pid, &status, 0, &ru) != pid) return Status::FromErrno(errno, "wait4");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Status::Internal("a benchmark child failed");
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + text);
-  return std::make_pair(j, static_cast<int64_t>(ru.ru_maxrss) * 1024);
-}
-
 Result<VigilBuild> ForkVigilBuild(const std::string& path, const Config& c) {
   Uuid uuid = Uuid::Generate();
-  VIGIL_ASSIGN_OR_RETURN(auto child, RunInChild([&] { return BuildInChild(path, c, uuid); }));
+  VIGIL_ASSIGN_OR_RETURN(auto child, RunForked([&] { return BuildInChild(path, c, uuid); }));
   const nlohmann::json& j = child.first;
   VigilBuild b;
   b.seconds = j["seconds"].get<double>();
@@ -251,7 +223,7 @@ void FillFlat(const DataGenerator& gen, const Config& c, faiss::IndexFlatL2* fla
 // A raw FAISS build in a child (so runs interleave with Vigil's); the index is
 // written to `out` for the parent's searches.
 Result<double> ForkRawBuild(const DataGenerator& gen, const Config& c, RawSettings settings, const std::string& out) {
-  VIGIL_ASSIGN_OR_RETURN(auto child, RunInChild([&]() -> nlohmann::json {
+  VIGIL_ASSIGN_OR_RETURN(auto child, RunForked([&]() -> nlohmann::json {
     faiss::IndexFlatL2 flat(c.dim);
     FillFlat(gen, c, &flat);
     faiss::IndexFlatL2 quantizer(c.dim);

@@ -13,6 +13,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
@@ -273,6 +274,30 @@ TEST_F(CliTest, DemoRunsThroughSqlWithIndexJobs) {
   RunResult list = Vigil("bench");
   EXPECT_EQ(list.exit_code, 0);
   EXPECT_THAT(list.output, HasSubstr("storage"));
+}
+
+// `vigil bench scale` on a small size: one row of figures per size, searches that find
+// the exact neighbours most of the time; a size it cannot use is named before any work.
+TEST_F(CliTest, BenchScaleReportsEachSize) {
+  RunResult bad = Vigil("bench scale --sizes 5000,12x");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("sizes: '12x' is not a row count"));
+  RunResult run = Vigil("bench scale --sizes 3000 --queries 40 --recall-queries 20");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const size_t json_at = run.output.find("{\n  \"benchmark\"");  // after the progress lines and table
+  ASSERT_NE(json_at, std::string::npos) << run.output;
+  EXPECT_THAT(run.output.substr(0, json_at), HasSubstr("build 1% s"));
+  auto j = nlohmann::json::parse(run.output.substr(json_at), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << run.output;
+  ASSERT_EQ(j["sizes"].size(), 1u);
+  const auto& s = j["sizes"][0];
+  EXPECT_EQ(s["rows"], 3000);
+  EXPECT_EQ(s["partitions"], 64);  // sqrt(3000) = 55, to the nearest power of two
+  EXPECT_GT(s["import"]["rows_per_s"].get<double>(), 0);
+  EXPECT_GT(s["create_index"]["peak_rss_mib"].get<double>(), 0);
+  EXPECT_EQ(s["build_index"]["appended_rows"], 30);
+  EXPECT_GT(s["vacuum"]["versions_removed"].get<int>(), 0);
+  EXPECT_GT(s["search"]["recall_at_10"].get<double>(), 0.5);
 }
 
 TEST_F(CliTest, BenchOptionsMayFollowTheName) {
