@@ -58,70 +58,83 @@ std::string ReadToEnd(int fd) {
   return out;
 }
 
+namespace {
+
+// A forked child that runs `child(write_fd)` (which does not return) with a pipe back
+// to this process: everything it wrote, then its wait status and resource usage.
+struct ChildRun {
+  std::string output;
+  int status = 0;
+  struct rusage usage {};
+};
+
+Result<ChildRun> RunChild(const std::function<void(int)>& child) {
+  int fds[2];
+  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::FromErrno(errno, "fork");
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1]);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  ChildRun run;
+  run.output = ReadToEnd(fds[0]);
+  while (::wait4(pid, &run.status, 0, &run.usage) < 0) {
+    if (errno != EINTR) return Status::FromErrno(errno, "wait4");
+  }
+  return run;
+}
+
+bool ExitedZero(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+}  // namespace
+
 Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   if (argv.empty()) return Status::InvalidArgument("RunProgram needs a program");
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
-  int fds[2];
-  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::FromErrno(errno, "fork");
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    ::close(fds[0]);
-    ::close(fds[1]);
+  VIGIL_ASSIGN_OR_RETURN(ChildRun child, RunChild([&](int fd) {
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::close(fd);
     ::execv(cargv[0], cargv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
+  }));
+  const struct rusage& ru = child.usage;
   ProgramRun run;
-  run.output = ReadToEnd(fds[0]);
-  const std::string& out = run.output;
-  int status = 0;
-  struct rusage ru {};
-  while (::wait4(pid, &status, 0, &ru) < 0) {
-    if (errno != EINTR) return Status::FromErrno(errno, "wait4");
-  }
+  run.output = std::move(child.output);
   run.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                     static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!ExitedZero(child.status)) {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    return Status::Internal("`" + cmd + "` failed (wait status " + std::to_string(status) + "):\n" + out);
+    return Status::Internal("`" + cmd + "` failed (wait status " + std::to_string(child.status) + "):\n" +
+                            run.output);
   }
   return run;
 }
 
 Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohmann::json()>& body) {
-  int fds[2];
-  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::FromErrno(errno, "fork");
-  if (pid == 0) {
-    ::close(fds[0]);
+  VIGIL_ASSIGN_OR_RETURN(ChildRun child, RunChild([&](int fd) {
     std::string out = body().dump();
     for (size_t at = 0; at < out.size();) {
-      ssize_t n = ::write(fds[1], out.data() + at, out.size() - at);
+      ssize_t n = ::write(fd, out.data() + at, out.size() - at);
       if (n <= 0) ::_exit(2);
       at += static_cast<size_t>(n);
     }
     ::_exit(0);
-  }
-  ::close(fds[1]);
-  const std::string text = ReadToEnd(fds[0]);
-  int status = 0;
-  struct rusage ru {};
-  while (::wait4(pid, &status, 0, &ru) < 0) {
-    if (errno != EINTR) return Status::FromErrno(errno, "wait4");
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return Status::Internal("a benchmark child failed");
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + text);
-  return std::make_pair(j, static_cast<int64_t>(ru.ru_maxrss) * 1024);
+  }));
+  if (!ExitedZero(child.status)) return Status::Internal("a benchmark child failed");
+  auto j = nlohmann::json::parse(child.output, nullptr, false);
+  if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + child.output);
+  return std::make_pair(j, static_cast<int64_t>(child.usage.ru_maxrss) * 1024);
 }
 
 }  // namespace vigil::bench
