@@ -274,8 +274,9 @@ class RemoteBackend : public ShellBackend {
   const RemoteOptions options_;
   std::unique_ptr<server::HttpClient> client_;
   bool broken_ = false;
-  // The session settings made so far (SET), by lower-case name, in the order made.
-  std::vector<std::pair<std::string, std::string>> settings_;  // key ("set x", "prepare q") -> statement
+  // The settings (SET) and prepared statements (PREPARE) made so far, in the order made:
+  // key ("set <lower-case name>", "prepare <name>") and statement.
+  std::vector<std::pair<std::string, std::string>> settings_;
 };
 
 }  // namespace

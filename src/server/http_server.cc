@@ -1,4 +1,3 @@
-#include "vigil/common/mutex.h"
 #include "vigil/server/http_server.h"
 
 #include <fcntl.h>
@@ -15,13 +14,13 @@
 #include <boost/beast/http.hpp>
 #include <condition_variable>
 #include <list>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "server/connection.h"
 #include "vigil/common/env.h"
 #include "vigil/common/logging.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil::server {
 

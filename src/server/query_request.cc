@@ -4,16 +4,17 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "server/api_internal.h"
 #include "vigil/common/names.h"
+#include "vigil/sql/parser.h"
 
 namespace vigil::server {
 
@@ -107,6 +108,12 @@ Status ReadField(std::string_view key, element v, QueryRequest& q) {
   } else if (key == "filter") {
     VIGIL_ASSIGN_OR_RETURN(q.filter, String(key, v));
     if (q.filter->empty()) return FieldError(key, "must be a SQL expression such as \"price < 10\"");
+    // The route binds only the query vector: a parameter here would be left without a value.
+    Result<std::vector<sql::Token>> tokens = sql::Tokenize(*q.filter);
+    if (tokens.ok() && std::any_of(tokens->begin(), tokens->end(),
+                                   [](const sql::Token& t) { return t.kind == sql::TokenKind::kParameter; })) {
+      return FieldError(key, "cannot hold parameters (?, $1, :name): write the values into the expression");
+    }
   } else if (key == "select") {
     VIGIL_ASSIGN_OR_RETURN(q.select, SelectList(v));
   } else if (key == "limit") {

@@ -100,6 +100,8 @@ TEST(QueryRequestTest, MalformedBodiesAreRefusedNamingWhatIsWrong) {
       {R"({"limit": 100001})", "\"limit\" must be an integer in 1..100000"},
       {R"({"filter": ""})", "\"filter\" must be a SQL expression"},
       {R"({"filter": 3})", "\"filter\" must be a string"},
+      {R"({"filter": "id = ?"})", "\"filter\" cannot hold parameters"},
+      {R"({"filter": "id = $1 OR id = 2"})", "\"filter\" cannot hold parameters"},
       {R"({"select": []})", "\"select\" must be a non-empty array"},
       {R"({"select": [1]})", "\"select\" must list column names"},
       {R"({"select": ["id", "a b"]})", "column name"},

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
-#include <map>
 #include <ctime>
+#include <map>
 
 #include "sql/exec_internal.h"
 #include "vigil/common/env.h"
