@@ -329,6 +329,11 @@ TEST_F(ServeTest, AVectorQueryAnswersWhatTheSameSqlSearchAnswers) {
   auto huge = Post("/v1/databases/d/tables/v/query", alice_,
                    {{"vector", {1e39, 0, 0, 0}}, {"column", "emb"}, {"k", 1}});
   EXPECT_EQ(huge.status, 400) << huge.body;
+  // The route binds only the vector: a parameter in the filter is refused, naming the field.
+  auto param = Post("/v1/databases/d/tables/v/query", alice_,
+                    {{"vector", q}, {"column", "emb"}, {"k", 1}, {"filter", "id = ?"}});
+  EXPECT_EQ(param.status, 400) << param.body;
+  EXPECT_NE(param.body.find("cannot hold parameters"), std::string::npos) << param.body;
 }
 
 // The value of one idempotency outcome counter in the server's /metrics.
