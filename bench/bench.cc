@@ -1,10 +1,12 @@
 #include "bench/bench.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -135,6 +137,28 @@ Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohman
   auto j = nlohmann::json::parse(child.output, nullptr, false);
   if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + child.output);
   return std::make_pair(j, static_cast<int64_t>(child.usage.ru_maxrss) * 1024);
+}
+
+Result<RawRead> RawReadFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  std::vector<char> buf(1 << 20);
+  RawRead r;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return Status::FromErrno(err, "read " + path);
+    }
+    if (n == 0) break;
+    r.bytes += static_cast<uint64_t>(n);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::close(fd);
+  return r;
 }
 
 }  // namespace vigil::bench

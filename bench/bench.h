@@ -44,6 +44,14 @@ int64_t PeakRssBytes();
 // Everything readable from `fd` until end of file (a child's pipe); closes `fd`.
 std::string ReadToEnd(int fd);
 
+// Reads the whole file with read(2) in 1 MiB requests, the raw baseline of an import or a
+// scan: bytes read and seconds taken.
+struct RawRead {
+  uint64_t bytes = 0;
+  double seconds = 0;
+};
+Result<RawRead> RawReadFile(const std::string& path);
+
 // What a program run by RunProgram printed (stdout and stderr together) and the CPU
 // it used (user + system seconds).
 struct ProgramRun {

@@ -24,7 +24,7 @@
 #include "vigil/generations/generation_manager.h"
 #include "vigil/index/provider.h"
 #include "vigil/query/query.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::bench {
 namespace {

@@ -24,8 +24,9 @@
 #include <sstream>
 
 #include "bench/bench.h"
+#include "vigil/common/file_system.h"
 #include "vigil/index/fts.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::bench {
@@ -97,10 +98,7 @@ Status PlainFts5Build(const std::string& path, const std::vector<std::string>& b
   if (st.ok()) st = Exec(db, "COMMIT; INSERT INTO t(t) VALUES('optimize')");
   sqlite3_close(db);
   if (!st.ok()) return st;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) st = Status::FromErrno(errno, "fsync " + path);
-  if (fd >= 0) ::close(fd);
-  return st;
+  return DefaultFileSystem()->SyncFile(path);
 }
 
 Result<std::shared_ptr<Dataset>> MakeCorpus(const std::string& path, const DataGenerator& gen) {

@@ -58,7 +58,7 @@
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {

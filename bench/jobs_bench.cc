@@ -21,7 +21,7 @@
 #include "bench/bench.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::bench {

@@ -29,8 +29,8 @@
 #include "bench/bench.h"
 #include "vigil/index/provider.h"
 #include "vigil/query/query.h"
-#include "vigil/storage/datagen.h"
-#include "vigil/storage/ingest.h"
+#include "vigil/ingest/datagen.h"
+#include "vigil/ingest/ingest.h"
 #include "vigil/storage/vacuum.h"
 
 namespace vigil::bench {
@@ -101,19 +101,6 @@ Status WriteFvecsRange(const DataGenerator& gen, uint64_t first, uint64_t n, con
   return ok ? Status::OK() : Status::IOError("write " + path);
 }
 
-// GB/s of read(2) over the whole file (the import's input, from the page cache).
-Result<double> ReadGbPerSecond(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + path);
-  std::vector<char> buf(1 << 20);
-  uint64_t bytes = 0;
-  auto t0 = Clock::now();
-  for (ssize_t n; (n = ::read(fd, buf.data(), buf.size())) > 0;) bytes += static_cast<uint64_t>(n);
-  const double seconds = Since(t0);
-  ::close(fd);
-  return static_cast<double>(bytes) / 1e9 / seconds;
-}
-
 // Runs `step` in a forked child: {"seconds": ...} and anything it adds, plus its peak RSS.
 Result<nlohmann::json> Timed(const std::function<Status(nlohmann::json*)>& step) {
   VIGIL_ASSIGN_OR_RETURN(auto child, RunForked([&]() -> nlohmann::json {
@@ -135,7 +122,8 @@ Result<nlohmann::json> BuildTable(const Config& c, uint64_t rows, const std::str
   VIGIL_ASSIGN_OR_RETURN(auto gen, Generator(rows, c.dim));
   const std::string file = dir + "/rows.fvecs", table = dir + "/t.vgl";
   VIGIL_RETURN_IF_ERROR(WriteFvecsRange(*gen, 0, rows, file));
-  VIGIL_ASSIGN_OR_RETURN(double read_gbs, ReadGbPerSecond(file));
+  VIGIL_ASSIGN_OR_RETURN(RawRead raw, RawReadFile(file));
+  const double read_gbs = static_cast<double>(raw.bytes) / 1e9 / raw.seconds;
   out["read_input_gb_per_s"] = read_gbs;
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json import, Timed([&](nlohmann::json*) {
     ImportOptions o;

@@ -71,7 +71,7 @@
 #include "vigil/server/http_client.h"
 #include "vigil/sql/result_format.h"
 #include "vigil/sql/session.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {

@@ -22,7 +22,7 @@
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/select_engine.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {

@@ -22,9 +22,9 @@
 #include <cstring>
 
 #include "bench/bench.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/ingest.h"
+#include "vigil/ingest/ingest.h"
 
 namespace vigil::bench {
 namespace {
@@ -135,27 +135,11 @@ nlohmann::json ImportJson(const Measured& m, uint64_t input_bytes) {
   return j;
 }
 
-// Sequential read(2) of the whole file in 1 MiB requests; returns MB/s.
+// Sequential read(2) of the whole file (RawReadFile); returns MB/s.
 Result<double> RawReadMBps(const std::string& path, uint64_t* bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, "open " + path);
-  std::vector<char> buf(1 << 20);
-  uint64_t total = 0;
-  auto start = std::chrono::steady_clock::now();
-  while (true) {
-    ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return Status::FromErrno(err, "read " + path);
-    }
-    if (n == 0) break;
-    total += static_cast<uint64_t>(n);
-  }
-  double secs = Seconds(start);
-  ::close(fd);
-  *bytes = total;
-  return secs > 0 ? total / 1e6 / secs : 0;
+  VIGIL_ASSIGN_OR_RETURN(RawRead raw, RawReadFile(path));
+  *bytes = raw.bytes;
+  return raw.seconds > 0 ? static_cast<double>(raw.bytes) / 1e6 / raw.seconds : 0;
 }
 
 struct ScanFigures {

@@ -20,9 +20,9 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/index/index_spec.h"
 #include "vigil/jobs/worker_executor.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::bench {
 namespace {

@@ -11,8 +11,8 @@
 #include "cli/sql_shell.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
-#include "vigil/storage/datagen.h"
-#include "vigil/storage/ingest.h"
+#include "vigil/ingest/datagen.h"
+#include "vigil/ingest/ingest.h"
 
 namespace vigil::cli {
 

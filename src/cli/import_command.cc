@@ -5,7 +5,7 @@
 #include "cli/progress.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
-#include "vigil/storage/ingest.h"
+#include "vigil/ingest/ingest.h"
 
 namespace vigil::cli {
 

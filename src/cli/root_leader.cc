@@ -9,7 +9,7 @@
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/worker_executor.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::cli {
 

@@ -1,11 +1,6 @@
 #include "cli/sql_remote.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -282,34 +277,23 @@ class RemoteBackend : public ShellBackend {
 }  // namespace
 
 Result<std::string> ReadTokenFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return Status::FromErrno(errno, "cannot open the token file " + path);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return Status::FromErrno(errno, "cannot stat the token file " + path);
-  if (!S_ISREG(st.st_mode)) return Status::InvalidArgument("the token file " + path + " is not a regular file");
-  if ((st.st_mode & 077) != 0) {
+  FileFacts facts;
+  auto file = Env::Default()->fs()->NewInputFile(path, InputLinks::kFollow, &facts);
+  if (!file.ok()) {
+    return Status(file.status().code(), "cannot use the token file: " + file.status().message());
+  }
+  if ((facts.mode & 077) != 0) {
     char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(facts.mode));
     return Status::InvalidArgument("the token file " + path + " is accessible by group or others (mode " + mode +
                                    "): a bearer token must be private to its owner; run chmod 600 " + path);
   }
-  if (st.st_size > static_cast<off_t>(kMaxTokenFileBytes)) {
+  if (facts.size > kMaxTokenFileBytes) {
     return Status::InvalidArgument("the token file " + path + " is larger than a token (" +
                                    std::to_string(kMaxTokenFileBytes) + " bytes at most)");
   }
-  std::string text(kMaxTokenFileBytes + 1, '\0');
-  size_t got = 0;
-  for (;;) {
-    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::FromErrno(errno, "cannot read the token file " + path);
-    if (n == 0 || (got += static_cast<size_t>(n)) == text.size()) break;
-  }
-  text.resize(got);
+  std::string text;
+  VIGIL_RETURN_IF_ERROR((*file)->Read(0, static_cast<size_t>(facts.size), &text));
   size_t begin = 0, end = text.size();
   while (begin < end && IsSpace(text[begin])) ++begin;
   while (end > begin && IsSpace(text[end - 1])) --end;

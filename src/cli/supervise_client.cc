@@ -9,7 +9,7 @@
 #include "vigil/common/checksum.h"
 #include "vigil/common/config.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::cli {
 

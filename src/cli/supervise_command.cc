@@ -2,7 +2,6 @@
 // refreshes and reconciles index jobs, and exits after an idle period. Commands
 // that admit or wait for jobs start it on demand (EnsureLeader); a second one
 // finds the lease held and exits at once.
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +14,7 @@
 #include "cli/supervise_client.h"
 #include "vigil/common/config.h"
 #include "vigil/common/logging.h"
+#include "vigil/common/unique_fd.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/root_jobs.h"
 
@@ -57,12 +57,12 @@ Result<bool> Detach(const std::string& log_path) {
   ::close(ready[0]);
   ::setsid();
   if (::fork() > 0) ::_exit(0);  // the grandchild can never reacquire a terminal
-  int devnull = ::open("/dev/null", O_RDONLY);
-  int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-  if (log >= 0) {
-    ::dup2(log, STDOUT_FILENO);
-    ::dup2(log, STDERR_FILENO);
+  Result<UniqueFd> devnull = OpenDevNull();
+  Result<UniqueFd> log = OpenAppendLog(log_path, 0644);
+  if (devnull.ok()) ::dup2(devnull->get(), STDIN_FILENO);
+  if (log.ok()) {
+    ::dup2(log->get(), STDOUT_FILENO);
+    ::dup2(log->get(), STDERR_FILENO);
   }
   std::string pid = std::to_string(::getpid());
   (void)!::write(ready[1], pid.data(), pid.size());

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace vigil {
 
@@ -60,10 +61,12 @@ class PosixWritableFile : public WritableFile {
   uint64_t size_ = 0;
 };
 
+// `observed`: reads are reported to the thread's IoObserver (table files are; input files a
+// user named are not).
 class PosixRandomAccessFile : public RandomAccessFile {
  public:
-  PosixRandomAccessFile(std::string path, int fd, uint64_t size)
-      : path_(std::move(path)), fd_(fd), size_(size) {}
+  PosixRandomAccessFile(std::string path, int fd, uint64_t size, bool observed = true)
+      : path_(std::move(path)), fd_(fd), size_(size), observed_(observed) {}
   ~PosixRandomAccessFile() override { ::close(fd_); }
 
   Status Read(uint64_t offset, size_t n, std::string* out) const override {
@@ -82,7 +85,7 @@ class PosixRandomAccessFile : public RandomAccessFile {
       if (r == 0) return Status::Corruption("unexpected end of file in " + path_);
       done += static_cast<size_t>(r);
     }
-    if (tls_observer != nullptr) tls_observer->OnRead(path_, offset, n);
+    if (observed_ && tls_observer != nullptr) tls_observer->OnRead(path_, offset, n);
     return Status::OK();
   }
 
@@ -93,16 +96,133 @@ class PosixRandomAccessFile : public RandomAccessFile {
   std::string path_;
   int fd_;
   uint64_t size_;
+  bool observed_;
 };
+
+std::string_view FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown type";
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  return Status::InvalidArgument(path + " is not a regular file (" + std::string(FileKind(mode)) + ")");
+}
+
+Status InputOpenError(int err, const std::string& path) {
+  const std::string context = "cannot open input file " + path;
+  if (err == ENOENT) return Status::NotFound(context + ": " + path + " does not exist");
+  if (err == EACCES || err == EPERM) return Status::PermissionDenied(context + ": " + std::strerror(err));
+  return Status::FromErrno(err, context);
+}
+
+Status LinkInPath(const std::string& path) {
+  return Status::PermissionDenied("cannot open input file " + path + ": it is reached through a symbolic link");
+}
+
+// Opens the absolute `path` from "/" one component at a time, following no link.
+Result<int> OpenWithoutSymlinks(const std::string& path, int flags) {
+  if (path.empty() || path[0] != '/') return Status::InvalidArgument(path + " is not an absolute path");
+  int dir = ::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return InputOpenError(errno, path);
+  size_t pos = 1;
+  while (true) {
+    const size_t slash = path.find('/', pos);
+    const std::string part = path.substr(pos, slash == std::string::npos ? std::string::npos : slash - pos);
+    if (part == "." || part == ".." || (part.empty() && slash == std::string::npos)) {
+      ::close(dir);
+      return Status::InvalidArgument(path + " is not a canonical path to a file");
+    }
+    if (slash == std::string::npos) {
+      int fd = ::openat(dir, part.c_str(), flags | O_NOFOLLOW);
+      const int err = errno;
+      ::close(dir);
+      if (fd < 0) return err == ELOOP ? LinkInPath(path) : InputOpenError(err, path);
+      return fd;
+    }
+    pos = slash + 1;
+    if (part.empty()) continue;
+    int next = ::openat(dir, part.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int err = errno;
+    ::close(dir);
+    if (next < 0) {
+      struct stat st {};
+      const std::string prefix = path.substr(0, slash);
+      if (::lstat(prefix.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return LinkInPath(path);
+      return InputOpenError(err, path);
+    }
+    dir = next;
+  }
+}
+
+// The descriptor of an input file: opened without blocking (a FIFO or a device could block or
+// act on open), checked to be a regular file, then made blocking again.
+Result<int> OpenInput(const std::string& path, InputLinks links, struct stat* st) {
+  const bool lstat_first = links != InputLinks::kFollow;
+  // Refused before open(2) where possible: opening a device can have effects of its own.
+  if ((lstat_first ? ::lstat(path.c_str(), st) : ::stat(path.c_str(), st)) == 0 && !S_ISREG(st->st_mode)) {
+    return NotRegular(path, st->st_mode);
+  }
+  const int flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+  int fd = -1;
+  if (links == InputLinks::kRefuseAny) {
+    VIGIL_ASSIGN_OR_RETURN(fd, OpenWithoutSymlinks(path, flags));
+  } else {
+    fd = ::open(path.c_str(), flags | (links == InputLinks::kRefuseLast ? O_NOFOLLOW : 0));
+    if (fd < 0 && errno == ELOOP && links == InputLinks::kRefuseLast) {
+      return Status::PermissionDenied("cannot open input file " + path + ": it is a symbolic link");
+    }
+    if (fd < 0) return InputOpenError(errno, path);
+  }
+  Status refused;
+  if (::fstat(fd, st) != 0) {
+    refused = Status::FromErrno(errno, "stat " + path);
+  } else if (!S_ISREG(st->st_mode)) {
+    refused = NotRegular(path, st->st_mode);
+  } else if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    refused = Status::FromErrno(errno, "fcntl " + path);
+  }
+  if (!refused.ok()) {
+    ::close(fd);
+    return refused;
+  }
+  return fd;
+}
 
 // Nothing Vigil writes is readable by other users: owner read/write, group read.
 constexpr mode_t kFileMode = 0640;
+constexpr mode_t kPrivateFileMode = 0600;
 constexpr mode_t kDirMode = 0750;
 
 class PosixFileSystem : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kFileMode);
+    return Create(path, kFileMode);
+  }
+
+  Result<std::unique_ptr<WritableFile>> NewPrivateWritableFile(const std::string& path) override {
+    return Create(path, kPrivateFileMode);
+  }
+
+  Result<std::unique_ptr<RandomAccessFile>> NewInputFile(const std::string& path, InputLinks links,
+                                                         FileFacts* facts) override {
+    struct stat st {};
+    VIGIL_ASSIGN_OR_RETURN(int fd, OpenInput(path, links, &st));
+    if (facts != nullptr) {
+      facts->size = static_cast<uint64_t>(st.st_size);
+      facts->mode = static_cast<uint32_t>(st.st_mode & 07777);
+      facts->owner_uid = static_cast<uint32_t>(st.st_uid);
+    }
+    return std::unique_ptr<RandomAccessFile>(
+        new PosixRandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size), /*observed=*/false));
+  }
+
+  Result<std::unique_ptr<WritableFile>> Create(const std::string& path, mode_t mode) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) {
       if (errno == EEXIST) return Status::AlreadyExists(path + " already exists");
       return Status::FromErrno(errno, "create " + path);
@@ -261,6 +381,31 @@ Status WriteFileDurably(FileSystem* fs, const std::string& path, std::string_vie
   VIGIL_RETURN_IF_ERROR(file->Append(data));
   VIGIL_RETURN_IF_ERROR(file->Sync());
   return file->Close();
+}
+
+Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno(errno, "open " + path);
+  std::string out;
+  char buf[4096];
+  Status st;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      st = Status::FromErrno(errno, "read " + path);
+      break;
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > max_bytes) {
+      st = Status::ResourceExhausted(path + " exceeds " + std::to_string(max_bytes) + " bytes");
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  if (!st.ok()) return st;
+  return out;
 }
 
 std::string JoinPath(std::string_view a, std::string_view b) {

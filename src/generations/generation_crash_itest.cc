@@ -17,7 +17,7 @@
 #include "vigil/generations/generation_manager.h"
 #include "vigil/index/provider.h"
 #include "vigil/query/query.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/vacuum.h"
 
 namespace vigil::generations {

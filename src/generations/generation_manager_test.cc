@@ -13,7 +13,7 @@
 #include "vigil/index/provider.h"
 #include "vigil/meta/database.h"
 #include "vigil/query/query.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/fault_fs.h"
 
 namespace vigil::generations {

@@ -6,7 +6,7 @@
 #include "vigil/index/ivf_pq.h"
 #include "vigil/index/provider.h"
 #include "vigil/index/scalar.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::index {
 namespace {

@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "testutil/temp_dir.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::index {
 namespace {

@@ -20,7 +20,7 @@
 #include "index/ivf_pq_internal.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/checksum.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::index {
 namespace {

@@ -6,7 +6,7 @@
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/ivf_pq.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::index {
 namespace {

@@ -9,7 +9,7 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::jobs {

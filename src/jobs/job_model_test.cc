@@ -76,9 +76,9 @@
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/reconciler.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {

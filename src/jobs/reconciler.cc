@@ -9,7 +9,7 @@
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/storage/filename.h"
 
 namespace vigil::jobs {

@@ -13,8 +13,8 @@
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/executor.h"
-#include "vigil/storage/datagen.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/ingest/datagen.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {

@@ -1,6 +1,5 @@
 #include "vigil/jobs/root_jobs.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,12 +31,11 @@ Status RestrictMode(const std::string& path, mode_t allowed, bool optional) {
   return Status::OK();
 }
 
-// Creates the database file with kMetaFileMode, when it is missing, before SQLite opens it.
-Status CreateDatabaseFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kMetaFileMode);
-  if (fd < 0) return errno == EEXIST ? Status::OK() : Status::FromErrno(errno, "create " + path);
-  ::close(fd);
-  return Status::OK();
+// Creates the database file private to its owner, when it is missing, before SQLite opens it.
+Status CreateDatabaseFile(FileSystem* fs, const std::string& path) {
+  auto file = fs->NewPrivateWritableFile(path);
+  if (!file.ok()) return file.status().code() == StatusCode::kAlreadyExists ? Status::OK() : file.status();
+  return (*file)->Close();
 }
 
 }  // namespace
@@ -51,7 +49,7 @@ Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root) {
   VIGIL_RETURN_IF_ERROR(root.fs()->CreateDirs(meta));
   VIGIL_RETURN_IF_ERROR(RestrictMode(meta, kMetaDirMode, false));
   const std::string db = meta + "/vigil.db";
-  VIGIL_RETURN_IF_ERROR(CreateDatabaseFile(db));
+  VIGIL_RETURN_IF_ERROR(CreateDatabaseFile(root.fs(), db));
   for (const char* suffix : {"", "-wal", "-shm"}) {
     VIGIL_RETURN_IF_ERROR(RestrictMode(db + suffix, kMetaFileMode, *suffix != '\0'));
   }

@@ -8,7 +8,7 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 

@@ -11,7 +11,7 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::jobs {
 namespace {

@@ -14,8 +14,8 @@
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/runner.h"
 #include "vigil/jobs/worker_executor.h"
-#include "vigil/storage/datagen.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/ingest/datagen.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "testutil/temp_dir.h"
 #include "vigil/index/provider.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 
 namespace vigil::query {
 namespace {

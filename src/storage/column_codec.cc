@@ -19,33 +19,32 @@ ZSTD_DCtx* ThreadDctx() {
   return ctx.get();
 }
 
-std::string Num(uint64_t v) { return std::to_string(v); }
 
 // Validity bytes must be 0 or 1 and mark exactly `null_count` rows null.
 Status CheckValidity(std::string_view bytes, uint32_t null_count) {
   uint64_t nulls = 0;
   for (size_t i = 0; i < bytes.size(); ++i) {
     uint8_t b = static_cast<uint8_t>(bytes[i]);
-    if (b > 1) return Status::Corruption("validity byte of row " + Num(i) + " is " + Num(b));
+    if (b > 1) return Status::Corruption("validity byte of row " + std::to_string(i) + " is " + std::to_string(b));
     nulls += (b == 0);
   }
   if (nulls != null_count) {
-    return Status::Corruption("validity marks " + Num(nulls) + " nulls; the footer says " + Num(null_count));
+    return Status::Corruption("validity marks " + std::to_string(nulls) + " nulls; the footer says " + std::to_string(null_count));
   }
   return Status::OK();
 }
 
 Status CheckOffsets(const std::vector<uint64_t>& offsets, uint64_t bytes) {
-  if (offsets.front() != 0) return Status::Corruption("first string offset is " + Num(offsets.front()));
+  if (offsets.front() != 0) return Status::Corruption("first string offset is " + std::to_string(offsets.front()));
   for (size_t i = 1; i < offsets.size(); ++i) {
     if (offsets[i] < offsets[i - 1] || offsets[i] > bytes) {
-      return Status::Corruption("string offset " + Num(i) + " is " + Num(offsets[i]) + " (previous " +
-                                Num(offsets[i - 1]) + ", " + Num(bytes) + " bytes)");
+      return Status::Corruption("string offset " + std::to_string(i) + " is " + std::to_string(offsets[i]) + " (previous " +
+                                std::to_string(offsets[i - 1]) + ", " + std::to_string(bytes) + " bytes)");
     }
   }
   if (offsets.back() != bytes) {
-    return Status::Corruption("string offsets end at " + Num(offsets.back()) + " but the block holds " +
-                              Num(bytes) + " string bytes");
+    return Status::Corruption("string offsets end at " + std::to_string(offsets.back()) + " but the block holds " +
+                              std::to_string(bytes) + " string bytes");
   }
   return Status::OK();
 }
@@ -95,25 +94,25 @@ Result<BlockEncoding> CompressBlock(std::string_view decoded, const DataType& ty
 Result<std::string> DecompressBlock(std::string stored, BlockEncoding encoding, uint64_t decoded_size) {
   if (encoding == BlockEncoding::kRaw) {
     if (stored.size() != decoded_size) {
-      return Status::Corruption("raw block is " + Num(stored.size()) + " bytes; the footer says " +
-                                Num(decoded_size));
+      return Status::Corruption("raw block is " + std::to_string(stored.size()) + " bytes; the footer says " +
+                                std::to_string(decoded_size));
     }
     return stored;
   }
   if (decoded_size > bounds::kMaxBlockBytes) {
-    return Status::Corruption("decoded block size " + Num(decoded_size) + " exceeds the limit");
+    return Status::Corruption("decoded block size " + std::to_string(decoded_size) + " exceeds the limit");
   }
   unsigned long long frame = ZSTD_getFrameContentSize(stored.data(), stored.size());
   if (frame != decoded_size) {
     return Status::Corruption("zstd frame declares " +
-                              (frame >= ZSTD_CONTENTSIZE_ERROR ? std::string("no size") : Num(frame)) +
-                              "; the footer says " + Num(decoded_size));
+                              (frame >= ZSTD_CONTENTSIZE_ERROR ? std::string("no size") : std::to_string(frame)) +
+                              "; the footer says " + std::to_string(decoded_size));
   }
   std::string out(decoded_size, '\0');
   size_t n = ZSTD_decompressDCtx(ThreadDctx(), out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(n)) return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(n));
   if (n != decoded_size) {
-    return Status::Corruption("zstd block inflated to " + Num(n) + " bytes; the footer says " + Num(decoded_size));
+    return Status::Corruption("zstd block inflated to " + std::to_string(n) + " bytes; the footer says " + std::to_string(decoded_size));
   }
   return out;
 }
@@ -128,9 +127,9 @@ Result<Column> DecodeBlock(std::string decoded, const DataType& type, uint32_t r
   const uint64_t min = MinDecodedSize(type, rows, null_count);
   const bool is_string = type.id == TypeId::kString;
   if (decoded.size() < min || (!is_string && decoded.size() != min)) {
-    return Status::Corruption("decoded block is " + Num(decoded.size()) + " bytes; " + Num(rows) +
+    return Status::Corruption("decoded block is " + std::to_string(decoded.size()) + " bytes; " + std::to_string(rows) +
                               " rows of " + type.ToString() + " need " + (is_string ? "at least " : "") +
-                              Num(min));
+                              std::to_string(min));
   }
   Column column(type);
   size_t pos = 0;
@@ -157,19 +156,19 @@ Result<Column> DecodeBlock(std::string decoded, const DataType& type, uint32_t r
 Status ValidateStoredType(const DataType& type, std::string_view what) {
   const auto id = static_cast<uint8_t>(type.id);
   if (id < static_cast<uint8_t>(TypeId::kBool) || id > static_cast<uint8_t>(TypeId::kVector)) {
-    return Status::Corruption(std::string(what) + " has unknown type id " + Num(id));
+    return Status::Corruption(std::string(what) + " has unknown type id " + std::to_string(id));
   }
   if (type.id == TypeId::kDecimal && (type.precision < 1 || type.precision > 18 || type.scale > type.precision)) {
-    return Status::Corruption(std::string(what) + " has invalid DECIMAL(" + Num(type.precision) + "," +
-                              Num(type.scale) + ")");
+    return Status::Corruption(std::string(what) + " has invalid DECIMAL(" + std::to_string(type.precision) + "," +
+                              std::to_string(type.scale) + ")");
   }
   if (type.id == TypeId::kVector) {
     const auto el = static_cast<uint8_t>(type.element);
     if (el != static_cast<uint8_t>(VectorElement::kFloat16) && el != static_cast<uint8_t>(VectorElement::kFloat32)) {
-      return Status::Corruption(std::string(what) + " has unknown vector element type " + Num(el));
+      return Status::Corruption(std::string(what) + " has unknown vector element type " + std::to_string(el));
     }
     if (type.dim < 1 || type.dim > bounds::kMaxVectorDimension) {
-      return Status::Corruption(std::string(what) + " has vector dimension " + Num(type.dim));
+      return Status::Corruption(std::string(what) + " has vector dimension " + std::to_string(type.dim));
     }
   }
   return Status::OK();

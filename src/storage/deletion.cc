@@ -15,7 +15,7 @@ namespace vigil {
 
 namespace {
 
-constexpr std::string_view kMagic = "VGLDEL01";
+constexpr std::string_view kDeletionMagic = "VGLDEL01";
 constexpr size_t kChecksumSize = 8;
 constexpr uint32_t kCookieNoRuns = 12346;
 constexpr uint32_t kCookieWithRuns = 12347;
@@ -24,7 +24,6 @@ constexpr uint32_t kMaxArrayCardinality = 4096;
 constexpr size_t kBitsetBytes = 8192;
 
 Status Corrupt(const std::string& what) { return Status::Corruption("deletion file: " + what); }
-std::string Num(uint64_t v) { return std::to_string(v); }
 
 Status CheckRuns(codec::ByteReader* r, uint32_t card, const std::string& what) {
   uint16_t n_runs = 0;
@@ -36,11 +35,11 @@ Status CheckRuns(codec::ByteReader* r, uint32_t card, const std::string& what) {
     uint16_t start = 0, length = 0;
     std::memcpy(&start, runs.data() + i * 4, 2);
     std::memcpy(&length, runs.data() + i * 4 + 2, 2);
-    if (start <= prev_end || uint32_t{start} + length > 0xFFFF) return Corrupt(what + " has a bad run " + Num(i));
+    if (start <= prev_end || uint32_t{start} + length > 0xFFFF) return Corrupt(what + " has a bad run " + std::to_string(i));
     prev_end = start + length;
     total += uint64_t{length} + 1;
   }
-  if (total != card) return Corrupt(what + " runs hold " + Num(total) + " values; its header says " + Num(card));
+  if (total != card) return Corrupt(what + " runs hold " + std::to_string(total) + " values; its header says " + std::to_string(card));
   return Status::OK();
 }
 
@@ -53,7 +52,7 @@ Status CheckBitset(codec::ByteReader* r, uint32_t card, const std::string& what)
     std::memcpy(&w, words.data() + i, 8);
     total += std::popcount(w);
   }
-  if (total != card) return Corrupt(what + " has " + Num(total) + " bits set; its header says " + Num(card));
+  if (total != card) return Corrupt(what + " has " + std::to_string(total) + " bits set; its header says " + std::to_string(card));
   return Status::OK();
 }
 
@@ -64,7 +63,7 @@ Status CheckArray(codec::ByteReader* r, uint32_t card, const std::string& what) 
   for (size_t i = 0; i < card; ++i) {
     uint16_t v = 0;
     std::memcpy(&v, values.data() + i * 2, 2);
-    if (v <= prev) return Corrupt(what + " values are not strictly increasing at " + Num(i));
+    if (v <= prev) return Corrupt(what + " values are not strictly increasing at " + std::to_string(i));
     prev = v;
   }
   return Status::OK();
@@ -89,9 +88,9 @@ Result<RoaringHeader> ParseRoaringHeader(codec::ByteReader* r) {
     h.has_runs = true;
     if (!r->Bytes((h.containers + 7) / 8, &h.run_flags)) return Corrupt("roaring run flags are truncated");
   } else {
-    return Corrupt("unknown roaring cookie " + Num(cookie));
+    return Corrupt("unknown roaring cookie " + std::to_string(cookie));
   }
-  if (h.containers > 65536) return Corrupt(Num(h.containers) + " roaring containers exceed 65536");
+  if (h.containers > 65536) return Corrupt(std::to_string(h.containers) + " roaring containers exceed 65536");
   if (!r->Bytes(size_t{h.containers} * 4, &h.keys)) return Corrupt("roaring container headers are truncated");
   const bool has_offsets = !h.has_runs || h.containers >= kNoOffsetThreshold;
   if (has_offsets && !r->Bytes(size_t{h.containers} * 4, &h.offsets)) return Corrupt("roaring offsets are truncated");
@@ -108,11 +107,11 @@ Status CheckRoaringLayout(std::string_view bytes) {
     uint32_t offset = 0;
     std::memcpy(&key, h.keys.data() + i * 4, 2);
     std::memcpy(&card_minus_one, h.keys.data() + i * 4 + 2, 2);
-    const std::string what = "roaring container " + Num(i);
-    if (key <= prev_key) return Corrupt(what + " key " + Num(key) + " is out of order");
+    const std::string what = "roaring container " + std::to_string(i);
+    if (key <= prev_key) return Corrupt(what + " key " + std::to_string(key) + " is out of order");
     prev_key = key;
     if (!h.offsets.empty()) std::memcpy(&offset, h.offsets.data() + i * 4, 4);
-    if (!h.offsets.empty() && offset != r.position()) return Corrupt(what + " offset " + Num(offset) + " is wrong");
+    if (!h.offsets.empty() && offset != r.position()) return Corrupt(what + " offset " + std::to_string(offset) + " is wrong");
     const uint32_t card = uint32_t{card_minus_one} + 1;
     const bool is_run = h.has_runs && ((static_cast<uint8_t>(h.run_flags[i / 8]) >> (i % 8)) & 1);
     if (is_run) {
@@ -123,7 +122,7 @@ Status CheckRoaringLayout(std::string_view bytes) {
       VIGIL_RETURN_IF_ERROR(CheckArray(&r, card, what));
     }
   }
-  if (r.remaining() != 0) return Corrupt(Num(r.remaining()) + " bytes follow the roaring bitmap");
+  if (r.remaining() != 0) return Corrupt(std::to_string(r.remaining()) + " bytes follow the roaring bitmap");
   return Status::OK();
 }
 
@@ -132,26 +131,26 @@ Status CheckRoaringLayout(std::string_view bytes) {
 std::string DeletionVector::Encode() const {
   Roaring bits = bits_;
   bits.runOptimize();
-  std::string out(kMagic);
+  std::string out(kDeletionMagic);
   const size_t payload = roaring_bitmap_portable_size_in_bytes(&bits.roaring);
-  out.resize(kMagic.size() + payload);
-  size_t written = roaring_bitmap_portable_serialize(&bits.roaring, out.data() + kMagic.size());
+  out.resize(kDeletionMagic.size() + payload);
+  size_t written = roaring_bitmap_portable_serialize(&bits.roaring, out.data() + kDeletionMagic.size());
   VIGIL_CHECK(written == payload);
   codec::PutU64(&out, Checksum64(out));
   return out;
 }
 
 Result<DeletionVector> DeletionVector::Decode(std::string_view bytes) {
-  if (bytes.size() < kMagic.size() + kChecksumSize) {
-    return Corrupt("file is " + Num(bytes.size()) + " bytes; at least " + Num(kMagic.size() + kChecksumSize) +
+  if (bytes.size() < kDeletionMagic.size() + kChecksumSize) {
+    return Corrupt("file is " + std::to_string(bytes.size()) + " bytes; at least " + std::to_string(kDeletionMagic.size() + kChecksumSize) +
                    " expected");
   }
-  if (bytes.substr(0, kMagic.size()) != kMagic) return Corrupt("bad magic");
+  if (bytes.substr(0, kDeletionMagic.size()) != kDeletionMagic) return Corrupt("bad magic");
   const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumSize);
   uint64_t stored = 0;
   std::memcpy(&stored, bytes.data() + covered.size(), kChecksumSize);
   if (Checksum64(covered) != stored) return Corrupt("checksum mismatch");
-  const std::string_view payload = covered.substr(kMagic.size());
+  const std::string_view payload = covered.substr(kDeletionMagic.size());
   VIGIL_RETURN_IF_ERROR(CheckRoaringLayout(payload));
   if (roaring_bitmap_portable_deserialize_size(payload.data(), payload.size()) != payload.size()) {
     return Corrupt("roaring bitmap size disagrees with the file");

@@ -147,6 +147,17 @@ Status FaultInjectionFileSystem::DropUnsyncedData() {
 Result<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWritableFile(const std::string& path) {
   VIGIL_RETURN_IF_ERROR(Check("create", path));
   VIGIL_ASSIGN_OR_RETURN(auto base, base_->NewWritableFile(path));
+  return Track(path, std::move(base));
+}
+
+Result<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewPrivateWritableFile(const std::string& path) {
+  VIGIL_RETURN_IF_ERROR(Check("create", path));
+  VIGIL_ASSIGN_OR_RETURN(auto base, base_->NewPrivateWritableFile(path));
+  return Track(path, std::move(base));
+}
+
+std::unique_ptr<WritableFile> FaultInjectionFileSystem::Track(const std::string& path,
+                                                              std::unique_ptr<WritableFile> base) {
   {
     MutexLock lock(&mu_);
     synced_size_[path] = 0;
@@ -158,6 +169,14 @@ Result<std::unique_ptr<WritableFile>> FaultInjectionFileSystem::NewWritableFile(
 Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewRandomAccessFile(const std::string& path) {
   VIGIL_RETURN_IF_ERROR(Check("open", path));
   VIGIL_ASSIGN_OR_RETURN(auto base, base_->NewRandomAccessFile(path));
+  return std::unique_ptr<RandomAccessFile>(new FaultRandomAccessFile(this, std::move(base)));
+}
+
+Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewInputFile(const std::string& path,
+                                                                                 InputLinks links,
+                                                                                 FileFacts* facts) {
+  VIGIL_RETURN_IF_ERROR(Check("open", path));
+  VIGIL_ASSIGN_OR_RETURN(auto base, base_->NewInputFile(path, links, facts));
   return std::unique_ptr<RandomAccessFile>(new FaultRandomAccessFile(this, std::move(base)));
 }
 

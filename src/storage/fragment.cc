@@ -30,7 +30,7 @@ namespace {
 
 using codec::BlockEncoding;
 
-constexpr std::string_view kMagic = "VGLFRAG1";
+constexpr std::string_view kFragmentMagic = "VGLFRAG1";
 constexpr uint32_t kFormatVersion = 1;
 constexpr uint64_t kTrailerSize = 24;  // footer length, footer checksum, magic
 constexpr uint64_t kBlockEntrySize = 8 + 8 + 8 + 1 + 8 + 4;
@@ -45,7 +45,6 @@ struct BlockEntry {
   uint32_t null_count = 0;
 };
 
-std::string Num(uint64_t v) { return std::to_string(v); }
 
 uint64_t NumBlocks(uint64_t rows, uint32_t rows_per_block) {
   return (rows + rows_per_block - 1) / rows_per_block;
@@ -121,7 +120,7 @@ class FragmentWriterImpl final : public FragmentWriter {
   std::vector<Column> pending_;                  // the current partial block, one per field
   uint32_t pending_rows_ = 0;
   uint64_t rows_written_ = 0;                    // pending rows included
-  uint64_t offset_ = kMagic.size();              // where the next block goes
+  uint64_t offset_ = kFragmentMagic.size();              // where the next block goes
   std::vector<std::vector<BlockEntry>> blocks_;  // [field][block]
   Status failed_;                                // first write error; the writer is unusable after it
   bool finished_ = false;
@@ -141,8 +140,8 @@ Status FragmentWriterImpl::CheckUsable() const {
 Status FragmentWriterImpl::CheckBatch(const RecordBatch& batch) const {
   const std::string where = "batch for fragment " + path_;
   if (batch.columns.size() != schema_->num_fields()) {
-    return Status::InvalidArgument(where + " has " + Num(batch.columns.size()) + " columns; the schema has " +
-                                   Num(schema_->num_fields()));
+    return Status::InvalidArgument(where + " has " + std::to_string(batch.columns.size()) + " columns; the schema has " +
+                                   std::to_string(schema_->num_fields()));
   }
   for (size_t i = 0; i < batch.columns.size(); ++i) {
     const Field& f = schema_->field(i);
@@ -152,15 +151,15 @@ Status FragmentWriterImpl::CheckBatch(const RecordBatch& batch) const {
                                      "; the schema says " + f.type.ToString());
     }
     if (c.size() != batch.num_rows) {
-      return Status::InvalidArgument(where + ": column '" + f.name + "' has " + Num(c.size()) +
-                                     " rows; the batch has " + Num(batch.num_rows));
+      return Status::InvalidArgument(where + ": column '" + f.name + "' has " + std::to_string(c.size()) +
+                                     " rows; the batch has " + std::to_string(batch.num_rows));
     }
     if (!f.nullable && codec::CountNulls(c) > 0) {
       return Status::InvalidArgument(where + ": column '" + f.name + "' is NOT NULL but holds nulls");
     }
   }
   if (rows_written_ + batch.num_rows > UINT32_MAX) {
-    return Status::InvalidArgument(where + ": a fragment holds at most " + Num(UINT32_MAX) + " rows");
+    return Status::InvalidArgument(where + ": a fragment holds at most " + std::to_string(UINT32_MAX) + " rows");
   }
   return Status::OK();
 }
@@ -194,9 +193,9 @@ Status FragmentWriterImpl::WriteColumnBlock(size_t field) {
   const uint32_t nulls = codec::CountNulls(column);
   std::string decoded = codec::EncodeBlock(column, nulls);
   if (decoded.size() > bounds::kMaxBlockBytes) {
-    return Status::InvalidArgument("fragment " + path_ + ": block " + Num(blocks_[field].size()) + " of column '" +
-                                   schema_->field(field).name + "' would be " + Num(decoded.size()) +
-                                   " bytes; the limit is " + Num(bounds::kMaxBlockBytes) +
+    return Status::InvalidArgument("fragment " + path_ + ": block " + std::to_string(blocks_[field].size()) + " of column '" +
+                                   schema_->field(field).name + "' would be " + std::to_string(decoded.size()) +
+                                   " bytes; the limit is " + std::to_string(bounds::kMaxBlockBytes) +
                                    " (lower rows_per_block)");
   }
   std::string compressed;
@@ -229,14 +228,14 @@ Result<FragmentFileInfo> FragmentWriterImpl::Finish() {
   if (pending_rows_ > 0) VIGIL_RETURN_IF_ERROR(Fail(FlushBlock()));
   std::string tail = EncodeFooter();
   if (tail.size() > bounds::kMaxFragmentFooterBytes) {
-    return Fail(Status::InvalidArgument("fragment " + path_ + ": footer of " + Num(tail.size()) +
+    return Fail(Status::InvalidArgument("fragment " + path_ + ": footer of " + std::to_string(tail.size()) +
                                         " bytes exceeds the limit (raise rows_per_block)"));
   }
   const uint64_t footer_checksum = Checksum64(tail);
   const uint64_t footer_size = tail.size();
   codec::PutU64(&tail, footer_size);
   codec::PutU64(&tail, footer_checksum);
-  tail.append(kMagic);
+  tail.append(kFragmentMagic);
   VIGIL_RETURN_IF_ERROR(Fail(file_->Append(tail)));
   VIGIL_RETURN_IF_ERROR(Fail(file_->Sync()));
   VIGIL_RETURN_IF_ERROR(Fail(file_->Close()));
@@ -289,21 +288,21 @@ class FragmentReaderImpl final : public FragmentReader {
 
 Result<std::string> FragmentReaderImpl::LoadFooter() {
   const uint64_t size = file_->Size();
-  if (size < kMagic.size() + kTrailerSize) {
-    return Corrupt("file is " + Num(size) + " bytes, smaller than an empty fragment");
+  if (size < kFragmentMagic.size() + kTrailerSize) {
+    return Corrupt("file is " + std::to_string(size) + " bytes, smaller than an empty fragment");
   }
   std::string head;
-  VIGIL_RETURN_IF_ERROR(file_->Read(0, kMagic.size(), &head));
-  if (head != kMagic) return Corrupt("bad leading magic");
+  VIGIL_RETURN_IF_ERROR(file_->Read(0, kFragmentMagic.size(), &head));
+  if (head != kFragmentMagic) return Corrupt("bad leading magic");
   std::string trailer;
   VIGIL_RETURN_IF_ERROR(file_->Read(size - kTrailerSize, kTrailerSize, &trailer));
-  if (std::string_view(trailer).substr(16) != kMagic) return Corrupt("bad trailing magic");
+  if (std::string_view(trailer).substr(16) != kFragmentMagic) return Corrupt("bad trailing magic");
   uint64_t footer_size = 0;
   uint64_t footer_checksum = 0;
   std::memcpy(&footer_size, trailer.data(), 8);
   std::memcpy(&footer_checksum, trailer.data() + 8, 8);
-  if (footer_size > bounds::kMaxFragmentFooterBytes || footer_size > size - kMagic.size() - kTrailerSize) {
-    return Corrupt("footer length " + Num(footer_size) + " does not fit a " + Num(size) + "-byte file");
+  if (footer_size > bounds::kMaxFragmentFooterBytes || footer_size > size - kFragmentMagic.size() - kTrailerSize) {
+    return Corrupt("footer length " + std::to_string(footer_size) + " does not fit a " + std::to_string(size) + "-byte file");
   }
   std::string footer;
   VIGIL_RETURN_IF_ERROR(file_->Read(size - kTrailerSize - footer_size, footer_size, &footer));
@@ -324,19 +323,19 @@ Status FragmentReaderImpl::ParseFooter(std::string_view footer, uint64_t footer_
   if (!r.U32(&version) || !r.U64(&num_rows_) || !r.U32(&rows_per_block_) || !r.U32(&num_fields)) {
     return Corrupt("footer header is truncated");
   }
-  if (version != kFormatVersion) return Corrupt("unsupported format version " + Num(version));
-  if (num_rows_ > UINT32_MAX) return Corrupt("row count " + Num(num_rows_) + " exceeds the limit");
+  if (version != kFormatVersion) return Corrupt("unsupported format version " + std::to_string(version));
+  if (num_rows_ > UINT32_MAX) return Corrupt("row count " + std::to_string(num_rows_) + " exceeds the limit");
   if (rows_per_block_ == 0 || rows_per_block_ > kMaxRowsPerBlock) {
-    return Corrupt("rows_per_block " + Num(rows_per_block_) + " is out of range");
+    return Corrupt("rows_per_block " + std::to_string(rows_per_block_) + " is out of range");
   }
-  if (num_fields > bounds::kMaxFieldsPerSchema) return Corrupt(Num(num_fields) + " fields exceed the limit");
+  if (num_fields > bounds::kMaxFieldsPerSchema) return Corrupt(std::to_string(num_fields) + " fields exceed the limit");
   fields_.resize(num_fields);
   for (size_t i = 0; i < num_fields; ++i) VIGIL_RETURN_IF_ERROR(ParseField(&r, i));
   return ParseBlocks(&r, footer_start);
 }
 
 Status FragmentReaderImpl::ParseField(codec::ByteReader* r, size_t index) {
-  const std::string what = "field " + Num(index);
+  const std::string what = "field " + std::to_string(index);
   Field& f = fields_[index];
   uint8_t nullable = 0, type_id = 0, element = 0;
   uint16_t name_size = 0;
@@ -347,8 +346,8 @@ Status FragmentReaderImpl::ParseField(codec::ByteReader* r, size_t index) {
     return Corrupt(what + " is truncated");
   }
   if (f.id < 0 || nullable > 1 || name_size > kMaxIdentifierLength) {
-    return Corrupt(what + " has id " + std::to_string(f.id) + ", nullable " + Num(nullable) + ", name length " +
-                   Num(name_size));
+    return Corrupt(what + " has id " + std::to_string(f.id) + ", nullable " + std::to_string(nullable) + ", name length " +
+                   std::to_string(name_size));
   }
   f.nullable = nullable == 1;
   f.name = std::string(name);
@@ -364,40 +363,40 @@ Status FragmentReaderImpl::ParseBlocks(codec::ByteReader* r, uint64_t footer_sta
   uint64_t num_blocks = 0;
   if (!r->U64(&num_blocks)) return Corrupt("footer block count is truncated");
   if (num_blocks != NumBlocks(num_rows_, rows_per_block_)) {
-    return Corrupt(Num(num_blocks) + " blocks cannot hold " + Num(num_rows_) + " rows of " +
-                   Num(rows_per_block_) + " per block");
+    return Corrupt(std::to_string(num_blocks) + " blocks cannot hold " + std::to_string(num_rows_) + " rows of " +
+                   std::to_string(rows_per_block_) + " per block");
   }
   num_blocks_ = static_cast<size_t>(num_blocks);
   const uint64_t entries = num_blocks * fields_.size();
   if (entries * kBlockEntrySize != r->remaining()) {
-    return Corrupt("footer has " + Num(r->remaining()) + " bytes of block entries; " + Num(entries) +
-                   " entries need " + Num(entries * kBlockEntrySize));
+    return Corrupt("footer has " + std::to_string(r->remaining()) + " bytes of block entries; " + std::to_string(entries) +
+                   " entries need " + std::to_string(entries * kBlockEntrySize));
   }
   blocks_.resize(entries);
   for (BlockEntry& e : blocks_) {
     if (!ReadEntry(r, &e)) return Corrupt("block entries are truncated or name an unknown encoding");
   }
-  uint64_t expected = kMagic.size();  // blocks are laid out block-major, back to back
+  uint64_t expected = kFragmentMagic.size();  // blocks are laid out block-major, back to back
   for (size_t b = 0; b < num_blocks_; ++b) {
     for (size_t f = 0; f < fields_.size(); ++f) {
       const BlockEntry& e = Entry(f, b);
       VIGIL_RETURN_IF_ERROR(CheckEntry(e, f, b));
       if (e.offset != expected || e.stored_size > footer_start - expected) {
-        return Corrupt("block " + Num(b) + " of field " + std::to_string(fields_[f].id) + " at [" + Num(e.offset) +
-                       ", +" + Num(e.stored_size) + ") is out of place; expected offset " + Num(expected));
+        return Corrupt("block " + std::to_string(b) + " of field " + std::to_string(fields_[f].id) + " at [" + std::to_string(e.offset) +
+                       ", +" + std::to_string(e.stored_size) + ") is out of place; expected offset " + std::to_string(expected));
       }
       expected += e.stored_size;
     }
   }
   if (expected != footer_start) {
-    return Corrupt("blocks end at " + Num(expected) + " but the footer starts at " + Num(footer_start));
+    return Corrupt("blocks end at " + std::to_string(expected) + " but the footer starts at " + std::to_string(footer_start));
   }
   return Status::OK();
 }
 
 Status FragmentReaderImpl::CheckEntry(const BlockEntry& e, size_t field, size_t block) const {
   const Field& f = fields_[field];
-  const std::string what = "block " + Num(block) + " of field " + std::to_string(f.id);
+  const std::string what = "block " + std::to_string(block) + " of field " + std::to_string(f.id);
   const uint32_t rows = RowsInBlock(num_rows_, rows_per_block_, block);
   if (e.stored_size > bounds::kMaxBlockBytes || e.decoded_size > bounds::kMaxBlockBytes) {
     return Corrupt(what + " is larger than the block limit");
@@ -406,12 +405,12 @@ Status FragmentReaderImpl::CheckEntry(const BlockEntry& e, size_t field, size_t 
     return Corrupt(what + " is raw but its stored and decoded sizes differ");
   }
   if (e.null_count > rows || (e.null_count > 0 && !f.nullable)) {
-    return Corrupt(what + " has " + Num(e.null_count) + " nulls in " + Num(rows) + " rows");
+    return Corrupt(what + " has " + std::to_string(e.null_count) + " nulls in " + std::to_string(rows) + " rows");
   }
   const uint64_t min = codec::MinDecodedSize(f.type, rows, e.null_count);
   if (e.decoded_size < min || (f.type.id != TypeId::kString && e.decoded_size != min)) {
-    return Corrupt(what + " decodes to " + Num(e.decoded_size) + " bytes; " + Num(rows) + " rows need " +
-                   Num(min));
+    return Corrupt(what + " decodes to " + std::to_string(e.decoded_size) + " bytes; " + std::to_string(rows) + " rows need " +
+                   std::to_string(min));
   }
   return Status::OK();
 }
@@ -426,7 +425,7 @@ Result<size_t> FragmentReaderImpl::FieldIndex(int32_t field_id) const {
 
 Result<std::shared_ptr<const Column>> FragmentReaderImpl::LoadBlock(size_t field, size_t block) const {
   const BlockEntry& e = Entry(field, block);
-  const std::string what = "fragment " + path_ + ": block " + Num(block) + " of field " +
+  const std::string what = "fragment " + path_ + ": block " + std::to_string(block) + " of field " +
                            std::to_string(fields_[field].id);
   std::string stored;
   Status st = file_->Read(e.offset, e.stored_size, &stored);
@@ -443,12 +442,12 @@ Result<std::shared_ptr<const Column>> FragmentReaderImpl::LoadBlock(size_t field
 Result<std::shared_ptr<const Column>> FragmentReaderImpl::ReadBlock(int32_t field_id, size_t block) const {
   VIGIL_ASSIGN_OR_RETURN(size_t field, FieldIndex(field_id));
   if (block >= num_blocks_) {
-    return Status::InvalidArgument("fragment " + path_ + ": block " + Num(block) + " is out of range; it has " +
-                                   Num(num_blocks_) + " blocks");
+    return Status::InvalidArgument("fragment " + path_ + ": block " + std::to_string(block) + " is out of range; it has " +
+                                   std::to_string(num_blocks_) + " blocks");
   }
   std::string key;
   if (cache_ != nullptr) {
-    key = cache_prefix_ + std::to_string(field_id) + "/" + Num(block);
+    key = cache_prefix_ + std::to_string(field_id) + "/" + std::to_string(block);
     if (auto hit = cache_->Lookup(key)) return hit;
   }
   VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<const Column> column, LoadBlock(field, block));
@@ -469,8 +468,8 @@ Result<Column> FragmentReaderImpl::ReadColumn(int32_t field_id) const {
 
 Result<std::vector<Value>> FragmentReaderImpl::ReadRow(uint32_t offset, const std::vector<int32_t>& field_ids) const {
   if (offset >= num_rows_) {
-    return Status::InvalidArgument("fragment " + path_ + ": row " + Num(offset) + " is out of range; it has " +
-                                   Num(num_rows_) + " rows");
+    return Status::InvalidArgument("fragment " + path_ + ": row " + std::to_string(offset) + " is out of range; it has " +
+                                   std::to_string(num_rows_) + " rows");
   }
   std::vector<Value> row;
   row.reserve(field_ids.size());
@@ -487,8 +486,8 @@ Result<std::unique_ptr<FragmentWriter>> FragmentWriter::Create(FileSystem* fs, c
                                                                SchemaPtr schema, FragmentWriterOptions options) {
   if (schema == nullptr) return Status::InvalidArgument("fragment " + path + ": no schema");
   if (options.rows_per_block == 0 || options.rows_per_block > kMaxRowsPerBlock) {
-    return Status::InvalidArgument("fragment " + path + ": rows_per_block " + Num(options.rows_per_block) +
-                                   " is outside 1.." + Num(kMaxRowsPerBlock));
+    return Status::InvalidArgument("fragment " + path + ": rows_per_block " + std::to_string(options.rows_per_block) +
+                                   " is outside 1.." + std::to_string(kMaxRowsPerBlock));
   }
   if (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > ZSTD_maxCLevel()) {
     return Status::InvalidArgument("fragment " + path + ": zstd level " + std::to_string(options.zstd_level) +
@@ -496,7 +495,7 @@ Result<std::unique_ptr<FragmentWriter>> FragmentWriter::Create(FileSystem* fs, c
                                    std::to_string(ZSTD_maxCLevel()));
   }
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(path));
-  VIGIL_RETURN_IF_ERROR(file->Append(kMagic));
+  VIGIL_RETURN_IF_ERROR(file->Append(kFragmentMagic));
   return std::unique_ptr<FragmentWriter>(
       new FragmentWriterImpl(std::move(file), path, std::move(schema), options));
 }

@@ -47,10 +47,17 @@ class MemoryFileSystem : public FileSystem {
     if (files.count(path)) return Status::AlreadyExists(path);
     return std::unique_ptr<WritableFile>(new File(path, &files[path]));
   }
+  Result<std::unique_ptr<WritableFile>> NewPrivateWritableFile(const std::string& path) override {
+    return NewWritableFile(path);
+  }
   Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override {
     auto it = files.find(path);
     if (it == files.end()) return Status::NotFound(path);
     return std::unique_ptr<RandomAccessFile>(new File(path, &it->second));
+  }
+  Result<std::unique_ptr<RandomAccessFile>> NewInputFile(const std::string& path, InputLinks,
+                                                         FileFacts*) override {
+    return NewRandomAccessFile(path);
   }
   Result<std::string> ReadFile(const std::string& path, size_t) override { return Unsupported(); }
   Result<bool> Exists(const std::string& path) override { return files.count(path) > 0; }

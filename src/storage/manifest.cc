@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kMagic = "VGLMANI1";
+constexpr std::string_view kManifestMagic = "VGLMANI1";
 constexpr size_t kFrameOverhead = 8 + 4 + 8;
 constexpr uint64_t kFormat = 1;
 
@@ -301,16 +301,16 @@ Result<std::string_view> Unframe(std::string_view bytes) {
     return Status::Corruption("file is " + std::to_string(bytes.size()) + " bytes; a manifest has at least " +
                               std::to_string(kFrameOverhead));
   }
-  if (bytes.substr(0, kMagic.size()) != kMagic) return Status::Corruption("bad magic");
+  if (bytes.substr(0, kManifestMagic.size()) != kManifestMagic) return Status::Corruption("bad magic");
   uint32_t length = 0;
-  std::memcpy(&length, bytes.data() + kMagic.size(), 4);
+  std::memcpy(&length, bytes.data() + kManifestMagic.size(), 4);
   if (length > bounds::kMaxManifestBytes || length != bytes.size() - kFrameOverhead) {
     return Status::Corruption("payload length " + std::to_string(length) + " does not match the " +
                               std::to_string(bytes.size()) + "-byte file");
   }
-  std::string_view payload = bytes.substr(kMagic.size() + 4, length);
+  std::string_view payload = bytes.substr(kManifestMagic.size() + 4, length);
   uint64_t stored = 0;
-  std::memcpy(&stored, bytes.data() + kMagic.size() + 4 + length, 8);
+  std::memcpy(&stored, bytes.data() + kManifestMagic.size() + 4 + length, 8);
   if (Checksum64(payload) != stored) return Status::Corruption("checksum mismatch");
   return payload;
 }
@@ -351,7 +351,7 @@ std::string EncodeManifest(const Manifest& m) {
   // Invalid UTF-8 in a string is replaced (U+FFFD) rather than thrown.
   const std::string payload = j.dump(-1, ' ', false, json::error_handler_t::replace);
   VIGIL_CHECK(payload.size() <= bounds::kMaxManifestBytes);
-  std::string out(kMagic);
+  std::string out(kManifestMagic);
   codec::PutU32(&out, static_cast<uint32_t>(payload.size()));
   out += payload;
   codec::PutU64(&out, Checksum64(payload));

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "testutil/temp_dir.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/fault_fs.h"
 
 namespace vigil {

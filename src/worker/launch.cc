@@ -23,11 +23,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Status MakePipe(Fd* read_end, Fd* write_end) {
+Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return Status::FromErrno(errno, "pipe2");
-  *read_end = Fd(p[0]);
-  *write_end = Fd(p[1]);
+  *read_end = UniqueFd(p[0]);
+  *write_end = UniqueFd(p[1]);
   return Status::OK();
 }
 
@@ -97,11 +97,6 @@ std::vector<char*> CStrings(std::vector<std::string>& v) {
 }
 
 }  // namespace
-
-void Fd::Close() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
 
 Supervisor::Launch::SigpipeBlock::SigpipeBlock() {
   sigemptyset(&pipe_);
@@ -178,11 +173,9 @@ Status Supervisor::Launch::Plan() {
     VIGIL_RETURN_IF_ERROR(MakePipe(r, w));
   }
   if (cgroup_) VIGIL_RETURN_IF_ERROR(MakePipe(&go_r_, &go_w_));
-  devnull_ = Fd(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (devnull_.get() < 0) return Status::FromErrno(errno, "open /dev/null");
+  VIGIL_ASSIGN_OR_RETURN(devnull_, OpenDevNull());
   if (!options_.stderr_path.empty()) {
-    err_log_ = Fd(::open(options_.stderr_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
-    if (err_log_.get() < 0) return Status::FromErrno(errno, "open " + options_.stderr_path);
+    VIGIL_ASSIGN_OR_RETURN(err_log_, OpenAppendLog(options_.stderr_path, 0600));
   }
   for (int fd : {in_w_.get(), secret_w_.get()}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 
@@ -228,11 +221,11 @@ Status Supervisor::Launch::Plan() {
 
 Status Supervisor::Launch::Fork() {
   Result<pid_t> forked = supervisor_.fork_thread_->Fork(plan_);
-  for (Fd* child_end : {&in_r_, &out_w_, &secret_r_, &status_w_, &go_r_}) child_end->Close();
+  for (UniqueFd* child_end : {&in_r_, &out_w_, &secret_r_, &status_w_, &go_r_}) child_end->Close();
   if (!forked.ok()) return forked.status();
   pid_ = *forked;
   result_.pid = pid_;
-  pidfd_ = Fd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+  pidfd_ = UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
   return Status::OK();
 }
 

@@ -16,34 +16,13 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/common/unique_fd.h"
 #include "vigil/worker/cgroup.h"
 #include "vigil/worker/protocol.h"
 #include "vigil/worker/supervisor.h"
 #include "worker/child_exec.h"
 
 namespace vigil::worker {
-
-// A descriptor closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      Close();
-      fd_ = o.fd_;
-      o.fd_ = -1;
-    }
-    return *this;
-  }
-  ~Fd() { Close(); }
-  int get() const { return fd_; }
-  void Close();
-
- private:
-  int fd_ = -1;
-};
 
 class Supervisor::Launch {
  public:
@@ -114,13 +93,13 @@ class Supervisor::Launch {
   Clock::time_point handshake_deadline_;
   uint64_t cgroup_memory_ = 0;
   std::optional<WorkerCgroup> cgroup_;
-  Fd in_r_, in_w_, out_r_, out_w_, secret_r_, secret_w_, status_r_, status_w_, go_r_, go_w_;
-  Fd devnull_, err_log_;
+  UniqueFd in_r_, in_w_, out_r_, out_w_, secret_r_, secret_w_, status_r_, status_w_, go_r_, go_w_;
+  UniqueFd devnull_, err_log_;
   std::vector<std::string> args_, env_;
   std::vector<char*> argv_, envp_;
   ChildPlan plan_;
   pid_t pid_ = -1;
-  Fd pidfd_;
+  UniqueFd pidfd_;
   FrameReader reader_;
 };
 

@@ -29,6 +29,8 @@
 #include <sys/wait.h>
 #endif
 
+#include "vigil/common/file_system.h"
+
 namespace vigil::worker {
 
 namespace {
@@ -80,25 +82,7 @@ constexpr uint32_t kRetEperm = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
 constexpr uint32_t kRetEnosys = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
 
 // Reads a small /proc file whole.
-Result<std::string> ReadProcFile(const char* path) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::FromErrno(errno, std::string("open ") + path);
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return Status::FromErrno(err, std::string("read ") + path);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
+Result<std::string> ReadProcFile(const char* path) { return ReadKernelFile(path, 1 << 20); }
 
 // The value of "Key:\tvalue" in /proc/self/status text; empty when absent.
 std::string StatusField(std::string_view status, std::string_view key) {

@@ -25,7 +25,7 @@
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/index_spec.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/worker/supervisor.h"
 

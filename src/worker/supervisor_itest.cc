@@ -30,9 +30,9 @@
 #include "vigil/index/index_spec.h"
 #include "vigil/index/ivf_pq.h"
 #include "vigil/index/provider.h"
-#include "vigil/storage/datagen.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::worker {
 namespace {

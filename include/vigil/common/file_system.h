@@ -45,13 +45,35 @@ class IoObserver {
   virtual void OnRead(const std::string& path, uint64_t offset, size_t bytes) = 0;
 };
 
+// What fstat(2) said of an opened input file (of the descriptor, so a rename cannot race it).
+struct FileFacts {
+  uint64_t size = 0;
+  uint32_t mode = 0;  // permission bits (07777)
+  uint32_t owner_uid = 0;
+};
+
+// How NewInputFile treats symbolic links.
+enum class InputLinks {
+  kFollow,      // links are followed
+  kRefuseLast,  // the last component may not be a link (O_NOFOLLOW)
+  kRefuseAny,   // no component may be a link; the path must be absolute and canonical
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
   // Creates (truncating nothing: fails with AlreadyExists if `path` exists) a new file.
   virtual Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) = 0;
+  // The same, readable and writable by the owner alone (mode 0600): secrets, metadata databases.
+  virtual Result<std::unique_ptr<WritableFile>> NewPrivateWritableFile(const std::string& path) = 0;
   virtual Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) = 0;
+  // Opens a file a user named (an input to import, a token file): only a regular file, refusing
+  // FIFOs, devices, sockets and directories without blocking on them. `facts` (may be null)
+  // receives what fstat said. Errors are typed and name the path (NotFound, PermissionDenied for
+  // a refused link, InvalidArgument for a file that is not regular).
+  virtual Result<std::unique_ptr<RandomAccessFile>> NewInputFile(const std::string& path, InputLinks links,
+                                                                 FileFacts* facts) = 0;
   // Whole file; bounded by `max_bytes` (ResourceExhausted beyond it).
   virtual Result<std::string> ReadFile(const std::string& path, size_t max_bytes) = 0;
   virtual Result<bool> Exists(const std::string& path) = 0;
@@ -83,6 +105,10 @@ FileSystem* DefaultFileSystem();
 
 // Convenience: write `data` to a new file at `path`, fsync it and close it.
 Status WriteFileDurably(FileSystem* fs, const std::string& path, std::string_view data);
+
+// A /proc or /sys file, whose size stat(2) cannot tell, read to its end; ResourceExhausted
+// beyond `max_bytes`.
+Result<std::string> ReadKernelFile(const std::string& path, size_t max_bytes);
 
 // Joins path components with '/'.
 std::string JoinPath(std::string_view a, std::string_view b);

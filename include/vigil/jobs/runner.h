@@ -26,7 +26,7 @@
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/storage/file_lock.h"
+#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 

@@ -21,7 +21,7 @@
 #include "vigil/common/status.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/storage/ingest.h"
+#include "vigil/ingest/ingest.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::jobs {

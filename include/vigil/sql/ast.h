@@ -6,7 +6,7 @@
 // Literals keep their text: numbers as written (with a leading '-' when
 // negative), strings unescaped. A vector such as '[0.1, 2, -3e-2]' is a plain
 // string literal; the executor coerces it by the target column's type
-// (ParseTextValue in storage/ingest.h), as it does for every literal.
+// (ParseTextValue in ingest/ingest.h), as it does for every literal.
 #pragma once
 
 #include <cstddef>

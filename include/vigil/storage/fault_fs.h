@@ -37,7 +37,10 @@ class FaultInjectionFileSystem : public FileSystem {
   Status DropUnsyncedData();
 
   Result<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> NewPrivateWritableFile(const std::string& path) override;
   Result<std::unique_ptr<RandomAccessFile>> NewRandomAccessFile(const std::string& path) override;
+  Result<std::unique_ptr<RandomAccessFile>> NewInputFile(const std::string& path, InputLinks links,
+                                                         FileFacts* facts) override;
   Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override;
   Result<bool> Exists(const std::string& path) override;
   Result<uint64_t> FileSize(const std::string& path) override;
@@ -59,6 +62,9 @@ class FaultInjectionFileSystem : public FileSystem {
 
  private:
   Status Check(const char* op, const std::string& path) VIGIL_EXCLUDES(mu_);
+  // Wraps a new file so its appends can fail and its unsynced bytes can be dropped.
+  std::unique_ptr<WritableFile> Track(const std::string& path, std::unique_ptr<WritableFile> base)
+      VIGIL_EXCLUDES(mu_);
 
   FileSystem* base_;
   mutable Mutex mu_;

@@ -1,0 +1,160 @@
+// Databases and tables: CREATE/DROP DATABASE, SHOW DATABASES, SHOW TABLES,
+// CREATE/DROP TABLE and REFRESH TABLE.
+#include <algorithm>
+
+#include "sql/exec/exec_internal.h"
+#include "vigil/storage/dataset.h"
+
+namespace vigil::sql {
+
+namespace {
+
+ResultSet Message(std::string text) {
+  ResultSet r;
+  r.message = std::move(text);
+  return r;
+}
+
+Status CheckCatalog(const ExecContext& ctx, const DatabaseName& name) {
+  if (!name.catalog.empty() && name.catalog != ctx.root.marker().catalog) {
+    return Status::InvalidArgument("catalog '" + name.catalog + "' is not this root's catalog '" +
+                                   ctx.root.marker().catalog + "'");
+  }
+  return Status::OK();
+}
+
+Status RequireAdmin(const ExecContext& ctx, std::string_view what) {
+  if (ctx.options.principal.admin) return Status::OK();
+  return Status::PermissionDenied(std::string(what) + " requires ADMIN");
+}
+
+bool MayShowDatabase(const ExecContext& ctx, const std::string& db, const std::vector<std::string>& tables) {
+  const jobs::Principal& who = ctx.options.principal;
+  const std::string& catalog = ctx.root.marker().catalog;
+  if (who.admin || who.Has(jobs::Privilege::kShow, catalog, db, "*")) return true;
+  return std::any_of(tables.begin(), tables.end(),
+                     [&](const std::string& t) { return who.Has(jobs::Privilege::kShow, catalog, db, t); });
+}
+
+Result<SchemaPtr> MakeSchema(const CreateTableStatement& s) {
+  std::vector<Field> fields;
+  for (const ColumnDef& c : s.columns) fields.push_back(Field{-1, c.name, c.type, !c.not_null});
+  return Schema::Make(std::move(fields));
+}
+
+}  // namespace
+
+Result<ResultSet> ExecCreateDatabase(ExecContext& ctx, const CreateDatabaseStatement& s) {
+  VIGIL_RETURN_IF_ERROR(CheckCatalog(ctx, s.name));
+  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "CREATE DATABASE"));
+  Status st = ctx.root.CreateDatabase(s.name.database);
+  if (st.Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
+    return Message("database " + s.name.database + " already exists; nothing changed");
+  }
+  VIGIL_RETURN_IF_ERROR(st);
+  return Message("database " + s.name.database + " created");
+}
+
+Result<ResultSet> ExecDropDatabase(ExecContext& ctx, const DropDatabaseStatement& s) {
+  VIGIL_RETURN_IF_ERROR(CheckCatalog(ctx, s.name));
+  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "DROP DATABASE"));
+  Status st = ctx.root.DropDatabase(s.name.database);
+  if (st.Is(StatusCode::kNotFound) && s.if_exists) {
+    return Message("database " + s.name.database + " does not exist; nothing changed");
+  }
+  VIGIL_RETURN_IF_ERROR(st);
+  return Message("database " + s.name.database + " dropped");
+}
+
+Result<ResultSet> ExecShowDatabases(ExecContext& ctx, const ShowDatabasesStatement&) {
+  VIGIL_ASSIGN_OR_RETURN(auto dbs, ctx.root.ListDatabases());
+  ResultSet r;
+  r.columns = {"Database"};
+  for (const std::string& db : dbs) {
+    VIGIL_ASSIGN_OR_RETURN(auto tables, ctx.Catalog().ListTables(db));
+    if (MayShowDatabase(ctx, db, tables)) r.rows.push_back({Value(db)});
+  }
+  return r;
+}
+
+Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s) {
+  const jobs::Principal& who = ctx.options.principal;
+  const std::string& catalog = ctx.root.marker().catalog;
+  std::vector<std::string> dbs;
+  ResultSet r;
+  if (s.database) {
+    VIGIL_RETURN_IF_ERROR(CheckCatalog(ctx, *s.database));
+    dbs.push_back(s.database->database);
+    r.columns = {"Tables_in_" + s.database->database};
+  } else {
+    VIGIL_ASSIGN_OR_RETURN(dbs, ctx.root.ListDatabases());
+    r.columns = {"Database", "Table"};
+  }
+  for (const std::string& db : dbs) {
+    VIGIL_ASSIGN_OR_RETURN(auto tables, ctx.Catalog().ListTables(db));
+    if (s.database && !MayShowDatabase(ctx, db, tables) && !tables.empty()) {
+      return Status::NotFound("database '" + db + "' does not exist");
+    }
+    for (const std::string& t : tables) {
+      if (!who.Has(jobs::Privilege::kShow, catalog, db, t)) continue;
+      if (s.database) {
+        r.rows.push_back({Value(t)});
+      } else {
+        r.rows.push_back({Value(db), Value(t)});
+      }
+    }
+  }
+  return r;
+}
+
+Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& s) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  Result<SchemaPtr> schema = MakeSchema(s);
+  if (!schema.ok()) return schema.status().WithContext("CREATE TABLE " + name.ToString());
+  TransactionProperties props;
+  props.operation = "CREATE_TABLE";
+  Result<jobs::TableEntry> created = ctx.Catalog().Create(name, *schema, props);
+  if (created.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
+    return Message("table " + name.ToString() + " already exists; nothing changed");
+  }
+  VIGIL_RETURN_IF_ERROR(created.status());
+  ctx.Invalidate(name);
+  return Message("table " + name.ToString() + " created");
+}
+
+Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
+  jobs::TableCatalog catalog = ctx.Catalog();
+  VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> entry, catalog.Find(name));
+  const bool visible = ctx.options.principal.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table);
+  if ((!entry || !visible) && s.if_exists) return Message("table " + name.ToString() + " does not exist; nothing changed");
+  if (!entry) return Status::NotFound("table " + name.ToString() + " does not exist");
+  std::string moved_to;
+  Status st = ctx.Control().GuardedTableChange(
+      name.catalog, name.db, name.table, ctx.options.principal, [&](meta::Transaction& txn) -> Status {
+        VIGIL_RETURN_IF_ERROR(ctx.store->DropTable(txn, name.catalog, name.db, name.table));
+        VIGIL_ASSIGN_OR_RETURN(moved_to, catalog.MoveAside(*entry));
+        return Status::OK();
+      });
+  if (!st.ok() && !moved_to.empty()) {
+    // The registry change did not commit: put the files back where they were.
+    Status back = ctx.root.fs()->Rename(moved_to, entry->locator);
+    if (!back.ok()) return st.WithContext("DROP TABLE (files left at " + moved_to + ": " + back.message() + ")");
+  }
+  VIGIL_RETURN_IF_ERROR(st);
+  ctx.Invalidate(name);
+  return Message("table " + name.ToString() + " dropped");
+}
+
+Result<ResultSet> ExecRefreshTable(ExecContext& ctx, const RefreshTableStatement& s) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(ctx.Catalog().Lookup(name).status());
+  VIGIL_ASSIGN_OR_RETURN(int64_t generation,
+                         ctx.Control().RefreshTable(name.catalog, name.db, name.table, ctx.options.principal));
+  ctx.Invalidate(name);
+  return Message("table " + name.ToString() + " refreshed (refresh generation " + std::to_string(generation) + ")");
+}
+
+}  // namespace vigil::sql
