@@ -47,6 +47,7 @@ Result<ResourceBudget::Reservation> ResourceBudget::Reserve(uint64_t memory, uin
 
 void ResourceBudget::Return(uint64_t memory, uint64_t disk) {
   MutexLock lock(&mu_);
+  VIGIL_CHECK(memory <= memory_used_ && disk <= disk_used_);  // only what was reserved comes back
   memory_used_ -= memory;
   disk_used_ -= disk;
 }
@@ -68,6 +69,7 @@ Generation::~Generation() {
   reservation.Release();
   if (tracker) {
     MutexLock lock(&tracker->mu);
+    VIGIL_CHECK(tracker->live > 0);
     --tracker->live;
     tracker->cv.notify_all();
   }
@@ -87,6 +89,7 @@ void BuildTicket::Release() {
   if (!tracker_) return;
   {
     MutexLock lock(&tracker_->mu);
+    VIGIL_CHECK(tracker_->builders > 0);
     --tracker_->builders;
     tracker_->cv.notify_all();
   }
@@ -202,9 +205,12 @@ Result<std::shared_ptr<const Generation>> GenerationManager::BuildGeneration(std
 
 void GenerationManager::Publish(std::shared_ptr<const Generation> g) {
   Issued issued{g, g->snapshot->version(), options_.pins != nullptr};
+  VIGIL_CHECK(g->tracker == tracker_);  // built by this manager, counted in its bounds
   std::shared_ptr<const Generation> retired;
   {
     MutexLock lock(&mu_);
+    // Readers only ever move forward: a published generation is newer than the one it replaces.
+    VIGIL_CHECK(current_ == nullptr || g->snapshot->version() > current_->snapshot->version());
     retired = std::move(current_);
     current_ = std::move(g);
   }
@@ -278,6 +284,8 @@ Status GenerationManager::Reap() {
     }
   }
   std::erase_if(issued_, [](const Issued& i) { return i.generation.expired() && !i.pinned; });
+  // No file is deleted while anyone can read it: a generation some lease holds keeps its pin.
+  for (const auto& i : issued_) VIGIL_CHECK(i.pinned || i.generation.expired());
   return first;
 }
 

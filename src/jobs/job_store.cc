@@ -189,6 +189,19 @@ Status CheckTransition(const JobRecord& cur, const Transition& t) {
   return CheckLegal(n.state);
 }
 
+// What every transition keeps, checked before its write transaction commits: a violation is a
+// bug in a transition, never a state of the store, so the process stops rather than write it.
+void CheckInvariants(const JobRecord& cur, const JobRecord& next) {
+  VIGIL_CHECK(CheckLegal(next.state).ok());
+  // A running job has its attempt; a finished one its finishing time.
+  VIGIL_CHECK(next.state.execution != Execution::kRunning || (next.attempt && next.started_at_ms));
+  VIGIL_CHECK(next.state.execution != Execution::kTerminal || next.finished_at_ms);
+  // An attempt, once dispatched, stays the job's attempt: evidence is always about that attempt.
+  VIGIL_CHECK(!cur.attempt || (next.attempt && next.attempt->attempt_id == cur.attempt->attempt_id));
+  // Execution never goes back: a terminal job stays terminal.
+  VIGIL_CHECK(cur.state.execution != Execution::kTerminal || next.state.execution == Execution::kTerminal);
+}
+
 Status ReleaseFence(Connection& conn, int64_t job_id) {
   VIGIL_ASSIGN_OR_RETURN(int64_t fences, conn.Execute(sql::kDeleteFence, {job_id}));
   if (fences != 1) return Status::Corruption("job " + std::to_string(job_id) + " did not hold its fence");
@@ -481,6 +494,7 @@ Result<JobRecord> JobStore::ApplyWith(const Cas& cas, const TransitionFn& fn, co
   next.revision = cur->revision + 1;
   next.archived_at_ms = cur->archived_at_ms;
   next.tombstone = cur->tombstone;
+  CheckInvariants(*cur, next);
   VIGIL_ASSIGN_OR_RETURN(int64_t updated, conn.Execute(sql::kUpdateJob, MutableParams(next, cur->revision)));
   if (updated != 1) return Status::CommitConflict("job " + std::to_string(cas.job_id) + " changed concurrently");
   for (size_t i = 0; i < t.events.size(); ++i) {

@@ -616,6 +616,21 @@ TEST_P(JobStoreConformanceTest, ApplyRejectsIllegalOrIdentityChangingTransitions
   EXPECT_EQ(store_->Get(r.job_id + 100).status().code(), StatusCode::kNotFound);
 }
 
+// A transition that breaks an invariant the state table cannot see (RUNNING without an attempt)
+// stops the process before its write commits; the job stays as it was.
+TEST_P(JobStoreConformanceTest, ATransitionBreakingAnInvariantStopsBeforeItCommits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  JobRecord r = MustAdmit("idx");
+  EXPECT_DEATH((void)store_->Apply(User(r),
+                                   [](const JobRecord&, Transition* t) -> Status {
+                                     t->next.state.execution = Execution::kRunning;  // no attempt
+                                     t->events.push_back({"X", std::nullopt, std::nullopt, {}});
+                                     return Status::OK();
+                                   }),
+               "next.state.execution != Execution::kRunning");
+  EXPECT_EQ(MustOk(store_->Get(r.job_id)), r);
+}
+
 TEST_P(JobStoreConformanceTest, GuardBlocksDropTableWhileAJobIsActiveOrUnknown) {
   JobRecord r = MustAdmit("idx");
   Status st = store_->DropTable("local", "db", "docs");
