@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -7,6 +8,7 @@
 
 #include "sql/select/statement_deadline.h"
 #include "sql/select/vtab_internal.h"
+#include "sql/select/vtab_module.h"
 #include "vigil/storage/fragment.h"
 
 namespace vigil::sql::internal {
@@ -365,6 +367,34 @@ Status RegisterModules(sqlite3* db, VtabHost* host) {
   VIGIL_RETURN_IF_ERROR(reg("vigil_fts_search", FtsSearchModule()));
   for (const auto& [name, module] : MetadataModules()) VIGIL_RETURN_IF_ERROR(reg(name, module));
   return Status::OK();
+}
+
+void PassConstraint(sqlite3_index_info* info, int i, bool omit, int* argc) {
+  info->aConstraintUsage[i].argvIndex = ++*argc;
+  info->aConstraintUsage[i].omit = omit ? 1 : 0;
+}
+
+void SetPlan(sqlite3_index_info* info, const std::string& idx_str) {
+  info->idxStr = sqlite3_mprintf("%s", idx_str.c_str());
+  info->needToFreeIdxStr = 1;
+}
+
+void ConsumeOrderBy(sqlite3_index_info* info, int column, bool desc) {
+  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == column && (info->aOrderBy[0].desc != 0) == desc) {
+    info->orderByConsumed = 1;
+  }
+}
+
+std::vector<std::string> UsedColumns(const Schema& schema, uint64_t used, std::vector<int>* map) {
+  std::vector<std::string> names;
+  map->assign(schema.num_fields(), -1);
+  for (size_t i = 0; i < schema.num_fields(); ++i) {
+    if (used & (uint64_t{1} << std::min<size_t>(i, 63))) {
+      (*map)[i] = static_cast<int>(names.size());
+      names.push_back(schema.field(i).name);
+    }
+  }
+  return names;
 }
 
 }  // namespace vigil::sql::internal

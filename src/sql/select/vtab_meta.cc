@@ -16,6 +16,7 @@
 #include "sql/select/job_listing.h"
 #include "sql/select/vtab.h"
 #include "sql/select/vtab_internal.h"
+#include "sql/select/vtab_module.h"
 #include "vigil/common/bounds.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
@@ -44,6 +45,12 @@ struct MetaCursor : sqlite3_vtab_cursor {
   RowSource source;
   std::optional<Row> row;
   sqlite3_int64 rowid = 0;
+
+  Status Filter(MetaVtab* vt, const char* idx_str, int argc, sqlite3_value** argv);
+  Status Next(MetaVtab* vt);
+  bool Eof() const { return !row; }
+  void Column(const MetaVtab& vt, sqlite3_context* ctx, int col) const;
+  sqlite3_int64 Rowid() const { return rowid; }
 };
 
 struct MetaTable {
@@ -394,30 +401,16 @@ int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
       if (is_table_arg) return SQLITE_CONSTRAINT;
       continue;
     }
-    info->aConstraintUsage[i].argvIndex = ++argv;
-    info->aConstraintUsage[i].omit = is_table_arg ? 1 : 0;
+    PassConstraint(info, i, /*omit=*/is_table_arg, &argv);
     cols += std::to_string(c.iColumn) + ":" + std::to_string(c.op) + ",";
     have_table = have_table || is_table_arg;
   }
   if (table_arg && !have_table) return SQLITE_CONSTRAINT;  // see vtab_search.cc
   // The job list and the audit come in JobId / AuditId order.
-  if (!table_arg && info->nOrderBy == 1 && info->aOrderBy[0].iColumn == 0 && !info->aOrderBy[0].desc) {
-    info->orderByConsumed = 1;
-  }
-  info->idxStr = sqlite3_mprintf("%s", cols.c_str());
-  info->needToFreeIdxStr = 1;
+  if (!table_arg) ConsumeOrderBy(info, /*column=*/0, /*desc=*/false);
+  SetPlan(info, cols);
   info->estimatedCost = table_arg ? 10 : 1000 / (argv + 1);
   info->estimatedRows = 10;
-  return SQLITE_OK;
-}
-
-int Open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = new MetaCursor();
-  return SQLITE_OK;
-}
-
-int Close(sqlite3_vtab_cursor* cur) {
-  delete static_cast<MetaCursor*>(cur);
   return SQLITE_OK;
 }
 
@@ -433,7 +426,7 @@ RowSource FromVector(std::vector<Row> rows) {
 Result<RowSource> Load(MetaVtab* vt, const char* idx_str, int argc, sqlite3_value** argv) {
   std::vector<JobConstraint> constraints;
   sqlite3_value* table = nullptr;
-  std::string spec = idx_str ? idx_str : "";
+  const std::string spec = idx_str;
   int arg = 0;
   for (size_t start = 0, comma; (comma = spec.find(',', start)) != std::string::npos; start = comma + 1) {
     const std::string item = spec.substr(start, comma - start);
@@ -463,68 +456,35 @@ Result<RowSource> Load(MetaVtab* vt, const char* idx_str, int argc, sqlite3_valu
   return FromVector(std::move(*rows));
 }
 
-// Moves the cursor to the source's next row.
-int Advance(MetaCursor* cur, MetaVtab* vt) {
-  Result<std::optional<Row>> next = (cur->source ? cur->source : NoRows())();
+Status MetaCursor::Filter(MetaVtab* vt, const char* idx_str, int argc, sqlite3_value** argv) {
+  VIGIL_ASSIGN_OR_RETURN(source, Load(vt, idx_str, argc, argv));
+  rowid = 0;
+  return Next(vt);
+}
+
+// Moves to the source's next row.
+Status MetaCursor::Next(MetaVtab*) {
+  Result<std::optional<Row>> next = (source ? source : NoRows())();
   if (!next.ok()) {
-    cur->row.reset();
-    return VtabError(vt, vt->host, next.status());
+    row.reset();
+    return next.status();
   }
-  cur->row = std::move(*next);
-  ++cur->rowid;
-  return SQLITE_OK;
+  row = std::move(*next);
+  ++rowid;
+  return Status::OK();
 }
 
-int Filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {
-  auto* vt = static_cast<MetaVtab*>(base->pVtab);
-  auto* cur = static_cast<MetaCursor*>(base);
-  auto source = Load(vt, idx_str, argc, argv);
-  if (!source.ok()) return VtabError(base->pVtab, vt->host, source.status());
-  cur->source = std::move(*source);
-  cur->rowid = 0;
-  return Advance(cur, vt);
-}
-
-int Next(sqlite3_vtab_cursor* base) {
-  return Advance(static_cast<MetaCursor*>(base), static_cast<MetaVtab*>(base->pVtab));
-}
-
-int Eof(sqlite3_vtab_cursor* base) { return static_cast<MetaCursor*>(base)->row ? 0 : 1; }
-
-int ColumnValue(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
-  auto* cur = static_cast<MetaCursor*>(base);
-  const Row& row = *cur->row;
-  if (col < 0 || col >= static_cast<int>(row.size())) {
+void MetaCursor::Column(const MetaVtab&, sqlite3_context* ctx, int col) const {
+  if (col < 0 || col >= static_cast<int>(row->size())) {
     sqlite3_result_null(ctx);
-    return SQLITE_OK;
+    return;
   }
-  ResultValue(ctx, row[static_cast<size_t>(col)], DataType::Of(TypeId::kInt64));
-  return SQLITE_OK;
-}
-
-int Rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  *rowid = static_cast<MetaCursor*>(base)->rowid;
-  return SQLITE_OK;
+  ResultValue(ctx, (*row)[static_cast<size_t>(col)], DataType::Of(TypeId::kInt64));
 }
 
 const sqlite3_module* Module() {
-  static const sqlite3_module kModule = [] {
-    sqlite3_module m{};
-    m.iVersion = 1;
-    m.xCreate = nullptr;  // eponymous-only
-    m.xConnect = Connect;
-    m.xBestIndex = BestIndex;
-    m.xDisconnect = Disconnect;
-    m.xDestroy = Disconnect;
-    m.xOpen = Open;
-    m.xClose = Close;
-    m.xFilter = Filter;
-    m.xNext = Next;
-    m.xEof = Eof;
-    m.xColumn = ColumnValue;
-    m.xRowid = Rowid;
-    return m;
-  }();
+  // Eponymous-only: no xCreate.
+  static const sqlite3_module kModule = ReadOnlyModule<MetaVtab, MetaCursor>({nullptr, Connect, BestIndex, Disconnect});
   return &kModule;
 }
 

@@ -12,6 +12,7 @@
 #include "sql/select/vtab_search_filter.h"
 #include "sql/select/vtab.h"
 #include "sql/select/vtab_internal.h"
+#include "sql/select/vtab_module.h"
 #include "vigil/query/query.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/sql/result.h"
@@ -35,17 +36,16 @@ struct SearchCursor : sqlite3_vtab_cursor {
   std::vector<int> column_map;
   size_t pos = 0;
   AccessStats* stats = nullptr;
+
+  Status Filter(VigilVtab* vt, const char* idx_str, int argc, sqlite3_value** argv);
+  Status Next(VigilVtab*) {
+    ++pos;
+    return Status::OK();
+  }
+  bool Eof() const { return pos >= rows.size(); }
+  void Column(const VigilVtab& vt, sqlite3_context* ctx, int col) const;
+  sqlite3_int64 Rowid() const { return static_cast<sqlite3_int64>(rows[pos]); }
 };
-
-int Open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
-  *out = new SearchCursor();
-  return SQLITE_OK;
-}
-
-int Close(sqlite3_vtab_cursor* cur) {
-  delete static_cast<SearchCursor*>(cur);
-  return SQLITE_OK;
-}
 
 int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
   auto* vt = static_cast<VigilVtab*>(base);
@@ -68,18 +68,12 @@ int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
   uint64_t present = 0;
   for (size_t arg = 0; arg < by_arg.size(); ++arg) {
     if (by_arg[arg] < 0) continue;
-    info->aConstraintUsage[by_arg[arg]].argvIndex = ++argv;
-    info->aConstraintUsage[by_arg[arg]].omit = 1;
+    PassConstraint(info, by_arg[arg], /*omit=*/true, &argv);
     present |= uint64_t{1} << arg;
   }
   info->idxNum = 0;
-  info->idxStr = sqlite3_mprintf("%llu|%llu", static_cast<unsigned long long>(present),
-                                 static_cast<unsigned long long>(info->colUsed));
-  info->needToFreeIdxStr = 1;
-  const int score_col = first_hidden - 1;
-  if (info->nOrderBy == 1 && info->aOrderBy[0].iColumn == score_col && info->aOrderBy[0].desc == (vector ? 0 : 1)) {
-    info->orderByConsumed = 1;
-  }
+  SetPlan(info, std::to_string(present) + "|" + std::to_string(static_cast<uint64_t>(info->colUsed)));
+  ConsumeOrderBy(info, /*column=*/first_hidden - 1, /*desc=*/!vector);  // by distance, or by score
   info->estimatedCost = 100;
   info->estimatedRows = 10;
   return SQLITE_OK;
@@ -122,14 +116,7 @@ std::string Text(sqlite3_value* v) {
 
 // Projects the hit rows to the used columns.
 Status Project(const query::TableSnapshot& snap, const Schema& schema, uint64_t used, SearchCursor* cur) {
-  std::vector<std::string> columns;
-  cur->column_map.assign(schema.num_fields(), -1);
-  for (size_t i = 0; i < schema.num_fields(); ++i) {
-    if (used & (uint64_t{1} << std::min<size_t>(i, 63))) {
-      cur->column_map[i] = static_cast<int>(columns.size());
-      columns.push_back(schema.field(i).name);
-    }
-  }
+  const std::vector<std::string> columns = UsedColumns(schema, used, &cur->column_map);
   cur->batch = RecordBatch{};
   if (columns.empty() || cur->rows.empty()) return Status::OK();
   std::optional<ScopedIoObserver> observe;
@@ -207,44 +194,20 @@ Status StartSearch(VigilVtab* vt, SearchCursor* cur, const char* idx_str, int ar
   return Project(*snap, *vt->schema, used, cur);
 }
 
-int Filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {
-  auto* vt = static_cast<VigilVtab*>(base->pVtab);
-  // Arguments are SQL NULL when the rewrite passed none (options, prefilter).
-  std::vector<sqlite3_value*> padded(argv, argv + argc);
-  Status st = StartSearch(vt, static_cast<SearchCursor*>(base), idx_str, argc, padded.data());
-  if (!st.ok()) return VtabError(base->pVtab, vt->host, st);
-  return SQLITE_OK;
+Status SearchCursor::Filter(VigilVtab* vt, const char* idx_str, int argc, sqlite3_value** argv) {
+  return StartSearch(vt, this, idx_str, argc, argv);
 }
 
-int Next(sqlite3_vtab_cursor* base) {
-  static_cast<SearchCursor*>(base)->pos++;
-  return SQLITE_OK;
-}
-
-int Eof(sqlite3_vtab_cursor* base) {
-  auto* cur = static_cast<SearchCursor*>(base);
-  return cur->pos >= cur->rows.size() ? 1 : 0;
-}
-
-int ColumnValue(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
-  auto* cur = static_cast<SearchCursor*>(base);
-  auto* vt = static_cast<VigilVtab*>(base->pVtab);
-  const int n = static_cast<int>(vt->schema->num_fields());
+void SearchCursor::Column(const VigilVtab& vt, sqlite3_context* ctx, int col) const {
+  const int n = static_cast<int>(vt.schema->num_fields());
   if (col == n) {
-    sqlite3_result_double(ctx, cur->scores[cur->pos]);
-  } else if (col >= 0 && col < n && cur->column_map[static_cast<size_t>(col)] >= 0) {
-    const Column& c = cur->batch.columns[static_cast<size_t>(cur->column_map[static_cast<size_t>(col)])];
-    ResultValue(ctx, c.ValueAt(cur->pos), vt->schema->field(static_cast<size_t>(col)).type);
+    sqlite3_result_double(ctx, scores[pos]);
+  } else if (col >= 0 && col < n && column_map[static_cast<size_t>(col)] >= 0) {
+    const vigil::Column& c = batch.columns[static_cast<size_t>(column_map[static_cast<size_t>(col)])];
+    ResultValue(ctx, c.ValueAt(pos), vt.schema->field(static_cast<size_t>(col)).type);
   } else {
     sqlite3_result_null(ctx);
   }
-  return SQLITE_OK;
-}
-
-int Rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  auto* cur = static_cast<SearchCursor*>(base);
-  *rowid = static_cast<sqlite3_int64>(cur->rows[cur->pos]);
-  return SQLITE_OK;
 }
 
 std::string VectorExtra() {
@@ -262,21 +225,7 @@ int CreateFts(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3
 }
 
 sqlite3_module MakeModule(decltype(sqlite3_module::xCreate) create) {
-  sqlite3_module m{};
-  m.iVersion = 1;
-  m.xCreate = create;
-  m.xConnect = create;
-  m.xBestIndex = BestIndex;
-  m.xDisconnect = DisconnectVigilVtab;
-  m.xDestroy = DisconnectVigilVtab;
-  m.xOpen = Open;
-  m.xClose = Close;
-  m.xFilter = Filter;
-  m.xNext = Next;
-  m.xEof = Eof;
-  m.xColumn = ColumnValue;
-  m.xRowid = Rowid;
-  return m;
+  return ReadOnlyModule<VigilVtab, SearchCursor>({create, create, BestIndex, DisconnectVigilVtab});
 }
 
 }  // namespace

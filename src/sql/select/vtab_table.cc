@@ -7,6 +7,7 @@
 
 #include "sql/select/vtab.h"
 #include "sql/select/vtab_internal.h"
+#include "sql/select/vtab_module.h"
 #include "vigil/query/query.h"
 
 namespace vigil::sql::internal {
@@ -29,17 +30,15 @@ struct TableCursor : sqlite3_vtab_cursor {
   std::vector<int> column_map;  // vtab column -> batch column, -1 when not projected
   query::IoRecorder* recorder = nullptr;
   AccessStats* stats = nullptr;
+
+  Status Filter(VigilVtab* vt, const char* idx_str, int argc, sqlite3_value** argv);
+  Status Next(VigilVtab* vt);
+  bool Eof() const { return eof; }
+  void Column(const VigilVtab& vt, sqlite3_context* ctx, int col) const;
+  sqlite3_int64 Rowid() const {
+    return static_cast<sqlite3_int64>(scanning ? batch.row_addresses[batch_row] : rows[pos]);
+  }
 };
-
-int Open(sqlite3_vtab* vtab, sqlite3_vtab_cursor** out) {
-  *out = new TableCursor();
-  return SQLITE_OK;
-}
-
-int Close(sqlite3_vtab_cursor* cur) {
-  delete static_cast<TableCursor*>(cur);
-  return SQLITE_OK;
-}
 
 double IndexedCost(const query::TableSnapshot& snap, const Field& f, int op) {
   bool indexed = !snap.IndexOn(f.name, "BTREE").empty() || !snap.IndexOn(f.name, "BITMAP").empty();
@@ -66,30 +65,14 @@ int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
       sqlite3_vtab_in(info, i, 1);
       pc.in_list = true;
     }
-    if (c.op != SQLITE_INDEX_CONSTRAINT_ISNULL) info->aConstraintUsage[i].argvIndex = ++argv;
-    info->aConstraintUsage[i].omit = 0;
+    if (c.op != SQLITE_INDEX_CONSTRAINT_ISNULL) PassConstraint(info, i, /*omit=*/false, &argv);
     fraction *= IndexedCost(**snap, f, c.op);
     pushed.push_back(pc);
   }
-  std::string spec = EncodePushed(pushed, info->colUsed) + "#" + DescribePushed(*vt->schema, pushed);
-  info->idxStr = sqlite3_mprintf("%s", spec.c_str());
-  info->needToFreeIdxStr = 1;
+  SetPlan(info, EncodePushed(pushed, info->colUsed) + "#" + DescribePushed(*vt->schema, pushed));
   info->estimatedRows = static_cast<sqlite3_int64>(rows * fraction) + 1;
   info->estimatedCost = rows * fraction + 10;
   return SQLITE_OK;
-}
-
-// Projected columns of `used` (bit i: column i; bit 63: 63 and above).
-std::vector<std::string> UsedColumns(const Schema& schema, uint64_t used, std::vector<int>* map) {
-  std::vector<std::string> names;
-  map->assign(schema.num_fields(), -1);
-  for (size_t i = 0; i < schema.num_fields(); ++i) {
-    if (used & (uint64_t{1} << std::min<size_t>(i, 63))) {
-      (*map)[i] = static_cast<int>(names.size());
-      names.push_back(schema.field(i).name);
-    }
-  }
-  return names;
 }
 
 Status LoadChunk(const query::TableSnapshot& snap, const std::vector<std::string>& columns, TableCursor* cur) {
@@ -157,60 +140,38 @@ Status StartFilter(VigilVtab* vt, TableCursor* cur, const char* idx_str, int arg
   return Status::OK();
 }
 
-int Filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
-  auto* cur = static_cast<TableCursor*>(base);
-  auto* vt = static_cast<VigilVtab*>(base->pVtab);
-  Status st = StartFilter(vt, cur, idx_str, argc, argv);
-  if (!st.ok()) return VtabError(base->pVtab, vt->host, st);
-  if (!cur->eof) cur->stats->rows++;
-  return SQLITE_OK;
+Status TableCursor::Filter(VigilVtab* vt, const char* idx_str, int argc, sqlite3_value** argv) {
+  VIGIL_RETURN_IF_ERROR(StartFilter(vt, this, idx_str, argc, argv));
+  if (!eof) stats->rows++;
+  return Status::OK();
 }
 
-int Next(sqlite3_vtab_cursor* base) {
-  auto* cur = static_cast<TableCursor*>(base);
-  auto* vt = static_cast<VigilVtab*>(base->pVtab);
-  if (cur->scanning) {
-    if (++cur->batch_row >= cur->batch.num_rows) {
-      Status st = NextScanBatch(cur);
-      if (!st.ok()) return VtabError(base->pVtab, vt->host, st);
-    }
-  } else if (++cur->pos >= cur->rows.size()) {
-    cur->eof = true;
-  } else if (!cur->batch.columns.empty() && cur->pos >= cur->batch_begin + cur->batch.num_rows) {
-    auto snap = vt->host->Snapshot(vt->table);
-    if (!snap.ok()) return VtabError(base->pVtab, vt->host, snap.status());
+Status TableCursor::Next(VigilVtab* vt) {
+  if (scanning) {
+    if (++batch_row >= batch.num_rows) VIGIL_RETURN_IF_ERROR(NextScanBatch(this));
+  } else if (++pos >= rows.size()) {
+    eof = true;
+  } else if (!batch.columns.empty() && pos >= batch_begin + batch.num_rows) {
+    VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, vt->host->Snapshot(vt->table));
     std::vector<int> ignored;
     uint64_t used = 0;
-    for (size_t i = 0; i < cur->column_map.size(); ++i) {
-      if (cur->column_map[i] >= 0) used |= uint64_t{1} << std::min<size_t>(i, 63);
+    for (size_t i = 0; i < column_map.size(); ++i) {
+      if (column_map[i] >= 0) used |= uint64_t{1} << std::min<size_t>(i, 63);
     }
-    Status st = LoadChunk(**snap, UsedColumns(*vt->schema, used, &ignored), cur);
-    if (!st.ok()) return VtabError(base->pVtab, vt->host, st);
+    VIGIL_RETURN_IF_ERROR(LoadChunk(*snap, UsedColumns(*vt->schema, used, &ignored), this));
   }
-  if (!cur->eof) cur->stats->rows++;
-  return SQLITE_OK;
+  if (!eof) stats->rows++;
+  return Status::OK();
 }
 
-int Eof(sqlite3_vtab_cursor* base) { return static_cast<TableCursor*>(base)->eof ? 1 : 0; }
-
-int ColumnValue(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int col) {
-  auto* cur = static_cast<TableCursor*>(base);
-  auto* vt = static_cast<VigilVtab*>(base->pVtab);
-  if (col < 0 || col >= static_cast<int>(cur->column_map.size()) || cur->column_map[col] < 0) {
+void TableCursor::Column(const VigilVtab& vt, sqlite3_context* ctx, int col) const {
+  if (col < 0 || col >= static_cast<int>(column_map.size()) || column_map[col] < 0) {
     sqlite3_result_null(ctx);
-    return SQLITE_OK;
+    return;
   }
-  size_t row = cur->scanning ? cur->batch_row : cur->pos - cur->batch_begin;
-  const Column& c = cur->batch.columns[static_cast<size_t>(cur->column_map[col])];
-  ResultValue(ctx, c.ValueAt(row), vt->schema->field(static_cast<size_t>(col)).type);
-  return SQLITE_OK;
-}
-
-int Rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  auto* cur = static_cast<TableCursor*>(base);
-  RowAddress a = cur->scanning ? cur->batch.row_addresses[cur->batch_row] : cur->rows[cur->pos];
-  *rowid = static_cast<sqlite3_int64>(a);
-  return SQLITE_OK;
+  const size_t row = scanning ? batch_row : pos - batch_begin;
+  const vigil::Column& c = batch.columns[static_cast<size_t>(column_map[col])];
+  ResultValue(ctx, c.ValueAt(row), vt.schema->field(static_cast<size_t>(col)).type);
 }
 
 int Create(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vtab** out, char** err) {
@@ -220,23 +181,8 @@ int Create(sqlite3* db, void* aux, int argc, const char* const* argv, sqlite3_vt
 }  // namespace
 
 const sqlite3_module* TableModule() {
-  static const sqlite3_module kModule = [] {
-    sqlite3_module m{};
-    m.iVersion = 1;
-    m.xCreate = Create;
-    m.xConnect = Create;
-    m.xBestIndex = BestIndex;
-    m.xDisconnect = DisconnectVigilVtab;
-    m.xDestroy = DisconnectVigilVtab;
-    m.xOpen = Open;
-    m.xClose = Close;
-    m.xFilter = Filter;
-    m.xNext = Next;
-    m.xEof = Eof;
-    m.xColumn = ColumnValue;
-    m.xRowid = Rowid;
-    return m;
-  }();
+  static const sqlite3_module kModule =
+      ReadOnlyModule<VigilVtab, TableCursor>({Create, Create, BestIndex, DisconnectVigilVtab});
   return &kModule;
 }
 
