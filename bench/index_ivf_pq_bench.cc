@@ -244,7 +244,7 @@ Result<std::string> MakeSqlRoot(const DataGenerator& gen, const std::string& wor
   const std::string dir = work_dir + "/sql_root";
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(dir));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, store.get());
+  jobs::TableCatalog catalog(&root, &store->catalog());
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Create(TableName{"local", "bench", "vectors"}, gen.schema(),
                                                                 Props("CREATE_TABLE")));
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(entry.locator));

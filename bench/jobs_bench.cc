@@ -183,7 +183,7 @@ Result<nlohmann::json> RunJobsBench(const BenchArgs& args) {
   jobs::JobStoreOptions so;
   so.uri = "sqlite://" + args.work_dir + "/meta.db";
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::JobStore::Open(so));
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry table, store->RegisterTable("local", "db", "docs", path, NowMs()));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry table, store->catalog().RegisterTable("local", "db", "docs", path, NowMs()));
   jobs::Admission admission(store.get(), {});
 
   VIGIL_ASSIGN_OR_RETURN(Drive vigil, DriveClients(clients, warmup, seconds, [&](int c, int64_t i) -> Status {

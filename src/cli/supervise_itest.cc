@@ -76,7 +76,7 @@ class SuperviseTest : public ::testing::Test {
     auto store = jobs::OpenRootJobStore(*root_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    ASSERT_TRUE(store_->LookupTable("local", "db", "t")->has_value()) << "import --create registers the table";
+    ASSERT_TRUE(store_->catalog().LookupTable("local", "db", "t")->has_value()) << "import --create registers the table";
   }
 
   jobs::JobRecord Admit(const std::string& name, const std::string& table = "t") {

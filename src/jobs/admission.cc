@@ -30,7 +30,7 @@ struct Target {
 };
 
 Result<Target> LoadTarget(JobStore* store, const IndexTarget& t) {
-  VIGIL_ASSIGN_OR_RETURN(auto entry, store->LookupTable(t.catalog, t.database, t.table));
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store->catalog().LookupTable(t.catalog, t.database, t.table));
   if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
   Target out;
   out.table = *entry;
@@ -135,7 +135,7 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
 }
 
 Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& target, const std::string& name) {
-  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(target.catalog, target.database, target.table));
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(target.catalog, target.database, target.table));
   if (!entry) return std::optional<JobRecord>();
   const std::string normalized = NormalizeIndexNameV1(name);
   // Only jobs in these states can hold a fence (HoldsFence); each listing is bounded.

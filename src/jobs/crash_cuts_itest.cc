@@ -136,7 +136,7 @@ class CrashCutTest : public ::testing::Test {
     ASSERT_TRUE((*ds)->Append(reader.get(), {}).ok());
     store_ = OpenStore();
     ASSERT_NE(store_, nullptr);
-    auto table = store_->RegisterTable("local", "db", "docs", path_, clock_.NowMs());
+    auto table = store_->catalog().RegisterTable("local", "db", "docs", path_, clock_.NowMs());
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = *table;
   }
@@ -466,7 +466,7 @@ TEST_F(CrashCutTest, C2_AdmissionRacesDropTable) {
   int admissions_won = 0;
   for (int round = 0; round < 12; ++round) {
     const std::string table = "race" + std::to_string(round);
-    auto entry = store_->RegisterTable("local", "db", table, path_, clock_.NowMs());
+    auto entry = store_->catalog().RegisterTable("local", "db", table, path_, clock_.NowMs());
     ASSERT_TRUE(entry.ok()) << entry.status().ToString();
     const std::string incarnation = entry->table_incarnation;
     std::vector<int> st = Race({
@@ -491,7 +491,7 @@ TEST_F(CrashCutTest, C2_AdmissionRacesDropTable) {
     f.include_archived = true;
     auto jobs = store_->List(f);
     ASSERT_TRUE(jobs.ok()) << jobs.status().ToString();
-    auto registered = store_->LookupTable("local", "db", table);
+    auto registered = store_->catalog().LookupTable("local", "db", table);
     ASSERT_TRUE(registered.ok());
     if (admit == 0) {
       ++admissions_won;

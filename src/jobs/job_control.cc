@@ -70,7 +70,7 @@ std::string_view Name(ResolveAction a) {
 
 Result<bool> JobControl::TargetResolves(const JobRecord& job) {
   VIGIL_ASSIGN_OR_RETURN(auto entry,
-                         store_->LookupTable(job.spec.catalog_name, job.spec.database_name, job.spec.table_name));
+                         store_->catalog().LookupTable(job.spec.catalog_name, job.spec.database_name, job.spec.table_name));
   return entry.has_value() && entry->table_incarnation == job.spec.table_incarnation &&
          entry->catalog_incarnation == job.spec.catalog_incarnation;
 }
@@ -222,7 +222,7 @@ Result<int64_t> JobControl::RefreshTable(const std::string& catalog, const std::
   if (!who.Has(Privilege::kAlter, catalog, db, table)) {
     return Status::PermissionDenied("ALTER on " + full + " is required for REFRESH TABLE");
   }
-  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(catalog, db, table));
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(catalog, db, table));
   if (!entry) return Status::NotFound("table " + full + " does not exist");
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
   VIGIL_ASSIGN_OR_RETURN(int64_t generation, store_->BumpRefreshGeneration(txn, entry->table_incarnation, NowMs()));
@@ -237,7 +237,7 @@ Status JobControl::GuardedTableChange(const std::string& catalog, const std::str
   if (!who.Has(Privilege::kAlter, catalog, db, table)) {
     return Status::PermissionDenied("ALTER on " + full + " is required to change the table");
   }
-  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->LookupTable(catalog, db, table));
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(catalog, db, table));
   if (!entry) return Status::NotFound("table " + full + " does not exist");
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
   Status guard = store_->CheckNoGuard(txn, entry->table_incarnation);

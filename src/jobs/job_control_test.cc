@@ -33,7 +33,7 @@ class JobControlTest : public ::testing::Test {
     JobStoreOptions so;
     so.uri = "sqlite://" + dir_.Join("meta.db");
     store_ = *JobStore::Open(so);
-    ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());
+    ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());
     runner_ = std::make_unique<JobRunner>(store_.get(), &executor_, RunnerOptions{});
     ASSERT_TRUE(runner_->Start(now_).ok());
     control_ = std::make_unique<JobControl>(store_.get(), [this] { return now_; });
@@ -148,7 +148,7 @@ TEST_F(JobControlTest, OrphanJobsAreVisibleToAdminOnly) {
   JobRecord job = Admit("a_idx");
   ASSERT_TRUE(control_->Cancel(job.job_id, admin_).ok());
   ASSERT_TRUE(control_->DropTable("local", "db", "docs", admin_).ok());
-  ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());  // a new incarnation
+  ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());  // a new incarnation
   Principal writer = Grant("local.db.docs", {Privilege::kAlter});
   EXPECT_EQ(control_->Show(job.job_id, writer).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(control_->List({}, writer)->empty());
@@ -257,18 +257,18 @@ TEST_F(JobControlTest, DropTableAndSchemaChangesAreRefusedWhileGuarded) {
   EXPECT_NE(st.message().find(std::to_string(job.job_id)), std::string::npos);
   EXPECT_FALSE(ran);
   EXPECT_EQ(control_->DropTable("local", "db", "docs", admin_).code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(store_->LookupTable("local", "db", "docs")->has_value());
+  ASSERT_TRUE(store_->catalog().LookupTable("local", "db", "docs")->has_value());
   Principal reader = Grant("local.db.docs", {Privilege::kShow});
   EXPECT_EQ(control_->DropTable("local", "db", "docs", reader).code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(control_->DropTable("local", "db", "docs", Principal{}).code(), StatusCode::kNotFound);
 
   ASSERT_TRUE(control_->Resolve(job.job_id, ResolveAction::kForceReleaseWithoutRefresh, "drop it", admin_).ok());
   EXPECT_TRUE(control_->DropTable("local", "db", "docs", admin_).ok());
-  EXPECT_FALSE(store_->LookupTable("local", "db", "docs")->has_value());
+  EXPECT_FALSE(store_->catalog().LookupTable("local", "db", "docs")->has_value());
 }
 
 TEST_F(JobControlTest, RefreshTableBumpsTheGenerationAndWaitSeesFinalStates) {
-  auto entry = **store_->LookupTable("local", "db", "docs");
+  auto entry = **store_->catalog().LookupTable("local", "db", "docs");
   const int64_t before = *store_->GetRefreshGeneration(entry.table_incarnation);
   auto bumped = control_->RefreshTable("local", "db", "docs", admin_);
   ASSERT_TRUE(bumped.ok()) << bumped.status().ToString();

@@ -636,7 +636,7 @@ class World {
     OpenStore();
     for (int t = 0; t < config_.tables; ++t) {
       tables_.push_back(
-          MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "register table"));
+          MustOk(store_->catalog().RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "register table"));
     }
     StartLeader(/*takeover=*/true);
     Check();
@@ -1422,10 +1422,10 @@ class World {
       return;
     }
     MODEL_CHECK(st.ok(), "DROP TABLE of an unguarded table: " << st.ToString());
-    auto gone = MustOk(store_->LookupTable("local", "db", kTables[t]), "lookup");
+    auto gone = MustOk(store_->catalog().LookupTable("local", "db", kTables[t]), "lookup");
     MODEL_CHECK(!gone, "the dropped table is still registered");
     const std::string old = tables_[t].table_incarnation;
-    tables_[t] = MustOk(store_->RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "re-register");
+    tables_[t] = MustOk(store_->catalog().RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "re-register");
     MODEL_CHECK(tables_[t].table_incarnation != old, "a re-created table gets a new incarnation");
   }
 

@@ -1,4 +1,4 @@
-// JobStore: opening, the table registry and target guards, admission (T1),
+// JobStore: opening, target guards, admission (T1),
 // reads, and the generic compare-and-set every transition goes through.
 #include "vigil/jobs/job_store.h"
 
@@ -9,7 +9,6 @@
 #include "jobs/job_rows.h"
 #include "jobs/job_schema.h"
 #include "jobs/job_store_internal.h"
-#include "vigil/common/uuid.h"
 #include "vigil/meta/migrations.h"
 
 namespace vigil::jobs {
@@ -51,33 +50,6 @@ using internal::Locked;
 using meta::Connection;
 using meta::Row;
 
-Result<TableEntry> ParseTable(const Row& row) {
-  TableEntry t;
-  VIGIL_ASSIGN_OR_RETURN(t.catalog_name, row.Text(0));
-  VIGIL_ASSIGN_OR_RETURN(t.database_name, row.Text(1));
-  VIGIL_ASSIGN_OR_RETURN(t.table_name, row.Text(2));
-  VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, row.Text(3));
-  VIGIL_ASSIGN_OR_RETURN(t.table_incarnation, row.Text(4));
-  VIGIL_ASSIGN_OR_RETURN(t.locator, row.Text(5));
-  VIGIL_ASSIGN_OR_RETURN(t.created_at_ms, row.Int(6));
-  return t;
-}
-
-Result<std::optional<TableEntry>> LoadTable(Connection& conn, std::string_view sql, const meta::Params& p) {
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql, p));
-  if (!row) return std::optional<TableEntry>();
-  VIGIL_ASSIGN_OR_RETURN(TableEntry t, ParseTable(*row));
-  return std::optional<TableEntry>(std::move(t));
-}
-
-Result<std::string> EnsureCatalog(Connection& conn, const std::string& catalog, int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(
-      conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectCatalog, {catalog}));
-  if (!row) return Status::Internal("catalog '" + catalog + "' vanished after insert");
-  return row->Text(0);
-}
-
 Status CheckNoGuardOn(Connection& conn, const std::string& table_incarnation) {
   VIGIL_RETURN_IF_ERROR(
       conn.Query(Locked(conn, sql::kSelectTableByIncarnation), {table_incarnation}).status());
@@ -94,18 +66,17 @@ Status CheckNoGuardOn(Connection& conn, const std::string& table_incarnation) {
 
 Status DropTableOn(Connection& conn, const std::string& catalog, const std::string& database,
                    const std::string& table) {
-  VIGIL_ASSIGN_OR_RETURN(std::optional<TableEntry> t,
-                         LoadTable(conn, Locked(conn, sql::kSelectTable), {catalog, database, table}));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<TableEntry> t, CatalogStore::LookupOn(conn, catalog, database, table, true));
   if (!t) return Status::NotFound("table " + catalog + "." + database + "." + table + " is not registered");
   VIGIL_RETURN_IF_ERROR(CheckNoGuardOn(conn, t->table_incarnation));
-  return conn.Execute(sql::kDeleteTable, {t->table_incarnation}).status();
+  return CatalogStore::DeleteOn(conn, t->table_incarnation);
 }
 
 // NotFound unless the spec's table is registered with the spec's incarnations; locks its row.
 Status CheckTarget(Connection& conn, const JobSpec& spec) {
   VIGIL_ASSIGN_OR_RETURN(
       std::optional<TableEntry> t,
-      LoadTable(conn, Locked(conn, sql::kSelectTable), {spec.catalog_name, spec.database_name, spec.table_name}));
+      CatalogStore::LookupOn(conn, spec.catalog_name, spec.database_name, spec.table_name, /*lock=*/true));
   if (!t || t->table_incarnation != spec.table_incarnation ||
       t->catalog_incarnation != spec.catalog_incarnation) {
     return Status::NotFound("table " + spec.catalog_name + "." + spec.database_name + "." + spec.table_name +
@@ -224,46 +195,6 @@ Status JobStore::WithWrite(const std::function<Status(meta::Connection&)>& fn) {
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
   VIGIL_RETURN_IF_ERROR(fn(txn.conn()));
   return txn.Commit();
-}
-
-Result<TableEntry> JobStore::RegisterTable(const std::string& catalog, const std::string& database,
-                                           const std::string& table, const std::string& locator, int64_t now_ms) {
-  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms);
-}
-
-Result<TableEntry> JobStore::RegisterTable(const std::string& catalog, const std::string& database,
-                                           const std::string& table, const std::string& table_incarnation,
-                                           const std::string& locator, int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxIndexNameBytes));
-  VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxIndexNameBytes));
-  VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxIndexNameBytes));
-  VIGIL_RETURN_IF_ERROR(CheckText("locator", locator, kMaxMessageBytes));
-  Result<Uuid> incarnation = Uuid::Parse(table_incarnation);
-  if (!incarnation.ok()) return incarnation.status().WithContext("table incarnation");
-  TableEntry t{catalog, database, table, "", incarnation->ToString(), locator, now_ms};
-  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
-    VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, EnsureCatalog(conn, catalog, now_ms));
-    return conn.Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms})
-        .status();
-  }));
-  return t;
-}
-
-Result<std::vector<TableEntry>> JobStore::ListTables(const std::string& catalog, const std::string& database) {
-  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectTablesOfDatabase, {catalog, database}));
-  std::vector<TableEntry> out;
-  for (const Row& row : rows) {
-    VIGIL_ASSIGN_OR_RETURN(TableEntry t, ParseTable(row));
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-Result<std::optional<TableEntry>> JobStore::LookupTable(const std::string& catalog, const std::string& database,
-                                                        const std::string& table) {
-  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  return LoadTable(*conn, sql::kSelectTable, {catalog, database, table});
 }
 
 Status JobStore::DropTable(const std::string& catalog, const std::string& database, const std::string& table) {

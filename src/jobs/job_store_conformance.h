@@ -34,7 +34,7 @@ class JobStoreConformanceTest : public ::testing::TestWithParam<testing::Databas
     env_ = std::move(env).value();
     Reopen();
     ASSERT_NE(store_, nullptr);
-    auto table = store_->RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
+    auto table = store_->catalog().RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = *table;
     auto lease = store_->AcquireLeader("leader-a", now_, kLeaseTtl);
@@ -289,14 +289,14 @@ TEST_P(JobStoreConformanceTest, AdmissionNeedsTheRegisteredIncarnation) {
   EXPECT_EQ(store_->Admit(s, "alice", now_).status().code(), StatusCode::kNotFound);
   // Dropped and re-created: a new incarnation; the old one cannot admit.
   ASSERT_OK(store_->DropTable("local", "db", "docs"));
-  auto again = store_->RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
+  auto again = store_->catalog().RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
   ASSERT_TRUE(again.ok());
   EXPECT_NE(again->table_incarnation, table_.table_incarnation);
   EXPECT_EQ(again->catalog_incarnation, table_.catalog_incarnation);
   EXPECT_EQ(store_->Admit(Spec("idx"), "alice", now_).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->Admit(Spec("idx", &*again), "alice", now_).ok());
-  EXPECT_EQ(store_->RegisterTable("local", "db", "docs", "/x", now_).status().code(), StatusCode::kAlreadyExists);
-  auto looked = store_->LookupTable("local", "db", "docs");
+  EXPECT_EQ(store_->catalog().RegisterTable("local", "db", "docs", "/x", now_).status().code(), StatusCode::kAlreadyExists);
+  auto looked = store_->catalog().LookupTable("local", "db", "docs");
   ASSERT_TRUE(looked.ok() && looked->has_value());
   EXPECT_EQ(**looked, *again);
 }
@@ -310,7 +310,7 @@ TEST_P(JobStoreConformanceTest, FenceBlocksSameNameUntilReleasedAndRefusesCaseOn
   EXPECT_EQ(case_only.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(case_only.status().message().find("ambiguous"), std::string::npos);
   // Another table's same name is a different fence key.
-  auto other = store_->RegisterTable("local", "db", "other", "/root/db/other.vgl", now_);
+  auto other = store_->catalog().RegisterTable("local", "db", "other", "/root/db/other.vgl", now_);
   ASSERT_TRUE(other.ok());
   EXPECT_TRUE(store_->Admit(Spec("emb_idx", &*other), "bob", now_).ok());
   MustOk(store_->Cancel(User(first)));
@@ -648,7 +648,7 @@ TEST_P(JobStoreConformanceTest, GuardBlocksDropTableWhileAJobIsActiveOrUnknown) 
   MustOk(store_->ForceWithoutRefresh(User(u), "gone"));
   ASSERT_OK(store_->DropTable("local", "db", "docs"));
   EXPECT_EQ(store_->DropTable("local", "db", "docs").code(), StatusCode::kNotFound);
-  auto looked = store_->LookupTable("local", "db", "docs");
+  auto looked = store_->catalog().LookupTable("local", "db", "docs");
   ASSERT_TRUE(looked.ok());
   EXPECT_FALSE(looked->has_value());
 }
@@ -791,7 +791,7 @@ TEST_P(JobStoreConformanceTest, ListFiltersAreBoundedAndExact) {
   JobRecord u = Finished("u", AttemptResult::kUnknown);
   JobRecord c = Finished("c", AttemptResult::kCommitted);
   JobRecord p = MustAdmit("p");
-  auto other = store_->RegisterTable("local", "db2", "docs", "/root/db2/docs.vgl", now_);
+  auto other = store_->catalog().RegisterTable("local", "db2", "docs", "/root/db2/docs.vgl", now_);
   ASSERT_TRUE(other.ok());
   ASSERT_TRUE(store_->Admit(Spec("p", &*other), "bob", now_).ok());
   JobFilter f;
@@ -1027,9 +1027,9 @@ TEST_P(JobStoreConformanceTest, FiltersOnIndexNameCreationTimeAndJobIdAreExact) 
 // A non-administrator's listing is filtered by the store: its scopes, and only targets that
 // still resolve; more scopes than one query takes are split and merged without duplicates.
 TEST_P(JobStoreConformanceTest, VisibleScopesAreFilteredInTheStore) {
-  auto other = store_->RegisterTable("local", "db", "other", "/root/db/other.vgl", now_);
-  auto db2 = store_->RegisterTable("local", "db2", "docs", "/root/db2/docs.vgl", now_);
-  auto gone = store_->RegisterTable("local", "db", "gone", "/root/db/gone.vgl", now_);
+  auto other = store_->catalog().RegisterTable("local", "db", "other", "/root/db/other.vgl", now_);
+  auto db2 = store_->catalog().RegisterTable("local", "db2", "docs", "/root/db2/docs.vgl", now_);
+  auto gone = store_->catalog().RegisterTable("local", "db", "gone", "/root/db/gone.vgl", now_);
   ASSERT_TRUE(other.ok() && db2.ok() && gone.ok());
   JobRecord docs = MustAdmit("a");
   JobRecord in_other = MustOk(store_->Admit(Spec("a", &*other), "bob", now_));

@@ -24,7 +24,7 @@ namespace {
 TEST_P(JobStoreConformanceTest, AdmissionRacingDropTableSerializesSoExactlyOneWins) {
   for (int round = 0; round < 20; ++round) {
     std::string name = "t" + std::to_string(round);
-    auto table = store_->RegisterTable("local", "db", name, "/root/db/" + name, now_);
+    auto table = store_->catalog().RegisterTable("local", "db", name, "/root/db/" + name, now_);
     ASSERT_TRUE(table.ok());
     std::atomic<int> go{0};
     Result<JobRecord> admitted = Status::Internal("not run");
@@ -47,7 +47,7 @@ TEST_P(JobStoreConformanceTest, AdmissionRacingDropTableSerializesSoExactlyOneWi
     ASSERT_NE(admitted.ok(), dropped.ok()) << admitted.status().ToString() << " / " << dropped.ToString();
     if (admitted.ok()) {
       EXPECT_EQ(dropped.code(), StatusCode::kFailedPrecondition);
-      EXPECT_TRUE(store_->LookupTable("local", "db", name).value().has_value());
+      EXPECT_TRUE(store_->catalog().LookupTable("local", "db", name).value().has_value());
     } else {
       EXPECT_EQ(admitted.status().code(), StatusCode::kNotFound);
       JobFilter f;

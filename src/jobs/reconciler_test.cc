@@ -38,7 +38,7 @@ class ReconcilerTest : public ::testing::Test {
     auto reader = gen_->NewReader();
     ASSERT_TRUE(ds->Append(reader.get(), {}).ok());
     OpenStore();
-    ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());
+    ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());
     auto lease = store_->AcquireLeader(kHolder, now_, kLeaseTtl);
     ASSERT_TRUE(lease.ok()) << lease.status().ToString();
     epoch_ = lease->epoch;

@@ -34,7 +34,7 @@ class RunnerTest : public ::testing::Test {
     JobStoreOptions so;
     so.uri = "sqlite://" + dir_.Join("meta.db");
     store_ = *JobStore::Open(so);
-    ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());
+    ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());
     runner_ = std::make_unique<JobRunner>(store_.get(), &executor_, RunnerOptions{});
     ASSERT_TRUE(runner_->Start(now_).ok());
   }
@@ -271,7 +271,7 @@ TEST_F(RunnerTest, ConcurrentAttemptsRunTablesInParallelOneAttemptPerTable) {
   const std::string other = dir_.Join("db/other.vgl");
   auto ds = *Dataset::Create(other, gen->schema(), {});
   ASSERT_TRUE(ds->Append(gen->NewReader().get(), {}).ok());
-  ASSERT_TRUE(store_->RegisterTable("local", "db", "other", other, now_).ok());
+  ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "other", other, now_).ok());
   Admission admission(store_.get(), {});
   auto a = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
   auto b = *admission.Create(Create("id_idx", "id", index::IndexType::kBtree), "admin", now_);

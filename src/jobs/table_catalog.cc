@@ -14,9 +14,9 @@ Status Missing(const TableName& name) { return Status::NotFound("table " + name.
 
 }  // namespace
 
-TableCatalog::TableCatalog(const Root* root, JobStore* store) : root_(root), store_(store) {}
+TableCatalog::TableCatalog(const Root* root, CatalogStore* store) : root_(root), store_(store) {}
 
-TableCatalog::TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms)
+TableCatalog::TableCatalog(const Root* root, CatalogStore* store, std::function<int64_t()> now_ms)
     : root_(root), store_(store), now_ms_(std::move(now_ms)) {}
 
 Result<std::optional<TableEntry>> TableCatalog::Find(const TableName& name) {

@@ -43,7 +43,7 @@ class WorkerExecutorTest : public ::testing::Test {
     JobStoreOptions so;
     so.uri = "sqlite://" + dir_.Join("meta.db");
     store_ = *JobStore::Open(so);
-    ASSERT_TRUE(store_->RegisterTable("local", "db", "docs", path_, now_).ok());
+    ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());
   }
   void TearDown() override { failpoint::DisarmAll(); }
 

@@ -115,7 +115,7 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathPara
                                                                   const std::string& token) {
   VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(params));
   VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(params));
-  jobs::TableCatalog catalog(&root_, jobs_.get());
+  jobs::TableCatalog catalog(&root_, &jobs_->catalog());
   Result<std::shared_ptr<Dataset>> ds = catalog.Open(vigil::TableName{std::string(kLocalCatalog), db, table});
   if (ds.status().code() == StatusCode::kNotFound) return std::optional<HttpResponse>();
   VIGIL_RETURN_IF_ERROR(ds.status());

@@ -1,6 +1,5 @@
 // The durable job store (seed 000 sections 5, 7-9, appendices B and C;
-// DESIGN.md sections 2, 3, 5): the table registry (catalog and table
-// incarnations, locators), index jobs with their append-only events, same-name
+// DESIGN.md sections 2, 3, 5): index jobs with their append-only events, same-name
 // fences, target guards, the leader lease, node epochs and per-table refresh
 // generations, on meta::Database (SQLite or PostgreSQL, one shared conformance
 // suite). Every job write is one transaction: a compare-and-set on the job's
@@ -24,6 +23,7 @@
 
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
+#include "vigil/jobs/catalog_store.h"
 #include "vigil/jobs/job_record.h"
 #include "vigil/jobs/job_state.h"
 #include "vigil/jobs/request_claim.h"
@@ -34,18 +34,6 @@ namespace vigil::jobs {
 struct JobStoreOptions {
   std::string uri;  // see meta::Database::Open
   meta::DatabaseOptions database;
-};
-
-struct TableEntry {
-  std::string catalog_name;
-  std::string database_name;
-  std::string table_name;
-  std::string catalog_incarnation;
-  std::string table_incarnation;
-  std::string locator;
-  int64_t created_at_ms = 0;
-
-  bool operator==(const TableEntry&) const = default;
 };
 
 constexpr int kMaxListLimit = 1000;
@@ -213,19 +201,10 @@ class JobStore {
 
   meta::Database& database() { return *db_; }
 
-  // ---- Table registry ----
-  // Registers a new table (and its catalog on first use) with a fresh random table incarnation.
-  // AlreadyExists when the name is registered.
-  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
-                                   const std::string& table, const std::string& locator, int64_t now_ms);
-  // The same with the caller's table incarnation (a UUID, unique for ever).
-  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
-                                   const std::string& table, const std::string& table_incarnation,
-                                   const std::string& locator, int64_t now_ms);
-  // The registered tables of one database, by table name.
-  Result<std::vector<TableEntry>> ListTables(const std::string& catalog, const std::string& database);
-  Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,
-                                                const std::string& table);
+  // The table registry (catalog_store.h) on the same database.
+  CatalogStore& catalog() { return catalog_; }
+
+  // ---- Tables and their guards ----
   // Drops a registered table after CheckNoGuard; a re-registered one gets a new incarnation.
   // NotFound when not registered; FailedPrecondition when guarded.
   Status DropTable(const std::string& catalog, const std::string& database, const std::string& table);
@@ -366,7 +345,7 @@ class JobStore {
   // UNKNOWN ones still holding their fence become tombstones. Nothing is deleted.
   Result<ArchiveResult> Archive(int64_t before_ms, int64_t now_ms);
 
-  explicit JobStore(std::unique_ptr<meta::Database> db) : db_(std::move(db)) {}
+  explicit JobStore(std::unique_ptr<meta::Database> db) : db_(std::move(db)), catalog_(db_.get()) {}
 
  private:
   friend class JobCursor;
@@ -382,6 +361,7 @@ class JobStore {
   Result<std::vector<JobRecord>> Page(const JobFilter& filter);
 
   const std::unique_ptr<meta::Database> db_;
+  CatalogStore catalog_;
 };
 
 }  // namespace vigil::jobs

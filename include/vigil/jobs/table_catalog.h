@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "vigil/common/status.h"
-#include "vigil/jobs/job_store.h"
+#include "vigil/jobs/catalog_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/storage/root.h"
@@ -29,9 +29,9 @@ namespace vigil::jobs {
 class TableCatalog {
  public:
   // Registrations are stamped by root->env(); both pointers must outlive the catalog.
-  TableCatalog(const Root* root, JobStore* store);
+  TableCatalog(const Root* root, CatalogStore* store);
   // The same, stamped by `now_ms` (Unix milliseconds) instead.
-  TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms);
+  TableCatalog(const Root* root, CatalogStore* store, std::function<int64_t()> now_ms);
 
   // The registered incarnation of `name`, or nullopt. InvalidArgument for a bad or reserved name.
   Result<std::optional<TableEntry>> Find(const TableName& name);
@@ -62,7 +62,7 @@ class TableCatalog {
   Result<std::string> MoveDirAside(const std::string& dir, const std::string& incarnation);
 
   const Root* root_;
-  JobStore* store_;
+  CatalogStore* store_;
   std::function<int64_t()> now_ms_;  // empty: root_->env()
 
   int64_t NowMs() const { return now_ms_ ? now_ms_() : root_->env()->NowMs(); }

@@ -96,7 +96,7 @@ class JobListingTest : public ::testing::Test {
 
   // Inserts `n` terminal FAILED jobs of db.<table> in one statement.
   void BulkJobs(int n, const std::string& table) {
-    auto t = store_->LookupTable("local", "db", table);
+    auto t = store_->catalog().LookupTable("local", "db", table);
     ASSERT_TRUE(t.ok() && t->has_value());
     auto conn = store_->database().Acquire();
     ASSERT_TRUE(conn.ok());

@@ -203,7 +203,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   // so a table dropped and re-created by another process is never read at its old files.
   Result<generations::GenerationManager*> Manager(const vigil::TableName& table) {
     const std::string key = table.ToString();
-    jobs::TableCatalog catalog(&root_, store_);
+    jobs::TableCatalog catalog(&root_, &store_->catalog());
     VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
     auto it = managers_.find(key);
     if (it != managers_.end() && it->second->path() != entry.locator) {

@@ -1,0 +1,64 @@
+// The table registry in the metadata store: which catalog and table incarnation
+// a name means, and where its data lives (the locator). Index jobs refer to
+// tables by these incarnations, so the registry shares the job store's
+// database and its first migration (jobs/job_schema.cc); admission and DROP
+// TABLE read and change it inside the job store's own write transactions
+// through the *On functions.
+//
+// Times are Unix milliseconds passed by the caller.
+// Thread safety: a CatalogStore is thread-safe (its database is); the *On
+// functions run on the caller's connection, used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vigil/common/status.h"
+#include "vigil/meta/database.h"
+
+namespace vigil::jobs {
+
+struct TableEntry {
+  std::string catalog_name;
+  std::string database_name;
+  std::string table_name;
+  std::string catalog_incarnation;
+  std::string table_incarnation;
+  std::string locator;
+  int64_t created_at_ms = 0;
+
+  bool operator==(const TableEntry&) const = default;
+};
+
+class CatalogStore {
+ public:
+  // `db` outlives the store and holds the job store's schema.
+  explicit CatalogStore(meta::Database* db) : db_(db) {}
+
+  // Registers a new table (and its catalog on first use) with a fresh random table incarnation.
+  // AlreadyExists when the name is registered.
+  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
+                                   const std::string& table, const std::string& locator, int64_t now_ms);
+  // The same with the caller's table incarnation (a UUID, unique for ever).
+  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
+                                   const std::string& table, const std::string& table_incarnation,
+                                   const std::string& locator, int64_t now_ms);
+  // The registered tables of one database, by table name.
+  Result<std::vector<TableEntry>> ListTables(const std::string& catalog, const std::string& database);
+  Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,
+                                                const std::string& table);
+
+  // On the caller's transaction: the registered table, its row locked when `lock`.
+  static Result<std::optional<TableEntry>> LookupOn(meta::Connection& conn, const std::string& catalog,
+                                                    const std::string& database, const std::string& table,
+                                                    bool lock);
+  // On the caller's transaction: removes the registration of a table incarnation.
+  static Status DeleteOn(meta::Connection& conn, const std::string& table_incarnation);
+
+ private:
+  meta::Database* const db_;
+};
+
+}  // namespace vigil::jobs
