@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -104,11 +104,11 @@ Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   VIGIL_ASSIGN_OR_RETURN(ChildRun child, RunChild([&](int fd) {
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::close(fd);
-    ::execv(cargv[0], cargv.data());
-  }));
+                           ::dup2(fd, 1);
+                           ::dup2(fd, 2);
+                           ::close(fd);
+                           ::execv(cargv[0], cargv.data());
+                         }));
   const struct rusage& ru = child.usage;
   ProgramRun run;
   run.output = std::move(child.output);
@@ -117,22 +117,21 @@ Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
   if (!ExitedZero(child.status)) {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    return Status::Internal("`" + cmd + "` failed (wait status " + std::to_string(child.status) + "):\n" +
-                            run.output);
+    return Status::Internal("`" + cmd + "` failed (wait status " + std::to_string(child.status) + "):\n" + run.output);
   }
   return run;
 }
 
 Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohmann::json()>& body) {
   VIGIL_ASSIGN_OR_RETURN(ChildRun child, RunChild([&](int fd) {
-    std::string out = body().dump();
-    for (size_t at = 0; at < out.size();) {
-      ssize_t n = ::write(fd, out.data() + at, out.size() - at);
-      if (n <= 0) ::_exit(2);
-      at += static_cast<size_t>(n);
-    }
-    ::_exit(0);
-  }));
+                           std::string out = body().dump();
+                           for (size_t at = 0; at < out.size();) {
+                             ssize_t n = ::write(fd, out.data() + at, out.size() - at);
+                             if (n <= 0) ::_exit(2);
+                             at += static_cast<size_t>(n);
+                           }
+                           ::_exit(0);
+                         }));
   if (!ExitedZero(child.status)) return Status::Internal("a benchmark child failed");
   auto j = nlohmann::json::parse(child.output, nullptr, false);
   if (j.is_discarded() || j.contains("error")) return Status::Internal("benchmark child failed: " + child.output);

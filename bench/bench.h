@@ -17,8 +17,8 @@
 namespace vigil::bench {
 
 struct BenchArgs {
-  std::string work_dir;                         // scratch space; created by the caller
-  std::map<std::string, std::string> options;   // --opt key=value pairs
+  std::string work_dir;                        // scratch space; created by the caller
+  std::map<std::string, std::string> options;  // --opt key=value pairs
 
   // Option `key` as an integer, or `def` when absent.
   int64_t Int(const std::string& key, int64_t def) const;
@@ -73,5 +73,4 @@ Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohman
 }  // namespace vigil::bench
 
 #define VIGIL_REGISTER_BENCH(name, description, fn) \
-  static const bool VIGIL_CONCAT_(vigil_bench_registered_, __LINE__) = \
-      ::vigil::bench::Register({name, description, fn})
+  static const bool VIGIL_CONCAT_(vigil_bench_registered_, __LINE__) = ::vigil::bench::Register({name, description, fn})

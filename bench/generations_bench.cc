@@ -23,8 +23,8 @@
 #include "bench/bench.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/index/provider.h"
-#include "vigil/query/query.h"
 #include "vigil/ingest/datagen.h"
+#include "vigil/query/query.h"
 
 namespace vigil::bench {
 namespace {
@@ -65,7 +65,9 @@ Result<double> CreateIvfPq(const std::string& path, uint32_t partitions, uint32_
   r.column = "emb";
   r.name = "emb_idx";
   r.type = index::IndexType::kIvfPq;
-  r.properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", std::to_string(partitions)},
+  r.properties = {{"index_type", "IVF_PQ"},
+                  {"metric", "l2"},
+                  {"num_partitions", std::to_string(partitions)},
                   {"num_sub_vectors", std::to_string(sub_vectors)}};
   auto t0 = Clock::now();
   VIGIL_RETURN_IF_ERROR(index::CreateVectorIndex(r).status());
@@ -157,8 +159,8 @@ Result<nlohmann::json> ReaderBench(const BenchArgs& args) {
   std::vector<double> steady, contended, ratios;
   for (int64_t r = 0; r < args.Int("runs", 3); ++r) {
     VIGIL_ASSIGN_OR_RETURN(double s, ReaderP99(m.get(), *gen, path, readers, seconds, 0, false));
-    VIGIL_ASSIGN_OR_RETURN(double c, ReaderP99(m.get(), *gen, path, readers, seconds, publish_ms,
-                                                  args.Int("publish_refresh", 1) != 0));
+    VIGIL_ASSIGN_OR_RETURN(
+        double c, ReaderP99(m.get(), *gen, path, readers, seconds, publish_ms, args.Int("publish_refresh", 1) != 0));
     steady.push_back(s);
     contended.push_back(c);
     ratios.push_back(s > 0 ? c / s : 0);
@@ -178,8 +180,8 @@ Result<nlohmann::json> ReaderBench(const BenchArgs& args) {
 
 struct Maintenance {
   double create_s = 0;
-  double build_s = 0;               // median of build_runs
-  std::vector<double> build_runs;   // seconds of each BUILD
+  double build_s = 0;              // median of build_runs
+  std::vector<double> build_runs;  // seconds of each BUILD
 };
 
 Result<Maintenance> MaintenanceOn(const std::string& path, uint64_t rows, const BenchArgs& args) {

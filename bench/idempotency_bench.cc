@@ -37,9 +37,7 @@ constexpr char kSummary[] = R"({"job_id":42})";
 
 std::string DefaultScript() {
   // bench/idempotency_bench.cc -> scripts/pg-test-server.sh
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "scripts" /
-          "pg-test-server.sh")
-      .string();
+  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "scripts" / "pg-test-server.sh").string();
 }
 
 Result<std::string> RunCommand(const std::string& cmd) {
@@ -68,8 +66,7 @@ std::string Quote(const std::string& s) {
 
 // `clients` threads each run reserve+finalize on fresh keys for `warmup` seconds (not counted:
 // connections open, the SQLite WAL reaches its steady size) and then `seconds`; returns pairs/s.
-Result<double> DriveStore(IdempotencyStore& store, const std::string& tag, int clients,
-                          double warmup, double seconds) {
+Result<double> DriveStore(IdempotencyStore& store, const std::string& tag, int clients, double warmup, double seconds) {
   std::atomic<bool> stop{false};
   std::atomic<int64_t> pairs{0};
   std::atomic<int> failures{0};
@@ -88,9 +85,8 @@ Result<double> DriveStore(IdempotencyStore& store, const std::string& tag, int c
         r.request_fingerprint = "sha256:0123456789abcdef";
         r.executor_id = exec;
         auto res = store.Reserve(r);
-        Status st = res.ok() && res->status != ReserveStatus::kOwned
-                        ? Status::Internal("reserve was not owned")
-                        : res.status();
+        Status st =
+            res.ok() && res->status != ReserveStatus::kOwned ? Status::Internal("reserve was not owned") : res.status();
         if (st.ok()) {
           FinalizeRequest f;
           f.realm_id = r.realm_id;
@@ -99,9 +95,8 @@ Result<double> DriveStore(IdempotencyStore& store, const std::string& tag, int c
           f.http_status = 201;
           f.response_summary = kSummary;
           auto fin = store.Finalize(f);
-          st = fin.ok() && fin->status != FinalizeStatus::kFinalized
-                   ? Status::Internal("finalize did not finalize")
-                   : fin.status();
+          st = fin.ok() && fin->status != FinalizeStatus::kFinalized ? Status::Internal("finalize did not finalize")
+                                                                     : fin.status();
         }
         if (!st.ok()) {
           std::lock_guard<std::mutex> lock(err_mu);
@@ -137,23 +132,33 @@ std::string PgbenchScript() {
     }
     return s;
   };
-  reserve = subst(reserve, {{"$1", ":realm"}, {"$2", key}, {"$3", ":op"}, {"$4", ":res"},
-                            {"$5", ":fp"}, {"$6", ":exec"}, {"$7", ":now"}, {"$8", ":exp"}});
-  finalize = subst(finalize, {{"$1", ":realm"}, {"$2", key}, {"$3", ":exec"}, {"$4", ":status"},
-                              {"$5", "NULL"}, {"$6", ":summary"}, {"$7", "NULL"},
+  reserve = subst(reserve, {{"$1", ":realm"},
+                            {"$2", key},
+                            {"$3", ":op"},
+                            {"$4", ":res"},
+                            {"$5", ":fp"},
+                            {"$6", ":exec"},
+                            {"$7", ":now"},
+                            {"$8", ":exp"}});
+  finalize = subst(finalize, {{"$1", ":realm"},
+                              {"$2", key},
+                              {"$3", ":exec"},
+                              {"$4", ":status"},
+                              {"$5", "NULL"},
+                              {"$6", ":summary"},
+                              {"$7", "NULL"},
                               {"$8", ":now"}});
   return "\\set k random(1, 4000000000000000000)\n" + reserve + ";\n" + finalize + ";\n";
 }
 
-Result<double> RunPgbench(const std::string& pgbench, const std::string& conninfo,
-                          const std::string& script_path, int clients, double seconds) {
-  std::string cmd = pgbench + " -n -M prepared -c " + std::to_string(clients) + " -j " +
-                    std::to_string(clients) + " -T " +
-                    std::to_string(std::max(1, static_cast<int>(seconds + 0.5))) + " -f " +
+Result<double> RunPgbench(const std::string& pgbench, const std::string& conninfo, const std::string& script_path,
+                          int clients, double seconds) {
+  std::string cmd = pgbench + " -n -M prepared -c " + std::to_string(clients) + " -j " + std::to_string(clients) +
+                    " -T " + std::to_string(std::max(1, static_cast<int>(seconds + 0.5))) + " -f " +
                     Quote(script_path) + " -D realm=pgbench -D op=create-index" +
                     " -D res=local.db.docs -D fp=sha256:0123456789abcdef -D exec=pgbench-exec" +
-                    " -D status=201 -D now=1700000000000 -D exp=1700086400000 -D summary=" +
-                    Quote(kSummary) + " " + Quote(conninfo);
+                    " -D status=201 -D now=1700000000000 -D exp=1700086400000 -D summary=" + Quote(kSummary) + " " +
+                    Quote(conninfo);
   VIGIL_ASSIGN_OR_RETURN(std::string out, RunCommand(cmd));
   std::smatch m;
   if (!std::regex_search(out, m, std::regex("tps = ([0-9.]+) \\(without initial"))) {
@@ -193,8 +198,7 @@ Result<nlohmann::json> RunIdempotencyBench(const BenchArgs& args) {
     VIGIL_ASSIGN_OR_RETURN(auto store, OpenStore("sqlite://" + path, clients));
     double best = 0;
     for (int r = 0; r < rounds; ++r) {
-      VIGIL_ASSIGN_OR_RETURN(double rate,
-                             DriveStore(*store, "sqlite" + std::to_string(r), clients, warmup, seconds));
+      VIGIL_ASSIGN_OR_RETURN(double rate, DriveStore(*store, "sqlite" + std::to_string(r), clients, warmup, seconds));
       best = std::max(best, rate);
     }
     out["sqlite"] = {{"pairs_per_s", best}, {"synchronous", "FULL"}, {"journal_mode", "WAL"}};
@@ -206,8 +210,7 @@ Result<nlohmann::json> RunIdempotencyBench(const BenchArgs& args) {
   if (conninfo.empty()) {
     server_dir = args.work_dir + "/pg-server";
     std::string script = args.Str("pg_script", DefaultScript());
-    VIGIL_ASSIGN_OR_RETURN(std::string started,
-                           RunCommand(Quote(script) + " start " + Quote(server_dir)));
+    VIGIL_ASSIGN_OR_RETURN(std::string started, RunCommand(Quote(script) + " start " + Quote(server_dir)));
     std::ifstream in(server_dir + "/conninfo");
     if (!in || !std::getline(in, conninfo)) {
       return Status::Internal("pg-test-server.sh wrote no conninfo: " + started);
@@ -229,15 +232,13 @@ Result<nlohmann::json> RunIdempotencyBench(const BenchArgs& args) {
   }
   double best_vigil = 0, best_pgbench = 0;
   for (int r = 0; r < rounds; ++r) {
-    VIGIL_ASSIGN_OR_RETURN(double rate,
-                           DriveStore(*pg_store, "pg" + std::to_string(r), clients, warmup, seconds));
+    VIGIL_ASSIGN_OR_RETURN(double rate, DriveStore(*pg_store, "pg" + std::to_string(r), clients, warmup, seconds));
     best_vigil = std::max(best_vigil, rate);
     VIGIL_ASSIGN_OR_RETURN(double base, RunPgbench(pgbench, conninfo, script_path, clients, seconds));
     best_pgbench = std::max(best_pgbench, base);
   }
   out["postgresql"] = {{"pairs_per_s", best_vigil}, {"synchronous_commit", "on"}};
-  out["pgbench"] = {{"pairs_per_s", best_pgbench}, {"protocol", "prepared"},
-                    {"script", PgbenchScript()}};
+  out["pgbench"] = {{"pairs_per_s", best_pgbench}, {"protocol", "prepared"}, {"script", PgbenchScript()}};
   double ratio = best_pgbench > 0 ? best_vigil / best_pgbench : 0;
   out["ratio_postgresql_vs_pgbench"] = ratio;
   out["targets"] = {{"postgresql_ratio_min", kPgRatioTarget},
@@ -249,8 +250,7 @@ Result<nlohmann::json> RunIdempotencyBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("idempotency",
-                     "reserve+finalize pairs/s, 8 clients: SQLite durable, PostgreSQL vs pgbench",
+VIGIL_REGISTER_BENCH("idempotency", "reserve+finalize pairs/s, 8 clients: SQLite durable, PostgreSQL vs pgbench",
                      RunIdempotencyBench);
 
 }  // namespace vigil::bench

@@ -42,8 +42,7 @@ struct Timing {
 double CpuNow() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 template <typename Fn>
@@ -59,8 +58,7 @@ Result<Timing> Measure(Fn&& fn) {
 
 Status Check(sqlite3* db, int rc, int want, const char* what) {
   if (rc == want) return Status::OK();
-  return Status::Internal(std::string(what) + ": " +
-                          (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
+  return Status::Internal(std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)));
 }
 
 Status Exec(sqlite3* db, const char* sql) {
@@ -70,27 +68,22 @@ Status Exec(sqlite3* db, const char* sql) {
 // The baseline: plain FTS5 over `bodies` into a new file database at `path`.
 Status PlainFts5Build(const std::string& path, const std::vector<std::string>& bodies) {
   sqlite3* db = nullptr;
-  Status st = Check(
-      db, sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
-      SQLITE_OK, "open");
+  Status st = Check(db, sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+                    SQLITE_OK, "open");
   if (st.ok()) {
-    st =
-        Exec(db,
-             "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-             "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; BEGIN;"
-             "CREATE VIRTUAL TABLE t USING fts5(doc)");
+    st = Exec(db,
+              "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+              "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; BEGIN;"
+              "CREATE VIRTUAL TABLE t USING fts5(doc)");
   }
   sqlite3_stmt* insert = nullptr;
   if (st.ok()) {
-    st = Check(
-        db,
-        sqlite3_prepare_v2(db, "INSERT INTO t(rowid, doc) VALUES(?1, ?2)", -1, &insert, nullptr),
-        SQLITE_OK, "prepare");
+    st = Check(db, sqlite3_prepare_v2(db, "INSERT INTO t(rowid, doc) VALUES(?1, ?2)", -1, &insert, nullptr), SQLITE_OK,
+               "prepare");
   }
   for (size_t i = 0; st.ok() && i < bodies.size(); ++i) {
     sqlite3_bind_int64(insert, 1, static_cast<sqlite3_int64>(i));
-    sqlite3_bind_text(insert, 2, bodies[i].data(), static_cast<int>(bodies[i].size()),
-                      SQLITE_STATIC);
+    sqlite3_bind_text(insert, 2, bodies[i].data(), static_cast<int>(bodies[i].size()), SQLITE_STATIC);
     st = Check(db, sqlite3_step(insert), SQLITE_DONE, "insert");
     sqlite3_reset(insert);
   }
@@ -117,8 +110,7 @@ Result<std::shared_ptr<index::FtsSegment>> BuildSegment(const Dataset& ds, Timin
   IndexSegmentMeta meta;
   VIGIL_ASSIGN_OR_RETURN(*timing, Measure([&]() -> Status {
     VIGIL_ASSIGN_OR_RETURN(auto writer, index::SegmentWriter::Create(ds.fs(), ds.path(), uuid));
-    VIGIL_RETURN_IF_ERROR(
-        index::BuildFtsSegment(ds, ds.schema()->field(0), fragments, {}, writer.get(), nullptr));
+    VIGIL_RETURN_IF_ERROR(index::BuildFtsSegment(ds, ds.schema()->field(0), fragments, {}, writer.get(), nullptr));
     VIGIL_ASSIGN_OR_RETURN(meta.files, writer->Finish());
     return Status::OK();
   }));
@@ -131,16 +123,14 @@ Result<std::shared_ptr<index::FtsSegment>> BuildSegment(const Dataset& ds, Timin
   return index::FtsSegment::Open(files);
 }
 
-std::vector<std::string> MakeQueries(const std::vector<std::string>& bodies, size_t n,
-                                     uint64_t seed) {
+std::vector<std::string> MakeQueries(const std::vector<std::string>& bodies, size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::string> queries;
   for (size_t q = 0; q < n; ++q) {
     std::istringstream in(bodies[rng() % bodies.size()]);
     std::vector<std::string> words{std::istream_iterator<std::string>(in), {}};
     std::string query;
-    for (size_t t = 0, terms = 1 + q % 3; t < terms; ++t)
-      query += (t ? " " : "") + words[rng() % words.size()];
+    for (size_t t = 0, terms = 1 + q % 3; t < terms; ++t) query += (t ? " " : "") + words[rng() % words.size()];
     queries.push_back(query);
   }
   return queries;
@@ -156,8 +146,7 @@ nlohmann::json LatencyJson(std::vector<double> micros, double total_seconds) {
           {"qps", micros.size() / total_seconds}};
 }
 
-Result<nlohmann::json> VigilQueries(const index::FtsSegment& seg,
-                                    const std::vector<std::string>& queries, uint32_t k,
+Result<nlohmann::json> VigilQueries(const index::FtsSegment& seg, const std::vector<std::string>& queries, uint32_t k,
                                     uint64_t* hits_total) {
   std::vector<double> micros;
   auto start = std::chrono::steady_clock::now();
@@ -165,25 +154,20 @@ Result<nlohmann::json> VigilQueries(const index::FtsSegment& seg,
     auto t0 = std::chrono::steady_clock::now();
     VIGIL_ASSIGN_OR_RETURN(index::FtsStats stats, seg.Stats(q));
     VIGIL_ASSIGN_OR_RETURN(auto hits, seg.Search(q, stats, nullptr, k));
-    micros.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     *hits_total += hits.size();
   }
-  return LatencyJson(
-      micros, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return LatencyJson(micros, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
-Result<nlohmann::json> PlainFts5Queries(const std::string& path,
-                                        const std::vector<std::string>& queries, uint32_t k) {
+Result<nlohmann::json> PlainFts5Queries(const std::string& path, const std::vector<std::string>& queries, uint32_t k) {
   sqlite3* db = nullptr;
-  VIGIL_RETURN_IF_ERROR(Check(db, sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr),
-                              SQLITE_OK, "open"));
+  VIGIL_RETURN_IF_ERROR(
+      Check(db, sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK, "open"));
   sqlite3_stmt* stmt = nullptr;
-  Status st =
-      Check(db,
-            sqlite3_prepare_v2(db, "SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rank LIMIT ?2",
-                               -1, &stmt, nullptr),
-            SQLITE_OK, "prepare");
+  Status st = Check(
+      db, sqlite3_prepare_v2(db, "SELECT rowid FROM t WHERE t MATCH ?1 ORDER BY rank LIMIT ?2", -1, &stmt, nullptr),
+      SQLITE_OK, "prepare");
   std::vector<double> micros;
   auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; st.ok() && i < queries.size(); ++i) {
@@ -195,8 +179,7 @@ Result<nlohmann::json> PlainFts5Queries(const std::string& path,
     }
     st = Check(db, rc, SQLITE_DONE, "query");
     sqlite3_reset(stmt);
-    micros.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sqlite3_finalize(stmt);
@@ -233,8 +216,7 @@ Result<nlohmann::json> RunFtsBench(const BenchArgs& args) {
   std::string plain_path;
   for (int r = 0; r < rounds; ++r) {
     plain_path = args.work_dir + "/plain_fts5_" + std::to_string(r) + ".db";
-    VIGIL_ASSIGN_OR_RETURN(Timing plain,
-                           Measure([&] { return PlainFts5Build(plain_path, bodies); }));
+    VIGIL_ASSIGN_OR_RETURN(Timing plain, Measure([&] { return PlainFts5Build(plain_path, bodies); }));
     Timing vigil;
     VIGIL_ASSIGN_OR_RETURN(segment, BuildSegment(*ds, &vigil));
     if (r == 0 || plain.seconds < best_plain.seconds) best_plain = plain;
@@ -269,7 +251,6 @@ Result<nlohmann::json> RunFtsBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-fts", "FTS segment build rate vs plain SQLite FTS5, BM25 query latency",
-                     RunFtsBench);
+VIGIL_REGISTER_BENCH("index-fts", "FTS segment build rate vs plain SQLite FTS5, BM25 query latency", RunFtsBench);
 
 }  // namespace vigil::bench

@@ -55,10 +55,10 @@
 #include "bench/bench.h"
 #include "src/index/ivf_pq_internal.h"
 #include "vigil/index/ivf_pq.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {
@@ -115,7 +115,8 @@ Config ParseConfig(const BenchArgs& args) {
   c.params.num_sub_vectors = static_cast<uint32_t>(args.Int("sub_vectors", 16));
   c.params.max_iterations = static_cast<uint32_t>(args.Int("max_iterations", IvfPqParams{}.max_iterations));
   c.params.sample_rate = static_cast<uint32_t>(args.Int("sample_rate", IvfPqParams{}.sample_rate));
-  c.sql_properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"},
+  c.sql_properties = {{"index_type", "IVF_PQ"},
+                      {"metric", "l2"},
                       {"num_partitions", std::to_string(c.params.num_partitions)},
                       {"num_sub_vectors", std::to_string(c.params.num_sub_vectors)}};
   if (args.options.count("max_iterations") != 0) {
@@ -152,8 +153,11 @@ nlohmann::json BuildInChild(const std::string& path, const Config& c, const Uuid
     VIGIL_ASSIGN_OR_RETURN(auto writer, index::SegmentWriter::Create(ds->fs(), ds->path(), uuid));
     VIGIL_RETURN_IF_ERROR(index::BuildIvfPqSegment(*ds, field, frags, model, writer.get(), nullptr));
     VIGIL_ASSIGN_OR_RETURN(auto files, writer->Finish());
-    nlohmann::json j = {{"seconds", Since(t0)}, {"train_seconds", train_s}, {"field_id", field.id},
-                        {"version", ds->version()}, {"fragments", frags}};
+    nlohmann::json j = {{"seconds", Since(t0)},
+                        {"train_seconds", train_s},
+                        {"field_id", field.id},
+                        {"version", ds->version()},
+                        {"fragments", frags}};
     for (const auto& f : files) j["files"].push_back({{"name", f.name}, {"size", f.size}, {"checksum", f.checksum}});
     return j;
   };
@@ -190,8 +194,8 @@ enum class RawSettings {
 // Raw FAISS: train (FAISS's own IndexIVFPQ::train), add every vector.
 std::unique_ptr<faiss::IndexIVFPQ> RawBuild(const float* xb, const Config& c, RawSettings settings,
                                             faiss::IndexFlatL2* quantizer, double* seconds) {
-  auto ivf = std::make_unique<faiss::IndexIVFPQ>(quantizer, c.dim, c.params.num_partitions,
-                                                 c.params.num_sub_vectors, 8);
+  auto ivf =
+      std::make_unique<faiss::IndexIVFPQ>(quantizer, c.dim, c.params.num_partitions, c.params.num_sub_vectors, 8);
   std::vector<float> sample;
   if (settings == RawSettings::kVigils) {
     index::ConfigureFaissThreads(c.rows);
@@ -224,18 +228,18 @@ void FillFlat(const DataGenerator& gen, const Config& c, faiss::IndexFlatL2* fla
 // written to `out` for the parent's searches.
 Result<double> ForkRawBuild(const DataGenerator& gen, const Config& c, RawSettings settings, const std::string& out) {
   VIGIL_ASSIGN_OR_RETURN(auto child, RunForked([&]() -> nlohmann::json {
-    faiss::IndexFlatL2 flat(c.dim);
-    FillFlat(gen, c, &flat);
-    faiss::IndexFlatL2 quantizer(c.dim);
-    double seconds = 0;
-    auto ivf = RawBuild(flat.get_xb(), c, settings, &quantizer, &seconds);
-    try {
-      faiss::write_index(ivf.get(), out.c_str());
-    } catch (const std::exception& e) {
-      return {{"error", e.what()}};
-    }
-    return {{"seconds", seconds}};
-  }));
+                           faiss::IndexFlatL2 flat(c.dim);
+                           FillFlat(gen, c, &flat);
+                           faiss::IndexFlatL2 quantizer(c.dim);
+                           double seconds = 0;
+                           auto ivf = RawBuild(flat.get_xb(), c, settings, &quantizer, &seconds);
+                           try {
+                             faiss::write_index(ivf.get(), out.c_str());
+                           } catch (const std::exception& e) {
+                             return {{"error", e.what()}};
+                           }
+                           return {{"seconds", seconds}};
+                         }));
   return child.first["seconds"].get<double>();
 }
 
@@ -245,8 +249,8 @@ Result<std::string> MakeSqlRoot(const DataGenerator& gen, const std::string& wor
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(dir));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
   jobs::TableCatalog catalog(&root, &store->catalog());
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Create(TableName{"local", "bench", "vectors"}, gen.schema(),
-                                                                Props("CREATE_TABLE")));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
+                         catalog.Create(TableName{"local", "bench", "vectors"}, gen.schema(), Props("CREATE_TABLE")));
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(entry.locator));
   auto reader = gen.NewReader();
   VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), Props("APPEND")).status());
@@ -489,10 +493,10 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
   const std::string literal_script = args.work_dir + "/shell_literal.sql",
                     prepared_script = args.work_dir + "/shell_prepared.sql";
   if (c.sql) {
-    VIGIL_RETURN_IF_ERROR(WriteFileDurably(DefaultFileSystem(), literal_script,
-                                           ShellScript(queries, c, ShellVectors::kLiteral)));
-    VIGIL_RETURN_IF_ERROR(WriteFileDurably(DefaultFileSystem(), prepared_script,
-                                           ShellScript(queries, c, ShellVectors::kPrepared)));
+    VIGIL_RETURN_IF_ERROR(
+        WriteFileDurably(DefaultFileSystem(), literal_script, ShellScript(queries, c, ShellVectors::kLiteral)));
+    VIGIL_RETURN_IF_ERROR(
+        WriteFileDurably(DefaultFileSystem(), prepared_script, ShellScript(queries, c, ShellVectors::kPrepared)));
   }
   std::vector<double> shell_literal_qps, shell_prepared_qps;
   std::vector<std::vector<int64_t>> shell_literal_ids, shell_prepared_ids;
@@ -637,13 +641,19 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
     build["sql_statement"] = CreateIndexSql(c);
     pass["sql_job_vs_faiss_defaults"] = sql_ratio <= kIvfPqBuildRatioTarget && recall_delta >= -kRecallTolerance;
   }
-  nlohmann::json search = {
-      {"vigil_query_api", as}, {"vigil_query_api_refine_10", refined}, {"vigil_segment", vs},
-      {"faiss_vigil_settings", rs}, {"faiss_defaults", ds_stats},
-      {"faiss_vigil_settings_refine_flat_10", raw_refined},
-      {"refine_10_p50_over_unrefined", refine_cost}, {"refine_cost_target_max", kRefineCostTarget},
-      {"qps_ratio", qps_ratio}, {"segment_qps_ratio", segment_qps_ratio}, {"qps_ratio_target_min", kQpsRatioTarget},
-      {"recall_minus_faiss_defaults", recall_delta}, {"recall_tolerance", kRecallTolerance}};
+  nlohmann::json search = {{"vigil_query_api", as},
+                           {"vigil_query_api_refine_10", refined},
+                           {"vigil_segment", vs},
+                           {"faiss_vigil_settings", rs},
+                           {"faiss_defaults", ds_stats},
+                           {"faiss_vigil_settings_refine_flat_10", raw_refined},
+                           {"refine_10_p50_over_unrefined", refine_cost},
+                           {"refine_cost_target_max", kRefineCostTarget},
+                           {"qps_ratio", qps_ratio},
+                           {"segment_qps_ratio", segment_qps_ratio},
+                           {"qps_ratio_target_min", kQpsRatioTarget},
+                           {"recall_minus_faiss_defaults", recall_delta},
+                           {"recall_tolerance", kRecallTolerance}};
   if (c.sql) {
     const double shell_ratio = Median(shell_prepared_qps) / rs["qps"].get<double>();
     search["vigil_shell_literal"] = {{"qps", Median(shell_literal_qps)},
@@ -655,24 +665,32 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
     search["shell_qps_ratio_target_min"] = kShellQpsRatioTarget;
     pass["shell_qps_ratio"] = shell_ratio >= kShellQpsRatioTarget;
   }
-  return nlohmann::json{
-      {"benchmark", "index-ivfpq"},
-      {"config", {{"rows", c.rows}, {"dim", c.dim}, {"latent_dim", c.latent_dim}, {"noise", c.noise},
-                  {"partitions", c.params.num_partitions}, {"sub_vectors", c.params.num_sub_vectors},
-                  {"max_iterations", c.params.max_iterations}, {"sample_rate", c.params.sample_rate},
-                  {"sample_rows", index::TrainingSampleSize(c.params, c.rows)}, {"nprobes", c.nprobes},
-                  {"queries", c.queries}, {"recall_queries", c.recall_queries}, {"runs", c.runs},
-                  {"omp_threads", threads}, {"blas_threads", 1}}},
-      {"dataset_load_seconds", load_s},
-      {"build", build},
-      {"search", search},
-      {"parallel_search", parallel},
-      {"pass", pass}};
+  return nlohmann::json{{"benchmark", "index-ivfpq"},
+                        {"config",
+                         {{"rows", c.rows},
+                          {"dim", c.dim},
+                          {"latent_dim", c.latent_dim},
+                          {"noise", c.noise},
+                          {"partitions", c.params.num_partitions},
+                          {"sub_vectors", c.params.num_sub_vectors},
+                          {"max_iterations", c.params.max_iterations},
+                          {"sample_rate", c.params.sample_rate},
+                          {"sample_rows", index::TrainingSampleSize(c.params, c.rows)},
+                          {"nprobes", c.nprobes},
+                          {"queries", c.queries},
+                          {"recall_queries", c.recall_queries},
+                          {"runs", c.runs},
+                          {"omp_threads", threads},
+                          {"blas_threads", 1}}},
+                        {"dataset_load_seconds", load_s},
+                        {"build", build},
+                        {"search", search},
+                        {"parallel_search", parallel},
+                        {"pass", pass}};
 }
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-ivfpq", "IVF_PQ build time, peak RSS, latency, QPS and recall vs raw FAISS",
-                     RunIvfPqBench);
+VIGIL_REGISTER_BENCH("index-ivfpq", "IVF_PQ build time, peak RSS, latency, QPS and recall vs raw FAISS", RunIvfPqBench);
 
 }  // namespace vigil::bench

@@ -20,16 +20,12 @@ using Clock = std::chrono::steady_clock;
 using Op = ScalarPredicate::Op;
 
 constexpr double kRatioTarget = 50;
-constexpr uint64_t kPrime =
-    2654435761;  // coprime with the row counts used: values are a permutation
+constexpr uint64_t kPrime = 2654435761;  // coprime with the row counts used: values are a permutation
 
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
 // A one-column table of `rows` values value(i), written in 1M-row fragments.
-Result<std::shared_ptr<Dataset>> MakeTable(const std::string& path, const DataType& type,
-                                           uint64_t rows,
+Result<std::shared_ptr<Dataset>> MakeTable(const std::string& path, const DataType& type, uint64_t rows,
                                            const std::function<Value(uint64_t)>& value) {
   VIGIL_ASSIGN_OR_RETURN(SchemaPtr schema, Schema::Make({{-1, "v", type, false}}));
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(path, schema, {.operation = "CREATE_TABLE"}));
@@ -62,15 +58,14 @@ Result<Built> BuildIndex(const Dataset& ds, bool btree) {
   Built out;
   auto start = Clock::now();
   VIGIL_ASSIGN_OR_RETURN(auto writer, index::SegmentWriter::Create(ds.fs(), ds.path(), meta.uuid));
-  VIGIL_RETURN_IF_ERROR(
-      btree ? index::BuildBtreeSegment(ds, field, meta.covered_fragments, writer.get(), nullptr)
-            : index::BuildBitmapSegment(ds, field, meta.covered_fragments, writer.get(), nullptr));
+  VIGIL_RETURN_IF_ERROR(btree ? index::BuildBtreeSegment(ds, field, meta.covered_fragments, writer.get(), nullptr)
+                              : index::BuildBitmapSegment(ds, field, meta.covered_fragments, writer.get(), nullptr));
   VIGIL_ASSIGN_OR_RETURN(meta.files, writer->Finish());
   out.build_s = Seconds(start);
   out.file_bytes = meta.files.at(0).size;
   VIGIL_ASSIGN_OR_RETURN(auto files, index::SegmentFiles::Open(ds.fs(), ds.path(), meta));
-  VIGIL_ASSIGN_OR_RETURN(out.segment, btree ? index::OpenBtreeSegment(files, field)
-                                            : index::OpenBitmapSegment(files, field));
+  VIGIL_ASSIGN_OR_RETURN(out.segment,
+                         btree ? index::OpenBtreeSegment(files, field) : index::OpenBitmapSegment(files, field));
   return out;
 }
 
@@ -84,8 +79,7 @@ Result<double> ScanSeconds(const Dataset& ds, const ScalarPredicate& p, uint64_t
     VIGIL_ASSIGN_OR_RETURN(auto batch, scan->Next());
     if (!batch) break;
     for (size_t r = 0; r < batch->num_rows; ++r) {
-      if (index::PredicateMatches(p, batch->columns[0].ValueAt(r), type))
-        out.add(batch->row_addresses[r]);
+      if (index::PredicateMatches(p, batch->columns[0].ValueAt(r), type)) out.add(batch->row_addresses[r]);
     }
   }
   *matches = out.cardinality();
@@ -93,20 +87,18 @@ Result<double> ScanSeconds(const Dataset& ds, const ScalarPredicate& p, uint64_t
 }
 
 // Mean seconds per Evaluate over `preds`, checking each against `expect` (its result size).
-Result<double> LookupSeconds(const index::ScalarSegment& seg,
-                             const std::vector<ScalarPredicate>& preds, uint64_t expect) {
+Result<double> LookupSeconds(const index::ScalarSegment& seg, const std::vector<ScalarPredicate>& preds,
+                             uint64_t expect) {
   auto start = Clock::now();
   for (const auto& p : preds) {
     VIGIL_ASSIGN_OR_RETURN(Roaring64Map rows, seg.Evaluate(p));
-    if (rows.cardinality() != expect)
-      return Status::Internal("lookup returned a wrong number of rows");
+    if (rows.cardinality() != expect) return Status::Internal("lookup returned a wrong number of rows");
   }
   return Seconds(start) / static_cast<double>(preds.size());
 }
 
 // Mean seconds of `scans` scans with `p`, checking each result size.
-Result<double> MeanScan(const Dataset& ds, const ScalarPredicate& p, int64_t scans,
-                        uint64_t expect) {
+Result<double> MeanScan(const Dataset& ds, const ScalarPredicate& p, int64_t scans, uint64_t expect) {
   double total = 0;
   for (int64_t i = 0; i < scans; ++i) {
     uint64_t matches = 0;
@@ -122,8 +114,7 @@ Result<nlohmann::json> BenchBtree(const BenchArgs& args) {
   const int64_t lookups = args.Int("lookups", 1000), scans = args.Int("scans", 3);
   auto value = [rows](uint64_t i) { return Value(static_cast<int64_t>((i * kPrime) % rows)); };
   auto start = Clock::now();
-  VIGIL_ASSIGN_OR_RETURN(
-      auto ds, MakeTable(args.work_dir + "/btree.vgl", DataType::Of(TypeId::kInt64), rows, value));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, MakeTable(args.work_dir + "/btree.vgl", DataType::Of(TypeId::kInt64), rows, value));
   const double load_s = Seconds(start);
   const int64_t rss_before = PeakRssBytes();
   VIGIL_ASSIGN_OR_RETURN(Built built, BuildIndex(*ds, true));
@@ -155,8 +146,7 @@ Result<nlohmann::json> BenchBtree(const BenchArgs& args) {
       {"point_vs_scan", scan_point_s / point_s},
       {"range_vs_scan", scan_range_s / range_s},
       {"target_ratio", kRatioTarget},
-      {"meets_target",
-       scan_point_s / point_s >= kRatioTarget && scan_range_s / range_s >= kRatioTarget},
+      {"meets_target", scan_point_s / point_s >= kRatioTarget && scan_range_s / range_s >= kRatioTarget},
   };
 }
 
@@ -165,9 +155,8 @@ Result<nlohmann::json> BenchBitmap(const BenchArgs& args) {
   const uint64_t cats = static_cast<uint64_t>(std::max<int64_t>(1, args.Int("categories", 100)));
   const int64_t lookups = args.Int("lookups", 1000), scans = args.Int("scans", 3);
   auto category = [cats](uint64_t i) { return "cat_" + std::to_string((i * kPrime) % cats); };
-  VIGIL_ASSIGN_OR_RETURN(
-      auto ds, MakeTable(args.work_dir + "/bitmap.vgl", DataType::Of(TypeId::kString), rows,
-                         [&](uint64_t i) { return Value(category(i)); }));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, MakeTable(args.work_dir + "/bitmap.vgl", DataType::Of(TypeId::kString), rows,
+                                            [&](uint64_t i) { return Value(category(i)); }));
   VIGIL_ASSIGN_OR_RETURN(Built built, BuildIndex(*ds, false));
   std::mt19937_64 rng(2);
   std::vector<ScalarPredicate> preds;
@@ -196,14 +185,12 @@ Result<nlohmann::json> BenchBitmap(const BenchArgs& args) {
 Result<nlohmann::json> Run(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json btree, BenchBtree(args));
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json bitmap, BenchBitmap(args));
-  return nlohmann::json{{"btree_bigint", btree},
-                        {"bitmap_string", bitmap},
-                        {"peak_rss_mb", PeakRssBytes() / 1048576.0}};
+  return nlohmann::json{
+      {"btree_bigint", btree}, {"bitmap_string", bitmap}, {"peak_rss_mb", PeakRssBytes() / 1048576.0}};
 }
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-scalar",
-                     "BTREE point/range and BITMAP equality lookups vs a full column scan", Run);
+VIGIL_REGISTER_BENCH("index-scalar", "BTREE point/range and BITMAP equality lookups vs a full column scan", Run);
 
 }  // namespace vigil::bench

@@ -19,9 +19,9 @@
 #include <thread>
 
 #include "bench/bench.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::bench {
@@ -34,8 +34,7 @@ constexpr double kP99TargetMs = 5;
 constexpr double kListingTargetMs = 100;
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -51,8 +50,7 @@ struct Drive {
 };
 
 // Runs `op(client, i)` on `clients` threads; counts and times the calls made after the warm-up.
-Result<Drive> DriveClients(int clients, double warmup, double seconds,
-                           const std::function<Status(int, int64_t)>& op) {
+Result<Drive> DriveClients(int clients, double warmup, double seconds, const std::function<Status(int, int64_t)>& op) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measured, 2 stop
   std::mutex mu;
   Status first_error;
@@ -123,9 +121,12 @@ Result<Drive> RawSqlite(const std::string& path, int clients, double warmup, dou
     const std::string name = "raw_" + std::to_string(c) + "_" + std::to_string(i);
     const std::string sql =
         "BEGIN IMMEDIATE;"
-        "INSERT INTO jobs (name, state, spec, created_at) VALUES ('" + name +
+        "INSERT INTO jobs (name, state, spec, created_at) VALUES ('" +
+        name +
         "', 'PENDING', '{\"type\":\"BTREE\",\"column\":\"id\"}', 1);"
-        "INSERT INTO fences VALUES ('" + name + "', last_insert_rowid());"
+        "INSERT INTO fences VALUES ('" +
+        name +
+        "', last_insert_rowid());"
         "INSERT INTO events VALUES (last_insert_rowid(), 1, 'ADMITTED', '{}');"
         "COMMIT;";
     char* err = nullptr;
@@ -187,13 +188,13 @@ Result<nlohmann::json> RunJobsBench(const BenchArgs& args) {
   jobs::Admission admission(store.get(), {});
 
   VIGIL_ASSIGN_OR_RETURN(Drive vigil, DriveClients(clients, warmup, seconds, [&](int c, int64_t i) -> Status {
-    jobs::CreateIndexStatement s;
-    s.target = {"local", "db", "docs"};
-    s.index_name = "idx_" + std::to_string(c) + "_" + std::to_string(i);
-    s.column = "id";
-    s.type = index::IndexType::kBtree;
-    return admission.Create(s, "bench", NowMs()).status();
-  }));
+                           jobs::CreateIndexStatement s;
+                           s.target = {"local", "db", "docs"};
+                           s.index_name = "idx_" + std::to_string(c) + "_" + std::to_string(i);
+                           s.column = "id";
+                           s.type = index::IndexType::kBtree;
+                           return admission.Create(s, "bench", NowMs()).status();
+                         }));
   VIGIL_ASSIGN_OR_RETURN(Drive raw, RawSqlite(args.work_dir + "/raw.db", clients, warmup, seconds));
 
   // Listing: one table's OUTCOME_UNKNOWN jobs among `archived` archived jobs (and the admitted ones).

@@ -28,9 +28,9 @@
 
 #include "bench/bench.h"
 #include "vigil/index/provider.h"
-#include "vigil/query/query.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/query/query.h"
 #include "vigil/storage/vacuum.h"
 
 namespace vigil::bench {
@@ -104,13 +104,13 @@ Status WriteFvecsRange(const DataGenerator& gen, uint64_t first, uint64_t n, con
 // Runs `step` in a forked child: {"seconds": ...} and anything it adds, plus its peak RSS.
 Result<nlohmann::json> Timed(const std::function<Status(nlohmann::json*)>& step) {
   VIGIL_ASSIGN_OR_RETURN(auto child, RunForked([&]() -> nlohmann::json {
-    nlohmann::json out;
-    auto t0 = Clock::now();
-    Status st = step(&out);
-    if (!st.ok()) return {{"error", st.ToString()}};
-    out["seconds"] = Since(t0);
-    return out;
-  }));
+                           nlohmann::json out;
+                           auto t0 = Clock::now();
+                           Status st = step(&out);
+                           if (!st.ok()) return {{"error", st.ToString()}};
+                           out["seconds"] = Since(t0);
+                           return out;
+                         }));
   child.first["peak_rss_mib"] = static_cast<double>(child.second) / kMiB;
   return child.first;
 }
@@ -126,24 +126,24 @@ Result<nlohmann::json> BuildTable(const Config& c, uint64_t rows, const std::str
   const double read_gbs = static_cast<double>(raw.bytes) / 1e9 / raw.seconds;
   out["read_input_gb_per_s"] = read_gbs;
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json import, Timed([&](nlohmann::json*) {
-    ImportOptions o;
-    o.create = true;
-    return ImportFile(table, file, o).status();
-  }));
+                           ImportOptions o;
+                           o.create = true;
+                           return ImportFile(table, file, o).status();
+                         }));
   import["rows_per_s"] = static_cast<double>(rows) / import["seconds"].get<double>();
   out["import"] = import;
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json create, Timed([&](nlohmann::json*) {
-    index::CreateIndexRequest req;
-    req.dataset_path = table;
-    req.column = "vector";
-    req.name = "vec_idx";
-    req.type = index::IndexType::kIvfPq;
-    req.properties = {{"index_type", "IVF_PQ"},
-                      {"metric", "l2"},
-                      {"num_partitions", out["partitions"].dump()},
-                      {"num_sub_vectors", std::to_string(kSubVectors)}};
-    return index::CreateVectorIndex(req).status();
-  }));
+                           index::CreateIndexRequest req;
+                           req.dataset_path = table;
+                           req.column = "vector";
+                           req.name = "vec_idx";
+                           req.type = index::IndexType::kIvfPq;
+                           req.properties = {{"index_type", "IVF_PQ"},
+                                             {"metric", "l2"},
+                                             {"num_partitions", out["partitions"].dump()},
+                                             {"num_sub_vectors", std::to_string(kSubVectors)}};
+                           return index::CreateVectorIndex(req).status();
+                         }));
   out["create_index"] = create;
   const uint64_t more = std::max<uint64_t>(1, rows / 100);
   const std::string more_file = dir + "/more.fvecs";
@@ -153,11 +153,11 @@ Result<nlohmann::json> BuildTable(const Config& c, uint64_t rows, const std::str
   more_options.ingest.first_id = static_cast<int64_t>(rows);
   VIGIL_RETURN_IF_ERROR(ImportInto(ds, more_file, more_options).status());
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json build, Timed([&](nlohmann::json*) {
-    index::BuildIndexRequest req;
-    req.dataset_path = table;
-    req.name = "vec_idx";
-    return index::BuildIndex(req).status();
-  }));
+                           index::BuildIndexRequest req;
+                           req.dataset_path = table;
+                           req.name = "vec_idx";
+                           return index::BuildIndex(req).status();
+                         }));
   build["appended_rows"] = more;
   out["build_index"] = build;
   VacuumOptions vo;
@@ -224,12 +224,12 @@ void PrintTable(const nlohmann::json& sizes) {
                "partitions", "create s", "create MB", "QPS", "recall", "build 1% s", "build MB", "vacuum s");
   for (const auto& s : sizes) {
     std::fprintf(stderr, "%10llu %12.0f %9.0f %10u %10.1f %9.0f %8.0f %8.3f %10.2f %9.0f %9.3f\n",
-                 static_cast<unsigned long long>(s["rows"].get<uint64_t>()),
-                 s["import"]["rows_per_s"].get<double>(), s["import"]["peak_rss_mib"].get<double>(),
-                 s["partitions"].get<uint32_t>(), s["create_index"]["seconds"].get<double>(),
-                 s["create_index"]["peak_rss_mib"].get<double>(), s["search"]["qps"].get<double>(),
-                 s["search"]["recall_at_10"].get<double>(), s["build_index"]["seconds"].get<double>(),
-                 s["build_index"]["peak_rss_mib"].get<double>(), s["vacuum"]["seconds"].get<double>());
+                 static_cast<unsigned long long>(s["rows"].get<uint64_t>()), s["import"]["rows_per_s"].get<double>(),
+                 s["import"]["peak_rss_mib"].get<double>(), s["partitions"].get<uint32_t>(),
+                 s["create_index"]["seconds"].get<double>(), s["create_index"]["peak_rss_mib"].get<double>(),
+                 s["search"]["qps"].get<double>(), s["search"]["recall_at_10"].get<double>(),
+                 s["build_index"]["seconds"].get<double>(), s["build_index"]["peak_rss_mib"].get<double>(),
+                 s["vacuum"]["seconds"].get<double>());
   }
 }
 
@@ -250,8 +250,12 @@ Result<nlohmann::json> RunScaleBench(const BenchArgs& args) {
   }
   PrintTable(sizes);
   return nlohmann::json{{"benchmark", "scale"},
-                        {"config", {{"dim", c.dim}, {"nprobes", c.nprobes}, {"queries", c.queries},
-                                    {"recall_queries", c.recall_queries}, {"sub_vectors", kSubVectors}}},
+                        {"config",
+                         {{"dim", c.dim},
+                          {"nprobes", c.nprobes},
+                          {"queries", c.queries},
+                          {"recall_queries", c.recall_queries},
+                          {"sub_vectors", kSubVectors}}},
                         {"sizes", sizes},
                         {"parent_peak_rss_mib", static_cast<double>(PeakRssBytes()) / kMiB}};
 }

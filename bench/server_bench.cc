@@ -64,6 +64,7 @@
 #include "vigil/auth/root_auth.h"
 #include "vigil/common/uuid.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
@@ -71,7 +72,6 @@
 #include "vigil/server/http_client.h"
 #include "vigil/sql/result_format.h"
 #include "vigil/sql/session.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {
@@ -198,8 +198,8 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
   jobs::TableCatalog catalog(&root, &store->catalog());
   auto t0 = Clock::now();
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry docs,
-                         catalog.Create(TableName{"local", kDb, "docs"}, s.gen->schema(), {.operation = "CREATE_TABLE"}));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry docs, catalog.Create(TableName{"local", kDb, "docs"}, s.gen->schema(),
+                                                               {.operation = "CREATE_TABLE"}));
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(docs.locator));
   auto reader = s.gen->NewReader();
   VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), {.operation = "APPEND"}).status());
@@ -233,9 +233,9 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
 // The HTTP body of a vector query, and the SELECT with its bound vector that the route
 // builds from it (server::QueryStatement).
 struct QueryCase {
-  std::string body;                // SELECT *: every column, the vectors as hex BLOBs
+  std::string body;  // SELECT *: every column, the vectors as hex BLOBs
   server::BoundQuery sql;
-  std::string narrow_body;         // "select": ["id", "_distance"]
+  std::string narrow_body;  // "select": ["id", "_distance"]
   server::BoundQuery narrow_sql;
   std::vector<float> vector;
 };
@@ -367,8 +367,8 @@ Result<WrkRun> ParseWrk(const std::string& out) {
   if (std::regex_search(out, m, std::regex(R"(\n\s*Latency\s+([0-9.]+)(us|ms|s|m)\s)"))) {
     r.mean_us = ToMicros(std::stod(m[1].str()), m[2].str());
   }
-  const std::pair<const char*, double*> pcts[] = {{"50", &r.p50_us}, {"75", &r.p75_us}, {"90", &r.p90_us},
-                                                  {"99", &r.p99_us}};
+  const std::pair<const char*, double*> pcts[] = {
+      {"50", &r.p50_us}, {"75", &r.p75_us}, {"90", &r.p90_us}, {"99", &r.p99_us}};
   for (const auto& [p, dst] : pcts) {
     if (!std::regex_search(out, m, std::regex(std::string(R"(\n\s*)") + p + R"(%\s+([0-9.]+)(us|ms|s|m))"))) {
       return Status::Internal(std::string("no ") + p + "% latency in wrk's output (--latency):\n" + out);
@@ -377,7 +377,8 @@ Result<WrkRun> ParseWrk(const std::string& out) {
   }
   if (std::regex_search(out, m, std::regex(R"((\d+) requests in)"))) r.requests = std::stoll(m[1].str());
   if (std::regex_search(out, m, std::regex(R"(Non-2xx or 3xx responses: (\d+))"))) r.non_2xx = std::stoll(m[1].str());
-  if (std::regex_search(out, m, std::regex(R"(Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+))"))) {
+  if (std::regex_search(out, m,
+                        std::regex(R"(Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+))"))) {
     for (int i = 1; i <= 4; ++i) r.socket_errors += std::stoll(m[i].str());
   }
   return r;
@@ -404,9 +405,16 @@ Result<std::pair<double, int64_t>> HandlerTotals(server::HttpClient& client, con
 // over the run (the server: nothing else runs) and wrk's per request.
 Result<WrkRun> RunWrk(const Config& c, int threads, int connections, int seconds, const std::string& script,
                       const std::string& url, server::HttpClient* metrics, const std::string& route) {
-  std::vector<std::string> argv = {c.wrk,  "-t" + std::to_string(threads), "-c" + std::to_string(connections),
-                                   "-d" + std::to_string(seconds) + "s", "--timeout", "30s", "--latency", "-s",
-                                   script, url};
+  std::vector<std::string> argv = {c.wrk,
+                                   "-t" + std::to_string(threads),
+                                   "-c" + std::to_string(connections),
+                                   "-d" + std::to_string(seconds) + "s",
+                                   "--timeout",
+                                   "30s",
+                                   "--latency",
+                                   "-s",
+                                   script,
+                                   url};
   std::pair<double, int64_t> before{0, 0};
   if (metrics) {
     VIGIL_ASSIGN_OR_RETURN(before, HandlerTotals(*metrics, route));
@@ -477,10 +485,14 @@ std::string QueryScript(const std::vector<QueryCase>& queries, bool narrow, cons
        "end\n"
        "wrk.method = \"POST\"\n"
        "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
-       "wrk.headers[\"Authorization\"] = \"Bearer " + token + "\"\n"
+       "wrk.headers[\"Authorization\"] = \"Bearer " +
+       token +
+       "\"\n"
        "function request()\n"
        "  i = i % n + 1\n"
-       "  return wrk.format(nil, \"" + path + "\", nil, bodies[i])\n"
+       "  return wrk.format(nil, \"" +
+       path +
+       "\", nil, bodies[i])\n"
        "end\n";
   return s;
 }
@@ -511,13 +523,19 @@ std::string WriteScript(const std::vector<std::string>& embs, const std::string&
        "end\n"
        "wrk.method = \"POST\"\n"
        "wrk.headers[\"Content-Type\"] = \"application/json\"\n"
-       "wrk.headers[\"Authorization\"] = \"Bearer " + token + "\"\n"
+       "wrk.headers[\"Authorization\"] = \"Bearer " +
+       token +
+       "\"\n"
        "function request()\n"
        "  n = n + 1\n"
        "  local t = tid or 0\n"
-       "  wrk.headers[\"Idempotency-Key\"] = \"" + nonce + "-\" .. t .. \"-\" .. n\n"
+       "  wrk.headers[\"Idempotency-Key\"] = \"" +
+       nonce +
+       "-\" .. t .. \"-\" .. n\n"
        "  local body = '{\"rows\":[{\"id\":' .. (t * 1000000000 + n) .. ',\"emb\":' .. embs[n % m + 1] .. '}]}'\n"
-       "  return wrk.format(nil, \"" + path + "\", nil, body)\n"
+       "  return wrk.format(nil, \"" +
+       path +
+       "\", nil, body)\n"
        "end\n";
   return s;
 }
@@ -532,11 +550,10 @@ struct Row {
 };
 
 void PrintTable(const std::vector<Row>& rows) {
-  std::fprintf(stderr, "\n%-44s %5s %11s %10s %10s  %s\n", "path", "conc", "req/s", "p50 us", "p99 us",
-               "vs baseline");
+  std::fprintf(stderr, "\n%-44s %5s %11s %10s %10s  %s\n", "path", "conc", "req/s", "p50 us", "p99 us", "vs baseline");
   for (const Row& r : rows) {
-    std::fprintf(stderr, "%-44s %5d %11.1f %10.0f %10.0f  %s\n", r.what.c_str(), r.concurrency, r.per_second,
-                 r.p50_us, r.p99_us, r.vs.c_str());
+    std::fprintf(stderr, "%-44s %5d %11.1f %10.0f %10.0f  %s\n", r.what.c_str(), r.concurrency, r.per_second, r.p50_us,
+                 r.p99_us, r.vs.c_str());
   }
 }
 
@@ -607,13 +624,15 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                                                                          {"Content-Type", "application/json"}};
   {
     VIGIL_ASSIGN_OR_RETURN(server::ClientResponse r, client->Call("POST", docs_path, auth_headers, queries[0].body));
-    if (r.status != 200) return Status::Internal("POST " + docs_path + " answered " + std::to_string(r.status) + ": " + r.body);
+    if (r.status != 200)
+      return Status::Internal("POST " + docs_path + " answered " + std::to_string(r.status) + ": " + r.body);
     auto j = nlohmann::json::parse(r.body, nullptr, false);
     out["queries"]["http_response_body_bytes"] = r.body.size();
     if (j.is_discarded() || !j.contains("rows") || j["rows"].size() != reference.rows.size()) {
       return Status::Internal("the HTTP query's answer differs from the in-process one: " + r.body.substr(0, 300));
     }
-    const size_t id_col = std::find(reference.columns.begin(), reference.columns.end(), "id") - reference.columns.begin();
+    const size_t id_col =
+        std::find(reference.columns.begin(), reference.columns.end(), "id") - reference.columns.begin();
     for (size_t i = 0; i < reference.rows.size(); ++i) {
       if (id_col >= reference.columns.size() || j["rows"][i]["id"] != std::get<int64_t>(reference.rows[i][id_col])) {
         return Status::Internal("the HTTP query's ids differ from the in-process ones");
@@ -637,8 +656,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(Drive sql_par, DriveClients(c.threads, c.warmup_s, c.duration_s, sql_op));
   std::vector<std::pair<int, WrkRun>> http_runs;
   for (int conns : c.connections) {
-    VIGIL_ASSIGN_OR_RETURN(WrkRun r,
-                           RunWrk(c, std::min(2, conns), conns, c.duration_s, query_lua, base, client.get(), query_route));
+    VIGIL_ASSIGN_OR_RETURN(
+        WrkRun r, RunWrk(c, std::min(2, conns), conns, c.duration_s, query_lua, base, client.get(), query_route));
     http_runs.emplace_back(conns, std::move(r));
   }
 
@@ -659,8 +678,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   vopts.nprobes = c.nprobes;
   auto api_op = [&](int t, int64_t i) -> Status {
     const auto& snap = *snapshots[static_cast<size_t>(t)];
-    VIGIL_ASSIGN_OR_RETURN(auto hits,
-                           query::VectorSearch(snap, "emb", queries[static_cast<size_t>(t * 17 + i) % nq].vector, vopts));
+    VIGIL_ASSIGN_OR_RETURN(
+        auto hits, query::VectorSearch(snap, "emb", queries[static_cast<size_t>(t * 17 + i) % nq].vector, vopts));
     std::vector<RowAddress> rows;
     for (const auto& h : hits) rows.push_back(h.row);
     return query::TakeRows(snap, rows).status();
@@ -669,7 +688,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(Drive api_par, DriveClients(c.threads, c.warmup_s, c.duration_s, api_op));
   snapshots.clear();
 
-  out["queries"]["in_process_sql"] = {{"serial", DriveJson(sql_serial, 1)}, {"parallel", DriveJson(sql_par, c.threads)}};
+  out["queries"]["in_process_sql"] = {{"serial", DriveJson(sql_serial, 1)},
+                                      {"parallel", DriveJson(sql_par, c.threads)}};
   out["queries"]["in_process_query_api"] = {{"serial", DriveJson(api_serial, 1)},
                                             {"parallel", DriveJson(api_par, c.threads)}};
   table.push_back({"in-process Session::Select (bound vector)", 1, sql_serial.per_second,
@@ -684,8 +704,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                    Ratio(api_par.per_second, sql_par.per_second) + " of SQL"});
 
   out["queries"]["http"]["serial"] = WrkJson(http_serial, 1, 1);
-  table.push_back({"HTTP POST .../query (wrk -t1)", 1, http_serial.per_second, http_serial.p50_us,
-                   http_serial.p99_us, Ratio(http_serial.per_second, sql_serial.per_second) + " of serial"});
+  table.push_back({"HTTP POST .../query (wrk -t1)", 1, http_serial.per_second, http_serial.p50_us, http_serial.p99_us,
+                   Ratio(http_serial.per_second, sql_serial.per_second) + " of serial"});
   std::string summary_ratios;
   nlohmann::json ratios;
   double cpu_ratio4 = 0;
@@ -702,8 +722,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     const double cpu_ratio = sql_par.cpu_us_per_op / (r.server_cpu_us_per_request + r.wrk_cpu_us_per_request);
     ratios["http_c" + std::to_string(conns) + "_cpu_per_request_ratio"] = cpu_ratio;
     if (conns == 4) cpu_ratio4 = cpu_ratio;
-    table.push_back({"HTTP POST .../query (wrk -t" + std::to_string(wt) + ")", conns, r.per_second, r.p50_us,
-                     r.p99_us, Ratio(r.per_second, sql_par.per_second) + " of in-process x" + std::to_string(c.threads)});
+    table.push_back({"HTTP POST .../query (wrk -t" + std::to_string(wt) + ")", conns, r.per_second, r.p50_us, r.p99_us,
+                     Ratio(r.per_second, sql_par.per_second) + " of in-process x" + std::to_string(c.threads)});
     char buf[96];
     std::snprintf(buf, sizeof(buf), "%s%.2fx at %d connections", summary_ratios.empty() ? "" : ", ", ratio, conns);
     summary_ratios += buf;
@@ -755,7 +775,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     const std::string narrow_lua = args.work_dir + "/server_bench_query_narrow.lua";
     VIGIL_RETURN_IF_ERROR(WriteFile(narrow_lua, QueryScript(queries, true, s.token, docs_path)));
     const int wt = std::min(2, c.threads);
-    VIGIL_ASSIGN_OR_RETURN(WrkRun nr, RunWrk(c, wt, c.threads, c.duration_s, narrow_lua, base, client.get(), query_route));
+    VIGIL_ASSIGN_OR_RETURN(WrkRun nr,
+                           RunWrk(c, wt, c.threads, c.duration_s, narrow_lua, base, client.get(), query_route));
     errors += nr.non_2xx + nr.socket_errors;
     narrow_ratio = narrow_par.per_second > 0 ? nr.per_second / narrow_par.per_second : 0;
     out["queries"]["narrow_select"] = {
@@ -783,10 +804,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   auto write_op = [&](int t, int64_t i) -> Status {
     const int64_t id = static_cast<int64_t>(t) * 1'000'000'000 + i;
     const std::string file = args.work_dir + "/server_bench_row_" + std::to_string(t) + ".jsonl";
-    VIGIL_RETURN_IF_ERROR(WriteFile(file, "{\"id\":" + std::to_string(id) + ",\"emb\":" +
-                                              embs[static_cast<size_t>(i) % embs.size()] + "}\n"));
+    VIGIL_RETURN_IF_ERROR(WriteFile(
+        file, "{\"id\":" + std::to_string(id) + ",\"emb\":" + embs[static_cast<size_t>(i) % embs.size()] + "}\n"));
     return sessions[static_cast<size_t>(t)]
-        ->CopyUpload(sql::TableName{"", kDb, "writes_api"}, file, sql::CopyFormat::kJsonl,
+        ->CopyUpload(sql::TableRef{"", kDb, "writes_api"}, file, sql::CopyFormat::kJsonl,
                      jobs::RequestClaim{"bench:api/" + nonce + "-" + std::to_string(t) + "-" + std::to_string(i)})
         .status();
   };
@@ -801,15 +822,14 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(WrkRun write_http,
                          RunWrk(c, wwt, c.write_connections, c.duration_s, write_lua, base, client.get(), rows_route));
   const double http_ok_per_second =
-      write_http.requests > 0
-          ? write_http.per_second * static_cast<double>(write_http.requests - write_http.non_2xx) /
-                static_cast<double>(write_http.requests)
-          : 0;
-  out["writes"] = {{"in_process_copy_upload", DriveJson(write_api, c.write_connections)},
-                   {"http", WrkJson(write_http, wwt, c.write_connections)},
-                   {"http_ok_per_second", http_ok_per_second},
-                   {"ratio_http_over_in_process",
-                    write_api.ok_per_second > 0 ? http_ok_per_second / write_api.ok_per_second : 0}};
+      write_http.requests > 0 ? write_http.per_second * static_cast<double>(write_http.requests - write_http.non_2xx) /
+                                    static_cast<double>(write_http.requests)
+                              : 0;
+  out["writes"] = {
+      {"in_process_copy_upload", DriveJson(write_api, c.write_connections)},
+      {"http", WrkJson(write_http, wwt, c.write_connections)},
+      {"http_ok_per_second", http_ok_per_second},
+      {"ratio_http_over_in_process", write_api.ok_per_second > 0 ? http_ok_per_second / write_api.ok_per_second : 0}};
   out["writes"]["http"]["ok_per_second"] = http_ok_per_second;
   table.push_back({"in-process Session::CopyUpload, 1 row", c.write_connections, write_api.ok_per_second,
                    Percentile(write_api.latencies_us, 0.5), Percentile(write_api.latencies_us, 0.99),
@@ -827,10 +847,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     auto t0 = Clock::now();
     for (int i = 0; i < c.admissions; ++i) {
       auto q0 = Clock::now();
-      VIGIL_RETURN_IF_ERROR(sessions[0]
-                                ->Execute("CREATE INDEX adm_api_" + std::to_string(i) + " ON " + kDb +
-                                          ".docs (id) USING BTREE")
-                                .status());
+      VIGIL_RETURN_IF_ERROR(
+          sessions[0]
+              ->Execute("CREATE INDEX adm_api_" + std::to_string(i) + " ON " + kDb + ".docs (id) USING BTREE")
+              .status());
       api_us.push_back(Since(q0) * 1e6);
     }
     const double api_rate = c.admissions / Since(t0);
@@ -849,8 +869,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     }
     const double http_rate = c.admissions / Since(t0);
     out["admissions"] = {
-        {"in_process_sql", {{"per_second", api_rate}, {"p50_us", Percentile(api_us, 0.5)}, {"p99_us", Percentile(api_us, 0.99)}}},
-        {"http", {{"per_second", http_rate}, {"p50_us", Percentile(http_us, 0.5)}, {"p99_us", Percentile(http_us, 0.99)}}},
+        {"in_process_sql",
+         {{"per_second", api_rate}, {"p50_us", Percentile(api_us, 0.5)}, {"p99_us", Percentile(api_us, 0.99)}}},
+        {"http",
+         {{"per_second", http_rate}, {"p50_us", Percentile(http_us, 0.5)}, {"p99_us", Percentile(http_us, 0.99)}}},
         {"requests", c.admissions},
         {"ratio_http_over_in_process", api_rate > 0 ? http_rate / api_rate : 0}};
     table.push_back({"in-process CREATE INDEX ... BTREE (admission)", 1, api_rate, Percentile(api_us, 0.5),
@@ -876,8 +898,8 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                 "CPU per query in-process / HTTP at 4: %s; narrow select at %d: %s; 1-row writes %.2fx; "
                 "admissions %s%s",
                 c.threads, summary_ratios.c_str(), kHttpRatioTarget, serial_ratio, cpu_text.c_str(), c.threads,
-                narrow_text.c_str(), out["writes"]["ratio_http_over_in_process"].get<double>(),
-                admissions_text.c_str(), errors ? " (HTTP query errors seen: see non_2xx)" : "");
+                narrow_text.c_str(), out["writes"]["ratio_http_over_in_process"].get<double>(), admissions_text.c_str(),
+                errors ? " (HTTP query errors seen: see non_2xx)" : "");
   out["summary"] = line;
   PrintTable(table);
   std::fprintf(stderr, "%s\n\n", line);
@@ -886,7 +908,6 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("server", "HTTP API (wrk) queries/s, p50/p99, idempotent writes vs the same work in process",
-                     Run);
+VIGIL_REGISTER_BENCH("server", "HTTP API (wrk) queries/s, p50/p99, idempotent writes vs the same work in process", Run);
 
 }  // namespace vigil::bench

@@ -16,13 +16,13 @@
 
 #include "bench/bench.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/select_engine.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {
@@ -60,8 +60,8 @@ Result<Setup> MakeTable(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
   VIGIL_ASSIGN_OR_RETURN(s.store, jobs::OpenRootJobStore(*s.root));
   jobs::TableCatalog catalog(s.root.get(), &s.store->catalog());
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
-                         catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(), {.operation = "CREATE_TABLE"}));
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(),
+                                                                {.operation = "CREATE_TABLE"}));
   s.path = entry.locator;
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(s.path));
   auto reader = s.gen->NewReader();

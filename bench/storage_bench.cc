@@ -23,8 +23,8 @@
 
 #include "bench/bench.h"
 #include "vigil/ingest/datagen.h"
-#include "vigil/storage/dataset.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/storage/dataset.h"
 
 namespace vigil::bench {
 namespace {
@@ -239,7 +239,8 @@ Result<nlohmann::json> RunReferenceImports(const BenchArgs& args, uint64_t rows,
     out["import_table_batches"]["note"] = "(id, category, ts, emb) from generated batches; generation included";
   }
   if (which == "jsonl" || which == "both") {
-    uint64_t jrows = static_cast<uint64_t>(args.Int("jsonl_rows", static_cast<int64_t>(std::min<uint64_t>(rows, 100000))));
+    uint64_t jrows =
+        static_cast<uint64_t>(args.Int("jsonl_rows", static_cast<int64_t>(std::min<uint64_t>(rows, 100000))));
     std::string file = JoinPath(args.work_dir, "table.jsonl");
     VIGIL_ASSIGN_OR_RETURN(auto gen, Generator(jrows, dim, {"id", "category", "ts", "emb"}));
     VIGIL_RETURN_IF_ERROR(WriteJsonl(*gen, file));
@@ -290,8 +291,12 @@ Result<nlohmann::json> RunStorageBench(const BenchArgs& args) {
   nlohmann::json out = {
       {"benchmark", "storage"},
       {"config",
-       {{"rows", rows}, {"dim", dim}, {"fvecs_bytes", file_bytes}, {"generate_seconds", gen_secs},
-        {"cpus", sysconf(_SC_NPROCESSORS_ONLN)}, {"load_average_1m", LoadAverage()}}},
+       {{"rows", rows},
+        {"dim", dim},
+        {"fvecs_bytes", file_bytes},
+        {"generate_seconds", gen_secs},
+        {"cpus", sysconf(_SC_NPROCESSORS_ONLN)},
+        {"load_average_1m", LoadAverage()}}},
       {"baseline", {{"raw_read_mb_per_s", raw_mbps}, {"note", "read(2) of the .fvecs file, 1 MiB requests, warm"}}},
       {"import_fvecs", import_json},
       {"scan_vector", {{"first", ScanJson(cold)}, {"warm", ScanJson(warm)}}},

@@ -18,11 +18,11 @@
 
 #include "bench/bench.h"
 #include "vigil/common/failpoint.h"
-#include "vigil/index/index_spec.h"
-#include "vigil/jobs/worker_executor.h"
-#include "vigil/ingest/datagen.h"
-#include "vigil/storage/dataset.h"
 #include "vigil/common/file_lock.h"
+#include "vigil/index/index_spec.h"
+#include "vigil/ingest/datagen.h"
+#include "vigil/jobs/worker_executor.h"
+#include "vigil/storage/dataset.h"
 
 namespace vigil::bench {
 namespace {
@@ -143,15 +143,17 @@ Result<nlohmann::json> RunWorkerBench(const BenchArgs& args) {
                {"cost_p50_ms", p50 - bare_p50},
                {"ratio", bare_p50 > 0 ? p50 / bare_p50 : 0}};
   }
-  return nlohmann::json{
-      {"spawn_handshake_ms", {{"p50", p50}, {"max", sorted.back()}, {"launches", launches}}},
-      {"sandbox", sandbox},
-      {"ivf_pq_build_s",
-       {{"rows", o.rows}, {"dim", o.dim}, {"worker_median", Median(via_worker)},
-        {"in_process_median", Median(via_process)}, {"ratio", ratio}}},
-      {"targets",
-       {{"spawn_handshake_p50_ms", {{"target", 20}, {"met", p50 <= 20}}},
-        {"build_ratio", {{"target", 1.05}, {"met", ratio <= 1.05}}}}}};
+  return nlohmann::json{{"spawn_handshake_ms", {{"p50", p50}, {"max", sorted.back()}, {"launches", launches}}},
+                        {"sandbox", sandbox},
+                        {"ivf_pq_build_s",
+                         {{"rows", o.rows},
+                          {"dim", o.dim},
+                          {"worker_median", Median(via_worker)},
+                          {"in_process_median", Median(via_process)},
+                          {"ratio", ratio}}},
+                        {"targets",
+                         {{"spawn_handshake_p50_ms", {{"target", 20}, {"met", p50 <= 20}}},
+                          {"build_ratio", {{"target", 1.05}, {"met", ratio <= 1.05}}}}}};
 }
 
 }  // namespace

@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ccache
-  clang libclang-rt-14-dev llvm
+  clang libclang-rt-14-dev llvm clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   libfaiss-dev libopenblas-dev libomp-dev
   libroaring-dev

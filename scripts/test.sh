@@ -2,10 +2,11 @@
 # Installs the dependencies, builds Vigil and runs every test:
 #   1. a Release build with every test (unit, integration with crash and fault
 #      tests, PostgreSQL tests against a throwaway server, fuzz replays);
-#   2. an ASan+UBSan build of the fast unit tier;
+#   2. an ASan+UBSan build of the fast unit tier and the SQL execution goldens;
 #   3. a ThreadSanitizer build of the concurrency tests;
 #   4. a short libFuzzer run of every fuzz target (clang);
-# and, after the Release build, Clang's thread-safety analysis of the annotated locks.
+# before it, clang-format over every source; and, after the Release build, Clang's thread-safety
+# analysis of the annotated locks.
 # TSan on the whole unit tier and long fuzz runs: scripts/test-long.sh. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,9 @@ trap print_timings EXIT
 stage "install dependencies"
 bash scripts/install-deps.sh
 
+stage "clang-format (every source and header)"
+bash scripts/check-format.sh
+
 stage "Release build"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIGIL_UNITY_BUILD=ON
 cmake --build build/release -j"$JOBS"
@@ -68,13 +72,16 @@ bash scripts/check-thread-safety.sh
 stage "Release tests (every tier)"
 run_ctest build/release/ctest.log --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
 
-stage "ASan+UBSan build, unit tier"
+stage "ASan+UBSan build, unit tier and the SQL execution goldens"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=address \
   -DVIGIL_BUILD_BENCH=OFF -DVIGIL_UNITY_BUILD=ON
-cmake --build build/asan -j"$JOBS" --target vigil_unit_tests
-stage "ASan+UBSan tests, unit tier"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_ctest build/asan/ctest.log --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
+cmake --build build/asan -j"$JOBS" --target vigil_unit_tests sql_itest
+stage "ASan+UBSan tests, unit tier and the SQL execution goldens"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+run_ctest build/asan/ctest.log --test-dir build/asan -L unit -j"$JOBS" --output-on-failure --timeout 1200
+run_ctest build/asan/ctest-goldens.log --test-dir build/asan -R 'ExecGoldenTest' -j"$JOBS" --output-on-failure \
+  --timeout 1200
+unset ASAN_OPTIONS UBSAN_OPTIONS
 
 stage "ThreadSanitizer build, concurrency tests"
 # The tests that race threads (publication under readers, builds during appends and
@@ -93,10 +100,11 @@ FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
 stage ""
 
 release=$(passed_in build/release/ctest.log)
-asan=$(passed_in build/asan/ctest.log)
+asan=$(($(passed_in build/asan/ctest.log) + $(passed_in build/asan/ctest-goldens.log)))
 tsan=$(passed_in build/tsan/ctest.log)
-echo "release build: $release tests passed; ASan+UBSan unit tier: $asan; TSan concurrency tests: $tsan;" \
+echo "release build: $release tests passed; ASan+UBSan unit tier and execution goldens: $asan; TSan concurrency tests: $tsan;" \
   "fuzz targets: no crash"
 skipped=$(($(skipped_in build/release/ctest.log) + $(skipped_in build/asan/ctest.log) + \
+  $(skipped_in build/asan/ctest-goldens.log) + \
   $(skipped_in build/tsan/ctest.log)))
 echo "tests: $((release + asan + tsan)) passed, 0 failed, $skipped skipped"

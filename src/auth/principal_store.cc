@@ -15,9 +15,9 @@ namespace vigil::auth {
 
 namespace {
 
+using jobs::Privilege;
 using meta::Connection;
 using meta::Row;
-using jobs::Privilege;
 
 // Token ids drawn before giving up on finding a free one (64 random bits: never needed twice).
 constexpr int kTokenIdAttempts = 4;
@@ -40,9 +40,7 @@ Result<std::string> UserName(std::string_view user) { return NormalizeName(user,
 
 std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-Status NoSuchRealm(const std::string& realm) {
-  return Status::NotFound("realm " + Quoted(realm) + " does not exist");
-}
+Status NoSuchRealm(const std::string& realm) { return Status::NotFound("realm " + Quoted(realm) + " does not exist"); }
 Status NoSuchUser(const std::string& realm, const std::string& user) {
   return Status::NotFound("user " + Quoted(user) + " does not exist in realm " + Quoted(realm));
 }
@@ -114,8 +112,7 @@ std::set<Privilege> Closure(const std::set<Privilege>& held) {
 
 class SqlPrincipalStore final : public PrincipalStore {
  public:
-  SqlPrincipalStore(std::unique_ptr<meta::Database> db, const PrincipalStoreOptions& options,
-                    std::string dummy_hmac)
+  SqlPrincipalStore(std::unique_ptr<meta::Database> db, const PrincipalStoreOptions& options, std::string dummy_hmac)
       : db_(std::move(db)),
         secret_(options.secret),
         key_id_(internal::ServerKeyId(options.secret)),
@@ -289,8 +286,8 @@ class SqlPrincipalStore final : public PrincipalStore {
     int64_t removed = 0;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, user).status());
-      VIGIL_ASSIGN_OR_RETURN(removed, conn.Execute(sql::kDeleteGrant, {realm, user, jobs::PrivilegeName(privilege),
-                                                                        std::string(object)}));
+      VIGIL_ASSIGN_OR_RETURN(
+          removed, conn.Execute(sql::kDeleteGrant, {realm, user, jobs::PrivilegeName(privilege), std::string(object)}));
       return Status::OK();
     }));
     return removed > 0;
@@ -327,11 +324,11 @@ class SqlPrincipalStore final : public PrincipalStore {
         after_object.clear();
         after_privilege.clear();
       }
-      VIGIL_ASSIGN_OR_RETURN(rows, conn.Query(sql::kListUserGrants,
-                                              {realm, *user, after_object, after_privilege, page.limit}));
+      VIGIL_ASSIGN_OR_RETURN(
+          rows, conn.Query(sql::kListUserGrants, {realm, *user, after_object, after_privilege, page.limit}));
     } else {
-      VIGIL_ASSIGN_OR_RETURN(rows, conn.Query(sql::kListRealmGrants, {realm, after_user, after_object,
-                                                                       after_privilege, page.limit}));
+      VIGIL_ASSIGN_OR_RETURN(
+          rows, conn.Query(sql::kListRealmGrants, {realm, after_user, after_object, after_privilege, page.limit}));
     }
     std::vector<GrantInfo> out;
     for (const Row& row : rows) {
@@ -465,7 +462,8 @@ class SqlPrincipalStore final : public PrincipalStore {
       VIGIL_ASSIGN_OR_RETURN(std::string token_id, internal::RandomHex(internal::kTokenIdBytes));
       VIGIL_ASSIGN_OR_RETURN(std::string secret_hex, internal::RandomHex(internal::kTokenSecretBytes));
       const std::string mac = internal::TokenSecretHmac(secret_, token_id, secret_hex);
-      VIGIL_ASSIGN_OR_RETURN(auto row, conn.QueryOptional(sql::kInsertToken, {token_id, realm, name, mac, key_id_, now}));
+      VIGIL_ASSIGN_OR_RETURN(auto row,
+                             conn.QueryOptional(sql::kInsertToken, {token_id, realm, name, mac, key_id_, now}));
       if (!row) continue;  // the id is taken: draw another
       return IssuedToken{realm, name, token_id, internal::FormatToken(token_id, secret_hex)};
     }
@@ -487,7 +485,9 @@ class SqlPrincipalStore final : public PrincipalStore {
     if (last_used_at && last_used_resolution_ms_ > 0 && *last_used_at >= now - last_used_resolution_ms_) return;
     const int64_t before = last_used_resolution_ms_ > 0 ? now - last_used_resolution_ms_ : now + 1;
     (void)db_->Write(
-        [&](Connection& conn) -> Status { return conn.Execute(sql::kTouchToken, {token_id, now, before}).status(); },
+        [&](Connection& conn) -> Status {
+          return conn.Execute(sql::kTouchToken, {token_id, now, before}).status();
+        },
         meta::WriteScope::kPerStatement);
   }
 

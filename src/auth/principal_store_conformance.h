@@ -15,8 +15,8 @@
 
 #include "auth/schema.h"
 #include "auth/token.h"
-#include "testutil/test_database.h"
 #include "testutil/fake_env.h"
+#include "testutil/test_database.h"
 #include "vigil/auth/principal_store.h"
 
 namespace vigil::auth {
@@ -422,8 +422,7 @@ TEST_P(PrincipalStoreConformanceTest, GrantObjectsAreValidated) {
     auto r = store_->Grant("default", "alice", Privilege::kShow, bad);
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(r.status().message().find("grant object"), std::string::npos) << r.status().ToString();
-    EXPECT_EQ(store_->Revoke("default", "alice", Privilege::kShow, bad).status().code(),
-              StatusCode::kInvalidArgument)
+    EXPECT_EQ(store_->Revoke("default", "alice", Privilege::kShow, bad).status().code(), StatusCode::kInvalidArgument)
         << bad;
   }
   EXPECT_EQ(store_->ListGrants("default", std::string("alice"))->size(), 4u);

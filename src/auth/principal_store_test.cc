@@ -15,8 +15,8 @@
 #include "auth/principal_store_conformance.h"
 #include "auth/schema.h"
 #include "auth/token.h"
-#include "testutil/test_database.h"
 #include "testutil/temp_dir.h"
+#include "testutil/test_database.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/auth/server_secret.h"
 
@@ -126,9 +126,9 @@ TEST(ServerSecretTest, ConcurrentCreatorsAllGetTheOneSecret) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_TRUE(SameSecret(*r, *results[0]));
     }
-    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(root.Join("_meta")),
-                            std::filesystem::directory_iterator()),
-              1);
+    EXPECT_EQ(
+        std::distance(std::filesystem::directory_iterator(root.Join("_meta")), std::filesystem::directory_iterator()),
+        1);
   }
 }
 
@@ -219,12 +219,16 @@ TEST(StoreOpenTest, EditedReleasedMigrationIsDetectedAtOpen) {
   ASSERT_TRUE(PrincipalStore::Open(opts).ok());
   auto db = meta::Database::Open(env.uri());
   ASSERT_TRUE(db.ok());
-  ASSERT_TRUE((*db)->Write([](meta::Connection& c) {
-                  return c.Execute("UPDATE vigil_schema_migrations SET checksum = $1"
-                                   " WHERE component = $2 AND version = 1",
-                                   {"0000000000000000", std::string(kSchemaComponent)})
-                      .status();
-                }).ok());
+  ASSERT_TRUE((*db)
+                  ->Write([](meta::Connection& c) {
+                    return c
+                        .Execute(
+                            "UPDATE vigil_schema_migrations SET checksum = $1"
+                            " WHERE component = $2 AND version = 1",
+                            {"0000000000000000", std::string(kSchemaComponent)})
+                        .status();
+                  })
+                  .ok());
   auto reopened = PrincipalStore::Open(opts);
   EXPECT_EQ(reopened.status().code(), StatusCode::kCorruption) << reopened.status().ToString();
 }

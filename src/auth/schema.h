@@ -25,8 +25,7 @@ namespace sql {
 
 #define VIGIL_AUTH_USER_COLUMNS "realm, user_name, is_admin, disabled, created_at, updated_at"
 #define VIGIL_AUTH_GRANT_COLUMNS "realm, user_name, privilege, object, created_at"
-#define VIGIL_AUTH_TOKEN_COLUMNS \
-  "token_id, realm, user_name, key_id, created_at, last_used_at, revoked_at"
+#define VIGIL_AUTH_TOKEN_COLUMNS "token_id, realm, user_name, key_id, created_at, last_used_at, revoked_at"
 
 // $1 realm, $2 now.
 constexpr std::string_view kEnsureRealm =
@@ -47,9 +46,9 @@ constexpr std::string_view kInsertUser =
 constexpr std::string_view kSelectUser =
     "SELECT " VIGIL_AUTH_USER_COLUMNS " FROM auth_users WHERE realm = $1 AND user_name = $2";
 // $1 realm, $2 after, $3 limit.
-constexpr std::string_view kListUsers =
-    "SELECT " VIGIL_AUTH_USER_COLUMNS " FROM auth_users WHERE realm = $1 AND user_name > $2"
-    " ORDER BY user_name LIMIT $3";
+constexpr std::string_view kListUsers = "SELECT " VIGIL_AUTH_USER_COLUMNS
+                                        " FROM auth_users WHERE realm = $1 AND user_name > $2"
+                                        " ORDER BY user_name LIMIT $3";
 // $1 realm, $2 user, $3 is_admin, $4 now.
 constexpr std::string_view kSetAdmin =
     "UPDATE auth_users SET is_admin = $3, updated_at = $4 WHERE realm = $1 AND user_name = $2";
@@ -57,8 +56,7 @@ constexpr std::string_view kSetAdmin =
 constexpr std::string_view kSetDisabled =
     "UPDATE auth_users SET disabled = $3, updated_at = $4 WHERE realm = $1 AND user_name = $2";
 // $1 realm, $2 user, $3 now.
-constexpr std::string_view kTouchUser =
-    "UPDATE auth_users SET updated_at = $3 WHERE realm = $1 AND user_name = $2";
+constexpr std::string_view kTouchUser = "UPDATE auth_users SET updated_at = $3 WHERE realm = $1 AND user_name = $2";
 // $1 realm, $2 user.
 constexpr std::string_view kDeleteUser = "DELETE FROM auth_users WHERE realm = $1 AND user_name = $2";
 // $1 realm. One row when the realm has an enabled administrator (flag or ADMIN on '*').
@@ -85,9 +83,9 @@ constexpr std::string_view kPruneRevokedTokens =
 // $1 realm, $2 user.
 constexpr std::string_view kDeleteUserTokens = "DELETE FROM auth_tokens WHERE realm = $1 AND user_name = $2";
 // $1 realm, $2 user.
-constexpr std::string_view kListTokens =
-    "SELECT " VIGIL_AUTH_TOKEN_COLUMNS " FROM auth_tokens WHERE realm = $1 AND user_name = $2"
-    " ORDER BY created_at DESC, token_id";
+constexpr std::string_view kListTokens = "SELECT " VIGIL_AUTH_TOKEN_COLUMNS
+                                         " FROM auth_tokens WHERE realm = $1 AND user_name = $2"
+                                         " ORDER BY created_at DESC, token_id";
 // $1 token_id. The token with what authentication needs of its user.
 constexpr std::string_view kLookupToken =
     "SELECT t.realm, t.user_name, t.secret_hmac, t.key_id, t.revoked_at, t.last_used_at,"
@@ -105,8 +103,7 @@ constexpr std::string_view kInsertGrant =
     " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (realm, user_name, privilege, object) DO NOTHING"
     " RETURNING object";
 // $1 realm, $2 user.
-constexpr std::string_view kCountUserGrants =
-    "SELECT COUNT(*) FROM auth_grants WHERE realm = $1 AND user_name = $2";
+constexpr std::string_view kCountUserGrants = "SELECT COUNT(*) FROM auth_grants WHERE realm = $1 AND user_name = $2";
 // $1 realm, $2 user, $3 privilege, $4 object.
 constexpr std::string_view kDeleteGrant =
     "DELETE FROM auth_grants WHERE realm = $1 AND user_name = $2 AND privilege = $3 AND object = $4";
@@ -117,14 +114,15 @@ constexpr std::string_view kUserGrants =
     "SELECT privilege, object FROM auth_grants WHERE realm = $1 AND user_name = $2";
 // $1 realm, $2 after user, $3 after object, $4 after privilege, $5 limit.
 constexpr std::string_view kListRealmGrants =
-    "SELECT " VIGIL_AUTH_GRANT_COLUMNS " FROM auth_grants WHERE realm = $1"
+    "SELECT " VIGIL_AUTH_GRANT_COLUMNS
+    " FROM auth_grants WHERE realm = $1"
     " AND (user_name > $2 OR (user_name = $2 AND (object > $3 OR (object = $3 AND privilege > $4))))"
     " ORDER BY user_name, object, privilege LIMIT $5";
 // $1 realm, $2 user, $3 after object, $4 after privilege, $5 limit.
-constexpr std::string_view kListUserGrants =
-    "SELECT " VIGIL_AUTH_GRANT_COLUMNS " FROM auth_grants WHERE realm = $1 AND user_name = $2"
-    " AND (object > $3 OR (object = $3 AND privilege > $4))"
-    " ORDER BY object, privilege LIMIT $5";
+constexpr std::string_view kListUserGrants = "SELECT " VIGIL_AUTH_GRANT_COLUMNS
+                                             " FROM auth_grants WHERE realm = $1 AND user_name = $2"
+                                             " AND (object > $3 OR (object = $3 AND privilege > $4))"
+                                             " ORDER BY object, privilege LIMIT $5";
 
 #undef VIGIL_AUTH_USER_COLUMNS
 #undef VIGIL_AUTH_GRANT_COLUMNS

@@ -65,13 +65,12 @@ Status CreateSecretFile(FileSystem* fs, const std::string& dir, const std::strin
   unsigned char nonce[8];
   if (RAND_bytes(nonce, sizeof(nonce)) != 1) return Status::Internal("RAND_bytes failed");
   char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), "%02x%02x%02x%02x%02x%02x%02x%02x", nonce[0], nonce[1], nonce[2],
-                nonce[3], nonce[4], nonce[5], nonce[6], nonce[7]);
+  std::snprintf(suffix, sizeof(suffix), "%02x%02x%02x%02x%02x%02x%02x%02x", nonce[0], nonce[1], nonce[2], nonce[3],
+                nonce[4], nonce[5], nonce[6], nonce[7]);
   const std::string tmp = dir + "/." + std::string(kServerSecretFileName) + ".tmp." + suffix;
   Status st = [&]() -> Status {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewPrivateWritableFile(tmp));
-    VIGIL_RETURN_IF_ERROR(
-        file->Append(std::string_view(reinterpret_cast<const char*>(secret.data()), secret.size())));
+    VIGIL_RETURN_IF_ERROR(file->Append(std::string_view(reinterpret_cast<const char*>(secret.data()), secret.size())));
     VIGIL_RETURN_IF_ERROR(file->Sync());
     VIGIL_RETURN_IF_ERROR(file->Close());
     Status linked = fs->LinkNoReplace(tmp, path);

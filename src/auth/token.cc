@@ -35,8 +35,7 @@ std::string HmacHex(const ServerSecret& secret, std::string_view message) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int mac_len = 0;
   unsigned char* done = HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-                             reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac,
-                             &mac_len);
+                             reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &mac_len);
   VIGIL_CHECK(done != nullptr && mac_len == 32);
   std::string out = Hex(mac, mac_len);
   OPENSSL_cleanse(mac, sizeof(mac));
@@ -84,9 +83,7 @@ std::string TokenSecretHmac(const ServerSecret& secret, std::string_view token_i
   return out;
 }
 
-std::string ServerKeyId(const ServerSecret& secret) {
-  return HmacHex(secret, "vigil-server-key-id-v1").substr(0, 16);
-}
+std::string ServerKeyId(const ServerSecret& secret) { return HmacHex(secret, "vigil-server-key-id-v1").substr(0, 16); }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   compare_count.fetch_add(1, std::memory_order_relaxed);

@@ -36,8 +36,7 @@ std::string FormatToken(std::string_view token_id, std::string_view secret_hex);
 Result<std::string> RandomHex(size_t bytes);
 // Lower-case hex of HMAC-SHA256 under `secret` of the token id and secret (bound together, so a
 // stored value cannot be moved to another token id).
-std::string TokenSecretHmac(const ServerSecret& secret, std::string_view token_id,
-                            std::string_view secret_hex);
+std::string TokenSecretHmac(const ServerSecret& secret, std::string_view token_id, std::string_view secret_hex);
 // 16 hex digits naming `secret` (an HMAC of a fixed label, revealing nothing of the secret).
 std::string ServerKeyId(const ServerSecret& secret);
 // a == b in time independent of where they differ (CRYPTO_memcmp); different lengths are unequal.

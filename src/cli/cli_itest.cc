@@ -245,7 +245,8 @@ TEST_F(CliTest, SecondVectorFileContinuesIds) {
   fvecs("b.fvecs", 2);
   ASSERT_EQ(Vigil("--root " + root_ + " import db.v " + dir_.Join("a.fvecs") + " --create").exit_code, 0);
   ASSERT_EQ(Vigil("--root " + root_ + " import db.v " + dir_.Join("b.fvecs")).exit_code, 0);
-  RunResult r = Vigil("--root " + root_ + " sql --csv -c \"SELECT count(*) AS n, count(DISTINCT id) AS d, "
+  RunResult r = Vigil("--root " + root_ +
+                      " sql --csv -c \"SELECT count(*) AS n, count(DISTINCT id) AS d, "
                       "min(id) AS lo, max(id) AS hi FROM db.v\"");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("n,d,lo,hi\n5,5,0,4\n"));
@@ -308,8 +309,8 @@ TEST_F(CliTest, BenchOptionsMayFollowTheName) {
   // Without wrk on PATH the benchmark names the package to install.
   RunResult path;
   {
-    const std::string cmd = "env -u VIGIL_ROOT PATH=/nonexistent " + std::string(VIGIL_CLI_BINARY) +
-                            " bench server 2>&1";
+    const std::string cmd =
+        "env -u VIGIL_ROOT PATH=/nonexistent " + std::string(VIGIL_CLI_BINARY) + " bench server 2>&1";
     FILE* p = ::popen(cmd.c_str(), "r");
     ASSERT_NE(p, nullptr);
     std::array<char, 4096> buf;

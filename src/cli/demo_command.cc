@@ -9,10 +9,10 @@
 
 #include "cli/commands.h"
 #include "cli/sql_shell.h"
-#include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
 
 namespace vigil::cli {
 
@@ -73,7 +73,8 @@ std::string DemoScript(const DataGenerator& gen, const std::string& file, uint64
   s += "SELECT count(*) AS rows FROM demo.sample;\n";
   s += "SELECT id, category, ts, substr(body, 1, 40) AS body FROM demo.sample ORDER BY id LIMIT 5;\n";
   s += "CREATE INDEX emb_idx ON demo.sample (emb) USING ANN PROPERTIES (\"index_type\" = \"IVF_PQ\", "
-       "\"metric\" = \"l2\", \"num_partitions\" = \"" + partitions + "\", \"num_sub_vectors\" = \"8\");\n";
+       "\"metric\" = \"l2\", \"num_partitions\" = \"" +
+       partitions + "\", \"num_sub_vectors\" = \"8\");\n";
   s += "CREATE INDEX cat_idx ON demo.sample (category) USING BITMAP;\n";
   s += "CREATE INDEX ts_idx ON demo.sample (ts) USING BTREE;\n";
   s += "CREATE INDEX body_idx ON demo.sample (body) USING FTS PROPERTIES (\"tokenizer\" = \"porter\");\n";
@@ -83,8 +84,8 @@ std::string DemoScript(const DataGenerator& gen, const std::string& file, uint64
        "', 5, '{\"nprobes\": 8, \"refine_factor\": 4}');\n";
   s += "SELECT count(*) AS matching FROM demo.sample WHERE category = '" + gen.Category(0) + "';\n";
   s += "SELECT id, _score FROM fts_search('demo.sample', 'body', '" + word + "', 5);\n";
-  s += "EXPLAIN ANALYZE SELECT count(*) FROM demo.sample WHERE ts < " + std::to_string(gen.Timestamp(rows / 10)) +
-       ";\n";
+  s +=
+      "EXPLAIN ANALYZE SELECT count(*) FROM demo.sample WHERE ts < " + std::to_string(gen.Timestamp(rows / 10)) + ";\n";
   return s;
 }
 

@@ -3,9 +3,9 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
-#include "vigil/ingest/ingest.h"
 
 namespace vigil::cli {
 
@@ -38,8 +38,9 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   }
   if (!r.ok()) return r.status().WithContext("import into " + name.ToString() + " failed; nothing was committed");
   double secs = static_cast<double>(root.env()->MonotonicMicros() - start) / 1e6;
-  std::printf("%s %s rows into %s (version %llu) in %.2fs (%s rows/s)\n", r->created ? "created table with" : "imported",
-              GroupDigits(r->rows).c_str(), name.ToString().c_str(), static_cast<unsigned long long>(r->version), secs,
+  std::printf("%s %s rows into %s (version %llu) in %.2fs (%s rows/s)\n",
+              r->created ? "created table with" : "imported", GroupDigits(r->rows).c_str(), name.ToString().c_str(),
+              static_cast<unsigned long long>(r->version), secs,
               GroupDigits(secs > 0 ? static_cast<uint64_t>(r->rows / secs) : r->rows).c_str());
   return Status::OK();
 }

@@ -76,9 +76,9 @@ class IndexSettingsTest : public ::testing::Test {
 TEST_F(IndexSettingsTest, ARaisedDimensionCapIsHonouredByTheWorker) {
   Config("[caps]\nmax_vector_dimension = 8192\n");
   ImportVectors(300, 4608);
-  Ran created = Sql(
-      "CREATE INDEX emb_idx ON db.t (vector) USING ANN PROPERTIES ('index_type' = 'IVF_PQ', 'metric' = 'l2', "
-      "'num_partitions' = '2', 'num_sub_vectors' = '8', 'max_iterations' = '2')");
+  Ran created =
+      Sql("CREATE INDEX emb_idx ON db.t (vector) USING ANN PROPERTIES ('index_type' = 'IVF_PQ', 'metric' = 'l2', "
+          "'num_partitions' = '2', 'num_sub_vectors' = '8', 'max_iterations' = '2')");
   ASSERT_EQ(created.exit_code, 0) << created.output;
   Ran shown = Sql("SHOW INDEX JOBS");
   EXPECT_THAT(shown.output, HasSubstr(",emb_idx,CREATE,")) << shown.output;
@@ -89,9 +89,9 @@ TEST_F(IndexSettingsTest, ARaisedDimensionCapIsHonouredByTheWorker) {
 
   // Without the raised cap, admission refuses and says which cap and where it comes from.
   Config("");
-  Ran refused = Sql(
-      "CREATE INDEX emb2_idx ON db.t (vector) USING ANN PROPERTIES ('index_type' = 'IVF_PQ', 'metric' = 'l2', "
-      "'num_partitions' = '2', 'num_sub_vectors' = '8')");
+  Ran refused =
+      Sql("CREATE INDEX emb2_idx ON db.t (vector) USING ANN PROPERTIES ('index_type' = 'IVF_PQ', 'metric' = 'l2', "
+          "'num_partitions' = '2', 'num_sub_vectors' = '8')");
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_THAT(refused.output, HasSubstr("vector dimension 4608 of column 'vector' exceeds "
                                         "caps.max_vector_dimension = 4096 (the default"));
@@ -101,9 +101,9 @@ TEST_F(IndexSettingsTest, AWorkerOutOfMemoryNamesWorkerMemoryBytes) {
   // 5000 partitions x 64 sub-vectors: a ~330 MB precomputed table, beyond 256 MiB.
   Config("[worker]\nmemory_bytes = \"256MiB\"\n");
   ImportVectors(5000, 64);
-  Ran created = Sql(
-      "CREATE INDEX emb_idx ON db.t (vector) USING ANN PROPERTIES ('index_type' = 'IVF_PQ', 'metric' = 'l2', "
-      "'num_partitions' = '5000', 'num_sub_vectors' = '64', 'max_iterations' = '1', 'sample_rate' = '1')");
+  Ran created =
+      Sql("CREATE INDEX emb_idx ON db.t (vector) USING ANN PROPERTIES ('index_type' = 'IVF_PQ', 'metric' = 'l2', "
+          "'num_partitions' = '5000', 'num_sub_vectors' = '64', 'max_iterations' = '1', 'sample_rate' = '1')");
   EXPECT_NE(created.exit_code, 0) << created.output;
   EXPECT_THAT(created.output, HasSubstr("memory limit worker.memory_bytes = 256MiB")) << created.output;
   EXPECT_THAT(created.output, Not(HasSubstr("INTERNAL"))) << created.output;

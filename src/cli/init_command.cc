@@ -23,8 +23,8 @@ Status PrintBootstrapToken(const Root& root) {
     return Status::AlreadyExists(
         "realm " + std::string(auth::kDefaultRealm) +
         " already has an enabled administrator; no token was issued. An administrator replaces a token with "
-        "ALTER USER <name> ROTATE TOKEN (`vigil --root " + root.path() +
-        " sql` runs as the local administrator)");
+        "ALTER USER <name> ROTATE TOKEN (`vigil --root " +
+        root.path() + " sql` runs as the local administrator)");
   }
   VIGIL_RETURN_IF_ERROR(issued.status());
   std::printf("administrator token for user %s (realm %s), shown only this once; store it now:\n%s\n",
@@ -48,8 +48,9 @@ Status InitRoot(const std::string& path, bool bootstrap_token) {
   std::printf("initialized vigil root %s (catalog %s, incarnation %s)\n", root->path().c_str(),
               root->marker().catalog.c_str(), root->marker().incarnation.ToString().c_str());
   Status st = PrintBootstrapToken(*root);
-  if (!st.ok()) return st.WithContext("the root was created but no administrator token was issued (" +
-                                      std::string(kBootstrapHint) + ")");
+  if (!st.ok())
+    return st.WithContext("the root was created but no administrator token was issued (" + std::string(kBootstrapHint) +
+                          ")");
   return Status::OK();
 }
 

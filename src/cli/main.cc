@@ -8,7 +8,8 @@ namespace vigil::cli {
 
 Result<Root> Context::OpenRoot() const {
   if (root_dir.empty()) {
-    return Status::InvalidArgument("no root given: pass --root DIR or set VIGIL_ROOT (create one with `vigil init DIR`)");
+    return Status::InvalidArgument(
+        "no root given: pass --root DIR or set VIGIL_ROOT (create one with `vigil init DIR`)");
   }
   return Root::Open(root_dir);
 }

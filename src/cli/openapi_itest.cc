@@ -29,11 +29,10 @@ namespace {
 using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
-constexpr const char* kMethods[] = {"get",   "put",  "post",    "delete",
-                                    "patch", "head", "options", "trace"};
+constexpr const char* kMethods[] = {"get", "put", "post", "delete", "patch", "head", "options", "trace"};
 // Headers of the API's own contract: present in an answer, they must be documented for it.
-constexpr const char* kApiHeaders[] = {"location", "vigil-job-id", "idempotency-replayed",
-                                       "retry-after", "www-authenticate"};
+constexpr const char* kApiHeaders[] = {"location", "vigil-job-id", "idempotency-replayed", "retry-after",
+                                       "www-authenticate"};
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -57,8 +56,7 @@ std::vector<std::string> Segments(const std::string& path) {
   size_t start = 0;
   while (start <= path.size()) {
     const size_t slash = path.find('/', start);
-    const std::string seg =
-        path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    const std::string seg = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (!seg.empty()) out.push_back(seg);
     if (slash == std::string::npos) break;
     start = slash + 1;
@@ -66,9 +64,7 @@ std::vector<std::string> Segments(const std::string& path) {
   return out;
 }
 
-bool IsParam(const std::string& seg) {
-  return seg.size() > 2 && seg.front() == '{' && seg.back() == '}';
-}
+bool IsParam(const std::string& seg) { return seg.size() > 2 && seg.front() == '{' && seg.back() == '}'; }
 
 bool Matches(const std::string& tmpl, const std::string& path) {
   const auto want = Segments(tmpl), got = Segments(path);
@@ -139,8 +135,7 @@ class ApiDocument {
   // What is wrong with `resp` as the answer to `method target`; `events` (server-sent
   // events text) is checked against the stream's documented events when given.
   std::vector<std::string> Check(const std::string& method, const std::string& target,
-                                 const server::ClientResponse& resp,
-                                 const std::string* events = nullptr) const {
+                                 const server::ClientResponse& resp, const std::string* events = nullptr) const {
     std::vector<std::string> errors;
     const std::string path = target.substr(0, target.find('?'));
     const std::string tmpl = Template(method, path);
@@ -151,8 +146,7 @@ class ApiDocument {
     if (!responses.contains(status)) {
       std::string documented;
       for (const auto& [k, v] : responses.items()) documented += " " + k;
-      return {method + " " + tmpl + " answered " + status +
-              ", which it does not document (documented:" + documented +
+      return {method + " " + tmpl + " answered " + status + ", which it does not document (documented:" + documented +
               "); body: " + resp.body.substr(0, 300)};
     }
     const Json& r = Deref(responses[status]);
@@ -164,8 +158,7 @@ class ApiDocument {
     for (const auto& [name, h] : documented) {
       const std::string value = resp.Header(name);
       if (value.empty()) {
-        if (h.value("required", false))
-          errors.push_back(what + ": required header " + name + " is missing");
+        if (h.value("required", false)) errors.push_back(what + ": required header " + name + " is missing");
         continue;
       }
       if (h.contains("schema")) {
@@ -176,8 +169,7 @@ class ApiDocument {
     }
     for (const char* name : kApiHeaders) {
       if (!resp.Header(name).empty() && !documented.count(name)) {
-        errors.push_back(what + ": header " + name + ": " + resp.Header(name) +
-                         " is not documented");
+        errors.push_back(what + ": header " + name + ": " + resp.Header(name) + " is not documented");
       }
     }
     // The body: a documented media type, and a value its schema accepts.
@@ -187,8 +179,7 @@ class ApiDocument {
     }
     const std::string media = MediaType(resp.Header("content-type"));
     if (!r["content"].contains(media)) {
-      errors.push_back(what + ": Content-Type " + resp.Header("content-type") +
-                       " is not documented");
+      errors.push_back(what + ": Content-Type " + resp.Header("content-type") + " is not documented");
       return errors;
     }
     const Json& content = r["content"][media];
@@ -210,8 +201,7 @@ class ApiDocument {
     } else {
       body = resp.body;
     }
-    for (const std::string& e : validator_.Validate(content["schema"], body))
-      errors.push_back(what + ": " + e);
+    for (const std::string& e : validator_.Validate(content["schema"], body)) errors.push_back(what + ": " + e);
     return errors;
   }
 
@@ -277,8 +267,8 @@ std::string Fvecs(int rows, int dim) {
 
 // A .npy file (format 1.0) of a `rows` x `dim` float32 array.
 std::string Npy(int rows, int dim) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
-                       std::to_string(rows) + ", " + std::to_string(dim) + "), }";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                       std::to_string(dim) + "), }";
   while ((10 + header.size() + 1) % 64 != 0) header += ' ';
   header += '\n';
   std::string out = "\x93NUMPY";
@@ -330,13 +320,11 @@ class OpenApiTest : public ::testing::Test {
   }
 
   // One request, its answer checked against the document.
-  server::ClientResponse Send(const std::string& method, const std::string& target,
-                              const std::string& token, const std::string& body = "",
-                              Headers extra = {}) {
+  server::ClientResponse Send(const std::string& method, const std::string& target, const std::string& token,
+                              const std::string& body = "", Headers extra = {}) {
     Headers h = std::move(extra);
     if (!token.empty()) h.emplace_back("Authorization", "Bearer " + token);
-    if (!body.empty() &&
-        std::none_of(h.begin(), h.end(), [](auto& p) { return p.first == "Content-Type"; })) {
+    if (!body.empty() && std::none_of(h.begin(), h.end(), [](auto& p) { return p.first == "Content-Type"; })) {
       h.emplace_back("Content-Type", "application/json");
     }
     auto r = client_->Call(method, target, h, body);
@@ -361,17 +349,15 @@ class OpenApiTest : public ::testing::Test {
   }
   std::string Code(const server::ClientResponse& r) {
     const Json j = Json::parse(r.body, nullptr, false);
-    return j.is_object() && j.contains("code") && j["code"].is_string()
-               ? j["code"].get<std::string>()
-               : "";
+    return j.is_object() && j.contains("code") && j["code"].is_string() ? j["code"].get<std::string>() : "";
   }
   // Follows a job's events until it ends; checks the stream.
   void FollowEvents(const std::string& job_path, const std::string& token) {
     std::string events;
     auto sse = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(sse.ok());
-    auto streamed = (*sse)->Stream(
-        job_path + "/events", {{"Authorization", "Bearer " + token}}, [&](std::string_view data) {
+    auto streamed =
+        (*sse)->Stream(job_path + "/events", {{"Authorization", "Bearer " + token}}, [&](std::string_view data) {
           events.append(data);
           return events.find("event: end") == std::string::npos ||
                  events.find("\n\n", events.find("event: end")) == std::string::npos;
@@ -429,8 +415,7 @@ TEST_F(OpenApiTest, TheDocumentIsWellFormedAndEveryRefResolves) {
       for (const auto& [status, resp] : op["responses"].items()) {
         const Json& r = api_->Deref(resp);
         EXPECT_TRUE(r.contains("description")) << method << " " << tmpl << " " << status;
-        EXPECT_EQ(status.size(), 3u)
-            << method << " " << tmpl << ": only explicit statuses, no \"default\"";
+        EXPECT_EQ(status.size(), 3u) << method << " " << tmpl << ": only explicit statuses, no \"default\"";
       }
     }
   }
@@ -469,15 +454,12 @@ TEST_F(OpenApiTest, EveryRouteOfTheRouterIsDocumentedAndEveryDocumentedOperation
     EXPECT_EQ(key->value("required", false), route.key_required) << what;
     const Json& responses = paths[route.pattern][Lower(route.method)]["responses"];
     for (const char* status : {"400", "409", "422"}) {
-      EXPECT_TRUE(responses.contains(status))
-          << what << " must document the Idempotency-Key's " << status;
+      EXPECT_TRUE(responses.contains(status)) << what << " must document the Idempotency-Key's " << status;
     }
     const std::string rules = key->value("description", "");
-    for (const char* fact :
-         {"1 to 255 printable ASCII", "double quotes", "Idempotency-Replayed: true", "409", "422",
-          "400", "idempotency_ttl_seconds", "86400", "GET /v1/config"}) {
-      EXPECT_NE(rules.find(fact), std::string::npos)
-          << what << ": the key's description lacks \"" << fact << "\"";
+    for (const char* fact : {"1 to 255 printable ASCII", "double quotes", "Idempotency-Replayed: true", "409", "422",
+                             "400", "idempotency_ttl_seconds", "86400", "GET /v1/config"}) {
+      EXPECT_NE(rules.find(fact), std::string::npos) << what << ": the key's description lacks \"" << fact << "\"";
     }
   }
   // Every documented operation is a route of the router, and answers on the real server.
@@ -486,8 +468,7 @@ TEST_F(OpenApiTest, EveryRouteOfTheRouterIsDocumentedAndEveryDocumentedOperation
     for (const char* m : kMethods) {
       if (!item.contains(m)) continue;
       const std::string method = Upper(m);
-      EXPECT_TRUE(registered.count({method, tmpl}))
-          << method << " " << tmpl << " is documented but not served";
+      EXPECT_TRUE(registered.count({method, tmpl})) << method << " " << tmpl << " is documented but not served";
       std::string target;
       for (const std::string& seg : Segments(tmpl)) {
         static const std::map<std::string, std::string> kValues = {
@@ -516,13 +497,8 @@ TEST_F(OpenApiTest, TheIdempotencyKeyRulesOfTheDocumentAreTheServersAndTheTtlIsT
   const Json& schema = api_->doc()["components"]["parameters"]["IdempotencyKey"]["schema"];
   const std::vector<std::string> valid = {
       "k-1", "\"quoted key\"", std::string(255, 'a'), QuotedKey(255), "a\"b", "x\\y", "!"};
-  const std::vector<std::string> invalid = {"\"unbalanced",
-                                            "unbalanced\"",
-                                            std::string(256, 'a'),
-                                            "\"a\"b\"",
-                                            "\"back\\slash\"",
-                                            "\"\"",
-                                            "\""};
+  const std::vector<std::string> invalid = {
+      "\"unbalanced", "unbalanced\"", std::string(256, 'a'), "\"a\"b\"", "\"back\\slash\"", "\"\"", "\""};
   int n = 0;
   for (const std::string& key : valid) {
     EXPECT_TRUE(api_->validator().Validate(schema, key).empty()) << key;
@@ -578,31 +554,26 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(Send("GET", "/v1/databases", reader_).status, 200);
 
   // Tables.
-  auto docs =
-      Post("/v1/databases/d/tables", alice_,
-           {{"name", "docs"},
-            {"columns", Json::array({{{"name", "id"}, {"type", "BIGINT"}, {"not_null", true}},
-                                     {{"name", "category"}, {"type", "STRING"}, {"not_null", true}},
-                                     {{"name", "body"}, {"type", "STRING"}, {"not_null", true}}})}},
-           "k-docs");
+  auto docs = Post("/v1/databases/d/tables", alice_,
+                   {{"name", "docs"},
+                    {"columns", Json::array({{{"name", "id"}, {"type", "BIGINT"}, {"not_null", true}},
+                                             {{"name", "category"}, {"type", "STRING"}, {"not_null", true}},
+                                             {{"name", "body"}, {"type", "STRING"}, {"not_null", true}}})}},
+                   "k-docs");
   ASSERT_EQ(docs.status, 201) << docs.body;
-  auto vecs = Post("/v1/databases/d/tables", alice_,
-                   {{"name", "vecs"},
-                    {"columns", Json::array({{{"name", "id"}, {"type", "BIGINT"}},
-                                             {{"name", "emb"}, {"type", "VECTOR(FLOAT32, 4)"}}})}},
-                   "k-vecs");
+  auto vecs =
+      Post("/v1/databases/d/tables", alice_,
+           {{"name", "vecs"},
+            {"columns",
+             Json::array({{{"name", "id"}, {"type", "BIGINT"}}, {{"name", "emb"}, {"type", "VECTOR(FLOAT32, 4)"}}})}},
+           "k-vecs");
   ASSERT_EQ(vecs.status, 201) << vecs.body;
-  EXPECT_EQ(
-      Post("/v1/databases/d/tables", alice_, {{"name", "bad"}, {"columns", Json::array()}}, "k-bad")
-          .status,
-      400);
+  EXPECT_EQ(Post("/v1/databases/d/tables", alice_, {{"name", "bad"}, {"columns", Json::array()}}, "k-bad").status, 400);
   // A field of the wrong JSON type is 400 (it once escaped as a 500 that left the key reserved).
-  const Json typo = {
-      {"name", "typo"},
-      {"columns", Json::array({{{"name", "id"}, {"type", "BIGINT"}, {"not_null", "yes"}}})}};
+  const Json typo = {{"name", "typo"},
+                     {"columns", Json::array({{{"name", "id"}, {"type", "BIGINT"}, {"not_null", "yes"}}})}};
   EXPECT_EQ(Post("/v1/databases/d/tables", alice_, typo, "k-typo").status, 400);
-  EXPECT_EQ(Post("/v1/databases/d/tables", alice_, typo, "k-typo").Header("idempotency-replayed"),
-            "true");
+  EXPECT_EQ(Post("/v1/databases/d/tables", alice_, typo, "k-typo").Header("idempotency-replayed"), "true");
   EXPECT_EQ(Send("GET", "/v1/databases/d/tables", reader_).status, 200);
   EXPECT_EQ(Send("GET", "/v1/databases/nope/tables", reader_).status, 404);
   EXPECT_EQ(Send("GET", "/v1/databases/d/tables/bad-name", reader_).status, 400);
@@ -611,8 +582,7 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   // Rows in every format, and the refusals.
   std::string csv = "id,category,body\n";
   for (int i = 0; i < 200; ++i) {
-    csv += std::to_string(i) + ",cat_" + std::to_string(i % 4) + ",the quick brown fox " +
-           std::to_string(i) + "\n";
+    csv += std::to_string(i) + ",cat_" + std::to_string(i % 4) + ",the quick brown fox " + std::to_string(i) + "\n";
   }
   EXPECT_EQ(Send("POST", "/v1/databases/d/tables/docs/rows", alice_, csv,
                  {{"Content-Type", "text/csv"}, {"Idempotency-Key", "k-csv"}})
@@ -625,9 +595,7 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
             200);
   EXPECT_EQ(
       Post("/v1/databases/d/tables/docs/rows", alice_,
-           {{"rows",
-             Json::array({{{"id", 1001}, {"category", "json"}, {"body", "over the lazy dog"}}})}},
-           "k-json")
+           {{"rows", Json::array({{{"id", 1001}, {"category", "json"}, {"body", "over the lazy dog"}}})}}, "k-json")
           .status,
       200);
   auto fvecs = Send("POST", "/v1/databases/d/tables/vecs/rows", alice_, Fvecs(3, 4),
@@ -644,14 +612,9 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
                  {{"Content-Type", "text/plain"}, {"Idempotency-Key", "k-text"}})
                 .status,
             400);
-  EXPECT_EQ(Post("/v1/databases/d/tables/docs/rows", reader_,
-                 {{"rows", Json::array({{{"id", 1}}})}}, "k-rita")
-                .status,
+  EXPECT_EQ(Post("/v1/databases/d/tables/docs/rows", reader_, {{"rows", Json::array({{{"id", 1}}})}}, "k-rita").status,
             403);
-  EXPECT_EQ(
-      Post("/v1/databases/d/tables/docs/rows", alice_, {{"rows", "not an array"}}, "k-notarray")
-          .status,
-      400);
+  EXPECT_EQ(Post("/v1/databases/d/tables/docs/rows", alice_, {{"rows", "not an array"}}, "k-notarray").status, 400);
   EXPECT_EQ(Send("GET", "/v1/databases/d/tables/docs", reader_).status, 200);
 
   // An index job: 202 with Location, its replay, its events, the job and the listing.
@@ -660,9 +623,8 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   ASSERT_EQ(idx.status, 202) << idx.body;
   const std::string job = idx.Header("location");
   ASSERT_EQ(job.rfind("/v1/jobs/", 0), 0u) << job;
-  auto idx_replay =
-      Post("/v1/databases/d/tables/docs/indexes", alice_,
-           {{"name", "cat_idx"}, {"columns", {"category"}}, {"using", "BITMAP"}}, "k-idx");
+  auto idx_replay = Post("/v1/databases/d/tables/docs/indexes", alice_,
+                         {{"name", "cat_idx"}, {"columns", {"category"}}, {"using", "BITMAP"}}, "k-idx");
   EXPECT_EQ(idx_replay.status, 202);
   EXPECT_EQ(idx_replay.Header("location"), job);
   EXPECT_EQ(idx_replay.Header("idempotency-replayed"), "true");
@@ -672,9 +634,7 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(Send("GET", job, reader_).status, 200);
   EXPECT_EQ(Send("GET", "/v1/jobs", reader_).status, 200);
   auto page =
-      Send("GET",
-           "/v1/jobs?state=FINISHED&database=d&table=docs&index=cat_idx&outcome=COMMITTED&limit=1",
-           reader_);
+      Send("GET", "/v1/jobs?state=FINISHED&database=d&table=docs&index=cat_idx&outcome=COMMITTED&limit=1", reader_);
   ASSERT_EQ(page.status, 200);
   EXPECT_EQ(Json::parse(page.body)["jobs"].size(), 1u);
   EXPECT_EQ(Send("GET", "/v1/jobs?after=1&limit=1000", reader_).status, 200);
@@ -687,18 +647,13 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   Send("POST", job + "/cancel", alice_, "", {{"Idempotency-Key", "k-cancel"}});
   EXPECT_EQ(Post(job + "/resolve", alice_, {{"action", "NOTHING"}}, "k-resolve-bad").status, 400);
   EXPECT_EQ(Post(job + "/resolve", alice_, {{"action", 5}}, "k-resolve-type").status, 400);
-  EXPECT_EQ(Post(job + "/resolve", alice_, {{"action", "ACKNOWLEDGED"}, {"comment", 5}},
-                 "k-resolve-comment")
-                .status,
+  EXPECT_EQ(Post(job + "/resolve", alice_, {{"action", "ACKNOWLEDGED"}, {"comment", 5}}, "k-resolve-comment").status,
             400);
   Post(job + "/resolve", alice_, {{"action", "ACKNOWLEDGED"}, {"comment", "seen"}}, "k-resolve");
-  EXPECT_EQ(
-      Send("POST", "/v1/jobs/999999/cancel", alice_, "", {{"Idempotency-Key", "k-cancel-none"}})
-          .status,
-      404);
+  EXPECT_EQ(Send("POST", "/v1/jobs/999999/cancel", alice_, "", {{"Idempotency-Key", "k-cancel-none"}}).status, 404);
   // BUILD and DROP INDEX are jobs too.
-  auto build = Send("POST", "/v1/databases/d/tables/docs/indexes/cat_idx/build", alice_, "",
-                    {{"Idempotency-Key", "k-build"}});
+  auto build =
+      Send("POST", "/v1/databases/d/tables/docs/indexes/cat_idx/build", alice_, "", {{"Idempotency-Key", "k-build"}});
   EXPECT_EQ(build.status, 202) << build.body;
   if (build.status == 202) FollowEvents(build.Header("location"), alice_);
   auto fts = Post("/v1/databases/d/tables/docs/indexes", alice_,
@@ -706,10 +661,7 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(fts.status, 202) << fts.body;
   if (fts.status == 202) FollowEvents(fts.Header("location"), alice_);
   auto again = Post("/v1/databases/d/tables/docs/indexes", alice_,
-                    {{"name", "cat_idx"},
-                     {"columns", {"category"}},
-                     {"using", "BITMAP"},
-                     {"if_not_exists", true}},
+                    {{"name", "cat_idx"}, {"columns", {"category"}}, {"using", "BITMAP"}, {"if_not_exists", true}},
                     "k-idx-again");
   EXPECT_TRUE(again.status == 200 || again.status == 202) << again.body;
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/indexes", alice_,
@@ -717,19 +669,16 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
                 .status,
             400);
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/indexes", alice_,
-                 {{"name", "x"}, {"columns", {"category"}}, {"using", "BTREE"}, {"replace", "yes"}},
-                 "k-idx-type")
+                 {{"name", "x"}, {"columns", {"category"}}, {"using", "BTREE"}, {"replace", "yes"}}, "k-idx-type")
                 .status,
             400);
 
   // Queries: a scan with a filter, a full-text and a vector search, and refusals.
-  auto scan =
-      Post("/v1/databases/d/tables/docs/query", reader_,
-           {{"filter", "category = 'cat_3'"}, {"select", {"id", "category"}}, {"limit", 1000}});
+  auto scan = Post("/v1/databases/d/tables/docs/query", reader_,
+                   {{"filter", "category = 'cat_3'"}, {"select", {"id", "category"}}, {"limit", 1000}});
   ASSERT_EQ(scan.status, 200) << scan.body;
   EXPECT_EQ(Json::parse(scan.body)["rows"].size(), 50u);
-  auto text = Post("/v1/databases/d/tables/docs/query", reader_,
-                   {{"text", "fox"}, {"column", "body"}, {"k", 3}});
+  auto text = Post("/v1/databases/d/tables/docs/query", reader_, {{"text", "fox"}, {"column", "body"}, {"k", 3}});
   EXPECT_EQ(text.status, 200) << text.body;
   auto vector = Post("/v1/databases/d/tables/vecs/query", reader_,
                      {{"vector", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}, {"k", 2}});
@@ -737,7 +686,8 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/query", reader_, {{"k", 0}}).status, 400);
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/query", reader_, {{"vector", {1, 2}}}).status, 400);
   // Fields the schema does not define, or that do not apply to the kind of query, are refused.
-  auto misspelt = Post("/v1/databases/d/tables/vecs/query", reader_, {{"vectr", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}});
+  auto misspelt =
+      Post("/v1/databases/d/tables/vecs/query", reader_, {{"vectr", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}});
   EXPECT_EQ(misspelt.status, 400) << misspelt.body;
   EXPECT_EQ(Code(misspelt), "INVALID_ARGUMENT") << misspelt.body;
   EXPECT_NE(Json::parse(misspelt.body).value("detail", "").find("unknown field \"vectr\""), std::string::npos)
@@ -749,8 +699,7 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
 
   // SQL scripts: results, a failure at the second statement (with statement_index and the
   // first result), a parse error, a privilege error, a replay.
-  auto script =
-      Post("/v1/sql", alice_, {{"sql", "SELECT COUNT(*) FROM d.docs; SHOW TABLES FROM d"}});
+  auto script = Post("/v1/sql", alice_, {{"sql", "SELECT COUNT(*) FROM d.docs; SHOW TABLES FROM d"}});
   EXPECT_EQ(script.status, 200) << script.body;
   auto failed = Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}}, "k-sql-fail");
   EXPECT_EQ(failed.status, 404) << failed.body;
@@ -759,10 +708,8 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(problem.value("results", Json::array()).size(), 1u);
   EXPECT_EQ(Post("/v1/sql", alice_, {{"sql", "SELEKT 1"}}).status, 400);
   EXPECT_EQ(Post("/v1/sql", alice_, Json::object()).status, 400);
-  EXPECT_EQ(Post("/v1/sql", reader_, {{"sql", "INSERT INTO d.docs (id) VALUES (5000)"}}).status,
-            403);
-  auto sql_replay =
-      Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}}, "k-sql-fail");
+  EXPECT_EQ(Post("/v1/sql", reader_, {{"sql", "INSERT INTO d.docs (id) VALUES (5000)"}}).status, 403);
+  auto sql_replay = Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}}, "k-sql-fail");
   EXPECT_EQ(sql_replay.status, 404);
   EXPECT_EQ(sql_replay.Header("idempotency-replayed"), "true");
   // A request body past the route's bound (a SQL script is at most 4 MiB): 413, not a retry.
@@ -777,11 +724,10 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   std::thread first([&] {
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
-    auto r = (*c)->Call("POST", "/v1/sql",
-                        {{"Authorization", "Bearer " + admin_},
-                         {"Idempotency-Key", "k-slow"},
-                         {"Content-Type", "application/json"}},
-                        Json{{"sql", slow}}.dump());
+    auto r = (*c)->Call(
+        "POST", "/v1/sql",
+        {{"Authorization", "Bearer " + admin_}, {"Idempotency-Key", "k-slow"}, {"Content-Type", "application/json"}},
+        Json{{"sql", slow}}.dump());
     ASSERT_TRUE(r.ok());
     Expect("POST", "/v1/sql", *r);
   });
@@ -793,15 +739,10 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
 
   // Vacuum, and dropping: an index (a job), a table, a database that is not empty (409), then
   // empty.
-  EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 1}}, "k-vacuum")
-                .status,
-            200);
-  EXPECT_EQ(
-      Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 0}}, "k-vacuum-bad")
-          .status,
-      400);
-  auto drop_index = Send("DELETE", "/v1/databases/d/tables/docs/indexes/cat_idx", alice_, "",
-                         {{"Idempotency-Key", "k-drop-idx"}});
+  EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 1}}, "k-vacuum").status, 200);
+  EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 0}}, "k-vacuum-bad").status, 400);
+  auto drop_index =
+      Send("DELETE", "/v1/databases/d/tables/docs/indexes/cat_idx", alice_, "", {{"Idempotency-Key", "k-drop-idx"}});
   EXPECT_EQ(drop_index.status, 202) << drop_index.body;
   if (drop_index.status == 202) FollowEvents(drop_index.Header("location"), alice_);
   auto not_empty = Send("DELETE", "/v1/databases/d", admin_, "", {{"Idempotency-Key", "k-drop-d"}});
@@ -812,13 +753,9 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
                   .status,
               200);
   }
-  EXPECT_EQ(Send("DELETE", "/v1/databases/d/tables/docs", alice_, "",
-                 {{"Idempotency-Key", "k-drop-again"}})
-                .status,
+  EXPECT_EQ(Send("DELETE", "/v1/databases/d/tables/docs", alice_, "", {{"Idempotency-Key", "k-drop-again"}}).status,
             404);
-  EXPECT_EQ(
-      Send("DELETE", "/v1/databases/d", admin_, "", {{"Idempotency-Key", "k-drop-d2"}}).status,
-      200);
+  EXPECT_EQ(Send("DELETE", "/v1/databases/d", admin_, "", {{"Idempotency-Key", "k-drop-d2"}}).status, 200);
 
   std::lock_guard<std::mutex> lock(mu_);
   EXPECT_GT(checked_, 80);

@@ -49,8 +49,8 @@ void ProgressBar::Draw() {
   double secs = static_cast<double>(Env::Default()->MonotonicMicros() - start_) / 1e6;
   uint64_t rate = secs > 0 ? static_cast<uint64_t>(rows_ / secs) : 0;
   // A moving marker: the bar has no known end for streamed input.
-  static const char* kFrames[] = {"[=    ]", "[ =   ]", "[  =  ]", "[   = ]", "[    =]", "[   = ]", "[  =  ]",
-                                  "[ =   ]"};
+  static const char* kFrames[] = {"[=    ]", "[ =   ]", "[  =  ]", "[   = ]",
+                                  "[    =]", "[   = ]", "[  =  ]", "[ =   ]"};
   const char* frame = finished_ ? "[=====]" : kFrames[static_cast<int>(secs * 10) % 8];
   std::fprintf(stderr, "\r\033[K%s %s %s rows  %s rows/s  %.1fs", label_.c_str(), frame, GroupDigits(rows_).c_str(),
                GroupDigits(rate).c_str(), secs);

@@ -6,10 +6,10 @@
 #include <climits>
 
 #include "cli/supervise_client.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/worker_executor.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::cli {
 
@@ -49,8 +49,8 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   jobs::LeaderOptions options;
   options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
   options.runner.node_id = HostName();
-  options.runner.leader_holder = opts.kind + ":" + HostName() + ":" + std::to_string(::getpid()) + ":" +
-                                 Uuid::Generate().ToString().substr(0, 8);
+  options.runner.leader_holder =
+      opts.kind + ":" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
   options.idle_exit_ms = opts.idle_exit_ms;
   options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
   options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;

@@ -115,11 +115,12 @@ TEST_F(ServeTest, EveryOtherRouteNeedsAValidBearerTokenAndSaysNothingMore) {
   EXPECT_EQ(none.status, 401);
   EXPECT_EQ(none.Header("www-authenticate"), "Bearer realm=\"vigil\"");
   EXPECT_EQ(none.Header("content-type"), "application/problem+json");
-  auto forged = Call("GET", "/v1/databases", "", "", {{"Authorization", "Bearer vgl_0000000000000000_" + std::string(64, 'a')}});
+  auto forged =
+      Call("GET", "/v1/databases", "", "", {{"Authorization", "Bearer vgl_0000000000000000_" + std::string(64, 'a')}});
   auto garbage = Call("GET", "/v1/databases", "", "", {{"Authorization", "Bearer nonsense"}});
-  auto wrong_secret = Call("GET", "/v1/databases", "", "",
-                           {{"Authorization", "Bearer " + alice_.substr(0, alice_.size() - 1) +
-                                                  (alice_.back() == 'a' ? "b" : "a")}});
+  auto wrong_secret =
+      Call("GET", "/v1/databases", "", "",
+           {{"Authorization", "Bearer " + alice_.substr(0, alice_.size() - 1) + (alice_.back() == 'a' ? "b" : "a")}});
   EXPECT_EQ(forged.status, 401);
   EXPECT_EQ(garbage.status, 401);
   EXPECT_EQ(wrong_secret.status, 401);
@@ -158,11 +159,11 @@ TEST_F(ServeTest, AUserWithAlterOnADatabaseLoadsRowsBuildsAnIndexAndQueries) {
   std::string events;
   auto sse = server::HttpClient::Connect(server_->url());
   ASSERT_TRUE(sse.ok());
-  auto streamed = (*sse)->Stream(location + "/events", {{"Authorization", "Bearer " + alice_}},
-                                 [&](std::string_view data) {
-                                   events.append(data);
-                                   return events.find("event: end") == std::string::npos;
-                                 });
+  auto streamed =
+      (*sse)->Stream(location + "/events", {{"Authorization", "Bearer " + alice_}}, [&](std::string_view data) {
+        events.append(data);
+        return events.find("event: end") == std::string::npos;
+      });
   ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
   EXPECT_EQ(streamed->Header("content-type"), "text/event-stream");
   EXPECT_NE(events.find("event: job"), std::string::npos) << events;
@@ -228,10 +229,10 @@ TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {
   std::thread first([&] {
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
-    auto r = (*c)->Call("POST", "/v1/sql",
-                        {{"Authorization", "Bearer " + admin_}, {"Idempotency-Key", "slow-1"},
-                         {"Content-Type", "application/json"}},
-                        Json{{"sql", slow}}.dump());
+    auto r = (*c)->Call(
+        "POST", "/v1/sql",
+        {{"Authorization", "Bearer " + admin_}, {"Idempotency-Key", "slow-1"}, {"Content-Type", "application/json"}},
+        Json{{"sql", slow}}.dump());
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200) << r->body;
   });
@@ -260,8 +261,11 @@ TEST_F(ServeTest, AResultPastMaxRowsIs422ForTheCallerToNarrowNotARetry) {
 }
 
 TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
-  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE DATABASE hidden; CREATE TABLE hidden.t (id BIGINT NOT NULL); "
-                        "CREATE TABLE d.t (id BIGINT NOT NULL)")["results"].size(), 4u);
+  ASSERT_EQ(Sql(admin_,
+                "CREATE DATABASE d; CREATE DATABASE hidden; CREATE TABLE hidden.t (id BIGINT NOT NULL); "
+                "CREATE TABLE d.t (id BIGINT NOT NULL)")["results"]
+                .size(),
+            4u);
   auto hidden = Call("GET", "/v1/databases/hidden/tables/t", alice_);
   auto missing = Call("GET", "/v1/databases/hidden/tables/nope", alice_);
   EXPECT_EQ(hidden.status, 404);
@@ -272,10 +276,8 @@ TEST_F(ServeTest, WhatACallerMayNotSeeReadsExactlyLikeWhatDoesNotExist) {
             missing_detail.replace(missing_detail.find("hidden.nope"), 11, "X"));
   // SHOW on d lets rita read but not write; ALTER lets alice write.
   EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", reader_).status, 200);
-  EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", reader_, {{"rows", Json::array({{{"id", 1}}})}}, "r1").status,
-            403);
-  EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", alice_, {{"rows", Json::array({{{"id", 1}}})}}, "a1").status,
-            200);
+  EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", reader_, {{"rows", Json::array({{{"id", 1}}})}}, "r1").status, 403);
+  EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", alice_, {{"rows", Json::array({{{"id", 1}}})}}, "a1").status, 200);
   // Jobs of a table one may not see are not listed.
   auto job = Post("/v1/databases/hidden/tables/t/indexes", admin_,
                   {{"name", "i"}, {"columns", {"id"}}, {"using", "BTREE"}}, "idx-hidden");
@@ -308,16 +310,19 @@ TEST_F(ServeTest, ARevokedGrantOrDisabledUserIsRefusedPromptly) {
 // route binds the vector as the FLOAT32s its elements read as); a value past FLOAT32's range is
 // refused.
 TEST_F(ServeTest, AVectorQueryAnswersWhatTheSameSqlSearchAnswers) {
-  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 4) NOT NULL); "
-                        "INSERT INTO d.v VALUES (1, '[0.1, 0.2, 0.3, 0.4]'), (2, '[0.3, 0.1, 0.7, 0.2]'), "
-                        "(3, '[1e-7, 0.33333334, 2.5, -1.75]'), (4, '[0.9, 0.8, 0.7, 0.6]')")["results"].size(),
+  ASSERT_EQ(Sql(admin_,
+                "CREATE DATABASE d; CREATE TABLE d.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 4) NOT NULL); "
+                "INSERT INTO d.v VALUES (1, '[0.1, 0.2, 0.3, 0.4]'), (2, '[0.3, 0.1, 0.7, 0.2]'), "
+                "(3, '[1e-7, 0.33333334, 2.5, -1.75]'), (4, '[0.9, 0.8, 0.7, 0.6]')")["results"]
+                .size(),
             3u);
   const Json q = {0.1, 1.0 / 3.0, 0.7000000001, -1e-7};
   auto http = Post("/v1/databases/d/tables/v/query", alice_,
                    {{"vector", q}, {"column", "emb"}, {"k", 4}, {"select", {"id", "_distance"}}});
   ASSERT_EQ(http.status, 200) << http.body;
-  auto sql = Sql(alice_, "SELECT id, _distance FROM vector_search('d.v', 'emb', '[0.1, 0.333333343, 0.699999988, "
-                         "-1.00000001e-07]', 4, '{}')");
+  auto sql = Sql(alice_,
+                 "SELECT id, _distance FROM vector_search('d.v', 'emb', '[0.1, 0.333333343, 0.699999988, "
+                 "-1.00000001e-07]', 4, '{}')");
   const Json rows = Json::parse(http.body)["rows"];
   const Json expected = sql["results"][0]["rows"];
   ASSERT_EQ(rows.size(), 4u) << http.body;
@@ -326,8 +331,8 @@ TEST_F(ServeTest, AVectorQueryAnswersWhatTheSameSqlSearchAnswers) {
     EXPECT_EQ(rows[i]["id"], expected[i][0]) << i;
     EXPECT_EQ(rows[i]["_distance"], expected[i][1]) << i;
   }
-  auto huge = Post("/v1/databases/d/tables/v/query", alice_,
-                   {{"vector", {1e39, 0, 0, 0}}, {"column", "emb"}, {"k", 1}});
+  auto huge =
+      Post("/v1/databases/d/tables/v/query", alice_, {{"vector", {1e39, 0, 0, 0}}, {"column", "emb"}, {"k", 1}});
   EXPECT_EQ(huge.status, 400) << huge.body;
   // The route binds only the vector: a parameter in the filter is refused, naming the field.
   auto param = Post("/v1/databases/d/tables/v/query", alice_,
@@ -349,8 +354,11 @@ int64_t IdempotencyCounter(const std::string& metrics, const std::string& outcom
 // with its job and freeing the second's key; the client's retries then get the one job. A
 // request to a route that leaves no evidence (CREATE DATABASE) is finished as outcome unknown.
 TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
-  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, tag VARCHAR NOT NULL); "
-                        "INSERT INTO d.t VALUES (1, 'a'), (2, 'b')")["results"].size(), 3u);
+  ASSERT_EQ(Sql(admin_,
+                "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, tag VARCHAR NOT NULL); "
+                "INSERT INTO d.t VALUES (1, 'a'), (2, 'b')")["results"]
+                .size(),
+            3u);
   const Json create_id = {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}};
   const Json create_tag = {{"name", "tag_idx"}, {"columns", {"tag"}}, {"using", "BITMAP"}};
   const int port = server_->port();
@@ -361,10 +369,10 @@ TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
     ASSERT_EQ(server_->port(), port);
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
-    auto r = (*c)->Call("POST", path,
-                        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key},
-                         {"Content-Type", "application/json"}},
-                        body.dump());
+    auto r = (*c)->Call(
+        "POST", path,
+        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key}, {"Content-Type", "application/json"}},
+        body.dump());
     EXPECT_FALSE(r.ok()) << "the server answered although it was to die: " << r->status << " " << r->body;
     server_->Stop(SIGKILL);
   };
@@ -436,10 +444,10 @@ TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderR
         for (int attempt = 0; attempt < 1200 && !done; ++attempt) {
           auto c = server::HttpClient::Connect(url, std::chrono::seconds(10));
           if (c.ok()) {
-            auto r = (*c)->Call("POST", "/v1/databases/d/tables/t/rows",
-                                {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key},
-                                 {"Content-Type", "application/json"}},
-                                body.dump());
+            auto r = (*c)->Call(
+                "POST", "/v1/databases/d/tables/t/rows",
+                {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key}, {"Content-Type", "application/json"}},
+                body.dump());
             done = r.ok() && r->status == 200;
             last_answer[w] = r.ok() ? std::to_string(r->status) + " " + r->body : r.status().ToString();
           }

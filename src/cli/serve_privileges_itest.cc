@@ -48,9 +48,10 @@ class ServePrivilegesTest : public ::testing::Test {
     ASSERT_TRUE(c.ok());
     client_ = std::move(*c);
     Request("POST", "/v1/sql", admin_,
-            {{"sql", "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL); "
-                     "INSERT INTO d.t VALUES (1, 'a'), (2, 'b'); CREATE DATABASE hidden; "
-                     "CREATE TABLE hidden.t (id BIGINT NOT NULL)"}});
+            {{"sql",
+              "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL); "
+              "INSERT INTO d.t VALUES (1, 'a'), (2, 'b'); CREATE DATABASE hidden; "
+              "CREATE TABLE hidden.t (id BIGINT NOT NULL)"}});
   }
   server::ClientResponse Request(const std::string& method, const std::string& target, const std::string& token,
                                  const Json& body, int key = 0) {
@@ -89,8 +90,13 @@ TEST_F(ServePrivilegesTest, EveryRouteAnswersWhatTheRulesSayForEachRole) {
       {"POST", "/v1/databases/d/tables/t/vacuum", Json::object(), 401, 403, 200, 200},
       {"GET", "/v1/jobs", nullptr, 401, 200, 200, 200},
       {"GET", "/v1/config", nullptr, 401, 200, 200, 200},
-      {"POST", "/v1/databases/d/tables", {{"name", "t2"}, {"columns", {{{"name", "x"}, {"type", "BIGINT"}}}}},
-       401, 403, 201, 409},
+      {"POST",
+       "/v1/databases/d/tables",
+       {{"name", "t2"}, {"columns", {{{"name", "x"}, {"type", "BIGINT"}}}}},
+       401,
+       403,
+       201,
+       409},
       {"DELETE", "/v1/databases/hidden", nullptr, 401, 403, 403, 409},
   };
   for (const Probe& p : probes) {

@@ -59,8 +59,9 @@ TEST(ServeQuickstartTest, TheReadmeWalkThroughWorksForANewUser) {
 
   auto table = call("POST", "/v1/databases/shop/tables", bob,
                     Json{{"name", "items"},
-                         {"columns", {{{"name", "id"}, {"type", "BIGINT"}, {"not_null", true}},
-                                      {{"name", "emb"}, {"type", "VECTOR(FLOAT32, 4)"}, {"not_null", true}}}}}
+                         {"columns",
+                          {{{"name", "id"}, {"type", "BIGINT"}, {"not_null", true}},
+                           {{"name", "emb"}, {"type", "VECTOR(FLOAT32, 4)"}, {"not_null", true}}}}}
                         .dump(),
                     {{"Idempotency-Key", "create-items"}});
   ASSERT_EQ(table.status, 201) << table.body;
@@ -72,17 +73,17 @@ TEST(ServeQuickstartTest, TheReadmeWalkThroughWorksForANewUser) {
   auto upload = call("POST", "/v1/databases/shop/tables/items/rows", bob, csv,
                      {{"Content-Type", "text/csv"}, {"Idempotency-Key", "upload-1"}});
   ASSERT_EQ(upload.status, 200) << upload.body;
-  const Json index_body = {{"name", "emb_idx"},
-                           {"columns", {"emb"}},
-                           {"using", "ANN"},
-                           {"properties",
-                            {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", 4}, {"num_sub_vectors", 2}}}};
-  auto index = call("POST", "/v1/databases/shop/tables/items/indexes", bob, index_body.dump(),
-                    {{"Idempotency-Key", "index-1"}});
+  const Json index_body = {
+      {"name", "emb_idx"},
+      {"columns", {"emb"}},
+      {"using", "ANN"},
+      {"properties", {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", 4}, {"num_sub_vectors", 2}}}};
+  auto index =
+      call("POST", "/v1/databases/shop/tables/items/indexes", bob, index_body.dump(), {{"Idempotency-Key", "index-1"}});
   ASSERT_EQ(index.status, 202) << index.body;
   // The client lost the answer and retries: the same job, replayed, no second admission.
-  auto retried = call("POST", "/v1/databases/shop/tables/items/indexes", bob, index_body.dump(),
-                      {{"Idempotency-Key", "index-1"}});
+  auto retried =
+      call("POST", "/v1/databases/shop/tables/items/indexes", bob, index_body.dump(), {{"Idempotency-Key", "index-1"}});
   EXPECT_EQ(retried.status, 202);
   EXPECT_EQ(retried.Header("idempotency-replayed"), "true");
   EXPECT_EQ(retried.Header("location"), index.Header("location"));
@@ -96,8 +97,9 @@ TEST(ServeQuickstartTest, TheReadmeWalkThroughWorksForANewUser) {
                                  });
   ASSERT_TRUE(streamed.ok());
   EXPECT_NE(events.find("\"State\":\"FINISHED\""), std::string::npos) << events;
-  auto query = call("POST", "/v1/databases/shop/tables/items/query", bob,
-                    Json{{"vector", {6, 4, 2, 1}}, {"column", "emb"}, {"k", 3}, {"select", {"id", "_distance"}}}.dump());
+  auto query =
+      call("POST", "/v1/databases/shop/tables/items/query", bob,
+           Json{{"vector", {6, 4, 2, 1}}, {"column", "emb"}, {"k", 3}, {"select", {"id", "_distance"}}}.dump());
   ASSERT_EQ(query.status, 200) << query.body;
   const Json rows = Json::parse(query.body)["rows"];
   ASSERT_EQ(rows.size(), 3u);

@@ -113,7 +113,7 @@ TEST_F(ServeSettingsTest, ConnectionsPastTheBoundAre503) {
   Start();
   EXPECT_EQ(Call(*client_, "GET", "/v1/config").status, 200);  // one kept-alive connection
   auto second = Connect();
-  EXPECT_EQ(Call(*second, "GET", "/v1/config").status, 200);   // two
+  EXPECT_EQ(Call(*second, "GET", "/v1/config").status, 200);  // two
   auto third = Connect();
   auto refused = third->Call("GET", "/healthz");
   ASSERT_TRUE(refused.ok()) << refused.status().ToString();
@@ -123,8 +123,10 @@ TEST_F(ServeSettingsTest, ConnectionsPastTheBoundAre503) {
 TEST_F(ServeSettingsTest, SessionsBoundTheSqlRunningAtOnce) {
   Init("sessions = 1");
   Start();
-  const std::string slow = Json{{"sql", "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n "
-                                        "WHERE x < 2000000) SELECT COUNT(*) FROM n"}}.dump();
+  const std::string slow = Json{{"sql",
+                                 "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n "
+                                 "WHERE x < 2000000) SELECT COUNT(*) FROM n"}}
+                               .dump();
   std::vector<std::thread> clients;
   for (int i = 0; i < 3; ++i) {
     clients.emplace_back([&] {
@@ -148,11 +150,10 @@ TEST_F(ServeSettingsTest, JobEventStreamsPastTheBoundAre503) {
     ServeProcess* server;
     ~KillServer() { server->Stop(SIGKILL); }
   } kill_server{server_.get()};
-  ASSERT_EQ(Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL); INSERT INTO d.t VALUES (1)").status,
-            200);
-  auto admitted = Call(*client_, "POST", "/v1/databases/d/tables/t/indexes",
-                       Json{{"name", "i"}, {"columns", {"id"}}, {"using", "BTREE"}}.dump(),
-                       {{"Idempotency-Key", "idx"}});
+  ASSERT_EQ(Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL); INSERT INTO d.t VALUES (1)").status, 200);
+  auto admitted =
+      Call(*client_, "POST", "/v1/databases/d/tables/t/indexes",
+           Json{{"name", "i"}, {"columns", {"id"}}, {"using", "BTREE"}}.dump(), {{"Idempotency-Key", "idx"}});
   ASSERT_EQ(admitted.status, 202) << admitted.body;
   const std::string events = admitted.Header("location") + "/events";
   first = std::jthread([this, events, &opened] {
@@ -181,8 +182,8 @@ TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
   ASSERT_GT(server_->port(), 0);
   const std::string port = std::to_string(server_->port());
   const auto curl = [&](const std::string& scheme) {
-    const std::string cmd = "curl -sk -o /dev/null -w '%{http_code}' " + scheme + "://127.0.0.1:" + port +
-                            "/healthz 2>/dev/null";
+    const std::string cmd =
+        "curl -sk -o /dev/null -w '%{http_code}' " + scheme + "://127.0.0.1:" + port + "/healthz 2>/dev/null";
     std::string out;
     FILE* p = ::popen(cmd.c_str(), "r");
     char buf[64];
@@ -195,9 +196,7 @@ TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
 
   // The shell over HTTPS: the certificate is verified (here trusted through SSL_CERT_FILE).
   const std::string token_file = dir_.Join("token");
-  {
-    std::ofstream(token_file) << token_ << "\n";
-  }
+  { std::ofstream(token_file) << token_ << "\n"; }
   ::chmod(token_file.c_str(), 0600);
   const auto shell = [&](const std::string& env) {
     const std::string cmd = env + " " + std::string(VIGIL_CLI_BINARY) + " sql --url https://localhost:" + port +

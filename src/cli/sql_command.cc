@@ -109,7 +109,8 @@ void Interactive(SqlShell& shell) {
 // The shell on a server: the token read from its file (never printed, never passed on).
 Status OpenRemote(const SqlArgs& args, SqlShell* shell) {
   if (args.token_file.empty()) {
-    return Status::InvalidArgument("--url needs --token-file FILE (or VIGIL_TOKEN_FILE): a file holding a bearer token");
+    return Status::InvalidArgument(
+        "--url needs --token-file FILE (or VIGIL_TOKEN_FILE): a file holding a bearer token");
   }
   RemoteOptions remote;
   remote.url = args.url;
@@ -172,8 +173,9 @@ Status RunSql(const Context& ctx, const SqlArgs& args) {
 }  // namespace
 
 void AddSqlCommand(CLI::App* app, Context* ctx) {
-  auto* sub = app->add_subcommand("sql", "Run SQL: interactive, or -c / -f (waits for admitted index jobs); "
-                                         "locally on --root, or on a server with --url");
+  auto* sub = app->add_subcommand("sql",
+                                  "Run SQL: interactive, or -c / -f (waits for admitted index jobs); "
+                                  "locally on --root, or on a server with --url");
   auto args = std::make_shared<SqlArgs>();
   sub->add_option("-c,--command", args->commands, "Statements to run (repeatable)");
   sub->add_option("-f,--file", args->file, "A file of statements to run");

@@ -309,9 +309,7 @@ Result<std::string> ReadTokenFile(const std::string& path) {
 }
 
 Result<sql::ResultSet> ResultFromJson(const Json& j) {
-  auto bad = [](const std::string& what) {
-    return Status::Internal("unexpected result from the server: " + what);
-  };
+  auto bad = [](const std::string& what) { return Status::Internal("unexpected result from the server: " + what); };
   if (!j.is_object()) return bad("not an object");
   sql::ResultSet r;
   if (j.contains("columns")) {

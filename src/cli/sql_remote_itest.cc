@@ -48,8 +48,8 @@ struct Out {
 // captured apart; `stdin_file` (optional) is its standard input.
 Out Vigil(const std::string& dir, const std::string& args, const std::string& stdin_file = "") {
   const std::string err = dir + "/stderr.txt";
-  const std::string cmd = "env -u VIGIL_ROOT -u VIGIL_URL -u VIGIL_TOKEN_FILE " + std::string(VIGIL_CLI_BINARY) +
-                          " " + args + " 2>" + err + " <" + (stdin_file.empty() ? "/dev/null" : stdin_file);
+  const std::string cmd = "env -u VIGIL_ROOT -u VIGIL_URL -u VIGIL_TOKEN_FILE " + std::string(VIGIL_CLI_BINARY) + " " +
+                          args + " 2>" + err + " <" + (stdin_file.empty() ? "/dev/null" : stdin_file);
   Out o;
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return o;
@@ -101,7 +101,8 @@ class SqlRemoteTest : public ::testing::Test {
       std::string toml((std::istreambuf_iterator<char>(in)), {});
       const std::string key = "# supervise_idle_exit_seconds = \"1m\"";
       ASSERT_NE(toml.find(key), std::string::npos) << toml;
-      std::ofstream(local_root_ + "/vigil.toml", std::ios::trunc) << Replace(toml, key, "supervise_idle_exit_seconds = 1");
+      std::ofstream(local_root_ + "/vigil.toml", std::ios::trunc)
+          << Replace(toml, key, "supervise_idle_exit_seconds = 1");
     }
     token_file_ = dir_.Join("token");
     WriteFile(token_file_, "  " + admin_ + "\n\n");  // whitespace around the token is trimmed
@@ -111,8 +112,8 @@ class SqlRemoteTest : public ::testing::Test {
 
   // The shell through the server, and on the local root, with the same flags.
   Out Remote(const std::string& flags, const std::string& stdin_file = "") {
-    Out o = Vigil(dir_.path(), "sql --url " + server_->url() + " --token-file " + token_file_ + " " + flags,
-                  stdin_file);
+    Out o =
+        Vigil(dir_.path(), "sql --url " + server_->url() + " --token-file " + token_file_ + " " + flags, stdin_file);
     EXPECT_THAT(o.all(), Not(HasSubstr(admin_))) << "the token must never be printed";
     return o;
   }
@@ -186,8 +187,9 @@ TEST_F(SqlRemoteTest, AScriptPrintsTheSameBytesThroughTheServerAsOnALocalRoot) {
 }
 
 TEST_F(SqlRemoteTest, ATableAndAnErrorLookExactlyAsTheLocalShellPrintsThem) {
-  const std::string setup = "-c \"CREATE TABLE db.t (id BIGINT NOT NULL, s STRING)\" -c \"INSERT INTO db.t VALUES "
-                            "(1, 'one'), (2, NULL)\"";
+  const std::string setup =
+      "-c \"CREATE TABLE db.t (id BIGINT NOT NULL, s STRING)\" -c \"INSERT INTO db.t VALUES "
+      "(1, 'one'), (2, NULL)\"";
   ASSERT_EQ(Remote(setup).exit_code, 0);
   Out table = Remote("-c \"SELECT * FROM db.t ORDER BY id\" -c \"SELECT * FROM db.nope\" -c \"SELECT 7 AS seven\"");
   EXPECT_EQ(table.exit_code, 1);
@@ -226,10 +228,11 @@ TEST_F(SqlRemoteTest, ASettingLastsForTheStatementsAfterIt) {
 // The server keeps no session between requests; the shell replays the statements it
 // prepared, so PREPARE, EXECUTE and DEALLOCATE behave as on a local root.
 TEST_F(SqlRemoteTest, APreparedStatementLastsUntilDeallocated) {
-  ASSERT_EQ(Remote("-c \"CREATE TABLE db.t (id BIGINT NOT NULL)\" -c \"INSERT INTO db.t VALUES (1), (2), (3)\"").exit_code,
-            0);
-  ASSERT_EQ(Local("-c \"CREATE TABLE db.t (id BIGINT NOT NULL)\" -c \"INSERT INTO db.t VALUES (1), (2), (3)\"").exit_code,
-            0);
+  ASSERT_EQ(
+      Remote("-c \"CREATE TABLE db.t (id BIGINT NOT NULL)\" -c \"INSERT INTO db.t VALUES (1), (2), (3)\"").exit_code,
+      0);
+  ASSERT_EQ(
+      Local("-c \"CREATE TABLE db.t (id BIGINT NOT NULL)\" -c \"INSERT INTO db.t VALUES (1), (2), (3)\"").exit_code, 0);
   const std::string flags =
       "--csv -c \"PREPARE above AS SELECT id FROM db.t WHERE id > \\$1 ORDER BY id\" -c \"EXECUTE above(1)\" "
       "-c \"PREPARE below AS SELECT id FROM db.t WHERE id < \\$1\" -c \"EXECUTE above(2)\" -c \"DEALLOCATE above\" "
@@ -308,7 +311,8 @@ TEST_F(SqlRemoteTest, ATokenFileOthersCanReadIsRefused) {
   ::chmod(token_file_.c_str(), 0400);
   EXPECT_EQ(Remote("-c \"SELECT 1\"").exit_code, 0);
   WriteFile(dir_.Join("empty"), " \n");
-  Out empty = Vigil(dir_.path(), "sql --url " + server_->url() + " --token-file " + dir_.Join("empty") + " -c 'SELECT 1'");
+  Out empty =
+      Vigil(dir_.path(), "sql --url " + server_->url() + " --token-file " + dir_.Join("empty") + " -c 'SELECT 1'");
   EXPECT_NE(empty.exit_code, 0);
   EXPECT_THAT(empty.stderr_text, HasSubstr("is empty"));
   WriteFile(dir_.Join("two"), admin_ + " " + admin_ + "\n");
@@ -388,8 +392,8 @@ class FakeServer {
   static std::string Json(int status, const std::string& body, const std::string& extra = "") {
     const bool problem = status >= 400;
     return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/" +
-           (problem ? "problem+json" : "json") + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
-           extra + "\r\n" + body;
+           (problem ? "problem+json" : "json") + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" + extra +
+           "\r\n" + body;
   }
   static std::string Result(const std::string& column, int64_t value) {
     return Json(200, R"({"results":[{"columns":[")" + column + R"("],"rows":[[)" + std::to_string(value) +
@@ -494,8 +498,8 @@ TEST_F(SqlRemoteRetryTest, ALostConnectionIsRetriedUnderTheSameIdempotencyKey) {
   const std::string in_progress = FakeServer::Json(
       409, R"({"code":"IDEMPOTENCY_REQUEST_IN_PROGRESS","detail":"the original request is still running"})",
       "Retry-After: 1\r\n");
-  FakeServer server({std::nullopt, std::nullopt, in_progress, FakeServer::Result("one", 1),
-                     FakeServer::Result("two", 2)});
+  FakeServer server(
+      {std::nullopt, std::nullopt, in_progress, FakeServer::Result("one", 1), FakeServer::Result("two", 2)});
   Out o = Run(server, "--csv -c 'SELECT 1 AS one' -c 'SELECT 2 AS two'");
   EXPECT_EQ(o.exit_code, 0) << o.stderr_text;
   EXPECT_EQ(o.stdout_text, "one\n1\ntwo\n2\n");

@@ -6,8 +6,8 @@
 #include "cli/supervise_client.h"
 #include "cli/table_printer.h"
 #include "vigil/common/env.h"
-#include "vigil/jobs/leader.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/jobs/leader.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/result_format.h"
@@ -56,8 +56,8 @@ class LocalBackend : public ShellBackend {
     v.state = std::string(jobs::DerivedState(job.state));
     v.final = jobs::IsFinal(job.state);
     if (job.progress_phase) {
-      v.progress = *job.progress_phase + " " + std::to_string(job.progress_done) + "/" +
-                   std::to_string(job.progress_total);
+      v.progress =
+          *job.progress_phase + " " + std::to_string(job.progress_done) + "/" + std::to_string(job.progress_total);
     }
     if (job.error_message) v.error = *job.error_message;
     return v;
@@ -128,9 +128,15 @@ void SqlShell::Print(sql::ResultSet r) {
     for (int64_t id : r.admitted_jobs) r.rows.push_back({id});
   }
   switch (options_.format) {
-    case OutputFormat::kCsv: Write(sql::FormatCsv(r)); break;
-    case OutputFormat::kJson: Write(sql::FormatJson(r)); break;
-    case OutputFormat::kTable: PrintTable(r); break;
+    case OutputFormat::kCsv:
+      Write(sql::FormatCsv(r));
+      break;
+    case OutputFormat::kJson:
+      Write(sql::FormatJson(r));
+      break;
+    case OutputFormat::kTable:
+      PrintTable(r);
+      break;
   }
   if (options_.format != OutputFormat::kTable && !r.message.empty()) std::fprintf(stderr, "%s\n", r.message.c_str());
   std::fflush(stdout);

@@ -20,9 +20,9 @@ enum class OutputFormat { kTable, kCsv, kJson };
 
 struct ShellOptions {
   OutputFormat format = OutputFormat::kTable;
-  bool wait_jobs = false;              // wait for admitted jobs after each statement
+  bool wait_jobs = false;  // wait for admitted jobs after each statement
   int64_t wait_timeout_s = 86'400;
-  bool echo = false;                   // print each statement before its result (the demo)
+  bool echo = false;  // print each statement before its result (the demo)
 };
 
 // A job as the wait loop shows it.

@@ -8,8 +8,8 @@
 
 #include "vigil/common/checksum.h"
 #include "vigil/common/config.h"
-#include "vigil/jobs/root_jobs.h"
 #include "vigil/common/file_lock.h"
+#include "vigil/jobs/root_jobs.h"
 
 namespace vigil::cli {
 
@@ -102,9 +102,8 @@ Status StopLeader(const Root& root, int64_t timeout_ms) {
     if (!held.ok() || !*held) return Status::OK();
     root.env()->SleepForMs(50);
   }
-  return Status::DeadlineExceeded("the supervisor (pid " + std::to_string(leader->process.pid) +
-                                  ") still runs after " + std::to_string(timeout_ms) +
-                                  " ms: it lets running index builds finish first");
+  return Status::DeadlineExceeded("the supervisor (pid " + std::to_string(leader->process.pid) + ") still runs after " +
+                                  std::to_string(timeout_ms) + " ms: it lets running index builds finish first");
 }
 
 Status EnsureLeader(const Root& root, jobs::JobStore& store, int64_t timeout_ms) {

@@ -49,8 +49,7 @@ Ran RunVigil(const std::string& env, const std::string& args) {
 }
 
 int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -76,7 +75,8 @@ class SuperviseTest : public ::testing::Test {
     auto store = jobs::OpenRootJobStore(*root_);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    ASSERT_TRUE(store_->catalog().LookupTable("local", "db", "t")->has_value()) << "import --create registers the table";
+    ASSERT_TRUE(store_->catalog().LookupTable("local", "db", "t")->has_value())
+        << "import --create registers the table";
   }
 
   jobs::JobRecord Admit(const std::string& name, const std::string& table = "t") {

@@ -19,9 +19,7 @@ void StreamingChecksum::Update(const void* data, size_t size) {
   XXH3_64bits_update(static_cast<XXH3_state_t*>(state_), data, size);
 }
 
-uint64_t StreamingChecksum::Digest() const {
-  return XXH3_64bits_digest(static_cast<XXH3_state_t*>(state_));
-}
+uint64_t StreamingChecksum::Digest() const { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(state_)); }
 
 std::string ChecksumToHex(uint64_t sum) {
   static constexpr char kHex[] = "0123456789abcdef";

@@ -66,17 +66,15 @@ struct Setting {
   std::string Key() const { return std::string(section) + "." + std::string(name); }
 };
 
-#define VIGIL_NUM_(sec, field)                                         \
-  [](const Config& c) -> uint64_t { return c.sec.field; },             \
+#define VIGIL_NUM_(sec, field)                             \
+  [](const Config& c) -> uint64_t { return c.sec.field; }, \
       [](Config& c, uint64_t v) { c.sec.field = static_cast<decltype(c.sec.field)>(v); }
-#define VIGIL_BOOL_(sec, field)                                        \
-  nullptr, nullptr, [](const Config& c) -> bool { return c.sec.field; }, \
-      [](Config& c, bool v) { c.sec.field = v; }
-#define VIGIL_STR_(sec, field)                                                         \
-  nullptr, nullptr, nullptr, nullptr,                                                  \
-      [](const Config& c) -> const std::string& { return c.sec.field; },               \
+#define VIGIL_BOOL_(sec, field) \
+  nullptr, nullptr, [](const Config& c) -> bool { return c.sec.field; }, [](Config& c, bool v) { c.sec.field = v; }
+#define VIGIL_STR_(sec, field)                                                                           \
+  nullptr, nullptr, nullptr, nullptr, [](const Config& c) -> const std::string& { return c.sec.field; }, \
       [](Config& c, std::string v) { c.sec.field = std::move(v); }
-#define VIGIL_LIST_(sec, field)                                                        \
+#define VIGIL_LIST_(sec, field)                                                       \
   nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,                               \
       [](const Config& c) -> const std::vector<std::string>& { return c.sec.field; }, \
       [](Config& c, std::vector<std::string> v) { c.sec.field = std::move(v); }
@@ -141,15 +139,13 @@ const std::vector<Setting>& Settings() {
        VIGIL_NUM_(caps, max_rows)},
 
       {"caps", "max_fragments", Kind::kCount, 1, index::kIndexCapsLimits.max_fragments,
-       "Fragments of the indexed snapshot.",
-       VIGIL_NUM_(caps, max_fragments)},
+       "Fragments of the indexed snapshot.", VIGIL_NUM_(caps, max_fragments)},
 
       {"caps", "max_vector_dimension", Kind::kCount, 1, index::kIndexCapsLimits.max_vector_dimension,
        "Dimension of an indexed vector column.", VIGIL_NUM_(caps, max_vector_dimension)},
 
       {"caps", "max_partitions", Kind::kCount, 1, index::kIndexCapsLimits.max_partitions,
-       "IVF num_partitions of one index.",
-       VIGIL_NUM_(caps, max_partitions)},
+       "IVF num_partitions of one index.", VIGIL_NUM_(caps, max_partitions)},
 
       {"caps", "max_sub_vectors", Kind::kCount, 1, index::kIndexCapsLimits.max_sub_vectors,
        "PQ num_sub_vectors of one index; at most max_vector_dimension.", VIGIL_NUM_(caps, max_sub_vectors)},
@@ -213,8 +209,7 @@ const std::vector<Setting>& Settings() {
        "is far above an interactive query. \"<n>ms|s|m|h|d\"; 0 means no timeout.",
        VIGIL_NUM_(sql, statement_timeout_ms)},
 
-      {"server", "listen", Kind::kAddress, 0, 0,
-       "Where `vigil serve` listens, \"host:port\"; `--listen` overrides it.",
+      {"server", "listen", Kind::kAddress, 0, 0, "Where `vigil serve` listens, \"host:port\"; `--listen` overrides it.",
        VIGIL_STR_(server, listen)},
 
       {"server", "max_connections", Kind::kCount, 1, 65'536,
@@ -246,8 +241,7 @@ const std::vector<Setting>& Settings() {
        VIGIL_NUM_(server, sse_max_subscribers)},
 
       {"server", "tls_cert_file", Kind::kPath, 0, 0,
-       "PEM certificate chain; with tls_key_file the server speaks HTTPS only.",
-       VIGIL_STR_(server, tls_cert_file)},
+       "PEM certificate chain; with tls_key_file the server speaks HTTPS only.", VIGIL_STR_(server, tls_cert_file)},
 
       {"server", "tls_key_file", Kind::kPath, 0, 0, "PEM private key of tls_cert_file.",
        VIGIL_STR_(server, tls_key_file)},
@@ -271,10 +265,14 @@ const Setting* FindSetting(std::string_view section, std::string_view name) {
 
 std::string FormatNumber(const Setting& s, uint64_t v) {
   switch (s.kind) {
-    case Kind::kSize: return FormatSize(v);
-    case Kind::kDuration: return FormatDuration(v);
-    case Kind::kDurationMs: return FormatDurationMs(v);
-    default: return std::to_string(v);
+    case Kind::kSize:
+      return FormatSize(v);
+    case Kind::kDuration:
+      return FormatDuration(v);
+    case Kind::kDurationMs:
+      return FormatDurationMs(v);
+    default:
+      return std::to_string(v);
   }
 }
 
@@ -290,8 +288,10 @@ std::string TomlString(const std::string& text) {
 // The value as a TOML literal.
 std::string RenderValue(const Setting& s, const Config& c) {
   switch (s.kind) {
-    case Kind::kBool: return s.get_bool(c) ? "true" : "false";
-    case Kind::kCount: return std::to_string(s.get_num(c));
+    case Kind::kBool:
+      return s.get_bool(c) ? "true" : "false";
+    case Kind::kCount:
+      return std::to_string(s.get_num(c));
     case Kind::kSize:
     case Kind::kDuration: {
       std::string f = FormatNumber(s, s.get_num(c));
@@ -304,7 +304,8 @@ std::string RenderValue(const Setting& s, const Config& c) {
       return f == "0" ? f : "\"" + f + "\"";
     }
     case Kind::kPath:
-    case Kind::kAddress: return TomlString(s.get_str(c));
+    case Kind::kAddress:
+      return TomlString(s.get_str(c));
     case Kind::kPathList: {
       std::string out = "[";
       for (const std::string& p : s.get_list(c)) out += (out.size() > 1 ? ", " : "") + TomlString(p);
@@ -316,16 +317,26 @@ std::string RenderValue(const Setting& s, const Config& c) {
 
 std::string_view TypeName(toml::node_type t) {
   switch (t) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a floating-point number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a floating-point number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -348,14 +359,22 @@ Status CheckRange(const Setting& s, uint64_t v) {
 
 std::string ExpectedOf(const Setting& s) {
   switch (s.kind) {
-    case Kind::kBool: return "true or false";
-    case Kind::kCount: return "a positive integer";
-    case Kind::kSize: return "an integer (bytes) or a size string like \"8GiB\"";
-    case Kind::kDuration: return "an integer (seconds) or a duration string like \"30s\", \"10m\", \"7d\"";
-    case Kind::kDurationMs: return "a duration string like \"500ms\", \"60s\", \"5m\", or 0 (no timeout)";
-    case Kind::kPath: return "a string";
-    case Kind::kAddress: return "a string \"host:port\" like \"127.0.0.1:7431\"";
-    case Kind::kPathList: return "an array of absolute paths like [\"/srv/imports\"]";
+    case Kind::kBool:
+      return "true or false";
+    case Kind::kCount:
+      return "a positive integer";
+    case Kind::kSize:
+      return "an integer (bytes) or a size string like \"8GiB\"";
+    case Kind::kDuration:
+      return "an integer (seconds) or a duration string like \"30s\", \"10m\", \"7d\"";
+    case Kind::kDurationMs:
+      return "a duration string like \"500ms\", \"60s\", \"5m\", or 0 (no timeout)";
+    case Kind::kPath:
+      return "a string";
+    case Kind::kAddress:
+      return "a string \"host:port\" like \"127.0.0.1:7431\"";
+    case Kind::kPathList:
+      return "an array of absolute paths like [\"/srv/imports\"]";
   }
   return "";
 }
@@ -475,16 +494,15 @@ Status Apply(const Setting& s, const toml::node& v, Config* c, const toml::node*
 // Rules between settings: (key the problem is reported at, problem).
 std::optional<std::pair<std::string, std::string>> CrossCheck(const Config& c) {
   if (uint64_t{c.worker.pids_max} < uint64_t{c.worker.omp_threads} + kPidsHeadroom) {
-    return std::make_pair(std::string("worker.pids_max"),
-                          "must be at least worker.omp_threads + " + std::to_string(kPidsHeadroom) + " = " +
-                              std::to_string(c.worker.omp_threads + kPidsHeadroom) + " (got " +
-                              std::to_string(c.worker.pids_max) + ")");
+    return std::make_pair(std::string("worker.pids_max"), "must be at least worker.omp_threads + " +
+                                                              std::to_string(kPidsHeadroom) + " = " +
+                                                              std::to_string(c.worker.omp_threads + kPidsHeadroom) +
+                                                              " (got " + std::to_string(c.worker.pids_max) + ")");
   }
   if (c.caps.max_sub_vectors > c.caps.max_vector_dimension) {
     return std::make_pair(std::string("caps.max_sub_vectors"),
-                          "must not exceed caps.max_vector_dimension = " +
-                              std::to_string(c.caps.max_vector_dimension) + " (got " +
-                              std::to_string(c.caps.max_sub_vectors) + ")");
+                          "must not exceed caps.max_vector_dimension = " + std::to_string(c.caps.max_vector_dimension) +
+                              " (got " + std::to_string(c.caps.max_sub_vectors) + ")");
   }
   if (c.jobs.reconcile_max_backoff_seconds < c.jobs.reconcile_initial_backoff_seconds) {
     return std::make_pair(std::string("jobs.reconcile_max_backoff_seconds"),
@@ -621,8 +639,7 @@ std::string FormatSize(uint64_t bytes) {
 }
 
 std::string FormatDuration(uint64_t seconds) {
-  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
-      {"d", kDay}, {"h", kHour}, {"m", kMinute}};
+  static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {{"d", kDay}, {"h", kHour}, {"m", kMinute}};
   if (seconds == 0) return "0";
   for (const auto& u : kUnits) {
     if (seconds % u.second == 0) return std::to_string(seconds / u.second) + std::string(u.first);
@@ -676,8 +693,8 @@ Result<Config> ParseConfig(std::string_view text, const std::string& path, std::
     const toml::key& section = entry.first;
     const toml::node& node = entry.second;
     if (std::find(std::begin(kSections), std::end(kSections), section.str()) == std::end(kSections)) {
-      return Status::InvalidArgument(Pos(path, section.source()) + ": unknown section [" +
-                                     std::string(section.str()) + "]; known sections: " + KnownSections());
+      return Status::InvalidArgument(Pos(path, section.source()) + ": unknown section [" + std::string(section.str()) +
+                                     "]; known sections: " + KnownSections());
     }
     const toml::table* table = node.as_table();
     if (table == nullptr) {
@@ -785,7 +802,6 @@ std::vector<ConfigEntry> EffectiveSettings(const Config& config, const ConfigSou
   }
   return out;
 }
-
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {
   const auto bad = [&](const std::string& why) {

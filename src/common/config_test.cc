@@ -204,8 +204,7 @@ TEST(ConfigTest, WrongTypesNameKeyPositionAndTypes) {
   const Case cases[] = {
       {"[mutation]\nenabled = \"yes\"\n", "/r/vigil.toml:2:11: mutation.enabled", "got a string"},
       {"[worker]\npids_max = \"100\"\n", "/r/vigil.toml:2:12: worker.pids_max", "expected a positive integer"},
-      {"[worker]\nmemory_bytes = 1.5\n", "/r/vigil.toml:2:16: worker.memory_bytes",
-       "got a floating-point number"},
+      {"[worker]\nmemory_bytes = 1.5\n", "/r/vigil.toml:2:16: worker.memory_bytes", "got a floating-point number"},
       {"[worker]\ncgroup_parent = 3\n", "/r/vigil.toml:2:17: worker.cgroup_parent", "expected a string"},
       {"[worker]\nrequire_cgroup = 1\n", "/r/vigil.toml:2:18: worker.require_cgroup", "got an integer"},
       {"[jobs]\narchive_after_seconds = [1]\n", "/r/vigil.toml:2:25: jobs.archive_after_seconds", "got an array"},
@@ -252,8 +251,8 @@ TEST(ConfigTest, ZeroNegativeAndOutOfRangeAreErrors) {
 
 TEST(ConfigTest, BadSizeAndDurationStringsNameTheKey) {
   std::string m = ErrorOf("[worker]\nmemory_bytes = \"8GB\"\n");
-  EXPECT_THAT(m, AllOf(HasSubstr("/r/vigil.toml:2:16: worker.memory_bytes"), HasSubstr("unknown unit 'GB'"),
-                       HasSubstr("GiB")));
+  EXPECT_THAT(
+      m, AllOf(HasSubstr("/r/vigil.toml:2:16: worker.memory_bytes"), HasSubstr("unknown unit 'GB'"), HasSubstr("GiB")));
   m = ErrorOf("[jobs]\nreconcile_max_backoff_seconds = \"soon\"\n");
   EXPECT_THAT(m, AllOf(HasSubstr("jobs.reconcile_max_backoff_seconds"), HasSubstr("whole number")));
   m = ErrorOf("[worker]\nmemory_bytes = \"99999999999PiB\"\n");
@@ -269,7 +268,8 @@ TEST(ConfigTest, CrossFieldRulesNameTheKeyAndItsPosition) {
   m = ErrorOf("[caps]\nmax_vector_dimension = 16\nmax_sub_vectors = 32\n");
   EXPECT_THAT(m, AllOf(HasSubstr("/r/vigil.toml:3:19: caps.max_sub_vectors"), HasSubstr("max_vector_dimension")));
   m = ErrorOf("[jobs]\nreconcile_max_backoff_seconds = \"10s\"\n");
-  EXPECT_THAT(m, AllOf(HasSubstr("jobs.reconcile_max_backoff_seconds"), HasSubstr("initial_backoff_seconds = 30s (got 10s)")));
+  EXPECT_THAT(
+      m, AllOf(HasSubstr("jobs.reconcile_max_backoff_seconds"), HasSubstr("initial_backoff_seconds = 30s (got 10s)")));
   m = ErrorOf("[generations]\nbuilders_per_table = 2\n");
   EXPECT_THAT(m, AllOf(HasSubstr("generations.physical_per_table"), HasSubstr("builders_per_table + 2 = 4")));
 
@@ -533,8 +533,6 @@ TEST(ConfigTest, CapsAreTheIndexCapsWithTheirDefaultsAndLimits) {
               HasSubstr("caps.max_partitions: must be in 1..1048576 (got 1048577)"));
   EXPECT_THAT(ErrorOf("[caps]\nmax_rows = 281474976710657\n"), HasSubstr("caps.max_rows: must be in"));
 }
-
-
 
 TEST(ConfigTest, ServerListenIsHostAndPort) {
   auto ok = ParseListenAddress("127.0.0.1:7431");

@@ -85,8 +85,8 @@ Status ParseEntry(std::string_view text) {
     }
     code = *c;
   } else {
-    return Status::InvalidArgument("failpoint '" + std::string(name) + "' has unknown action '" +
-                                   std::string(rest) + "'");
+    return Status::InvalidArgument("failpoint '" + std::string(name) + "' has unknown action '" + std::string(rest) +
+                                   "'");
   }
   if (action == Action::kOff) {
     Disarm(name);
@@ -188,10 +188,18 @@ std::string ArmedSpec() {
     if (!out.empty()) out += ';';
     out += name + '=';
     switch (e.action) {
-      case Action::kOff: out += "off"; break;
-      case Action::kError: out += "error(" + std::string(StatusCodeName(e.error_code)) + ")"; break;
-      case Action::kKill: out += "kill"; break;
-      case Action::kHang: out += "hang"; break;
+      case Action::kOff:
+        out += "off";
+        break;
+      case Action::kError:
+        out += "error(" + std::string(StatusCodeName(e.error_code)) + ")";
+        break;
+      case Action::kKill:
+        out += "kill";
+        break;
+      case Action::kHang:
+        out += "hang";
+        break;
     }
     if (e.hit != 0) out += "@" + std::to_string(e.hit);
   }

@@ -242,15 +242,14 @@ class PosixFileSystem : public FileSystem {
       ::close(fd);
       return Status::FromErrno(err, "stat " + path);
     }
-    return std::unique_ptr<RandomAccessFile>(
-        new PosixRandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
+    return std::unique_ptr<RandomAccessFile>(new PosixRandomAccessFile(path, fd, static_cast<uint64_t>(st.st_size)));
   }
 
   Result<std::string> ReadFile(const std::string& path, size_t max_bytes) override {
     VIGIL_ASSIGN_OR_RETURN(auto file, NewRandomAccessFile(path));
     if (file->Size() > max_bytes) {
-      return Status::ResourceExhausted(path + " has " + std::to_string(file->Size()) +
-                                       " bytes; the limit is " + std::to_string(max_bytes));
+      return Status::ResourceExhausted(path + " has " + std::to_string(file->Size()) + " bytes; the limit is " +
+                                       std::to_string(max_bytes));
     }
     std::string out;
     VIGIL_RETURN_IF_ERROR(file->Read(0, file->Size(), &out));

@@ -48,7 +48,7 @@ TEST(LruCacheTest, ReplacingAKeyChargesOnlyTheNewItemAndTooLargeItemsAreNotKept)
   EXPECT_EQ(cache.usage_bytes(), 30u);
   cache.Put("huge", Item("x"), 51);
   EXPECT_EQ(cache.Get("huge"), nullptr);
-  EXPECT_EQ(cache.Get("k"), fresh);  // a refused item evicts nothing
+  EXPECT_EQ(cache.Get("k"), fresh);     // a refused item evicts nothing
   cache.Put("k", Item("too big"), 60);  // replacing with a too-large item drops the key
   EXPECT_EQ(cache.Get("k"), nullptr);
   EXPECT_EQ(cache.usage_bytes(), 0u);

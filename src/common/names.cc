@@ -22,12 +22,11 @@ std::string Printable(std::string_view s) {
 Status ValidateIdentifier(std::string_view name, std::string_view what) {
   if (name.empty()) return Status::InvalidArgument(std::string(what) + " is empty");
   if (name.size() > kMaxIdentifierLength) {
-    return Status::InvalidArgument(std::string(what) + " '" + Printable(name) + "' is " +
-                                   std::to_string(name.size()) + " characters long; the limit is 64");
+    return Status::InvalidArgument(std::string(what) + " '" + Printable(name) + "' is " + std::to_string(name.size()) +
+                                   " characters long; the limit is 64");
   }
   if (!IsStart(name[0])) {
-    return Status::InvalidArgument(std::string(what) + " '" + Printable(name) +
-                                   "' must start with a letter or '_'");
+    return Status::InvalidArgument(std::string(what) + " '" + Printable(name) + "' must start with a letter or '_'");
   }
   for (size_t i = 1; i < name.size(); ++i) {
     if (!IsPart(name[i])) {

@@ -7,7 +7,8 @@ namespace vigil {
 StatusCode SqliteStatusCode(int rc, int extended_rc) {
   switch (rc & 0xff) {
     case SQLITE_BUSY:
-    case SQLITE_LOCKED: return StatusCode::kBusy;
+    case SQLITE_LOCKED:
+      return StatusCode::kBusy;
     case SQLITE_CONSTRAINT:
       if (extended_rc == SQLITE_CONSTRAINT_PRIMARYKEY || extended_rc == SQLITE_CONSTRAINT_UNIQUE) {
         return StatusCode::kAlreadyExists;
@@ -15,18 +16,25 @@ StatusCode SqliteStatusCode(int rc, int extended_rc) {
       return StatusCode::kInvalidArgument;
     case SQLITE_FULL:
     case SQLITE_NOMEM:
-    case SQLITE_TOOBIG: return StatusCode::kResourceExhausted;
-    case SQLITE_INTERRUPT: return StatusCode::kCancelled;
+    case SQLITE_TOOBIG:
+      return StatusCode::kResourceExhausted;
+    case SQLITE_INTERRUPT:
+      return StatusCode::kCancelled;
     case SQLITE_IOERR:
     case SQLITE_CANTOPEN:
-    case SQLITE_READONLY: return StatusCode::kIOError;
+    case SQLITE_READONLY:
+      return StatusCode::kIOError;
     case SQLITE_CORRUPT:
-    case SQLITE_NOTADB: return StatusCode::kCorruption;
-    case SQLITE_AUTH: return StatusCode::kPermissionDenied;
+    case SQLITE_NOTADB:
+      return StatusCode::kCorruption;
+    case SQLITE_AUTH:
+      return StatusCode::kPermissionDenied;
     case SQLITE_ERROR:  // SQL error: syntax, missing table or column
     case SQLITE_RANGE:
-    case SQLITE_MISMATCH: return StatusCode::kInvalidArgument;
-    default: return StatusCode::kInternal;
+    case SQLITE_MISMATCH:
+      return StatusCode::kInvalidArgument;
+    default:
+      return StatusCode::kInternal;
   }
 }
 

@@ -33,8 +33,7 @@ int HexValue(char c) {
 
 Result<Uuid> Uuid::Parse(std::string_view text) {
   if (text.size() != 36) {
-    return Status::InvalidArgument("UUID must have 36 characters, got " +
-                                   std::to_string(text.size()));
+    return Status::InvalidArgument("UUID must have 36 characters, got " + std::to_string(text.size()));
   }
   std::array<uint8_t, 16> b{};
   size_t out = 0;

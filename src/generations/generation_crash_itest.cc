@@ -16,8 +16,8 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/index/provider.h"
-#include "vigil/query/query.h"
 #include "vigil/ingest/datagen.h"
+#include "vigil/query/query.h"
 #include "vigil/storage/vacuum.h"
 
 namespace vigil::generations {

@@ -37,8 +37,8 @@ Result<ResourceBudget::Reservation> ResourceBudget::Reserve(uint64_t memory, uin
   }
   if (disk > disk_limit_ - std::min(disk_limit_, disk_used_)) {
     return Status::ResourceExhausted(disk_name_ + ": " + std::to_string(disk) + " bytes wanted, " +
-                                     std::to_string(disk_limit_ - disk_used_) + " of " +
-                                     std::to_string(disk_limit_) + " free");
+                                     std::to_string(disk_limit_ - disk_used_) + " of " + std::to_string(disk_limit_) +
+                                     " free");
   }
   memory_used_ += memory;
   disk_used_ += disk;
@@ -183,7 +183,7 @@ uint64_t GenerationManager::EstimateNewBytes(const Manifest& next) const {
 
 // Pins the version (before anyone can lease it), then opens and verifies it.
 Result<std::shared_ptr<const Generation>> GenerationManager::BuildGeneration(std::shared_ptr<Dataset> ds,
-                                                                            BuildTicket* ticket) {
+                                                                             BuildTicket* ticket) {
   const uint64_t version = ds->version();
   if (options_.pins) VIGIL_RETURN_IF_ERROR(options_.pins->Pin(table_, version, owner_, NowMs(), options_.pin_ttl_ms));
   auto snap = query::TableSnapshot::Open(std::move(ds));
@@ -250,9 +250,8 @@ Result<uint64_t> GenerationManager::Refresh() {
   if (shut_down_) return Status::FailedPrecondition("the generation manager of " + table_ + " is shut down");
   (void)Reap();  // failures stay owed; retried by Maintain and Shutdown
   const uint64_t current = current_version();
-  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, current > 0
-                                              ? Dataset::LatestVersionAfter(path_, current, options_.dataset)
-                                              : Dataset::LatestVersion(path_, options_.dataset));
+  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, current > 0 ? Dataset::LatestVersionAfter(path_, current, options_.dataset)
+                                                      : Dataset::LatestVersion(path_, options_.dataset));
   if (latest == current) return latest;
   // Open and verify off the read path; readers keep acquiring the old generation meanwhile.
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, latest, options_.dataset));

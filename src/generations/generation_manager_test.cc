@@ -11,19 +11,19 @@
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/meta/database.h"
 #include "vigil/query/query.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/fault_fs.h"
 
 namespace vigil::generations {
 namespace {
 
-using ::testing::HasSubstr;
-using query::VectorQueryOptions;
-using query::VectorSearch;
 using query::IoRecorder;
 using query::VectorHit;
+using query::VectorQueryOptions;
+using query::VectorSearch;
+using ::testing::HasSubstr;
 
 class GenerationTest : public ::testing::Test {
  protected:
@@ -48,8 +48,8 @@ class GenerationTest : public ::testing::Test {
     req.column = "emb";
     req.name = name;
     req.type = index::IndexType::kIvfPq;
-    req.properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", partitions},
-                      {"num_sub_vectors", subs}};
+    req.properties = {
+        {"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", partitions}, {"num_sub_vectors", subs}};
     req.replace = replace;
     auto r = index::CreateVectorIndex(req);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -146,15 +146,16 @@ TEST_F(GenerationTest, LeaseKeepsExactResultsThroughReplace) {
   IoRecorder rec;
   ASSERT_TRUE(VectorSearch(new_lease.snapshot(), "emb", query, opts, {}, &rec).ok());
   EXPECT_EQ(rec.segments_used().size(), 1u);
-  EXPECT_FALSE(rec.segments_used().count(SegmentPathOf(old_lease.snapshot().manifest(), "emb_idx")));  // the replacement segment
+  EXPECT_FALSE(
+      rec.segments_used().count(SegmentPathOf(old_lease.snapshot().manifest(), "emb_idx")));  // the replacement segment
   // Unchanged segments are shared between the generations, not reopened.
   for (const auto& meta : old_lease.snapshot().manifest().segments) {
-    if (meta.name != "emb_idx") EXPECT_EQ(old_lease.snapshot().Segment(meta.uuid), new_lease.snapshot().Segment(meta.uuid));
+    if (meta.name != "emb_idx")
+      EXPECT_EQ(old_lease.snapshot().Segment(meta.uuid), new_lease.snapshot().Segment(meta.uuid));
   }
   old_lease.Release();
   EXPECT_EQ(manager->live_generations(), 1u);
 }
-
 
 TEST_F(GenerationConcurrencyTest, ReadersNeverSeeAHalfPublishedGeneration) {
   auto manager = *GenerationManager::Open(path_);
@@ -179,7 +180,6 @@ TEST_F(GenerationConcurrencyTest, ReadersNeverSeeAHalfPublishedGeneration) {
   EXPECT_EQ(manager->current_version(), *Dataset::LatestVersion(path_));
 }
 
-
 // REQ-LEASE-001 / REQ-ONLINE-005: an old lease keeps its exact results and its
 // files through REPLACE, BUILD and VACUUM; its release retires only its
 // generation, and the next VACUUM may then reclaim its files.
@@ -187,8 +187,7 @@ TEST_F(GenerationTest, LeaseKeepsResultsAndFilesThroughReplaceBuildAndVacuum) {
   auto manager = *GenerationManager::Open(path_);
   Lease old_lease = manager->Acquire();
   const std::string old_segment = SegmentPathOf(old_lease.snapshot().manifest(), "emb_idx");
-  std::weak_ptr<index::Segment> old_handle =
-      old_lease.snapshot().SegmentsOf("emb_idx").front();
+  std::weak_ptr<index::Segment> old_handle = old_lease.snapshot().SegmentsOf("emb_idx").front();
   auto before = Search(old_lease, 42);
   CreateIndex("emb_idx", "16", "2", /*replace=*/true);
   Append(2000, 300);
@@ -461,7 +460,8 @@ TEST_F(GenerationTest, CorruptSegmentIsLeftOutAndItsFragmentsScanned) {
   EXPECT_EQ(lease.snapshot().unusable_segments()[0].index_name, "emb_idx");
   EXPECT_EQ(lease.snapshot().unusable_segments()[0].reason.code(), StatusCode::kCorruption);
   EXPECT_TRUE(lease.snapshot().IndexOn("emb", "IVF_PQ").empty());
-  auto exact = VectorSearch(lease.snapshot(), "emb", Embedding(11), VectorQueryOptions{.k = 10, .nprobes = 20, .refine_factor = 0, .use_index = false});
+  auto exact = VectorSearch(lease.snapshot(), "emb", Embedding(11),
+                            VectorQueryOptions{.k = 10, .nprobes = 20, .refine_factor = 0, .use_index = false});
   ASSERT_TRUE(exact.ok()) << exact.status().ToString();
   ExpectSame(Search(lease, 11), *exact);
 }
@@ -521,8 +521,7 @@ TEST_F(GenerationConcurrencyTest, BuildWithConcurrentAppendsAndDeletes) {
     ASSERT_EQ(rows.cardinality(), 1u) << "updated id " << 500 + j;
     auto batch = *query::TakeRows(after.snapshot(), {*rows.begin()}, {"category"});
     EXPECT_EQ(std::string(batch.columns[0].StringAt(0)), "updated_" + std::to_string(j));
-    query::ColumnPredicate old_cat{"category",
-                                   {index::ScalarPredicate::Op::kEq, {Value(gen_->Category(500 + j))}}};
+    query::ColumnPredicate old_cat{"category", {index::ScalarPredicate::Op::kEq, {Value(gen_->Category(500 + j))}}};
     query::ColumnPredicate id{"id", {index::ScalarPredicate::Op::kEq, {Value(int64_t{500 + j})}}};
     EXPECT_EQ(query::FilterRows(after.snapshot(), {old_cat, id})->cardinality(), 0u);
   }

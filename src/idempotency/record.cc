@@ -9,8 +9,8 @@ namespace vigil::idempotency {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kAllowedHeaders = {
-    "content-type", "etag", "last-modified", "location", "vigil-job-id", "vigil-table-version"};
+constexpr std::array<std::string_view, 6> kAllowedHeaders = {"content-type", "etag",         "last-modified",
+                                                             "location",     "vigil-job-id", "vigil-table-version"};
 
 bool Printable(std::string_view s) {
   for (unsigned char c : s) {
@@ -22,8 +22,8 @@ bool Printable(std::string_view s) {
 Status CheckText(std::string_view field, std::string_view value, size_t max_bytes) {
   if (value.empty()) return Status::InvalidArgument(std::string(field) + " is empty");
   if (value.size() > max_bytes) {
-    return Status::InvalidArgument(std::string(field) + " is " + std::to_string(value.size()) +
-                                   " bytes, more than " + std::to_string(max_bytes));
+    return Status::InvalidArgument(std::string(field) + " is " + std::to_string(value.size()) + " bytes, more than " +
+                                   std::to_string(max_bytes));
   }
   if (!Printable(value)) {
     return Status::InvalidArgument(std::string(field) + " has a byte outside printable ASCII");
@@ -49,8 +49,7 @@ Status ValidateReserve(const ReserveRequest& req) {
   VIGIL_RETURN_IF_ERROR(ValidateKey(req.realm_id, req.idempotency_key));
   VIGIL_RETURN_IF_ERROR(CheckText("operation_type", req.operation_type, kMaxOperationTypeBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("resource_id", req.resource_id, kMaxResourceIdBytes));
-  VIGIL_RETURN_IF_ERROR(
-      CheckText("request_fingerprint", req.request_fingerprint, kMaxFingerprintBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("request_fingerprint", req.request_fingerprint, kMaxFingerprintBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("executor_id", req.executor_id, kMaxExecutorIdBytes));
   if (req.ttl_ms <= 0) return Status::InvalidArgument("ttl_ms must be positive");
   return Status::OK();
@@ -60,8 +59,7 @@ Status ValidateFinalize(FinalizeRequest* req) {
   VIGIL_RETURN_IF_ERROR(ValidateKey(req->realm_id, req->idempotency_key));
   VIGIL_RETURN_IF_ERROR(CheckText("executor_id", req->executor_id, kMaxExecutorIdBytes));
   if (req->http_status < 100 || req->http_status > 599) {
-    return Status::InvalidArgument("http_status " + std::to_string(req->http_status) +
-                                   " outside 100-599");
+    return Status::InvalidArgument("http_status " + std::to_string(req->http_status) + " outside 100-599");
   }
   if (req->error_subtype) {
     VIGIL_RETURN_IF_ERROR(CheckText("error_subtype", *req->error_subtype, kMaxErrorSubtypeBytes));
@@ -69,8 +67,7 @@ Status ValidateFinalize(FinalizeRequest* req) {
   if (req->response_summary) {
     const std::string& s = *req->response_summary;
     if (s.size() > kMaxResponseSummaryBytes) {
-      return Status::InvalidArgument("response_summary is " + std::to_string(s.size()) +
-                                     " bytes, more than " +
+      return Status::InvalidArgument("response_summary is " + std::to_string(s.size()) + " bytes, more than " +
                                      std::to_string(kMaxResponseSummaryBytes));
     }
     if (!nlohmann::json::accept(s)) {
@@ -82,12 +79,10 @@ Status ValidateFinalize(FinalizeRequest* req) {
     std::string lower = name;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (!IsAllowedResponseHeader(lower)) {
-      return Status::InvalidArgument("response header '" + name.substr(0, 64) +
-                                     "' is not on the replay allowlist");
+      return Status::InvalidArgument("response header '" + name.substr(0, 64) + "' is not on the replay allowlist");
     }
     if (value.size() > kMaxHeaderValueBytes || !Printable(value)) {
-      return Status::InvalidArgument("response header '" + lower +
-                                     "' value is too long or has a control byte");
+      return Status::InvalidArgument("response header '" + lower + "' value is too long or has a control byte");
     }
     if (!lowered.emplace(lower, value).second) {
       return Status::InvalidArgument("response header '" + lower + "' given twice");

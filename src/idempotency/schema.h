@@ -20,7 +20,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect);
 
 namespace sql {
 
-#define VIGIL_IDEMPOTENCY_COLUMNS                                                            \
+#define VIGIL_IDEMPOTENCY_COLUMNS                                                             \
   "realm_id, idempotency_key, operation_type, resource_id, request_fingerprint, executor_id," \
   " http_status, error_subtype, response_summary, response_headers, created_at, updated_at,"  \
   " heartbeat_at, finalized_at, expires_at"
@@ -90,11 +90,10 @@ constexpr std::string_view kPurgeExpired =
     " WHERE realm_id = $1 AND expires_at < $2 AND http_status IS NOT NULL";
 
 // $1 realm, $2 heartbeat_before, $3 limit. Served by the partial index idx_idempotency_stale.
-constexpr std::string_view kListStale =
-    "SELECT " VIGIL_IDEMPOTENCY_COLUMNS
-    " FROM idempotency_records"
-    " WHERE realm_id = $1 AND http_status IS NULL AND heartbeat_at < $2"
-    " ORDER BY heartbeat_at, idempotency_key LIMIT $3";
+constexpr std::string_view kListStale = "SELECT " VIGIL_IDEMPOTENCY_COLUMNS
+                                        " FROM idempotency_records"
+                                        " WHERE realm_id = $1 AND http_status IS NULL AND heartbeat_at < $2"
+                                        " ORDER BY heartbeat_at, idempotency_key LIMIT $3";
 
 #undef VIGIL_IDEMPOTENCY_COLUMNS
 

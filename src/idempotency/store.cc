@@ -41,8 +41,7 @@ Result<IdempotencyRecord> ParseRecord(const Row& row) {
   return r;
 }
 
-Result<std::optional<IdempotencyRecord>> LoadOn(Connection& conn, const std::string& realm_id,
-                                                const std::string& key) {
+Result<std::optional<IdempotencyRecord>> LoadOn(Connection& conn, const std::string& realm_id, const std::string& key) {
   VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kLoad, {realm_id, key}));
   if (!row) return std::optional<IdempotencyRecord>();
   VIGIL_ASSIGN_OR_RETURN(IdempotencyRecord rec, ParseRecord(*row));
@@ -53,10 +52,8 @@ Result<ReserveResult> ReserveOn(Connection& conn, const ReserveRequest& req, int
   for (int attempt = 0; attempt < kRaceRetries; ++attempt) {
     VIGIL_ASSIGN_OR_RETURN(
         std::optional<Row> row,
-        conn.QueryOptional(sql::kReserve,
-                           {req.realm_id, req.idempotency_key, req.operation_type,
-                            req.resource_id, req.request_fingerprint, req.executor_id, now,
-                            now + req.ttl_ms}));
+        conn.QueryOptional(sql::kReserve, {req.realm_id, req.idempotency_key, req.operation_type, req.resource_id,
+                                           req.request_fingerprint, req.executor_id, now, now + req.ttl_ms}));
     if (row) {
       VIGIL_ASSIGN_OR_RETURN(IdempotencyRecord rec, ParseRecord(*row));
       return ReserveResult{ReserveStatus::kOwned, std::move(rec)};
@@ -75,9 +72,8 @@ Result<FinalizeResult> FinalizeOn(Connection& conn, const FinalizeRequest& req, 
   for (int attempt = 0; attempt < kRaceRetries; ++attempt) {
     VIGIL_ASSIGN_OR_RETURN(
         std::optional<Row> row,
-        conn.QueryOptional(sql::kFinalize,
-                           {req.realm_id, req.idempotency_key, req.executor_id, status,
-                            req.error_subtype, req.response_summary, headers, now}));
+        conn.QueryOptional(sql::kFinalize, {req.realm_id, req.idempotency_key, req.executor_id, status,
+                                            req.error_subtype, req.response_summary, headers, now}));
     if (row) {
       VIGIL_ASSIGN_OR_RETURN(IdempotencyRecord rec, ParseRecord(*row));
       return FinalizeResult{FinalizeStatus::kFinalized, std::move(rec)};
@@ -118,8 +114,7 @@ class SqlIdempotencyStore final : public IdempotencyStore {
     return ReserveOn(txn.conn(), req, env_->NowMs());
   }
 
-  Result<std::optional<IdempotencyRecord>> Load(const std::string& realm_id,
-                                                const std::string& key) override {
+  Result<std::optional<IdempotencyRecord>> Load(const std::string& realm_id, const std::string& key) override {
     VIGIL_RETURN_IF_ERROR(ValidateKey(realm_id, key));
     VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
     return LoadOn(*conn, realm_id, key);
@@ -132,14 +127,13 @@ class SqlIdempotencyStore final : public IdempotencyStore {
     std::optional<Row> row;
     VIGIL_RETURN_IF_ERROR(db_->Write(
         [&](Connection& conn) -> Status {
-          VIGIL_ASSIGN_OR_RETURN(row,
-                                 conn.QueryOptional(sql::kHeartbeat, {realm_id, key, executor_id, now}));
+          VIGIL_ASSIGN_OR_RETURN(row, conn.QueryOptional(sql::kHeartbeat, {realm_id, key, executor_id, now}));
           return Status::OK();
         },
         meta::WriteScope::kPerStatement));
     if (!row) return HeartbeatResult{HeartbeatStatus::kNotFound, std::nullopt};
     VIGIL_ASSIGN_OR_RETURN(IdempotencyRecord rec, ParseRecord(*row));
-    HeartbeatStatus status = !rec.in_progress()                ? HeartbeatStatus::kFinalized
+    HeartbeatStatus status = !rec.in_progress()               ? HeartbeatStatus::kFinalized
                              : rec.executor_id != executor_id ? HeartbeatStatus::kLostOwnership
                                                               : HeartbeatStatus::kUpdated;
     return HeartbeatResult{status, std::move(rec)};
@@ -217,14 +211,12 @@ class SqlIdempotencyStore final : public IdempotencyStore {
     return deleted;
   }
 
-  Result<std::vector<IdempotencyRecord>> ListStale(const std::string& realm_id,
-                                                   int64_t heartbeat_before_ms,
+  Result<std::vector<IdempotencyRecord>> ListStale(const std::string& realm_id, int64_t heartbeat_before_ms,
                                                    int limit) override {
     VIGIL_RETURN_IF_ERROR(CheckRealm(realm_id));
     if (limit <= 0) return Status::InvalidArgument("listStale limit must be positive");
     VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-    VIGIL_ASSIGN_OR_RETURN(auto rows,
-                           conn->Query(sql::kListStale, {realm_id, heartbeat_before_ms, limit}));
+    VIGIL_ASSIGN_OR_RETURN(auto rows, conn->Query(sql::kListStale, {realm_id, heartbeat_before_ms, limit}));
     std::vector<IdempotencyRecord> out;
     out.reserve(rows.size());
     for (const Row& row : rows) {
@@ -249,20 +241,16 @@ class SqlIdempotencyStore final : public IdempotencyStore {
 }  // namespace
 
 Status IdempotencyStore::MigrateSchema(meta::Database& db, Env* env) {
-  VIGIL_ASSIGN_OR_RETURN(int applied,
-                         meta::ApplyMigrations(db, kSchemaComponent,
-                                               SchemaMigrations(db.profile().dialect),
-                                               env->NowMs()));
+  VIGIL_ASSIGN_OR_RETURN(
+      int applied, meta::ApplyMigrations(db, kSchemaComponent, SchemaMigrations(db.profile().dialect), env->NowMs()));
   (void)applied;
   return Status::OK();
 }
 
 Result<std::unique_ptr<IdempotencyStore>> IdempotencyStore::Open(const StoreOptions& options) {
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<meta::Database> db,
-                         meta::Database::Open(options.uri, options.database));
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<meta::Database> db, meta::Database::Open(options.uri, options.database));
   VIGIL_RETURN_IF_ERROR(MigrateSchema(*db, options.env).WithContext("idempotency schema"));
-  return std::unique_ptr<IdempotencyStore>(
-      std::make_unique<SqlIdempotencyStore>(std::move(db), options.env));
+  return std::unique_ptr<IdempotencyStore>(std::make_unique<SqlIdempotencyStore>(std::move(db), options.env));
 }
 
 }  // namespace vigil::idempotency

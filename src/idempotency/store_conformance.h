@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "testutil/test_database.h"
 #include "testutil/fake_env.h"
+#include "testutil/test_database.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/meta/migrations.h"
 
@@ -56,8 +56,8 @@ class StoreConformanceTest : public ::testing::TestWithParam<testing::DatabaseBa
     return r;
   }
 
-  static FinalizeRequest Fin(const std::string& key, const std::string& executor = "node-a:1",
-                             int status = 201, const std::string& realm = "realm-1") {
+  static FinalizeRequest Fin(const std::string& key, const std::string& executor = "node-a:1", int status = 201,
+                             const std::string& realm = "realm-1") {
     FinalizeRequest f;
     f.realm_id = realm;
     f.idempotency_key = key;
@@ -74,8 +74,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<testing::DatabaseBa
     return res.ok() ? *res : ReserveResult{ReserveStatus::kDuplicate, {}};
   }
 
-  std::optional<IdempotencyRecord> MustLoad(const std::string& key,
-                                            const std::string& realm = "realm-1") {
+  std::optional<IdempotencyRecord> MustLoad(const std::string& key, const std::string& realm = "realm-1") {
     auto rec = store_->Load(realm, key);
     EXPECT_TRUE(rec.ok()) << rec.status().ToString();
     return rec.ok() ? *rec : std::nullopt;
@@ -228,8 +227,7 @@ TEST_P(StoreConformanceTest, FinalizeStoresTheOutcome) {
   EXPECT_EQ(rec->http_status, 409);
   EXPECT_EQ(rec->error_subtype, "FENCE_BUSY");
   EXPECT_EQ(rec->response_summary, R"({"job_id":42})");
-  std::map<std::string, std::string> want = {{"location", "/v1/jobs/42"},
-                                             {"content-type", "application/json"}};
+  std::map<std::string, std::string> want = {{"location", "/v1/jobs/42"}, {"content-type", "application/json"}};
   EXPECT_EQ(rec->response_headers, want);
   EXPECT_EQ(rec->finalized_at_ms, kT0 + 250);
   EXPECT_EQ(rec->updated_at_ms, kT0 + 250);
@@ -300,9 +298,8 @@ TEST_P(StoreConformanceTest, AStaleReservationIsReleasedOnlyWhileItsHeartbeatIsS
   EXPECT_FALSE(*store_->ReleaseStale("realm-1", "k1", "node-b:9", reserved_at + 1));
   // The owner confirms in its own transaction: the heartbeat is renewed, so a release with
   // the cutoff read before that confirm no longer applies.
-  Status confirmed = store_->database().Write([&](meta::Connection& conn) {
-    return store_->ConfirmOwner(conn, "realm-1", "k1", "node-a:1", reserved_at);
-  });
+  Status confirmed = store_->database().Write(
+      [&](meta::Connection& conn) { return store_->ConfirmOwner(conn, "realm-1", "k1", "node-a:1", reserved_at); });
   ASSERT_TRUE(confirmed.ok()) << confirmed.ToString();
   EXPECT_EQ(MustLoad("k1")->heartbeat_at_ms, reserved_at + 10'000);
   EXPECT_FALSE(*store_->ReleaseStale("realm-1", "k1", "node-a:1", reserved_at + 1));
@@ -313,9 +310,8 @@ TEST_P(StoreConformanceTest, AStaleReservationIsReleasedOnlyWhileItsHeartbeatIsS
   // fails, and the transaction it ran in rolls back with its effect.
   auto refused = [&](const std::string& executor, int64_t created_at) {
     return store_->database()
-        .Write([&](meta::Connection& conn) {
-          return store_->ConfirmOwner(conn, "realm-1", "k1", executor, created_at);
-        })
+        .Write(
+            [&](meta::Connection& conn) { return store_->ConfirmOwner(conn, "realm-1", "k1", executor, created_at); })
         .code();
   };
   EXPECT_EQ(refused("node-a:1", reserved_at), StatusCode::kFailedPrecondition);
@@ -358,8 +354,7 @@ TEST_P(StoreConformanceTest, PurgeExpiredIsRealmScopedAndSparesInProgress) {
   }
   clock_.AdvanceMs(kTtl);
   ASSERT_EQ(MustReserve(Req("young", "a", "realm-1")).status, ReserveStatus::kOwned);
-  ASSERT_EQ(store_->Finalize(Fin("young", "a", 200, "realm-1"))->status,
-            FinalizeStatus::kFinalized);
+  ASSERT_EQ(store_->Finalize(Fin("young", "a", 200, "realm-1"))->status, FinalizeStatus::kFinalized);
 
   // `before` is exclusive: records expiring exactly at kT0 + kTtl stay.
   auto none = store_->PurgeExpired("realm-1", kT0 + kTtl);
@@ -403,8 +398,7 @@ TEST_P(StoreConformanceTest, ListStaleReturnsOldHeartbeatsOfOneRealmInOrder) {
   EXPECT_EQ(limited->at(0).idempotency_key, "b");
   EXPECT_EQ(store_->ListStale("realm-1", kT0 + 10, 10)->size(), 0u);
   EXPECT_EQ(store_->ListStale("realm-1", kT0, 10).value().size(), 0u);
-  EXPECT_EQ(store_->ListStale("realm-1", kT0 + 1, 0).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->ListStale("realm-1", kT0 + 1, 0).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(StoreConformanceTest, MalformedFieldsAreRejectedBeforeTouchingTheDatabase) {
@@ -458,8 +452,7 @@ TEST_P(StoreConformanceTest, MalformedFieldsAreRejectedBeforeTouchingTheDatabase
   EXPECT_EQ(fin->status, FinalizeStatus::kFinalized);
   EXPECT_EQ(MustLoad(max_key)->response_summary, exact.response_summary);
 
-  EXPECT_EQ(store_->Load("realm-1", std::string(kMaxKeyBytes + 1, 'k')).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Load("realm-1", std::string(kMaxKeyBytes + 1, 'k')).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->PurgeExpired("", kT0).status().code(), StatusCode::kInvalidArgument);
 }
 

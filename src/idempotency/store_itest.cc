@@ -7,7 +7,7 @@
 
 namespace vigil::idempotency {
 
-INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest,
-                         ::testing::Values(testing::PostgresBackend()), testing::BackendName);
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreConformanceTest, ::testing::Values(testing::PostgresBackend()),
+                         testing::BackendName);
 
 }  // namespace vigil::idempotency

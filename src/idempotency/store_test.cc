@@ -54,10 +54,8 @@ TEST(SchemaTest, EachBackendHasNumberedMigrationsAndTheIndexesThePurgeAndScanNee
 // Released migrations are never edited: these checksums are of the SQL as released. A change
 // here means a released migration was edited; add a new migration instead.
 TEST(SchemaTest, ReleasedMigrationsAreUnchanged) {
-  EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kSqlite)[0].sql),
-            "882b4b50e6be7a98");
-  EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kPostgres)[0].sql),
-            "0d16c23769b8aacf");
+  EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kSqlite)[0].sql), "882b4b50e6be7a98");
+  EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kPostgres)[0].sql), "0d16c23769b8aacf");
 }
 
 TEST(StoreOpenTest, EditedReleasedMigrationIsDetectedAtOpen) {
@@ -72,12 +70,16 @@ TEST(StoreOpenTest, EditedReleasedMigrationIsDetectedAtOpen) {
   // Simulate a build whose version 1 differs from the one that was applied.
   auto db = meta::Database::Open(env.uri());
   ASSERT_TRUE(db.ok());
-  ASSERT_TRUE((*db)->Write([](meta::Connection& c) {
-                  return c.Execute("UPDATE vigil_schema_migrations SET checksum = $1"
-                                   " WHERE component = $2 AND version = 1",
-                                   {"0000000000000000", "idempotency"})
-                      .status();
-                }).ok());
+  ASSERT_TRUE((*db)
+                  ->Write([](meta::Connection& c) {
+                    return c
+                        .Execute(
+                            "UPDATE vigil_schema_migrations SET checksum = $1"
+                            " WHERE component = $2 AND version = 1",
+                            {"0000000000000000", "idempotency"})
+                        .status();
+                  })
+                  .ok());
   StoreOptions opts;
   opts.uri = env.uri();
   opts.env = &clock;

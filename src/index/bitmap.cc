@@ -14,8 +14,8 @@
 #include <algorithm>
 
 #include "index/scalar_format.h"
-#include "vigil/common/lru_cache.h"
 #include "vigil/common/checksum.h"
+#include "vigil/common/lru_cache.h"
 
 namespace vigil::index {
 
@@ -35,8 +35,7 @@ bool BitmapTypeOk(const DataType& t) {
 
 // ---- writing ----
 
-Status WriteBitmaps(const SortedKeys& keys, const DataType& type, SegmentWriter* writer,
-                    const ProgressFn& progress) {
+Status WriteBitmaps(const SortedKeys& keys, const DataType& type, SegmentWriter* writer, const ProgressFn& progress) {
   VIGIL_RETURN_IF_ERROR(writer->BeginFile(kFileName));
   VIGIL_RETURN_IF_ERROR(writer->AppendToFile(kMagic));
   std::string dict;
@@ -85,8 +84,7 @@ struct Entry {
 
 class BitmapSegment : public ScalarSegment {
  public:
-  BitmapSegment(std::shared_ptr<SegmentFiles> files, Field field,
-                std::unique_ptr<RandomAccessFile> file)
+  BitmapSegment(std::shared_ptr<SegmentFiles> files, Field field, std::unique_ptr<RandomAccessFile> file)
       : ScalarSegment(std::move(files)),
         field_(std::move(field)),
         kind_(internal::KeyKindOf(field_.type)),
@@ -96,13 +94,11 @@ class BitmapSegment : public ScalarSegment {
   // Reads and checks the dictionary; bitmaps are checked when first read.
   Status Load() {
     internal::Footer footer;
-    VIGIL_ASSIGN_OR_RETURN(std::string meta,
-                           internal::ReadMetadata(*file_, kMagic, file_->path(), &footer));
+    VIGIL_ASSIGN_OR_RETURN(std::string meta, internal::ReadMetadata(*file_, kMagic, file_->path(), &footer));
     ByteReader r(meta);
     uint8_t kind = 0, type_id = 0, scale = 0;
     uint64_t count = 0;
-    if (!r.U8(&kind) || !r.U8(&type_id) || !r.U8(&scale) || !r.U64(&count))
-      return Bad("dictionary is truncated");
+    if (!r.U8(&kind) || !r.U8(&type_id) || !r.U8(&scale) || !r.U64(&count)) return Bad("dictionary is truncated");
     if (kind != static_cast<uint8_t>(kind_) || type_id != static_cast<uint8_t>(field_.type.id) ||
         scale != field_.type.scale) {
       return Bad("was built for another column type than " + field_.type.ToString());
@@ -128,8 +124,7 @@ class BitmapSegment : public ScalarSegment {
   }
 
   Result<Roaring64Map> Evaluate(const ScalarPredicate& p) const override {
-    if (!Supports(p.op))
-      return Status::NotSupported("BITMAP segments answer =, IN and IS NULL only");
+    if (!Supports(p.op)) return Status::NotSupported("BITMAP segments answer =, IN and IS NULL only");
     VIGIL_RETURN_IF_ERROR(internal::ValidatePredicateShape(p, field_.type));
     try {
       Roaring64Map out;
@@ -149,20 +144,16 @@ class BitmapSegment : public ScalarSegment {
   }
 
  private:
-  Status Bad(const std::string& what) const {
-    return Status::Corruption(file_->path() + ": " + what);
-  }
+  Status Bad(const std::string& what) const { return Status::Corruption(file_->path() + ": " + what); }
 
   Status LoadEntry(ByteReader* r, uint64_t i, uint64_t expect_offset) {
     Entry& e = entries_[i];
-    if (!internal::ReadKey(r, kind_, &e.key) || !r->U64(&e.offset) || !r->U64(&e.size) ||
-        !r->U64(&e.cardinality) || !r->U64(&e.checksum)) {
+    if (!internal::ReadKey(r, kind_, &e.key) || !r->U64(&e.offset) || !r->U64(&e.size) || !r->U64(&e.cardinality) ||
+        !r->U64(&e.checksum)) {
       return Bad("dictionary entry " + std::to_string(i) + " is truncated or invalid");
     }
-    if (e.offset != expect_offset || e.size < 8 || e.size > file_->Size() - e.offset ||
-        e.cardinality == 0) {
-      return Bad("dictionary entry " + std::to_string(i) +
-                 " has a bad offset, size or cardinality");
+    if (e.offset != expect_offset || e.size < 8 || e.size > file_->Size() - e.offset || e.cardinality == 0) {
+      return Bad("dictionary entry " + std::to_string(i) + " has a bad offset, size or cardinality");
     }
     if (i > 0 && CompareValues(entries_[i - 1].key, e.key, field_.type) >= 0) {
       return Bad("dictionary keys are out of order at " + std::to_string(i));
@@ -192,8 +183,7 @@ class BitmapSegment : public ScalarSegment {
     const Entry& e = entries_[i];
     std::string bytes;
     VIGIL_RETURN_IF_ERROR(file_->Read(e.offset, e.size, &bytes));
-    if (Checksum64(bytes) != e.checksum)
-      return Bad("bitmap " + std::to_string(i) + " checksum mismatch");
+    if (Checksum64(bytes) != e.checksum) return Bad("bitmap " + std::to_string(i) + " checksum mismatch");
     auto bitmap = Deserialize(bytes, e);
     if (!bitmap.ok()) return Bad("bitmap " + std::to_string(i) + " " + bitmap.status().message());
     auto shared = std::make_shared<const Roaring64Map>(std::move(*bitmap));
@@ -203,9 +193,8 @@ class BitmapSegment : public ScalarSegment {
 
   Status AddEqual(const Value& v, Roaring64Map* out) const {
     if (IsNull(v)) return Status::OK();
-    auto lo = std::partition_point(entries_.begin(), entries_.end(), [&](const Entry& e) {
-      return CompareValues(e.key, v, field_.type) < 0;
-    });
+    auto lo = std::partition_point(entries_.begin(), entries_.end(),
+                                   [&](const Entry& e) { return CompareValues(e.key, v, field_.type) < 0; });
     for (auto it = lo; it != entries_.end() && CompareValues(it->key, v, field_.type) == 0; ++it) {
       VIGIL_ASSIGN_OR_RETURN(auto bitmap, LoadBitmap(it - entries_.begin()));
       *out |= *bitmap;
@@ -222,13 +211,11 @@ class BitmapSegment : public ScalarSegment {
 
 }  // namespace
 
-Status BuildBitmapSegment(const Dataset& dataset, const Field& field,
-                          const std::vector<uint32_t>& fragments, SegmentWriter* writer,
-                          const ProgressFn& progress) {
+Status BuildBitmapSegment(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
+                          SegmentWriter* writer, const ProgressFn& progress) {
   try {
-    VIGIL_ASSIGN_OR_RETURN(
-        SortedKeys keys,
-        internal::CollectSortedKeys(dataset, field, fragments, BitmapTypeOk, "BITMAP", progress));
+    VIGIL_ASSIGN_OR_RETURN(SortedKeys keys,
+                           internal::CollectSortedKeys(dataset, field, fragments, BitmapTypeOk, "BITMAP", progress));
     return WriteBitmaps(keys, field.type, writer, progress);
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("BITMAP build ran out of memory");
@@ -237,8 +224,7 @@ Status BuildBitmapSegment(const Dataset& dataset, const Field& field,
   }
 }
 
-Result<std::shared_ptr<ScalarSegment>> OpenBitmapSegment(std::shared_ptr<SegmentFiles> files,
-                                                         const Field& field) {
+Result<std::shared_ptr<ScalarSegment>> OpenBitmapSegment(std::shared_ptr<SegmentFiles> files, const Field& field) {
   if (!BitmapTypeOk(field.type)) {
     return Status::InvalidArgument("BITMAP cannot index type " + field.type.ToString());
   }

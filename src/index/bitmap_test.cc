@@ -17,16 +17,13 @@ std::vector<TypeCase> BitmapCases() {
   constexpr int64_t kMax64 = std::numeric_limits<int64_t>::max();
   return {
       Case(DataType::Of(TypeId::kBool), {true, false}, {}),
-      Case(DataType::Of(TypeId::kInt8), {int64_t{-128}, int64_t{0}, int64_t{5}, int64_t{127}},
-           {int64_t{6}, 5.0, 5.5}),
+      Case(DataType::Of(TypeId::kInt8), {int64_t{-128}, int64_t{0}, int64_t{5}, int64_t{127}}, {int64_t{6}, 5.0, 5.5}),
       Case(DataType::Of(TypeId::kInt64),
            {std::numeric_limits<int64_t>::min(), int64_t{-1}, int64_t{0}, int64_t{9}, kMax64},
            {int64_t{1}, 9.0, -0.0, 1e19, std::numeric_limits<double>::quiet_NaN()}),
-      Case(DataType::Of(TypeId::kString),
-           {S(""), S("cat"), S("cat_a"), S("cat_b"), S("dog"), S("\xff")},
+      Case(DataType::Of(TypeId::kString), {S(""), S("cat"), S("cat_a"), S("cat_b"), S("dog"), S("\xff")},
            {S("ca"), S("cat_"), S("zebra")}),
-      Case(DataType::Of(TypeId::kDate), {int64_t{-1}, int64_t{0}, int64_t{19000}},
-           {int64_t{1}, 0.5}),
+      Case(DataType::Of(TypeId::kDate), {int64_t{-1}, int64_t{0}, int64_t{19000}}, {int64_t{1}, 0.5}),
   };
 }
 
@@ -43,8 +40,7 @@ TEST(BitmapSegmentTest, AnswersOnlyEqualityInAndIsNull) {
   std::vector<size_t> deleted;
   for (int64_t i = 0; i < 300; ++i) values.push_back(i % 10);
   for (size_t i = 0; i < 300; i += 10) deleted.push_back(i);  // every row with value 0
-  auto ds =
-      testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt32), values, deleted, 64);
+  auto ds = testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt32), values, deleted, 64);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   auto seg = testing::BuildAndOpen(**ds, "BITMAP");
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
@@ -54,23 +50,20 @@ TEST(BitmapSegmentTest, AnswersOnlyEqualityInAndIsNull) {
   EXPECT_TRUE((*seg)->Evaluate({Op::kEq, {int64_t{0}}})->isEmpty()) << "deleted at build";
   EXPECT_EQ((*seg)->Evaluate({Op::kIn, {int64_t{1}, int64_t{2}, int64_t{2}}})->cardinality(), 60u);
   EXPECT_TRUE((*seg)->Evaluate({Op::kIsNull, {}})->isEmpty());
-  EXPECT_EQ((*seg)->Evaluate({Op::kEq, {std::string("1")}}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ((*seg)->Evaluate({Op::kEq, {std::string("1")}}).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST(BitmapSegmentTest, UnsupportedColumnsAreRejectedBeforeAnyFile) {
   vigil::testing::TempDir dir;
-  for (DataType type : {DataType::Of(TypeId::kFloat64), DataType::Of(TypeId::kTimestamp),
-                        DataType::Decimal(9, 2)}) {
-    auto ds =
-        testing::MakeDataset(dir.Join("t" + std::to_string(static_cast<int>(type.id)) + ".vgl"),
-                             type, {type.id == TypeId::kFloat64 ? Value(1.0) : Value(int64_t{1})});
+  for (DataType type : {DataType::Of(TypeId::kFloat64), DataType::Of(TypeId::kTimestamp), DataType::Decimal(9, 2)}) {
+    auto ds = testing::MakeDataset(dir.Join("t" + std::to_string(static_cast<int>(type.id)) + ".vgl"), type,
+                                   {type.id == TypeId::kFloat64 ? Value(1.0) : Value(int64_t{1})});
     ASSERT_TRUE(ds.ok()) << ds.status().ToString();
     Uuid uuid = Uuid::Generate();
     auto writer = SegmentWriter::Create((*ds)->fs(), (*ds)->path(), uuid);
     ASSERT_TRUE(writer.ok());
-    Status st = BuildBitmapSegment(**ds, (*ds)->schema()->field(0), testing::AllFragments(**ds),
-                                   writer->get(), nullptr);
+    Status st =
+        BuildBitmapSegment(**ds, (*ds)->schema()->field(0), testing::AllFragments(**ds), writer->get(), nullptr);
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     auto names = (*ds)->fs()->ListDir((*ds)->AbsPath(SegmentDir(uuid)));
     ASSERT_TRUE(names.ok());
@@ -82,26 +75,22 @@ TEST(BitmapSegmentTest, UnsupportedColumnsAreRejectedBeforeAnyFile) {
 TEST(BitmapSegmentTest, CorruptFilesAreDetected) {
   vigil::testing::TempDir dir;
   std::vector<Value> values;
-  for (int i = 0; i < 200; ++i)
-    values.push_back(std::string(i % 3 == 0 ? "red" : (i % 3 == 1 ? "green" : "blue")));
-  auto ds =
-      testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kString), values, {4, 5}, 80);
+  for (int i = 0; i < 200; ++i) values.push_back(std::string(i % 3 == 0 ? "red" : (i % 3 == 1 ? "green" : "blue")));
+  auto ds = testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kString), values, {4, 5}, 80);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   auto seg = testing::BuildAndOpen(**ds, "BITMAP");
   ASSERT_TRUE(seg.ok());
   auto bytes = (*ds)->fs()->ReadFile((*seg)->files().FilePath("bitmap.idx"), 1 << 20);
   ASSERT_TRUE(bytes.ok());
   const Field& field = (*ds)->schema()->field(0);
-  const ScalarPredicate all{Op::kIn,
-                            {std::string("red"), std::string("green"), std::string("blue")}};
+  const ScalarPredicate all{Op::kIn, {std::string("red"), std::string("green"), std::string("blue")}};
   ASSERT_EQ((*seg)->Evaluate(all)->cardinality(), 198u);
   auto check = [&](const std::string& mutated, const std::string& what) {
     auto files = testing::WriteRawSegment(**ds, "BITMAP", "bitmap.idx", mutated);
     ASSERT_TRUE(files.ok());
     auto opened = OpenBitmapSegment(*files, field);
     if (!opened.ok()) {
-      EXPECT_EQ(opened.status().code(), StatusCode::kCorruption)
-          << what << ": " << opened.status().ToString();
+      EXPECT_EQ(opened.status().code(), StatusCode::kCorruption) << what << ": " << opened.status().ToString();
       return;
     }
     auto got = (*opened)->Evaluate(all);

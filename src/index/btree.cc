@@ -16,8 +16,8 @@
 #include <algorithm>
 
 #include "index/scalar_format.h"
-#include "vigil/common/lru_cache.h"
 #include "vigil/common/checksum.h"
+#include "vigil/common/lru_cache.h"
 
 namespace vigil::index {
 
@@ -34,8 +34,7 @@ constexpr size_t kMaxPageBytes = 64 * 1024;
 constexpr size_t kPageCacheBytes = 64 << 20;
 
 bool BtreeTypeOk(const DataType& t) {
-  return t.IsNumeric() || t.id == TypeId::kString || t.id == TypeId::kDate ||
-         t.id == TypeId::kTimestamp;
+  return t.IsNumeric() || t.id == TypeId::kString || t.id == TypeId::kDate || t.id == TypeId::kTimestamp;
 }
 
 // ---- writing ----
@@ -54,15 +53,14 @@ std::string EncodePage(const SortedKeys& keys, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) internal::PutU32(&body, off += keys.StringAt(i).size());
     for (size_t i = begin; i < end; ++i) body.append(keys.StringAt(i));
   } else {
-    for (size_t i = begin; i < end; ++i)
-      internal::PutU64(&body, static_cast<uint64_t>(keys.fixed[i].first));
+    for (size_t i = begin; i < end; ++i) internal::PutU64(&body, static_cast<uint64_t>(keys.fixed[i].first));
   }
   for (size_t i = begin; i < end; ++i) internal::PutU64(&body, keys.RowAt(i));
   return body;
 }
 
-Status WriteBtree(const SortedKeys& keys, const DataType& type, SegmentWriter* writer,
-                  const ProgressFn& progress, size_t max_entries, size_t max_bytes) {
+Status WriteBtree(const SortedKeys& keys, const DataType& type, SegmentWriter* writer, const ProgressFn& progress,
+                  size_t max_entries, size_t max_bytes) {
   VIGIL_RETURN_IF_ERROR(writer->BeginFile(kFileName));
   VIGIL_RETURN_IF_ERROR(writer->AppendToFile(kMagic));
   std::string dir;
@@ -122,8 +120,7 @@ struct Page {
     return std::string_view(bytes).substr(offsets[i], offsets[i + 1] - offsets[i]);
   }
   Value KeyAt(size_t i) const {
-    return kind == KeyKind::kString ? Value(std::string(StringAt(i)))
-                                    : internal::FixedKeyValue(keys[i], kind);
+    return kind == KeyKind::kString ? Value(std::string(StringAt(i))) : internal::FixedKeyValue(keys[i], kind);
   }
   // Whether entry i sorts strictly before entry i + 1.
   bool Ascending(size_t i) const {
@@ -137,9 +134,7 @@ struct Page {
     }
     return c < 0 || (c == 0 && rows[i] < rows[i + 1]);
   }
-  size_t MemoryBytes() const {
-    return keys.size() * 8 + bytes.size() + offsets.size() * 4 + rows.size() * 8;
-  }
+  size_t MemoryBytes() const { return keys.size() * 8 + bytes.size() + offsets.size() * 4 + rows.size() * 8; }
 };
 
 Status ReadPageKeys(ByteReader* r, uint32_t count, Page* page) {
@@ -149,8 +144,7 @@ Status ReadPageKeys(ByteReader* r, uint32_t count, Page* page) {
     page->keys.resize(count);
     std::memcpy(page->keys.data(), raw.data(), raw.size());
     for (int64_t k : page->keys) {
-      if (!internal::ValidFixedKey(k, page->kind))
-        return Status::Corruption("holds an invalid key");
+      if (!internal::ValidFixedKey(k, page->kind)) return Status::Corruption("holds an invalid key");
     }
     return Status::OK();
   }
@@ -167,9 +161,8 @@ Status ReadPageKeys(ByteReader* r, uint32_t count, Page* page) {
   return Status::OK();
 }
 
-Result<std::shared_ptr<const Page>> DecodePage(std::string_view stored, const PageInfo& info,
-                                               KeyKind kind, const DataType& type,
-                                               const std::vector<uint32_t>& covered) {
+Result<std::shared_ptr<const Page>> DecodePage(std::string_view stored, const PageInfo& info, KeyKind kind,
+                                               const DataType& type, const std::vector<uint32_t>& covered) {
   std::string_view body = stored.substr(0, stored.size() - 8);
   uint64_t sum = 0;
   std::memcpy(&sum, stored.data() + body.size(), 8);
@@ -178,21 +171,17 @@ Result<std::shared_ptr<const Page>> DecodePage(std::string_view stored, const Pa
   page->kind = kind;
   ByteReader r(body);
   uint32_t count = 0;
-  if (!r.U32(&count) || count != info.count)
-    return Status::Corruption("entry count differs from the directory");
+  if (!r.U32(&count) || count != info.count) return Status::Corruption("entry count differs from the directory");
   VIGIL_RETURN_IF_ERROR(ReadPageKeys(&r, count, page.get()));
   std::string_view rows;
-  if (!r.Bytes(size_t{count} * 8, &rows) || r.remaining() != 0)
-    return Status::Corruption("has a bad length");
+  if (!r.Bytes(size_t{count} * 8, &rows) || r.remaining() != 0) return Status::Corruption("has a bad length");
   page->rows.resize(count);
   std::memcpy(page->rows.data(), rows.data(), rows.size());
   for (size_t i = 0; i + 1 < count; ++i) {
-    if (!page->Ascending(i))
-      return Status::Corruption("entries are out of order at " + std::to_string(i));
+    if (!page->Ascending(i)) return Status::Corruption("entries are out of order at " + std::to_string(i));
   }
   for (RowAddress row : page->rows) {
-    if (!internal::CoveredRow(covered, row))
-      return Status::Corruption("holds a row outside the covered fragments");
+    if (!internal::CoveredRow(covered, row)) return Status::Corruption("holds a row outside the covered fragments");
   }
   if (CompareValues(page->KeyAt(0), info.min, type) != 0 ||
       CompareValues(page->KeyAt(count - 1), info.max, type) != 0) {
@@ -203,8 +192,7 @@ Result<std::shared_ptr<const Page>> DecodePage(std::string_view stored, const Pa
 
 class BtreeSegment : public ScalarSegment {
  public:
-  BtreeSegment(std::shared_ptr<SegmentFiles> files, Field field,
-               std::unique_ptr<RandomAccessFile> file)
+  BtreeSegment(std::shared_ptr<SegmentFiles> files, Field field, std::unique_ptr<RandomAccessFile> file)
       : ScalarSegment(std::move(files)),
         field_(std::move(field)),
         kind_(internal::KeyKindOf(field_.type)),
@@ -214,13 +202,11 @@ class BtreeSegment : public ScalarSegment {
   // Reads and checks the directory; pages are checked when first read.
   Status Load() {
     internal::Footer footer;
-    VIGIL_ASSIGN_OR_RETURN(std::string meta,
-                           internal::ReadMetadata(*file_, kMagic, file_->path(), &footer));
+    VIGIL_ASSIGN_OR_RETURN(std::string meta, internal::ReadMetadata(*file_, kMagic, file_->path(), &footer));
     ByteReader r(meta);
     uint8_t kind = 0, type_id = 0, scale = 0;
     uint32_t num_pages = 0;
-    if (!r.U8(&kind) || !r.U8(&type_id) || !r.U8(&scale) || !r.U32(&num_pages))
-      return Bad("directory is truncated");
+    if (!r.U8(&kind) || !r.U8(&type_id) || !r.U8(&scale) || !r.U32(&num_pages)) return Bad("directory is truncated");
     if (kind != static_cast<uint8_t>(kind_) || type_id != static_cast<uint8_t>(field_.type.id) ||
         scale != field_.type.scale) {
       return Bad("was built for another column type than " + field_.type.ToString());
@@ -257,16 +243,13 @@ class BtreeSegment : public ScalarSegment {
   size_t MemoryBytes() const override {
     size_t n = sizeof(*this) + pages_.capacity() * sizeof(PageInfo) + cache_.usage_bytes();
     if (kind_ == KeyKind::kString) {
-      for (const auto& p : pages_)
-        n += std::get<std::string>(p.min).size() + std::get<std::string>(p.max).size();
+      for (const auto& p : pages_) n += std::get<std::string>(p.min).size() + std::get<std::string>(p.max).size();
     }
     return n;
   }
 
  private:
-  Status Bad(const std::string& what) const {
-    return Status::Corruption(file_->path() + ": " + what);
-  }
+  Status Bad(const std::string& what) const { return Status::Corruption(file_->path() + ": " + what); }
 
   Status LoadPageInfo(ByteReader* r, uint32_t p, uint64_t expect_offset, uint64_t first) {
     PageInfo& info = pages_[p];
@@ -304,8 +287,7 @@ class BtreeSegment : public ScalarSegment {
       const int c = CompareValues(key, v, field_.type);
       return upper ? c > 0 : c >= 0;
     };
-    auto it = std::partition_point(pages_.begin(), pages_.end(),
-                                   [&](const PageInfo& p) { return !after(p.max); });
+    auto it = std::partition_point(pages_.begin(), pages_.end(), [&](const PageInfo& p) { return !after(p.max); });
     if (it == pages_.end()) return num_rows_;
     if (after(it->min)) return it->first;
     VIGIL_ASSIGN_OR_RETURN(auto page, LoadPage(it - pages_.begin()));
@@ -365,8 +347,7 @@ class BtreeSegment : public ScalarSegment {
     }
     const bool upper = p.op == Op::kLe || p.op == Op::kGt;
     VIGIL_ASSIGN_OR_RETURN(uint64_t pos, Bound(v, upper));
-    return p.op == Op::kLt || p.op == Op::kLe ? AddRange(0, pos, out)
-                                              : AddRange(pos, num_rows_, out);
+    return p.op == Op::kLt || p.op == Op::kLe ? AddRange(0, pos, out) : AddRange(pos, num_rows_, out);
   }
 
   Field field_;
@@ -381,14 +362,13 @@ class BtreeSegment : public ScalarSegment {
 
 namespace internal {
 
-Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field,
-                              const std::vector<uint32_t>& fragments, SegmentWriter* writer,
-                              const ProgressFn& progress, size_t max_page_entries,
+Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
+                              SegmentWriter* writer, const ProgressFn& progress, size_t max_page_entries,
                               size_t max_page_bytes) {
   VIGIL_CHECK(max_page_entries >= 1);
   try {
-    VIGIL_ASSIGN_OR_RETURN(SortedKeys keys, CollectSortedKeys(dataset, field, fragments,
-                                                              BtreeTypeOk, "BTREE", progress));
+    VIGIL_ASSIGN_OR_RETURN(SortedKeys keys,
+                           CollectSortedKeys(dataset, field, fragments, BtreeTypeOk, "BTREE", progress));
     return WriteBtree(keys, field.type, writer, progress, max_page_entries, max_page_bytes);
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("BTREE build ran out of memory");
@@ -397,15 +377,12 @@ Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field,
 
 }  // namespace internal
 
-Status BuildBtreeSegment(const Dataset& dataset, const Field& field,
-                         const std::vector<uint32_t>& fragments, SegmentWriter* writer,
-                         const ProgressFn& progress) {
-  return internal::BuildBtreeSegmentPaged(dataset, field, fragments, writer, progress,
-                                          kMaxPageEntries, kMaxPageBytes);
+Status BuildBtreeSegment(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
+                         SegmentWriter* writer, const ProgressFn& progress) {
+  return internal::BuildBtreeSegmentPaged(dataset, field, fragments, writer, progress, kMaxPageEntries, kMaxPageBytes);
 }
 
-Result<std::shared_ptr<ScalarSegment>> OpenBtreeSegment(std::shared_ptr<SegmentFiles> files,
-                                                        const Field& field) {
+Result<std::shared_ptr<ScalarSegment>> OpenBtreeSegment(std::shared_ptr<SegmentFiles> files, const Field& field) {
   if (!BtreeTypeOk(field.type)) {
     return Status::InvalidArgument("BTREE cannot index type " + field.type.ToString());
   }

@@ -10,10 +10,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 }
 
 void VigilFuzzSeeds(std::vector<std::string>* out) {
-  auto build = [](const vigil::Dataset& ds, const vigil::Field& field,
-                  const std::vector<uint32_t>& fragments, vigil::index::SegmentWriter* writer) {
-    return vigil::index::internal::BuildBtreeSegmentPaged(ds, field, fragments, writer, nullptr, 8,
-                                                          1 << 16);
+  auto build = [](const vigil::Dataset& ds, const vigil::Field& field, const std::vector<uint32_t>& fragments,
+                  vigil::index::SegmentWriter* writer) {
+    return vigil::index::internal::BuildBtreeSegmentPaged(ds, field, fragments, writer, nullptr, 8, 1 << 16);
   };
   vigil::index::fuzzing::BuildSeeds({0, 1, 2, 4}, "btree.idx", build, out);
 }

@@ -30,21 +30,17 @@ std::vector<TypeCase> BtreeCases() {
       Case(DataType::Of(TypeId::kInt32),
            {int64_t{-2147483648}, int64_t{-7}, int64_t{0}, int64_t{42}, int64_t{2147483647}},
            {kMax64, int64_t{6}, 0.5, -7.0}),
-      Case(DataType::Of(TypeId::kFloat64),
-           {-kInf, -1e300, -2.5, -0.0, 0.0, 1e-300, 1.5, 3.0, kInf, kNaN},
+      Case(DataType::Of(TypeId::kFloat64), {-kInf, -1e300, -2.5, -0.0, 0.0, 1e-300, 1.5, 3.0, kInf, kNaN},
            {int64_t{0}, int64_t{3}, int64_t{-3}, 2.0, kMax64}),
       Case(DataType::Of(TypeId::kString),
-           {S(""), S("a"), S("pre"), S("pref"), S("prefix"), S("prefix_a"), S("prefix_b"),
-            S("pre\xff"), S("\xff"), S("b")},
+           {S(""), S("a"), S("pre"), S("pref"), S("prefix"), S("prefix_a"), S("prefix_b"), S("pre\xff"), S("\xff"),
+            S("b")},
            {S("prefix_"), S("zzz"), S("pr"), S("prefix_a\0", 9)}),
-      Case(DataType::Of(TypeId::kDate),
-           {int64_t{-719162}, int64_t{-1}, int64_t{0}, int64_t{19000}, int64_t{19001}},
+      Case(DataType::Of(TypeId::kDate), {int64_t{-719162}, int64_t{-1}, int64_t{0}, int64_t{19000}, int64_t{19001}},
            {int64_t{2}, 19000.5, kMin64}),
-      Case(DataType::Of(TypeId::kTimestamp),
-           {int64_t{-1000000}, int64_t{0}, int64_t{1}, int64_t{1704067200000000}},
+      Case(DataType::Of(TypeId::kTimestamp), {int64_t{-1000000}, int64_t{0}, int64_t{1}, int64_t{1704067200000000}},
            {int64_t{2}, kMax64, kMin64, 0.5}),
-      Case(DataType::Decimal(10, 2),
-           {int64_t{-99999}, int64_t{-150}, int64_t{0}, int64_t{150}, int64_t{151}},
+      Case(DataType::Decimal(10, 2), {int64_t{-99999}, int64_t{-150}, int64_t{0}, int64_t{150}, int64_t{151}},
            {int64_t{149}, 1.5, 1.505, -1.5, -0.0}),
   };
 }
@@ -64,8 +60,7 @@ TEST(BtreeSegmentTest, DeletedAtBuildRowsAreAbsent) {
   std::vector<size_t> deleted;
   for (int64_t i = 0; i < 100; ++i) values.push_back(i);
   for (size_t i = 10; i < 20; ++i) deleted.push_back(i);
-  auto ds =
-      testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt64), values, deleted, 40);
+  auto ds = testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt64), values, deleted, 40);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   auto seg = testing::BuildAndOpen(**ds, "BTREE", 8);
   ASSERT_TRUE(seg.ok()) << seg.status().ToString();
@@ -76,18 +71,14 @@ TEST(BtreeSegmentTest, DeletedAtBuildRowsAreAbsent) {
 
 TEST(BtreeSegmentTest, MalformedPredicatesAreInvalidArgument) {
   vigil::testing::TempDir dir;
-  auto ds = testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt64),
-                                 {int64_t{1}, int64_t{2}});
+  auto ds = testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt64), {int64_t{1}, int64_t{2}});
   ASSERT_TRUE(ds.ok());
   auto seg = testing::BuildAndOpen(**ds, "BTREE");
   ASSERT_TRUE(seg.ok());
-  EXPECT_EQ((*seg)->Evaluate({Op::kBetween, {int64_t{1}}}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ((*seg)->Evaluate({Op::kBetween, {int64_t{1}}}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*seg)->Evaluate({Op::kEq, {}}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ((*seg)->Evaluate({Op::kEq, {std::string("1")}}).status().code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ((*seg)->Evaluate({Op::kIn, {int64_t{1}, true}}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ((*seg)->Evaluate({Op::kEq, {std::string("1")}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ((*seg)->Evaluate({Op::kIn, {int64_t{1}, true}}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE((*seg)->Evaluate({Op::kEq, {std::monostate{}}})->isEmpty());
   EXPECT_TRUE((*seg)->Evaluate({Op::kBetween, {int64_t{2}, int64_t{1}}})->isEmpty());
   EXPECT_TRUE((*seg)->Evaluate({Op::kIn, {}})->isEmpty());
@@ -114,8 +105,7 @@ TEST(BtreeSegmentTest, UnsupportedColumnsAreRejectedBeforeAnyFile) {
   }
   auto writer = SegmentWriter::Create((*ds)->fs(), (*ds)->path(), Uuid::Generate());
   ASSERT_TRUE(writer.ok());
-  EXPECT_EQ(BuildBtreeSegment(**ds, bool_field, {9999}, writer->get(), nullptr).code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(BuildBtreeSegment(**ds, bool_field, {9999}, writer->get(), nullptr).code(), StatusCode::kInvalidArgument);
 }
 
 class CountingObserver : public IoObserver {
@@ -129,8 +119,7 @@ class CountingObserver : public IoObserver {
 TEST(BtreeSegmentTest, PointLookupReadsAtMostTwoPages) {
   vigil::testing::TempDir dir;
   std::vector<Value> values;
-  for (int64_t i = 0; i < 1000; ++i)
-    values.push_back((i * 7919) % 1000);  // each of 0..999 once, shuffled
+  for (int64_t i = 0; i < 1000; ++i) values.push_back((i * 7919) % 1000);  // each of 0..999 once, shuffled
   auto ds = testing::MakeDataset(dir.Join("t.vgl"), DataType::Of(TypeId::kInt64), values, {}, 1000);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
   auto built = testing::BuildAndOpen(**ds, "BTREE", 64);  // 16 pages
@@ -138,8 +127,7 @@ TEST(BtreeSegmentTest, PointLookupReadsAtMostTwoPages) {
   const Field& field = (*ds)->schema()->field(0);
   auto files = SegmentFiles::Open((*ds)->fs(), (*ds)->path(), (*built)->meta());
   ASSERT_TRUE(files.ok());
-  for (int64_t v : {int64_t{0}, int64_t{63}, int64_t{64}, int64_t{500}, int64_t{999}, int64_t{-1},
-                    int64_t{1000}}) {
+  for (int64_t v : {int64_t{0}, int64_t{63}, int64_t{64}, int64_t{500}, int64_t{999}, int64_t{-1}, int64_t{1000}}) {
     auto seg = OpenBtreeSegment(*files, field);
     ASSERT_TRUE(seg.ok());
     CountingObserver observer;
@@ -174,8 +162,7 @@ TEST(BtreeSegmentTest, CorruptFilesAreDetected) {
     ASSERT_TRUE(files.ok());
     auto opened = OpenBtreeSegment(*files, field);
     if (!opened.ok()) {
-      EXPECT_EQ(opened.status().code(), StatusCode::kCorruption)
-          << what << ": " << opened.status().ToString();
+      EXPECT_EQ(opened.status().code(), StatusCode::kCorruption) << what << ": " << opened.status().ToString();
       return;
     }
     auto got = (*opened)->Evaluate(all);
@@ -187,17 +174,13 @@ TEST(BtreeSegmentTest, CorruptFilesAreDetected) {
     mutated[pos] ^= 0x20;
     check(mutated, "flip at " + std::to_string(pos));
   }
-  for (size_t n :
-       {size_t{0}, size_t{8}, size_t{40}, size_t{48}, bytes->size() / 2, bytes->size() - 1}) {
+  for (size_t n : {size_t{0}, size_t{8}, size_t{40}, size_t{48}, bytes->size() / 2, bytes->size() - 1}) {
     check(bytes->substr(0, n), "truncation to " + std::to_string(n));
   }
   ASSERT_TRUE((*ds)->fs()->RemoveFile((*seg)->files().FilePath("btree.idx")).ok());
-  ASSERT_TRUE(
-      WriteFileDurably((*ds)->fs(), (*seg)->files().FilePath("btree.idx"), bytes->substr(1)).ok());
-  EXPECT_EQ(SegmentFiles::Open((*ds)->fs(), (*ds)->path(), (*seg)->meta()).status().code(),
-            StatusCode::kCorruption);
-  EXPECT_EQ(expected.cardinality(),
-            testing::ScanMatches(testing::LiveRows(**ds), all, c.type).cardinality());
+  ASSERT_TRUE(WriteFileDurably((*ds)->fs(), (*seg)->files().FilePath("btree.idx"), bytes->substr(1)).ok());
+  EXPECT_EQ(SegmentFiles::Open((*ds)->fs(), (*ds)->path(), (*seg)->meta()).status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(expected.cardinality(), testing::ScanMatches(testing::LiveRows(**ds), all, c.type).cardinality());
 }
 
 }  // namespace

@@ -73,8 +73,10 @@ Status BuildDelta(const Dataset& ds, const Field& field, const IndexSegmentMeta&
       VIGIL_ASSIGN_OR_RETURN(IndexSpec spec, SpecFromPropertiesJson(type, newest.properties_json));
       return BuildFtsSegment(ds, field, fragments, spec.fts, writer, progress);
     }
-    case IndexType::kBtree: return BuildBtreeSegment(ds, field, fragments, writer, progress);
-    case IndexType::kBitmap: return BuildBitmapSegment(ds, field, fragments, writer, progress);
+    case IndexType::kBtree:
+      return BuildBtreeSegment(ds, field, fragments, writer, progress);
+    case IndexType::kBitmap:
+      return BuildBitmapSegment(ds, field, fragments, writer, progress);
   }
   return Status::Internal("unhandled index type");
 }

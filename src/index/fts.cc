@@ -24,16 +24,13 @@ constexpr uint64_t kVerifyChunk = 4 << 20;
 Status CheckField(const Dataset& dataset, const Field& field) {
   auto pos = dataset.schema()->IndexOfId(field.id);
   if (!pos || !(dataset.schema()->field(*pos).type == field.type)) {
-    return Status::InvalidArgument("field '" + field.name +
-                                   "' is not a column of this table version");
+    return Status::InvalidArgument("field '" + field.name + "' is not a column of this table version");
   }
   const Field& f = dataset.schema()->field(*pos);
   if (f.type.id != TypeId::kString) {
-    return Status::InvalidArgument("FTS needs a STRING column; '" + f.name + "' is " +
-                                   f.type.ToString());
+    return Status::InvalidArgument("FTS needs a STRING column; '" + f.name + "' is " + f.type.ToString());
   }
-  if (f.nullable)
-    return Status::InvalidArgument("FTS needs a NOT NULL column; '" + f.name + "' is nullable");
+  if (f.nullable) return Status::InvalidArgument("FTS needs a NOT NULL column; '" + f.name + "' is nullable");
   return Status::OK();
 }
 
@@ -57,8 +54,8 @@ struct BuildProgress {
 };
 
 // Indexes the live rows of one fragment.
-Status InsertFragment(const Dataset& dataset, int32_t field_id, uint32_t fragment_id, sqlite3* db,
-                      sqlite3_stmt* insert, BuildProgress* progress) {
+Status InsertFragment(const Dataset& dataset, int32_t field_id, uint32_t fragment_id, sqlite3* db, sqlite3_stmt* insert,
+                      BuildProgress* progress) {
   VIGIL_ASSIGN_OR_RETURN(DeletionVector deleted, dataset.LoadDeletions(fragment_id));
   VIGIL_ASSIGN_OR_RETURN(auto reader, dataset.OpenFragment(fragment_id));
   for (size_t b = 0; b < reader->num_blocks(); ++b) {
@@ -67,10 +64,9 @@ Status InsertFragment(const Dataset& dataset, int32_t field_id, uint32_t fragmen
     for (size_t i = 0; i < column->size(); ++i) {
       auto offset = static_cast<uint32_t>(first + i);
       if (deleted.Contains(offset)) continue;
-      if (!column->IsValid(i))
-        return Status::Corruption(reader->path() + " holds a null in a NOT NULL column");
-      VIGIL_RETURN_IF_ERROR(fts_internal::InsertDocument(
-          db, insert, MakeRowAddress(fragment_id, offset), column->StringAt(i)));
+      if (!column->IsValid(i)) return Status::Corruption(reader->path() + " holds a null in a NOT NULL column");
+      VIGIL_RETURN_IF_ERROR(
+          fts_internal::InsertDocument(db, insert, MakeRowAddress(fragment_id, offset), column->StringAt(i)));
     }
     progress->done += column->size();
     if (progress->fn) progress->fn("encoding", progress->done, progress->total);
@@ -79,19 +75,16 @@ Status InsertFragment(const Dataset& dataset, int32_t field_id, uint32_t fragmen
 }
 
 // Writes the whole FTS database at `path` and closes it.
-Status WriteFtsDatabase(const Dataset& dataset, const Field& field,
-                        const std::vector<uint32_t>& fragments, const FtsParams& params,
-                        const std::string& path, BuildProgress* progress) {
-  VIGIL_ASSIGN_OR_RETURN(
-      SqliteDb db, fts_internal::OpenConnection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
-  VIGIL_RETURN_IF_ERROR(fts_internal::Exec(
-      db.get(),
-      "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
-      "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; BEGIN"));
+Status WriteFtsDatabase(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
+                        const FtsParams& params, const std::string& path, BuildProgress* progress) {
+  VIGIL_ASSIGN_OR_RETURN(SqliteDb db, fts_internal::OpenConnection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  VIGIL_RETURN_IF_ERROR(
+      fts_internal::Exec(db.get(),
+                         "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
+                         "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; BEGIN"));
   VIGIL_RETURN_IF_ERROR(fts_internal::CreateFtsTables(db.get(), params));
   // No incremental merging while loading: 'optimize' merges everything once at the end.
-  VIGIL_RETURN_IF_ERROR(
-      fts_internal::Exec(db.get(), "INSERT INTO t(t, rank) VALUES('automerge', 0)"));
+  VIGIL_RETURN_IF_ERROR(fts_internal::Exec(db.get(), "INSERT INTO t(t, rank) VALUES('automerge', 0)"));
   VIGIL_ASSIGN_OR_RETURN(Stmt insert, fts_internal::PrepareInsert(db.get()));
   for (uint32_t id : fragments) {
     VIGIL_RETURN_IF_ERROR(InsertFragment(dataset, field.id, id, db.get(), insert.get(), progress));
@@ -112,16 +105,14 @@ Status VerifyWholeFile(const SegmentFiles& files, const std::string& name) {
   for (const auto& f : files.meta().files) {
     if (f.name == name) entry = &f;
   }
-  if (entry == nullptr)
-    return Status::Corruption("segment " + files.meta().uuid.ToString() + " has no " + name);
+  if (entry == nullptr) return Status::Corruption("segment " + files.meta().uuid.ToString() + " has no " + name);
   VIGIL_ASSIGN_OR_RETURN(auto file, files.OpenVerified(name));
   StreamingChecksum sum;
   std::string buf;
   for (uint64_t off = 0; off < entry->size; off += kVerifyChunk) {
     size_t n = static_cast<size_t>(std::min(kVerifyChunk, entry->size - off));
     VIGIL_RETURN_IF_ERROR(file->Read(off, n, &buf));
-    if (buf.size() != n)
-      return Status::Corruption(file->path() + " is shorter than its inventory size");
+    if (buf.size() != n) return Status::Corruption(file->path() + " is shorter than its inventory size");
     sum.Update(buf.data(), buf.size());
   }
   if (sum.Digest() != entry->checksum) {
@@ -138,9 +129,8 @@ void FtsStats::Add(const FtsStats& other) {
   for (const auto& [term, n] : other.doc_freq) doc_freq[term] += n;
 }
 
-Status BuildFtsSegment(const Dataset& dataset, const Field& field,
-                       const std::vector<uint32_t>& fragments, const FtsParams& params,
-                       SegmentWriter* writer, const ProgressFn& progress) {
+Status BuildFtsSegment(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
+                       const FtsParams& params, SegmentWriter* writer, const ProgressFn& progress) {
   VIGIL_RETURN_IF_ERROR(CheckField(dataset, field));
   VIGIL_RETURN_IF_ERROR(fts_internal::TokenizerOption(params).status());
   BuildProgress state{progress};
@@ -169,8 +159,7 @@ struct FtsSegment::Db {
         return conn;
       }
     }
-    return fts_internal::OpenConnection(
-        uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
+    return fts_internal::OpenConnection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX);
   }
 
   void Release(SqliteDb conn) {
@@ -187,12 +176,10 @@ FtsSegment::~FtsSegment() = default;
 Result<std::shared_ptr<FtsSegment>> FtsSegment::Open(std::shared_ptr<SegmentFiles> files) {
   const IndexSegmentMeta& meta = files->meta();
   if (meta.index_type != "FTS") {
-    return Status::InvalidArgument("segment " + meta.uuid.ToString() + " is " + meta.index_type +
-                                   ", not FTS");
+    return Status::InvalidArgument("segment " + meta.uuid.ToString() + " is " + meta.index_type + ", not FTS");
   }
   auto spec = SpecFromPropertiesJson(IndexType::kFts, meta.properties_json);
-  if (!spec.ok())
-    return Status::Corruption("segment " + meta.uuid.ToString() + ": " + spec.status().message());
+  if (!spec.ok()) return Status::Corruption("segment " + meta.uuid.ToString() + ": " + spec.status().message());
   if (auto option = fts_internal::TokenizerOption(spec->fts); !option.ok()) {
     return Status::Corruption("segment " + meta.uuid.ToString() + ": " + option.status().message());
   }
@@ -213,9 +200,8 @@ Result<FtsStats> FtsSegment::Stats(const std::string& query) const {
   return stats;
 }
 
-Result<std::vector<FtsHit>> FtsSegment::Search(const std::string& query,
-                                               const FtsStats& table_stats, const RowFilter* filter,
-                                               uint32_t k) const {
+Result<std::vector<FtsHit>> FtsSegment::Search(const std::string& query, const FtsStats& table_stats,
+                                               const RowFilter* filter, uint32_t k) const {
   VIGIL_ASSIGN_OR_RETURN(SqliteDb conn, db_->Acquire());
   auto hits = fts_internal::QueryTopK(conn.get(), query, table_stats, filter, k);
   db_->Release(std::move(conn));
@@ -245,9 +231,8 @@ FtsMemoryIndex::~FtsMemoryIndex() = default;
 Result<std::unique_ptr<FtsMemoryIndex>> FtsMemoryIndex::Create(const FtsParams& params) {
   VIGIL_RETURN_IF_ERROR(fts_internal::TokenizerOption(params).status());
   std::unique_ptr<FtsMemoryIndex> index(new FtsMemoryIndex());
-  VIGIL_ASSIGN_OR_RETURN(
-      index->db_->conn,
-      fts_internal::OpenConnection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
+  VIGIL_ASSIGN_OR_RETURN(index->db_->conn,
+                         fts_internal::OpenConnection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
   VIGIL_RETURN_IF_ERROR(fts_internal::CreateFtsTables(index->db_->conn.get(), params));
   VIGIL_ASSIGN_OR_RETURN(index->db_->insert, fts_internal::PrepareInsert(index->db_->conn.get()));
   return index;
@@ -261,8 +246,7 @@ Result<FtsStats> FtsMemoryIndex::Stats(const std::string& query) const {
   return fts_internal::QueryStats(db_->conn.get(), query);
 }
 
-Result<std::vector<FtsHit>> FtsMemoryIndex::Search(const std::string& query,
-                                                   const FtsStats& table_stats,
+Result<std::vector<FtsHit>> FtsMemoryIndex::Search(const std::string& query, const FtsStats& table_stats,
                                                    const RowFilter* filter, uint32_t k) const {
   return fts_internal::QueryTopK(db_->conn.get(), query, table_stats, filter, k);
 }

@@ -15,8 +15,7 @@ double Bm25Idf(uint64_t documents, uint64_t doc_freq) {
 double Bm25TermScore(double idf, uint64_t tf, uint64_t doc_length, double avg_doc_length) {
   if (tf == 0) return 0;
   double f = static_cast<double>(tf);
-  double relative_length =
-      avg_doc_length > 0 ? static_cast<double>(doc_length) / avg_doc_length : 1.0;
+  double relative_length = avg_doc_length > 0 ? static_cast<double>(doc_length) / avg_doc_length : 1.0;
   return idf * f * (kBm25K1 + 1) / (f + kBm25K1 * (1 - kBm25B + kBm25B * relative_length));
 }
 

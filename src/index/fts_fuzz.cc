@@ -20,8 +20,8 @@ namespace {
 using vigil::StatusCode;
 using namespace vigil::index;
 
-const char* const kDocs[] = {"alpha beta gamma", "beta beta delta", "the running fox",
-                             "gamma epsilon alpha", "zeta eta theta iota"};
+const char* const kDocs[] = {"alpha beta gamma", "beta beta delta", "the running fox", "gamma epsilon alpha",
+                             "zeta eta theta iota"};
 
 struct Fixture {
   std::string dir;
@@ -32,8 +32,7 @@ struct Fixture {
   ~Fixture() { std::filesystem::remove_all(dir); }
 };
 
-vigil::IndexSegmentMeta SegmentMeta(const vigil::Uuid& uuid,
-                                    std::vector<vigil::SegmentFile> files) {
+vigil::IndexSegmentMeta SegmentMeta(const vigil::Uuid& uuid, std::vector<vigil::SegmentFile> files) {
   vigil::IndexSegmentMeta meta;
   meta.name = "body_idx";
   meta.uuid = uuid;
@@ -44,8 +43,7 @@ vigil::IndexSegmentMeta SegmentMeta(const vigil::Uuid& uuid,
 }
 
 std::shared_ptr<vigil::Dataset> MakeDataset(const std::string& path) {
-  auto schema =
-      vigil::Schema::Make({{-1, "body", vigil::DataType::Of(vigil::TypeId::kString), false}});
+  auto schema = vigil::Schema::Make({{-1, "body", vigil::DataType::Of(vigil::TypeId::kString), false}});
   VIGIL_CHECK(schema.ok());
   auto ds = vigil::Dataset::Create(path, *schema, {});
   VIGIL_CHECK(ds.ok());
@@ -67,12 +65,10 @@ Fixture* MakeFixture() {
   auto writer = SegmentWriter::Create(f->dataset->fs(), f->dataset->path(), uuid);
   VIGIL_CHECK(writer.ok());
   const vigil::Field& field = f->dataset->schema()->field(0);
-  VIGIL_CHECK(
-      BuildFtsSegment(*f->dataset, field, {0}, FtsParams{"porter"}, writer->get(), nullptr).ok());
+  VIGIL_CHECK(BuildFtsSegment(*f->dataset, field, {0}, FtsParams{"porter"}, writer->get(), nullptr).ok());
   auto files = (*writer)->Finish();
   VIGIL_CHECK(files.ok());
-  auto seg_files =
-      SegmentFiles::Open(f->dataset->fs(), f->dataset->path(), SegmentMeta(uuid, *files));
+  auto seg_files = SegmentFiles::Open(f->dataset->fs(), f->dataset->path(), SegmentMeta(uuid, *files));
   VIGIL_CHECK(seg_files.ok());
   auto segment = FtsSegment::Open(*seg_files);
   VIGIL_CHECK(segment.ok());
@@ -82,8 +78,7 @@ Fixture* MakeFixture() {
   f->db_bytes = *bytes;
   auto memory = FtsMemoryIndex::Create(FtsParams{"porter"});
   VIGIL_CHECK(memory.ok());
-  for (uint32_t i = 0; i < 5; ++i)
-    VIGIL_CHECK((*memory)->Add(vigil::MakeRowAddress(1, i), kDocs[i]).ok());
+  for (uint32_t i = 0; i < 5; ++i) VIGIL_CHECK((*memory)->Add(vigil::MakeRowAddress(1, i), kDocs[i]).ok());
   f->memory = std::move(*memory);
   return f;
 }
@@ -93,9 +88,7 @@ Fixture& Shared() {
   return *fixture;
 }
 
-bool QueryOk(const vigil::Status& st) {
-  return st.ok() || st.code() == StatusCode::kInvalidArgument;
-}
+bool QueryOk(const vigil::Status& st) { return st.ok() || st.code() == StatusCode::kInvalidArgument; }
 
 void FuzzQuery(const std::string& query) {
   Fixture& f = Shared();
@@ -125,8 +118,7 @@ void FuzzFile(const std::string& bytes) {
     VIGIL_CHECK(out.good());
   }
   vigil::SegmentFile inventory{"fts.db", bytes.size(), vigil::Checksum64(bytes)};
-  auto seg_files =
-      SegmentFiles::Open(f.dataset->fs(), f.dataset->path(), SegmentMeta(uuid, {inventory}));
+  auto seg_files = SegmentFiles::Open(f.dataset->fs(), f.dataset->path(), SegmentMeta(uuid, {inventory}));
   VIGIL_CHECK(seg_files.ok());
   auto segment = FtsSegment::Open(*seg_files);
   VIGIL_CHECK(segment.ok() || segment.status().code() == StatusCode::kCorruption);
@@ -151,9 +143,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 }
 
 void VigilFuzzSeeds(std::vector<std::string>* out) {
-  for (const char* q :
-       {"alpha", "alpha beta", "alpha OR \"beta delta\"", "gam* NOT zeta", "NEAR(alpha gamma, 3)",
-        "body: run", "^the fox", "(alpha OR beta) AND gamma", "- body : alpha"}) {
+  for (const char* q : {"alpha", "alpha beta", "alpha OR \"beta delta\"", "gam* NOT zeta", "NEAR(alpha gamma, 3)",
+                        "body: run", "^the fox", "(alpha OR beta) AND gamma", "- body : alpha"}) {
     out->push_back(std::string(1, '\0') + q);
   }
   out->push_back(std::string(1, '\1') + Shared().db_bytes);

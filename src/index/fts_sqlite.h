@@ -75,8 +75,7 @@ Status InsertDocument(sqlite3* db, sqlite3_stmt* insert, RowAddress row, std::st
 Result<FtsStats> QueryStats(sqlite3* db, const std::string& query);
 // The best `k` documents of `t` matching `query` that pass `filter` (may be null),
 // scored with `table_stats`.
-Result<std::vector<FtsHit>> QueryTopK(sqlite3* db, const std::string& query,
-                                      const FtsStats& table_stats, const RowFilter* filter,
-                                      uint32_t k);
+Result<std::vector<FtsHit>> QueryTopK(sqlite3* db, const std::string& query, const FtsStats& table_stats,
+                                      const RowFilter* filter, uint32_t k);
 
 }  // namespace vigil::index::fts_internal

@@ -75,13 +75,11 @@ class FtsTest : public ::testing::Test {
   }
 
   // Builds a segment over `fragments` and returns its (not yet opened) files.
-  Result<std::shared_ptr<SegmentFiles>> BuildFiles(const Dataset& ds,
-                                                   const std::vector<uint32_t>& fragments,
+  Result<std::shared_ptr<SegmentFiles>> BuildFiles(const Dataset& ds, const std::vector<uint32_t>& fragments,
                                                    const FtsParams& params = {}) {
     Uuid uuid = Uuid::Generate();
     VIGIL_ASSIGN_OR_RETURN(auto writer, SegmentWriter::Create(ds.fs(), ds.path(), uuid));
-    VIGIL_RETURN_IF_ERROR(
-        BuildFtsSegment(ds, FieldNamed(ds, "body"), fragments, params, writer.get(), nullptr));
+    VIGIL_RETURN_IF_ERROR(BuildFtsSegment(ds, FieldNamed(ds, "body"), fragments, params, writer.get(), nullptr));
     IndexSegmentMeta meta;
     meta.name = "body_idx";
     meta.uuid = uuid;
@@ -108,8 +106,7 @@ class FtsTest : public ::testing::Test {
   }
 
   // An in-memory index over the live rows of `fragment`.
-  std::unique_ptr<FtsMemoryIndex> MemoryIndexOf(const Dataset& ds, uint32_t fragment,
-                                                const FtsParams& params = {}) {
+  std::unique_ptr<FtsMemoryIndex> MemoryIndexOf(const Dataset& ds, uint32_t fragment, const FtsParams& params = {}) {
     auto index = FtsMemoryIndex::Create(params);
     VIGIL_CHECK(index.ok());
     auto scan = ds.Scan({.columns = {"body"}, .fragment_ids = std::vector<uint32_t>{fragment}});
@@ -178,8 +175,7 @@ TEST_F(FtsTest, SplitSegmentsRankLikeOneSegment) {
   std::vector<Docs> fragments(3);
   for (uint64_t r = 0; r < opts.rows; ++r) fragments[r % 3].push_back(gen->Body(r));
   auto ds = MakeDataset(fragments);
-  auto deleted = ds->Delete({MakeRowAddress(1, 3), MakeRowAddress(1, 10), MakeRowAddress(2, 7)},
-                            Props("DELETE"));
+  auto deleted = ds->Delete({MakeRowAddress(1, 3), MakeRowAddress(1, 10), MakeRowAddress(2, 7)}, Props("DELETE"));
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
   ds = *deleted;
 
@@ -218,9 +214,8 @@ TEST_F(FtsTest, SplitSegmentsRankLikeOneSegment) {
     ASSERT_TRUE(all.ok()) << all.status().ToString();
     EXPECT_FALSE(all->empty());
     std::vector<FtsHit> merged;
-    for (auto part :
-         {part0->Search(q, split, nullptr, 100000), part1->Search(q, split, nullptr, 100000),
-          part2->Search(q, split, nullptr, 100000)}) {
+    for (auto part : {part0->Search(q, split, nullptr, 100000), part1->Search(q, split, nullptr, 100000),
+                      part2->Search(q, split, nullptr, 100000)}) {
       ASSERT_TRUE(part.ok()) << part.status().ToString();
       merged.insert(merged.end(), part->begin(), part->end());
     }
@@ -231,9 +226,8 @@ TEST_F(FtsTest, SplitSegmentsRankLikeOneSegment) {
       ASSERT_EQ(split_scores.count(row), 1u) << row;
       EXPECT_LE(std::abs(split_scores[row] - score), 1e-9 * std::abs(score)) << row;
     }
-    std::sort(merged.begin(), merged.end(), [](const FtsHit& a, const FtsHit& b) {
-      return a.score != b.score ? a.score > b.score : a.row < b.row;
-    });
+    std::sort(merged.begin(), merged.end(),
+              [](const FtsHit& a, const FtsHit& b) { return a.score != b.score ? a.score > b.score : a.row < b.row; });
     auto top = whole->Search(q, *ws, nullptr, 10);
     ASSERT_TRUE(top.ok());
     ASSERT_EQ(top->size(), std::min<size_t>(10, merged.size()));
@@ -318,8 +312,7 @@ TEST_F(FtsTest, DeletedAndFilteredRowsNeverAppear) {
 
 TEST_F(FtsTest, TiesRankByRowAddress) {
   auto memory = *FtsMemoryIndex::Create({});
-  for (uint32_t r : {7u, 3u, 5u, 1u})
-    ASSERT_TRUE(memory->Add(MakeRowAddress(2, r), "same text").ok());
+  for (uint32_t r : {7u, 3u, 5u, 1u}) ASSERT_TRUE(memory->Add(MakeRowAddress(2, r), "same text").ok());
   auto stats = memory->Stats("same");
   ASSERT_TRUE(stats.ok());
   auto hits = memory->Search("same", *stats, nullptr, 3);
@@ -360,9 +353,7 @@ TEST_F(FtsTest, BuildReportsProgressOverEveryRow) {
   ProgressFn progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
     if (phase == "encoding") last_done = done, last_total = total;
   };
-  ASSERT_TRUE(
-      BuildFtsSegment(*ds, FieldNamed(*ds, "body"), FragmentIds(*ds), {}, writer.get(), progress)
-          .ok());
+  ASSERT_TRUE(BuildFtsSegment(*ds, FieldNamed(*ds, "body"), FragmentIds(*ds), {}, writer.get(), progress).ok());
   EXPECT_EQ(last_done, 3u);
   EXPECT_EQ(last_total, 3u);
   auto files = writer->Finish();
@@ -378,8 +369,8 @@ TEST_F(FtsTest, MalformedQueryIsInvalidArgument) {
   auto memory = *FtsMemoryIndex::Create({});
   ASSERT_TRUE(memory->Add(1, "alpha beta").ok());
   auto stats = *seg->Stats("alpha");
-  for (const std::string q : {"\"unbalanced", "alpha AND", "(alpha", "nosuchcolumn: alpha",
-                              "alpha) OR (beta", "", "   ", "alpha NOT"}) {
+  for (const std::string q :
+       {"\"unbalanced", "alpha AND", "(alpha", "nosuchcolumn: alpha", "alpha) OR (beta", "", "   ", "alpha NOT"}) {
     SCOPED_TRACE(q);
     EXPECT_EQ(seg->Stats(q).status().code(), StatusCode::kInvalidArgument);
     EXPECT_EQ(seg->Search(q, stats, nullptr, 10).status().code(), StatusCode::kInvalidArgument);
@@ -407,8 +398,7 @@ TEST_F(FtsTest, CorruptFileIsCorruption) {
 
   std::filesystem::resize_file(path, size - 100);
   EXPECT_EQ(FtsSegment::Open(*files).status().code(), StatusCode::kCorruption);
-  EXPECT_EQ(SegmentFiles::Open(ds->fs(), ds->path(), (*files)->meta()).status().code(),
-            StatusCode::kCorruption);
+  EXPECT_EQ(SegmentFiles::Open(ds->fs(), ds->path(), (*files)->meta()).status().code(), StatusCode::kCorruption);
 }
 
 TEST_F(FtsTest, ManifestDisagreeingWithTheFileIsCorruption) {
@@ -422,8 +412,7 @@ TEST_F(FtsTest, ManifestDisagreeingWithTheFileIsCorruption) {
   EXPECT_EQ(FtsSegment::Open(*other).status().code(), StatusCode::kCorruption);
   meta = (*files)->meta();
   meta.files.clear();
-  EXPECT_EQ(FtsSegment::Open(*SegmentFiles::Open(ds->fs(), ds->path(), meta)).status().code(),
-            StatusCode::kCorruption);
+  EXPECT_EQ(FtsSegment::Open(*SegmentFiles::Open(ds->fs(), ds->path(), meta)).status().code(), StatusCode::kCorruption);
 }
 
 TEST_F(FtsTest, ColumnContractIsEnforced) {
@@ -434,9 +423,7 @@ TEST_F(FtsTest, ColumnContractIsEnforced) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(BuildFtsSegment(*ds, FieldNamed(*ds, "note"), ids, {}, writer.get(), nullptr).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(BuildFtsSegment(*ds, FieldNamed(*ds, "body"), ids, FtsParams{"klingon"}, writer.get(),
-                            nullptr)
-                .code(),
+  EXPECT_EQ(BuildFtsSegment(*ds, FieldNamed(*ds, "body"), ids, FtsParams{"klingon"}, writer.get(), nullptr).code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(BuildFtsSegment(*ds, FieldNamed(*ds, "body"), {99}, {}, writer.get(), nullptr).code(),
             StatusCode::kInvalidArgument);

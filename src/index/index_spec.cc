@@ -11,8 +11,8 @@ namespace vigil::index {
 
 namespace {
 
-Result<uint32_t> PositiveInt(const std::map<std::string, std::string>& props, const std::string& key,
-                             bool required, uint32_t def) {
+Result<uint32_t> PositiveInt(const std::map<std::string, std::string>& props, const std::string& key, bool required,
+                             uint32_t def) {
   auto it = props.find(key);
   if (it == props.end()) {
     if (required) return Status::InvalidArgument("property \"" + key + "\" is required");
@@ -55,31 +55,35 @@ Status CheckColumn(IndexType type, const Field& f) {
   const TypeId t = f.type.id;
   bool ok = false;
   switch (type) {
-    case IndexType::kIvfPq: ok = t == TypeId::kVector; break;
+    case IndexType::kIvfPq:
+      ok = t == TypeId::kVector;
+      break;
     case IndexType::kBtree:
       ok = f.type.IsNumeric() || t == TypeId::kString || t == TypeId::kDate || t == TypeId::kTimestamp;
       break;
     case IndexType::kBitmap:
       ok = t == TypeId::kBool || f.type.IsInteger() || t == TypeId::kString || t == TypeId::kDate;
       break;
-    case IndexType::kFts: ok = t == TypeId::kString; break;
+    case IndexType::kFts:
+      ok = t == TypeId::kString;
+      break;
   }
   if (!ok) {
     return Status::InvalidArgument("index type " + std::string(IndexTypeName(type)) + " cannot index column '" +
                                    f.name + "' of type " + f.type.ToString());
   }
   if (f.nullable) {
-    return Status::InvalidArgument("index type " + std::string(IndexTypeName(type)) +
-                                   " needs a NOT NULL column; '" + f.name + "' is nullable");
+    return Status::InvalidArgument("index type " + std::string(IndexTypeName(type)) + " needs a NOT NULL column; '" +
+                                   f.name + "' is nullable");
   }
   return Status::OK();
 }
 
-Result<IvfPqParams> ValidateIvfPq(const std::map<std::string, std::string>& props, const Field& field,
-                                  uint64_t rows, const IndexCaps& caps) {
-  VIGIL_RETURN_IF_ERROR(CheckKeys(props, {"index_type", "metric", "num_partitions", "num_sub_vectors", "num_bits",
-                                          "sample_rate", "max_iterations"},
-                                  "IVF_PQ"));
+Result<IvfPqParams> ValidateIvfPq(const std::map<std::string, std::string>& props, const Field& field, uint64_t rows,
+                                  const IndexCaps& caps) {
+  VIGIL_RETURN_IF_ERROR(CheckKeys(
+      props, {"index_type", "metric", "num_partitions", "num_sub_vectors", "num_bits", "sample_rate", "max_iterations"},
+      "IVF_PQ"));
   auto it = props.find("index_type");
   if (it == props.end()) return Status::InvalidArgument("property \"index_type\" is required for USING ANN");
   if (it->second != "IVF_PQ") {
@@ -129,10 +133,14 @@ Result<IvfPqParams> ValidateIvfPq(const std::map<std::string, std::string>& prop
 
 std::string_view IndexTypeName(IndexType t) {
   switch (t) {
-    case IndexType::kIvfPq: return "IVF_PQ";
-    case IndexType::kBtree: return "BTREE";
-    case IndexType::kBitmap: return "BITMAP";
-    case IndexType::kFts: return "FTS";
+    case IndexType::kIvfPq:
+      return "IVF_PQ";
+    case IndexType::kBtree:
+      return "BTREE";
+    case IndexType::kBitmap:
+      return "BITMAP";
+    case IndexType::kFts:
+      return "FTS";
   }
   return "?";
 }
@@ -146,9 +154,12 @@ Result<IndexType> ParseIndexType(std::string_view name) {
 
 std::string_view MetricName(Metric m) {
   switch (m) {
-    case Metric::kL2: return "l2";
-    case Metric::kCosine: return "cosine";
-    case Metric::kDot: return "dot";
+    case Metric::kL2:
+      return "l2";
+    case Metric::kCosine:
+      return "cosine";
+    case Metric::kDot:
+      return "dot";
   }
   return "?";
 }
@@ -214,8 +225,7 @@ Status CheckIndexCaps(const IndexCaps& caps) {
   VIGIL_RETURN_IF_ERROR(check("max_sub_vectors", caps.max_sub_vectors, lim.max_sub_vectors));
   if (caps.max_sub_vectors > caps.max_vector_dimension) {
     return Status::InvalidArgument("caps.max_sub_vectors = " + std::to_string(caps.max_sub_vectors) +
-                                   " exceeds caps.max_vector_dimension = " +
-                                   std::to_string(caps.max_vector_dimension));
+                                   " exceeds caps.max_vector_dimension = " + std::to_string(caps.max_vector_dimension));
   }
   return Status::OK();
 }
@@ -269,8 +279,7 @@ Result<IndexCaps> AdmittedCapsFromJson(std::string_view json) {
   if (!c.is_object()) return Status::Corruption("job properties: \"admitted_caps\" is not an object");
   auto get = [&](const char* key, auto* out) -> Status {
     using T = std::remove_pointer_t<decltype(out)>;
-    if (!c.contains(key) || !c[key].is_number_unsigned() ||
-        c[key].get<uint64_t>() > std::numeric_limits<T>::max()) {
+    if (!c.contains(key) || !c[key].is_number_unsigned() || c[key].get<uint64_t>() > std::numeric_limits<T>::max()) {
       return Status::Corruption(std::string("job properties: admitted_caps lack \"") + key + "\"");
     }
     *out = static_cast<T>(c[key].get<uint64_t>());

@@ -22,15 +22,14 @@ std::map<std::string, std::string> Ivf(std::map<std::string, std::string> extra 
 }
 
 TEST(IndexSpecTest, TrainingParametersAreStoredAndReachTheBuildRequest) {
-  auto spec = ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "3"}, {"sample_rate", "64"}}), Vector(8),
-                                1000, 1);
+  auto spec =
+      ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "3"}, {"sample_rate", "64"}}), Vector(8), 1000, 1);
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_EQ(spec->ivf_pq.max_iterations, 3u);
   EXPECT_EQ(spec->ivf_pq.sample_rate, 64u);
   const std::string json = SpecToPropertiesJson(*spec);
-  EXPECT_EQ(json,
-            R"({"max_iterations":3,"metric_type":"l2","num_bits":8,"num_partitions":4,"num_sub_vectors":2,)"
-            R"("sample_rate":64})");
+  EXPECT_EQ(json, R"({"max_iterations":3,"metric_type":"l2","num_bits":8,"num_partitions":4,"num_sub_vectors":2,)"
+                  R"("sample_rate":64})");
   EXPECT_EQ(*SpecFromPropertiesJson(IndexType::kIvfPq, json), *spec);
   auto props = RequestPropertiesFromJson(IndexType::kIvfPq, json);
   ASSERT_TRUE(props.ok()) << props.status().ToString();
@@ -53,14 +52,12 @@ TEST(IndexSpecTest, TrainingParametersAreStoredAndReachTheBuildRequest) {
   EXPECT_EQ(old->ivf_pq.sample_rate, 256u);
   EXPECT_EQ(RequestPropertiesFromJson(IndexType::kIvfPq, legacy)->at("max_iterations"), "50");
 
-  EXPECT_THAT(ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "0"}}), Vector(8), 1000, 1)
-                  .status()
-                  .message(),
-              HasSubstr("\"max_iterations\" must be positive"));
-  EXPECT_THAT(ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "1001"}}), Vector(8), 1000, 1)
-                  .status()
-                  .message(),
-              HasSubstr("max_iterations must be at most 1000"));
+  EXPECT_THAT(
+      ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "0"}}), Vector(8), 1000, 1).status().message(),
+      HasSubstr("\"max_iterations\" must be positive"));
+  EXPECT_THAT(
+      ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"max_iterations", "1001"}}), Vector(8), 1000, 1).status().message(),
+      HasSubstr("max_iterations must be at most 1000"));
 }
 
 TEST(IndexSpecTest, AJobCarriesTheCapsItWasAdmittedUnder) {
@@ -131,9 +128,10 @@ TEST(IndexSpecTest, CapsBeyondWhatTheBuildHonoursAreRefused) {
 
 TEST(IndexSpecTest, DefinitionsForMessages) {
   IndexSpec spec = *ValidateIndexSpec(IndexType::kIvfPq, Ivf({{"metric", "cosine"}}), Vector(8), 1000, 1);
-  EXPECT_EQ(DescribeDefinition(IndexType::kIvfPq, {"emb"}, spec),
-            R"(IVF_PQ (emb) {"max_iterations":25,"metric_type":"cosine","num_bits":8,"num_partitions":4,"num_sub_vectors":2,)"
-            R"("sample_rate":256})");
+  EXPECT_EQ(
+      DescribeDefinition(IndexType::kIvfPq, {"emb"}, spec),
+      R"(IVF_PQ (emb) {"max_iterations":25,"metric_type":"cosine","num_bits":8,"num_partitions":4,"num_sub_vectors":2,)"
+      R"("sample_rate":256})");
   EXPECT_THAT(DescribeDefinition(IndexType::kBtree, {"id"}, IndexSpec{}), Not(HasSubstr("metric")));
 }
 

@@ -12,9 +12,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <random>
-#include <new>
 
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexIVFPQ.h>
@@ -58,9 +58,7 @@ Status FromException(const std::exception& e, const std::string& what) {
 
 // Cosine runs as L2 on unit vectors (|a-b|^2 = 2 - 2cos): L2 k-means and
 // residuals cluster unit vectors far better than inner-product assignment.
-faiss::MetricType FaissMetric(Metric m) {
-  return m == Metric::kDot ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2;
-}
+faiss::MetricType FaissMetric(Metric m) { return m == Metric::kDot ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2; }
 
 // FAISS's distance of a result as the header's `_distance`.
 float ToDistance(Metric m, float faiss_distance) {
@@ -78,7 +76,6 @@ float ToDistance(Metric m, float faiss_distance) {
 // Dot encodes the vectors themselves, not residuals from inner-product partitions:
 // better recall on embedding-like data (recall@10 0.91 vs 0.90 in ivf_pq_test).
 bool ByResidual(Metric m) { return m != Metric::kDot; }
-
 
 std::string RowName(RowAddress row) {
   return "row address " + std::to_string(row) + " (fragment " + std::to_string(RowFragment(row)) + ", offset " +
@@ -120,8 +117,8 @@ Status CheckParams(const Field& field, const IvfPqParams& p) {
   VIGIL_RETURN_IF_ERROR(CheckVectorField(field));
   uint32_t dim = field.type.dim;
   if (p.num_partitions == 0 || p.num_partitions > kIvfPqMaxPartitions) {
-    return Status::InvalidArgument("num_partitions must be in [1, " + std::to_string(kIvfPqMaxPartitions) +
-                                   "], got " + std::to_string(p.num_partitions));
+    return Status::InvalidArgument("num_partitions must be in [1, " + std::to_string(kIvfPqMaxPartitions) + "], got " +
+                                   std::to_string(p.num_partitions));
   }
   if (p.num_sub_vectors == 0 || dim % p.num_sub_vectors != 0) {
     return Status::InvalidArgument("num_sub_vectors " + std::to_string(p.num_sub_vectors) +
@@ -135,8 +132,7 @@ Status CheckParams(const Field& field, const IvfPqParams& p) {
 
 // Opens the fragments (sorted, unique) without the block cache: a build reads
 // each block once, and caching them would only evict hot blocks and grow RSS.
-Result<std::vector<FragmentSource>> OpenSources(const Dataset& ds, const Field& field,
-                                                std::vector<uint32_t> ids) {
+Result<std::vector<FragmentSource>> OpenSources(const Dataset& ds, const Field& field, std::vector<uint32_t> ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::vector<FragmentSource> out;

@@ -63,8 +63,8 @@ Status CheckModelShape(uint8_t num_bits, uint32_t dim, uint32_t partitions, uint
     return Status::Corruption("IVF_PQ model has " + std::to_string(partitions) + " partitions");
   }
   if (sub_vectors == 0 || dim % sub_vectors != 0) {
-    return Status::Corruption("IVF_PQ model has " + std::to_string(sub_vectors) +
-                              " sub-vectors for dimension " + std::to_string(dim));
+    return Status::Corruption("IVF_PQ model has " + std::to_string(sub_vectors) + " sub-vectors for dimension " +
+                              std::to_string(dim));
   }
   return Status::OK();
 }
@@ -171,9 +171,7 @@ std::string EncodeIvfPqLists(uint32_t code_size, const std::vector<std::vector<i
   return out;
 }
 
-RowAddress IvfPqListsView::RowAt(uint32_t list, uint64_t i) const {
-  return Get<uint64_t>(bytes, starts[list] + i * 8);
-}
+RowAddress IvfPqListsView::RowAt(uint32_t list, uint64_t i) const { return Get<uint64_t>(bytes, starts[list] + i * 8); }
 
 const uint8_t* IvfPqListsView::Codes(uint32_t list) const {
   return reinterpret_cast<const uint8_t*>(bytes.data() + starts[list] + counts[list] * 8);

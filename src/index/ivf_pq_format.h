@@ -50,8 +50,8 @@ struct IvfPqListsView {
   uint32_t num_partitions = 0;
   uint32_t code_size = 0;
   uint64_t num_rows = 0;
-  std::vector<uint64_t> counts;   // rows per list
-  std::vector<uint64_t> starts;   // byte offset of each list's row addresses
+  std::vector<uint64_t> counts;  // rows per list
+  std::vector<uint64_t> starts;  // byte offset of each list's row addresses
   std::string_view bytes;
 
   RowAddress RowAt(uint32_t list, uint64_t i) const;

@@ -40,8 +40,8 @@ std::shared_ptr<const DataGenerator> Generator(uint32_t dim) {
 }
 
 SchemaPtr VectorSchema(VectorElement element, uint32_t dim) {
-  return *Schema::Make({{-1, "id", DataType::Of(TypeId::kInt64), false},
-                        {-1, "emb", DataType::Vector(element, dim), false}});
+  return *Schema::Make(
+      {{-1, "id", DataType::Of(TypeId::kInt64), false}, {-1, "emb", DataType::Vector(element, dim), false}});
 }
 
 TransactionProperties Props(std::string op) {

@@ -94,8 +94,7 @@ bool PredicateMatches(const ScalarPredicate& p, const Value& v, const DataType& 
     return false;
   }
   if (p.op == Op::kBetween) {
-    if (p.values.size() != 2 || !internal::Comparable(p.values[0], type) ||
-        !internal::Comparable(p.values[1], type)) {
+    if (p.values.size() != 2 || !internal::Comparable(p.values[0], type) || !internal::Comparable(p.values[1], type)) {
       return false;
     }
     return Holds(TryCompare(v, p.values[0], type), [](int c) { return c >= 0; }) &&
@@ -146,8 +145,8 @@ Status ValidatePredicateShape(const ScalarPredicate& p, const DataType& type) {
   for (size_t i = 0; i < p.values.size(); ++i) {
     const Value& v = p.values[i];
     if (!IsNull(v) && !Comparable(v, type)) {
-      return Status::InvalidArgument("predicate value " + std::to_string(i) +
-                                     " cannot be compared with a " + type.ToString() + " column");
+      return Status::InvalidArgument("predicate value " + std::to_string(i) + " cannot be compared with a " +
+                                     type.ToString() + " column");
     }
   }
   return Status::OK();

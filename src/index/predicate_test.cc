@@ -45,8 +45,7 @@ TEST(PredicateTest, StringsCompareBytewise) {
   const DataType str = DataType::Of(TypeId::kString);
   EXPECT_EQ(CompareValues(std::string("pre"), std::string("prefix"), str), -1);
   EXPECT_EQ(CompareValues(std::string("\xff"), std::string("a"), str), 1);
-  EXPECT_TRUE(PredicateMatches({Op::kBetween, {std::string("a"), std::string("b")}},
-                               std::string("ab"), str));
+  EXPECT_TRUE(PredicateMatches({Op::kBetween, {std::string("a"), std::string("b")}}, std::string("ab"), str));
 }
 
 TEST(PredicateTest, NullsAndMalformedPredicatesMatchNothing) {

@@ -39,9 +39,12 @@ Status BuildSegment(const Dataset& ds, const Field& field, const IndexSpec& spec
       VIGIL_ASSIGN_OR_RETURN(IvfPqModel model, TrainIvfPq(ds, field, fragments, spec.ivf_pq, progress));
       return BuildIvfPqSegment(ds, field, fragments, model, writer, progress);
     }
-    case IndexType::kBtree: return BuildBtreeSegment(ds, field, fragments, writer, progress);
-    case IndexType::kBitmap: return BuildBitmapSegment(ds, field, fragments, writer, progress);
-    case IndexType::kFts: return BuildFtsSegment(ds, field, fragments, spec.fts, writer, progress);
+    case IndexType::kBtree:
+      return BuildBtreeSegment(ds, field, fragments, writer, progress);
+    case IndexType::kBitmap:
+      return BuildBitmapSegment(ds, field, fragments, writer, progress);
+    case IndexType::kFts:
+      return BuildFtsSegment(ds, field, fragments, spec.fts, writer, progress);
   }
   return Status::Internal("unhandled index type");
 }
@@ -58,8 +61,7 @@ Result<ProviderResult> CreateIndex(const CreateIndexRequest& req, bool vector) {
   const Field& field = ds->schema()->field(*idx);
   auto same_name = SegmentsNamed(ds->manifest(), req.name);
   if (!same_name.empty() && !req.replace) {
-    return Status::AlreadyExists("index '" + req.name + "' already exists at version " +
-                                 std::to_string(ds->version()));
+    return Status::AlreadyExists("index '" + req.name + "' already exists at version " + std::to_string(ds->version()));
   }
   VIGIL_ASSIGN_OR_RETURN(IndexSpec spec, ValidateIndexSpec(req.type, req.properties, field, ds->CountRows(),
                                                            ds->manifest().fragments.size(), req.caps));
@@ -113,8 +115,8 @@ Status RevalidateCreate(const CreateIndexRequest& req) {
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenAdmitted(req.dataset_path, req.version, req.expected_schema_fingerprint));
   auto idx = ds->schema()->IndexOf(req.column);
   if (!idx) {
-    return Status::FailedPrecondition("STALE_ADMISSION: version " + std::to_string(ds->version()) +
-                                      " has no column '" + req.column + "'");
+    return Status::FailedPrecondition("STALE_ADMISSION: version " + std::to_string(ds->version()) + " has no column '" +
+                                      req.column + "'");
   }
   auto spec = ValidateIndexSpec(req.type, req.properties, ds->schema()->field(*idx), ds->CountRows(),
                                 ds->manifest().fragments.size(), req.caps);
@@ -185,8 +187,8 @@ Result<uint64_t> CountRows(const std::string& dataset_path, std::optional<uint64
   return ds->CountRows();
 }
 
-Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& dataset_path,
-                                             const Manifest& manifest, const IndexSegmentMeta& meta) {
+Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& dataset_path, const Manifest& manifest,
+                                             const IndexSegmentMeta& meta) {
   VIGIL_ASSIGN_OR_RETURN(IndexType type, ParseIndexType(meta.index_type));
   if (meta.field_ids.size() != 1) return Status::Corruption("index '" + meta.name + "' must name one field");
   auto idx = manifest.schema->IndexOfId(meta.field_ids[0]);

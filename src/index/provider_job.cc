@@ -49,7 +49,8 @@ Result<ProviderResult> InvokeJob(const PreparedJob& prepared, const std::string&
   txn.job_id = job.job_id;
   txn.attempt_id = attempt_id;
   switch (job.operation) {
-    case JobOperation::kDrop: return DropIndex({job.locator, std::nullopt, job.index_name, txn});
+    case JobOperation::kDrop:
+      return DropIndex({job.locator, std::nullopt, job.index_name, txn});
     case JobOperation::kBuild: {
       BuildIndexRequest req;
       req.dataset_path = job.locator;
@@ -62,7 +63,8 @@ Result<ProviderResult> InvokeJob(const PreparedJob& prepared, const std::string&
       return ProviderResult{built.committed_version, built.segment_uuid};
     }
     case JobOperation::kCreate:
-    case JobOperation::kReplace: break;
+    case JobOperation::kReplace:
+      break;
   }
   if (!prepared.create) return Status::Internal("the create request was not prepared");
   CreateIndexRequest create = *prepared.create;

@@ -33,8 +33,8 @@ class ProviderTest : public ::testing::Test {
     r.name = name;
     r.type = type;
     if (type == IndexType::kIvfPq) {
-      r.properties = {{"index_type", "IVF_PQ"}, {"metric", "cosine"}, {"num_partitions", "4"},
-                      {"num_sub_vectors", "2"}};
+      r.properties = {
+          {"index_type", "IVF_PQ"}, {"metric", "cosine"}, {"num_partitions", "4"}, {"num_sub_vectors", "2"}};
     }
     return r;
   }
@@ -126,11 +126,11 @@ TEST_F(ProviderTest, BadRequestsFailBeforeAnyFileIsWritten) {
   bad = ivf;
   bad.properties.erase("index_type");
   add(bad);
-  add(Request("v", "category", IndexType::kIvfPq));     // not a vector column
-  add(Request("b", "emb", IndexType::kBtree));          // vectors cannot be BTREE'd
-  add(Request("b", "ts", IndexType::kBitmap));          // TIMESTAMP is not a BITMAP type
-  add(Request("f", "id", IndexType::kFts));             // FTS needs a string
-  add(Request("", "id", IndexType::kBtree));            // empty name
+  add(Request("v", "category", IndexType::kIvfPq));  // not a vector column
+  add(Request("b", "emb", IndexType::kBtree));       // vectors cannot be BTREE'd
+  add(Request("b", "ts", IndexType::kBitmap));       // TIMESTAMP is not a BITMAP type
+  add(Request("f", "id", IndexType::kFts));          // FTS needs a string
+  add(Request("", "id", IndexType::kBtree));         // empty name
   add(Request(std::string(65, 'x'), "id", IndexType::kBtree));
   add(Request("b", "nope", IndexType::kBtree));
   bad = Request("b", "id", IndexType::kBtree);

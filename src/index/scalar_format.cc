@@ -63,18 +63,15 @@ Status ReadFragmentKeys(const Dataset& dataset, const Field& field, uint32_t id,
     VIGIL_RETURN_IF_ERROR(block.status());
     const Column& col = **block;
     if (!(col.type() == field.type) || col.size() > reader->rows_per_block()) {
-      return Status::Corruption(where + " block " + std::to_string(b) +
-                                " does not match the schema");
+      return Status::Corruption(where + " block " + std::to_string(b) + " does not match the schema");
     }
     for (size_t i = 0; i < col.size(); ++i, ++offset) {
       if (deleted.Contains(static_cast<uint32_t>(offset))) continue;
-      if (!col.IsValid(i))
-        return Status::InvalidArgument(where + " holds a NULL at row " + std::to_string(offset));
+      if (!col.IsValid(i)) return Status::InvalidArgument(where + " holds a NULL at row " + std::to_string(offset));
       AppendKey(col, i, MakeRowAddress(id, static_cast<uint32_t>(offset)), out);
     }
   }
-  if (offset != reader->num_rows())
-    return Status::Corruption(where + " blocks do not add up to its row count");
+  if (offset != reader->num_rows()) return Status::Corruption(where + " blocks do not add up to its row count");
   return Status::OK();
 }
 
@@ -96,8 +93,7 @@ void SortKeys(SortedKeys* keys) {
   const auto& off = keys->offsets;
   const auto& rows = keys->rows;
   std::sort(keys->order.begin(), keys->order.end(), [&](uint32_t a, uint32_t b) {
-    const int c = arena.substr(off[a], off[a + 1] - off[a])
-                      .compare(arena.substr(off[b], off[b + 1] - off[b]));
+    const int c = arena.substr(off[a], off[a + 1] - off[a]).compare(arena.substr(off[b], off[b + 1] - off[b]));
     return c != 0 ? c < 0 : rows[a] < rows[b];
   });
 }
@@ -193,31 +189,27 @@ std::string EncodeFooter(const Footer& f, std::string_view magic) {
   return out;
 }
 
-Result<std::string> ReadMetadata(const RandomAccessFile& file, std::string_view magic,
-                                 std::string_view what, Footer* footer) {
+Result<std::string> ReadMetadata(const RandomAccessFile& file, std::string_view magic, std::string_view what,
+                                 Footer* footer) {
   const std::string name(what);
   const uint64_t size = file.Size();
   if (size < magic.size() + kFooterSize) {
-    return Status::Corruption(name + " is " + std::to_string(size) +
-                              " bytes, too short for its header and footer");
+    return Status::Corruption(name + " is " + std::to_string(size) + " bytes, too short for its header and footer");
   }
   std::string head, tail;
   VIGIL_RETURN_IF_ERROR(file.Read(0, magic.size(), &head));
   VIGIL_RETURN_IF_ERROR(file.Read(size - kFooterSize, kFooterSize, &tail));
-  if (head != magic || tail.substr(32) != magic)
-    return Status::Corruption(name + " has a bad magic number");
+  if (head != magic || tail.substr(32) != magic) return Status::Corruption(name + " has a bad magic number");
   ByteReader r(tail);
-  VIGIL_CHECK(r.U64(&footer->meta_offset) && r.U64(&footer->meta_size) &&
-              r.U64(&footer->num_rows) && r.U64(&footer->meta_checksum));
+  VIGIL_CHECK(r.U64(&footer->meta_offset) && r.U64(&footer->meta_size) && r.U64(&footer->num_rows) &&
+              r.U64(&footer->meta_checksum));
   const uint64_t body_end = size - kFooterSize;
-  if (footer->meta_size > body_end - magic.size() ||
-      footer->meta_offset != body_end - footer->meta_size) {
+  if (footer->meta_size > body_end - magic.size() || footer->meta_offset != body_end - footer->meta_size) {
     return Status::Corruption(name + " footer places its metadata outside the file");
   }
   std::string meta;
   VIGIL_RETURN_IF_ERROR(file.Read(footer->meta_offset, footer->meta_size, &meta));
-  if (Checksum64(meta) != footer->meta_checksum)
-    return Status::Corruption(name + " metadata checksum mismatch");
+  if (Checksum64(meta) != footer->meta_checksum) return Status::Corruption(name + " metadata checksum mismatch");
   return meta;
 }
 
@@ -230,8 +222,7 @@ bool SortedKeys::SameKey(size_t i, size_t j) const {
   return kind == KeyKind::kString ? StringAt(i) == StringAt(j) : fixed[i].first == fixed[j].first;
 }
 
-Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field,
-                                     const std::vector<uint32_t>& fragments,
+Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
                                      bool (*type_ok)(const DataType&), std::string_view index_type,
                                      const ProgressFn& progress) {
   VIGIL_RETURN_IF_ERROR(CheckField(dataset, field, type_ok, index_type));
@@ -248,8 +239,7 @@ Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field,
     total += meta->num_rows;
   }
   if (total > std::numeric_limits<uint32_t>::max()) {
-    return Status::InvalidArgument(std::string(index_type) + " index over " +
-                                   std::to_string(total) +
+    return Status::InvalidArgument(std::string(index_type) + " index over " + std::to_string(total) +
                                    " rows exceeds the 2^32-row segment limit");
   }
   SortedKeys out;

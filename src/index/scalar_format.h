@@ -23,7 +23,6 @@
 
 namespace vigil::index::internal {
 
-
 // How the values of a column are held as keys: bool and every integer-like
 // type (INT*, DATE, TIMESTAMP, DECIMAL unscaled) as int64, FLOAT/DOUBLE as
 // double bits (canonical: -0 stored as +0, every NaN as one quiet NaN), STRING as bytes.
@@ -67,22 +66,20 @@ struct Footer {
 std::string EncodeFooter(const Footer& f, std::string_view magic);
 // Reads and checks the magic, footer and metadata block of a file (size
 // bounds, checksum). Returns the verified metadata bytes. Corruption names `what`.
-Result<std::string> ReadMetadata(const RandomAccessFile& file, std::string_view magic,
-                                 std::string_view what, Footer* footer);
+Result<std::string> ReadMetadata(const RandomAccessFile& file, std::string_view magic, std::string_view what,
+                                 Footer* footer);
 
 // The live rows of a build, sorted by (key, row address).
 struct SortedKeys {
   KeyKind kind = KeyKind::kInt;
   std::vector<std::pair<int64_t, RowAddress>> fixed;  // fixed kinds, keys as stored
   std::string arena;                                  // kString: every value's bytes
-  std::vector<uint64_t> offsets;  // kString: value i is arena[offsets[i], offsets[i+1])
-  std::vector<RowAddress> rows;   // kString: row of value i
-  std::vector<uint32_t> order;    // kString: value indexes in sorted order
+  std::vector<uint64_t> offsets;                      // kString: value i is arena[offsets[i], offsets[i+1])
+  std::vector<RowAddress> rows;                       // kString: row of value i
+  std::vector<uint32_t> order;                        // kString: value indexes in sorted order
 
   size_t size() const { return kind == KeyKind::kString ? order.size() : fixed.size(); }
-  RowAddress RowAt(size_t i) const {
-    return kind == KeyKind::kString ? rows[order[i]] : fixed[i].second;
-  }
+  RowAddress RowAt(size_t i) const { return kind == KeyKind::kString ? rows[order[i]] : fixed[i].second; }
   std::string_view StringAt(size_t i) const {
     uint32_t v = order[i];
     return std::string_view(arena).substr(offsets[v], offsets[v + 1] - offsets[v]);
@@ -93,8 +90,7 @@ struct SortedKeys {
 
 // Checks `field` against `type_ok` and the dataset (InvalidArgument, before any
 // file is written), then reads the live rows of `fragments` and sorts them.
-Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field,
-                                     const std::vector<uint32_t>& fragments,
+Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
                                      bool (*type_ok)(const DataType&), std::string_view index_type,
                                      const ProgressFn& progress);
 
@@ -102,9 +98,8 @@ Result<SortedKeys> CollectSortedKeys(const Dataset& dataset, const Field& field,
 bool CoveredRow(const std::vector<uint32_t>& covered, RowAddress row);
 
 // BTREE build with explicit page limits (tests use tiny pages).
-Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field,
-                              const std::vector<uint32_t>& fragments, SegmentWriter* writer,
-                              const ProgressFn& progress, size_t max_page_entries,
+Status BuildBtreeSegmentPaged(const Dataset& dataset, const Field& field, const std::vector<uint32_t>& fragments,
+                              SegmentWriter* writer, const ProgressFn& progress, size_t max_page_entries,
                               size_t max_page_bytes);
 
 }  // namespace vigil::index::internal

@@ -20,16 +20,16 @@ namespace vigil::index::fuzzing {
 
 // Column types inputs can ask for (input byte 0, modulo the count).
 inline std::vector<DataType> FuzzTypes() {
-  return {DataType::Of(TypeId::kInt64), DataType::Of(TypeId::kString),
-          DataType::Of(TypeId::kFloat64), DataType::Of(TypeId::kBool), DataType::Of(TypeId::kDate)};
+  return {DataType::Of(TypeId::kInt64), DataType::Of(TypeId::kString), DataType::Of(TypeId::kFloat64),
+          DataType::Of(TypeId::kBool), DataType::Of(TypeId::kDate)};
 }
 
 // A scratch directory (in memory where /dev/shm exists) removed at exit.
 class Scratch {
  public:
   Scratch() {
-    std::string tmpl = std::filesystem::is_directory("/dev/shm") ? "/dev/shm/vigil-fuzz-XXXXXX"
-                                                                 : "/tmp/vigil-fuzz-XXXXXX";
+    std::string tmpl =
+        std::filesystem::is_directory("/dev/shm") ? "/dev/shm/vigil-fuzz-XXXXXX" : "/tmp/vigil-fuzz-XXXXXX";
     VIGIL_CHECK(mkdtemp(tmpl.data()) != nullptr);
     path_ = tmpl;
   }
@@ -50,8 +50,7 @@ inline Scratch& SharedScratch() {
 
 // Writes `bytes` as segment file `name` (overwriting the previous input) and opens the segment
 // files.
-inline Result<std::shared_ptr<SegmentFiles>> StageSegment(const std::string& name,
-                                                          const std::string& bytes,
+inline Result<std::shared_ptr<SegmentFiles>> StageSegment(const std::string& name, const std::string& bytes,
                                                           const std::string& index_type) {
   static const Uuid kUuid = Uuid::Generate();
   const std::string root = SharedScratch().path() + "/input.vgl";
@@ -96,19 +95,17 @@ inline std::vector<ScalarPredicate> FuzzPredicates(const DataType& type) {
 
 // Decodes one input with `open`; any failure must be Corruption (NotSupported for unsupported ops).
 template <typename OpenFn>
-void FuzzOne(const uint8_t* data, size_t size, const std::string& file_name,
-             const std::string& index_type, OpenFn open) {
+void FuzzOne(const uint8_t* data, size_t size, const std::string& file_name, const std::string& index_type,
+             OpenFn open) {
   if (size == 0) return;
   const std::vector<DataType> types = FuzzTypes();
   const DataType type = types[data[0] % types.size()];
   Field field{0, "v", type, false};
-  auto files = StageSegment(
-      file_name, std::string(reinterpret_cast<const char*>(data) + 1, size - 1), index_type);
+  auto files = StageSegment(file_name, std::string(reinterpret_cast<const char*>(data) + 1, size - 1), index_type);
   VIGIL_CHECK(files.ok());
   auto seg = open(*files, field);
   if (!seg.ok()) {
-    VIGIL_CHECK(seg.status().code() == StatusCode::kCorruption ||
-                seg.status().code() == StatusCode::kInvalidArgument);
+    VIGIL_CHECK(seg.status().code() == StatusCode::kCorruption || seg.status().code() == StatusCode::kInvalidArgument);
     return;
   }
   for (const ScalarPredicate& p : FuzzPredicates(type)) {

@@ -29,8 +29,7 @@ inline Result<std::shared_ptr<Dataset>> MakeDataset(const std::string& path, con
   DatasetOptions options;
   options.max_rows_per_fragment = rows_per_fragment;
   options.writer.rows_per_block = 32;
-  VIGIL_ASSIGN_OR_RETURN(auto ds,
-                         Dataset::Create(path, schema, {.operation = "CREATE_TABLE"}, options));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(path, schema, {.operation = "CREATE_TABLE"}, options));
   RecordBatch batch = RecordBatch::Empty(schema);
   for (const Value& v : values) VIGIL_RETURN_IF_ERROR(batch.AppendRow({v}));
   std::vector<RecordBatch> batches;
@@ -60,15 +59,14 @@ inline std::vector<std::pair<RowAddress, Value>> LiveRows(const Dataset& ds) {
     VIGIL_CHECK(b.ok());
     if (!b->has_value()) break;
     const RecordBatch& batch = **b;
-    for (size_t r = 0; r < batch.num_rows; ++r)
-      out.emplace_back(batch.row_addresses[r], batch.columns[0].ValueAt(r));
+    for (size_t r = 0; r < batch.num_rows; ++r) out.emplace_back(batch.row_addresses[r], batch.columns[0].ValueAt(r));
   }
   return out;
 }
 
 // The rows a scan with `p` returns.
-inline Roaring64Map ScanMatches(const std::vector<std::pair<RowAddress, Value>>& rows,
-                                const ScalarPredicate& p, const DataType& type) {
+inline Roaring64Map ScanMatches(const std::vector<std::pair<RowAddress, Value>>& rows, const ScalarPredicate& p,
+                                const DataType& type) {
   Roaring64Map out;
   for (const auto& [row, v] : rows) {
     if (PredicateMatches(p, v, type)) out.add(row);
@@ -82,8 +80,7 @@ inline std::vector<uint32_t> AllFragments(const Dataset& ds) {
   return ids;
 }
 
-inline IndexSegmentMeta SegmentMeta(const Dataset& ds, const std::string& type,
-                                    std::vector<SegmentFile> files) {
+inline IndexSegmentMeta SegmentMeta(const Dataset& ds, const std::string& type, std::vector<SegmentFile> files) {
   IndexSegmentMeta meta;
   meta.name = "idx";
   meta.uuid = Uuid::Generate();
@@ -96,16 +93,14 @@ inline IndexSegmentMeta SegmentMeta(const Dataset& ds, const std::string& type,
 }
 
 // Builds ("BTREE" with `page_entries` per page, or "BITMAP") over every fragment and opens it.
-inline Result<std::shared_ptr<ScalarSegment>> BuildAndOpen(const Dataset& ds,
-                                                           const std::string& type,
+inline Result<std::shared_ptr<ScalarSegment>> BuildAndOpen(const Dataset& ds, const std::string& type,
                                                            size_t page_entries = 16) {
   const Field& field = ds.schema()->field(0);
   IndexSegmentMeta meta = SegmentMeta(ds, type, {});
   VIGIL_ASSIGN_OR_RETURN(auto writer, SegmentWriter::Create(ds.fs(), ds.path(), meta.uuid));
-  Status st = type == "BTREE"
-                  ? internal::BuildBtreeSegmentPaged(ds, field, meta.covered_fragments,
-                                                     writer.get(), nullptr, page_entries, 1 << 16)
-                  : BuildBitmapSegment(ds, field, meta.covered_fragments, writer.get(), nullptr);
+  Status st = type == "BTREE" ? internal::BuildBtreeSegmentPaged(ds, field, meta.covered_fragments, writer.get(),
+                                                                 nullptr, page_entries, 1 << 16)
+                              : BuildBitmapSegment(ds, field, meta.covered_fragments, writer.get(), nullptr);
   VIGIL_RETURN_IF_ERROR(st);
   VIGIL_ASSIGN_OR_RETURN(meta.files, writer->Finish());
   VIGIL_ASSIGN_OR_RETURN(auto files, SegmentFiles::Open(ds.fs(), ds.path(), meta));
@@ -114,10 +109,8 @@ inline Result<std::shared_ptr<ScalarSegment>> BuildAndOpen(const Dataset& ds,
 
 // Writes `bytes` as the one file `name` of a new segment (inventory matching them) and returns its
 // files.
-inline Result<std::shared_ptr<SegmentFiles>> WriteRawSegment(const Dataset& ds,
-                                                             const std::string& type,
-                                                             const std::string& name,
-                                                             const std::string& bytes) {
+inline Result<std::shared_ptr<SegmentFiles>> WriteRawSegment(const Dataset& ds, const std::string& type,
+                                                             const std::string& name, const std::string& bytes) {
   IndexSegmentMeta meta = SegmentMeta(ds, type, {});
   VIGIL_ASSIGN_OR_RETURN(auto writer, SegmentWriter::Create(ds.fs(), ds.path(), meta.uuid));
   VIGIL_RETURN_IF_ERROR(writer->WriteFile(name, bytes));
@@ -145,8 +138,8 @@ inline TypeCase Case(DataType type, std::vector<Value> data, const std::vector<V
 }
 
 // Random data from `c`, deleting about one row in eight.
-inline Result<std::shared_ptr<Dataset>> RandomDataset(const std::string& path, const TypeCase& c,
-                                                      uint32_t seed, size_t rows) {
+inline Result<std::shared_ptr<Dataset>> RandomDataset(const std::string& path, const TypeCase& c, uint32_t seed,
+                                                      size_t rows) {
   std::mt19937 rng(seed);
   std::vector<Value> values;
   std::vector<size_t> deleted;
@@ -160,15 +153,13 @@ inline Result<std::shared_ptr<Dataset>> RandomDataset(const std::string& path, c
 // A random predicate over `probes`; BITMAP predicates use =, IN and IS NULL only.
 inline ScalarPredicate GenPredicate(const std::vector<Value>& probes, bool bitmap) {
   using Op = ScalarPredicate::Op;
-  static const std::vector<Op> kAll = {Op::kEq, Op::kLt,      Op::kLe, Op::kGt,
-                                       Op::kGe, Op::kBetween, Op::kIn, Op::kIsNull};
+  static const std::vector<Op> kAll = {Op::kEq, Op::kLt, Op::kLe, Op::kGt, Op::kGe, Op::kBetween, Op::kIn, Op::kIsNull};
   static const std::vector<Op> kBitmap = {Op::kEq, Op::kIn, Op::kIsNull};
   ScalarPredicate p;
   p.op = *rc::gen::elementOf(bitmap ? kBitmap : kAll);
   size_t n = p.op == Op::kBetween ? 2 : (p.op == Op::kIsNull ? 0 : 1);
   if (p.op == Op::kIn) n = *rc::gen::inRange<size_t>(0, 6);
-  for (size_t i = 0; i < n; ++i)
-    p.values.push_back(probes[*rc::gen::inRange<size_t>(0, probes.size())]);
+  for (size_t i = 0; i < n; ++i) p.values.push_back(probes[*rc::gen::inRange<size_t>(0, probes.size())]);
   return p;
 }
 

@@ -149,8 +149,8 @@ Result<std::unique_ptr<RandomAccessFile>> SegmentFiles::OpenVerified(const std::
   if (f == nullptr) return Status::Corruption("segment " + meta_.uuid.ToString() + " has no file " + name);
   VIGIL_ASSIGN_OR_RETURN(auto file, fs_->NewRandomAccessFile(FilePath(name)));
   if (file->Size() != f->size) {
-    return Status::Corruption(FilePath(name) + " has " + std::to_string(file->Size()) +
-                              " bytes; the inventory says " + std::to_string(f->size));
+    return Status::Corruption(FilePath(name) + " has " + std::to_string(file->Size()) + " bytes; the inventory says " +
+                              std::to_string(f->size));
   }
   return file;
 }

@@ -173,8 +173,7 @@ FileSystem* Fs(FileSystem* fs) { return fs ? fs : DefaultFileSystem(); }
 
 // Streams generated rows through `encode` (row -> bytes appended to a buffer) into a new file.
 template <typename Encode>
-Status WriteRows(const DataGenerator& gen, const std::string& path, FileSystem* fs, std::string header,
-                 Encode encode) {
+Status WriteRows(const DataGenerator& gen, const std::string& path, FileSystem* fs, std::string header, Encode encode) {
   VIGIL_ASSIGN_OR_RETURN(auto file, Fs(fs)->NewWritableFile(path));
   std::string buf = std::move(header);
   for (uint64_t row = 0; row < gen.options().rows; ++row) {

@@ -55,31 +55,36 @@ class BufferSource : public ingest::ByteSource {
   std::string data_;
 };
 
-Result<std::unique_ptr<RecordBatchReader>> OpenWith(std::unique_ptr<ingest::ByteSource> src,
-                                                    IngestFormat format,
+Result<std::unique_ptr<RecordBatchReader>> OpenWith(std::unique_ptr<ingest::ByteSource> src, IngestFormat format,
                                                     const IngestOptions& options) {
   if (options.batch_rows == 0) return Status::InvalidArgument("batch_rows must be positive");
   switch (format) {
-    case IngestFormat::kCsv: return ingest::OpenCsv(std::move(src), options);
-    case IngestFormat::kJsonl: return ingest::OpenJsonl(std::move(src), options);
-    case IngestFormat::kFvecs: return ingest::OpenFvecs(std::move(src), options);
-    case IngestFormat::kNpy: return ingest::OpenNpy(std::move(src), options);
+    case IngestFormat::kCsv:
+      return ingest::OpenCsv(std::move(src), options);
+    case IngestFormat::kJsonl:
+      return ingest::OpenJsonl(std::move(src), options);
+    case IngestFormat::kFvecs:
+      return ingest::OpenFvecs(std::move(src), options);
+    case IngestFormat::kNpy:
+      return ingest::OpenNpy(std::move(src), options);
   }
   return Status::Internal("unknown ingest format");
 }
 
-FileSystem* FsOf(const IngestOptions& options) {
-  return options.fs ? options.fs : DefaultFileSystem();
-}
+FileSystem* FsOf(const IngestOptions& options) { return options.fs ? options.fs : DefaultFileSystem(); }
 
 }  // namespace
 
 std::string_view IngestFormatName(IngestFormat format) {
   switch (format) {
-    case IngestFormat::kCsv: return "csv";
-    case IngestFormat::kJsonl: return "jsonl";
-    case IngestFormat::kFvecs: return "fvecs";
-    case IngestFormat::kNpy: return "npy";
+    case IngestFormat::kCsv:
+      return "csv";
+    case IngestFormat::kJsonl:
+      return "jsonl";
+    case IngestFormat::kFvecs:
+      return "fvecs";
+    case IngestFormat::kNpy:
+      return "npy";
   }
   return "unknown";
 }
@@ -117,8 +122,7 @@ Result<std::shared_ptr<const RandomAccessFile>> OpenIngestFile(const std::string
   return std::shared_ptr<const RandomAccessFile>(std::move(file));
 }
 
-Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& path,
-                                                            const IngestOptions& options) {
+Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& path, const IngestOptions& options) {
   IngestFormat format;
   if (options.format) {
     format = *options.format;
@@ -134,12 +138,10 @@ Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& p
   return OpenWith(std::move(src), format, options);
 }
 
-Result<std::unique_ptr<RecordBatchReader>> OpenIngestReaderFromBuffer(std::string data,
-                                                                      std::string name,
+Result<std::unique_ptr<RecordBatchReader>> OpenIngestReaderFromBuffer(std::string data, std::string name,
                                                                       const IngestOptions& options) {
   if (!options.format) return Status::InvalidArgument("a buffer needs an explicit format");
-  return OpenWith(ingest::ByteSource::FromBuffer(std::move(data), std::move(name)), *options.format,
-                  options);
+  return OpenWith(ingest::ByteSource::FromBuffer(std::move(data), std::move(name)), *options.format, options);
 }
 
 Result<SchemaPtr> InferIngestSchema(const std::string& path, const IngestOptions& options) {
@@ -152,8 +154,7 @@ Result<SchemaPtr> InferIngestSchema(const std::string& path, const IngestOptions
 Result<SchemaPtr> VectorFileSchema(uint32_t dim, const IngestOptions& options) {
   std::vector<Field> fields;
   fields.push_back(Field{-1, options.id_column, DataType::Of(TypeId::kInt64), false});
-  fields.push_back(
-      Field{-1, options.vector_column, DataType::Vector(VectorElement::kFloat32, dim), false});
+  fields.push_back(Field{-1, options.vector_column, DataType::Vector(VectorElement::kFloat32, dim), false});
   return Schema::Make(std::move(fields));
 }
 
@@ -200,8 +201,8 @@ Result<bool> LineReader::Next(std::string_view* line) {
     bool at_end = read_pos_ >= source_->size();
     if (nl == std::string::npos && !at_end) {
       if (buf_.size() - buf_start_ > max_line_bytes_) {
-        return TextError(source_->name(), line_number_ + 1, 1, "line is longer than " +
-                         std::to_string(max_line_bytes_) + " bytes");
+        return TextError(source_->name(), line_number_ + 1, 1,
+                         "line is longer than " + std::to_string(max_line_bytes_) + " bytes");
       }
       scan_from = buf_.size() - buf_start_;
       VIGIL_RETURN_IF_ERROR(Fill());
@@ -222,18 +223,16 @@ Result<bool> LineReader::Next(std::string_view* line) {
 }
 
 Status TextError(std::string_view file, uint64_t line, uint64_t column, std::string_view message) {
-  return Status::InvalidArgument(std::string(file) + ":" + std::to_string(line) + ":" +
-                                 std::to_string(column) + ": " + std::string(message));
-}
-
-Status RecordError(std::string_view file, uint64_t record, uint64_t offset, std::string_view message) {
-  return Status::InvalidArgument(std::string(file) + ": record " + std::to_string(record) +
-                                 " (byte offset " + std::to_string(offset) + "): " +
+  return Status::InvalidArgument(std::string(file) + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
                                  std::string(message));
 }
 
-Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim,
-                                         const IngestOptions& options) {
+Status RecordError(std::string_view file, uint64_t record, uint64_t offset, std::string_view message) {
+  return Status::InvalidArgument(std::string(file) + ": record " + std::to_string(record) + " (byte offset " +
+                                 std::to_string(offset) + "): " + std::string(message));
+}
+
+Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim, const IngestOptions& options) {
   VectorTarget t;
   t.first_id = options.first_id;
   if (!options.schema) {
@@ -246,13 +245,12 @@ Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim,
   auto vi = t.schema->IndexOf(options.vector_column);
   if (!vi) vi = SoleVectorField(*t.schema);
   if (!vi) {
-    return Status::InvalidArgument(file + ": the table has no vector column '" +
-                                   options.vector_column + "'");
+    return Status::InvalidArgument(file + ": the table has no vector column '" + options.vector_column + "'");
   }
   const Field& vf = t.schema->field(*vi);
   if (vf.type.id != TypeId::kVector || vf.type.dim != dim) {
-    return Status::InvalidArgument(file + ": vectors have dimension " + std::to_string(dim) +
-                                   " but column '" + vf.name + "' is " + vf.type.ToString());
+    return Status::InvalidArgument(file + ": vectors have dimension " + std::to_string(dim) + " but column '" +
+                                   vf.name + "' is " + vf.type.ToString());
   }
   t.vector_index = *vi;
   auto ii = t.schema->IndexOf(options.id_column);
@@ -260,8 +258,7 @@ Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim,
   for (size_t i = 0; i < t.schema->num_fields(); ++i) {
     const Field& f = t.schema->field(i);
     if (i != t.vector_index && static_cast<int>(i) != t.id_index && !f.nullable) {
-      return Status::InvalidArgument(file + ": non-nullable column '" + f.name +
-                                     "' has no values in a vector file");
+      return Status::InvalidArgument(file + ": non-nullable column '" + f.name + "' has no values in a vector file");
     }
   }
   return t;

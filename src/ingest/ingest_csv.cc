@@ -48,8 +48,7 @@ class CsvParser {
         if (end == std::string_view::npos) end = line.size();
         std::string_view raw = line.substr(p, end - p);
         if (raw.find('"') != std::string_view::npos) {
-          return TextError(src_->name(), f.line, f.column + raw.find('"'),
-                           "unexpected '\"' inside an unquoted field");
+          return TextError(src_->name(), f.line, f.column + raw.find('"'), "unexpected '\"' inside an unquoted field");
         }
         f.text.assign(raw);
         p = end;
@@ -135,9 +134,9 @@ class CsvReader : public RecordBatchReader {
     for (size_t i = 0; i < count; ++i) {
       auto idx = schema_->IndexOf(fields_[i].text);
       if (!idx) {
-        return TextError(src_->name(), fields_[i].line, fields_[i].column,
-                         "unknown column " + Excerpt(fields_[i].text) + " (the table has: " + FieldNames(*schema_) +
-                             ")");
+        return TextError(
+            src_->name(), fields_[i].line, fields_[i].column,
+            "unknown column " + Excerpt(fields_[i].text) + " (the table has: " + FieldNames(*schema_) + ")");
       }
       if (seen[*idx]) {
         return TextError(src_->name(), fields_[i].line, fields_[i].column,
@@ -175,9 +174,9 @@ class CsvReader : public RecordBatchReader {
   Status AppendRecord(RecordBatch* batch, size_t count) {
     if (count != field_of_position_.size()) {
       const CsvField& last = fields_[count > field_of_position_.size() ? field_of_position_.size() : count - 1];
-      return TextError(src_->name(), last.line, last.column,
-                       "expected " + std::to_string(field_of_position_.size()) + " fields, found " +
-                           std::to_string(count));
+      return TextError(
+          src_->name(), last.line, last.column,
+          "expected " + std::to_string(field_of_position_.size()) + " fields, found " + std::to_string(count));
     }
     for (size_t i = 0; i < count; ++i) {
       const CsvField& cell = fields_[i];
@@ -238,8 +237,7 @@ Result<SchemaPtr> InferCsvSchema(ByteSource* src, const IngestOptions& options) 
   return schema;
 }
 
-Result<std::unique_ptr<RecordBatchReader>> OpenCsv(std::unique_ptr<ByteSource> src,
-                                                   const IngestOptions& options) {
+Result<std::unique_ptr<RecordBatchReader>> OpenCsv(std::unique_ptr<ByteSource> src, const IngestOptions& options) {
   SchemaPtr schema = options.schema;
   if (!schema) {
     VIGIL_ASSIGN_OR_RETURN(schema, InferCsvSchema(src.get(), options));

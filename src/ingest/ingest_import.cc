@@ -34,8 +34,7 @@ class ProgressReader : public RecordBatchReader {
   uint64_t rows_ = 0;
 };
 
-TransactionProperties PropsFor(const ImportOptions& options, const std::string& operation,
-                               const std::string& file) {
+TransactionProperties PropsFor(const ImportOptions& options, const std::string& operation, const std::string& file) {
   TransactionProperties p = options.props;
   if (p.operation.empty()) p.operation = operation;
   p.extra["source_file"] = file;
@@ -45,8 +44,8 @@ TransactionProperties PropsFor(const ImportOptions& options, const std::string& 
 // Removes a directory tree built by this process (symlinks are removed, not followed).
 Status RemoveTree(FileSystem* fs, const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(bool link, fs->IsSymlink(path));
-  Result<std::vector<std::string>> entries = link ? Result<std::vector<std::string>>(Status::NotFound(""))
-                                                  : fs->ListDir(path);
+  Result<std::vector<std::string>> entries =
+      link ? Result<std::vector<std::string>>(Status::NotFound("")) : fs->ListDir(path);
   if (!entries.ok()) return fs->RemoveFile(path);
   for (const auto& e : *entries) VIGIL_RETURN_IF_ERROR(RemoveTree(fs, JoinPath(path, e)));
   return fs->RemoveDir(path);
@@ -87,8 +86,8 @@ Result<int64_t> NextId(const Dataset& ds, const std::string& column) {
   return *max + 1;
 }
 
-Result<ImportResult> AppendTo(const std::shared_ptr<Dataset>& ds, const std::string& file,
-                              const ImportOptions& options, const std::string& operation) {
+Result<ImportResult> AppendTo(const std::shared_ptr<Dataset>& ds, const std::string& file, const ImportOptions& options,
+                              const std::string& operation) {
   IngestOptions ingest = options.ingest;
   ingest.schema = ds->schema();
   if (IsVectorFile(file, ingest)) {
@@ -111,8 +110,8 @@ Result<ImportResult> ImportInto(const std::shared_ptr<Dataset>& ds, const std::s
   return AppendTo(ds, file, options, "APPEND");
 }
 
-Result<ImportResult> ImportAsNewDataset(const std::string& table_path, const Uuid& dataset_id,
-                                        const std::string& file, const ImportOptions& options) {
+Result<ImportResult> ImportAsNewDataset(const std::string& table_path, const Uuid& dataset_id, const std::string& file,
+                                        const ImportOptions& options) {
   FileSystem* fs = options.ingest.fs ? options.ingest.fs : DefaultFileSystem();
   SchemaPtr schema = options.ingest.schema;
   if (!schema) {
@@ -124,8 +123,8 @@ Result<ImportResult> ImportAsNewDataset(const std::string& table_path, const Uui
   DatasetOptions dopts;
   dopts.fs = fs;
   Result<ImportResult> r = [&]() -> Result<ImportResult> {
-    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(staging, schema, PropsFor(options, "CREATE_TABLE", file), dopts,
-                                                    dataset_id));
+    VIGIL_ASSIGN_OR_RETURN(
+        auto ds, Dataset::Create(staging, schema, PropsFor(options, "CREATE_TABLE", file), dopts, dataset_id));
     return AppendTo(ds, file, options, "APPEND");
   }();
   if (r.ok()) {
@@ -142,8 +141,7 @@ Result<ImportResult> ImportAsNewDataset(const std::string& table_path, const Uui
   return r;
 }
 
-Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file,
-                                const ImportOptions& options) {
+Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file, const ImportOptions& options) {
   FileSystem* fs = options.ingest.fs ? options.ingest.fs : DefaultFileSystem();
   VIGIL_ASSIGN_OR_RETURN(bool exists, fs->Exists(table_path));
   if (!exists) {

@@ -11,8 +11,8 @@
 
 #include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
-#include "vigil/storage/column.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/storage/column.h"
 
 namespace vigil::ingest {
 
@@ -106,14 +106,10 @@ class TypeGuess {
   bool saw_null_ = false;
 };
 
-Result<std::unique_ptr<RecordBatchReader>> OpenCsv(std::unique_ptr<ByteSource> src,
-                                                   const IngestOptions& options);
-Result<std::unique_ptr<RecordBatchReader>> OpenJsonl(std::unique_ptr<ByteSource> src,
-                                                     const IngestOptions& options);
-Result<std::unique_ptr<RecordBatchReader>> OpenFvecs(std::unique_ptr<ByteSource> src,
-                                                     const IngestOptions& options);
-Result<std::unique_ptr<RecordBatchReader>> OpenNpy(std::unique_ptr<ByteSource> src,
-                                                   const IngestOptions& options);
+Result<std::unique_ptr<RecordBatchReader>> OpenCsv(std::unique_ptr<ByteSource> src, const IngestOptions& options);
+Result<std::unique_ptr<RecordBatchReader>> OpenJsonl(std::unique_ptr<ByteSource> src, const IngestOptions& options);
+Result<std::unique_ptr<RecordBatchReader>> OpenFvecs(std::unique_ptr<ByteSource> src, const IngestOptions& options);
+Result<std::unique_ptr<RecordBatchReader>> OpenNpy(std::unique_ptr<ByteSource> src, const IngestOptions& options);
 
 // Inferred schemas from a bounded sample of the source (fields nullable).
 Result<SchemaPtr> InferCsvSchema(ByteSource* src, const IngestOptions& options);
@@ -127,7 +123,6 @@ struct VectorTarget {
   size_t vector_index = 0;
   int64_t first_id = 0;  // the id of record 0
 };
-Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim,
-                                         const IngestOptions& options);
+Result<VectorTarget> ResolveVectorTarget(const std::string& file, uint32_t dim, const IngestOptions& options);
 
 }  // namespace vigil::ingest

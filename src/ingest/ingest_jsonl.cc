@@ -33,8 +33,8 @@ std::string ParseErrorText(const nlohmann::json::parse_error& e, std::string_vie
   if (read == std::string::npos) return what;
   std::string expected;
   static constexpr std::string_view kExpected[] = {
-      "true literal", "false literal", "null literal", "string literal", "number literal", "'['", "'{'", "']'",
-      "'}'", "':'", "','", "end of input", "'[', '{', or a literal"};
+      "true literal", "false literal", "null literal", "string literal", "number literal",        "'['", "'{'", "']'",
+      "'}'",          "':'",           "','",          "end of input",   "'[', '{', or a literal"};
   for (std::string_view name : kExpected) {
     const std::string tail = "'; expected " + std::string(name);
     if (what.size() >= tail.size() && what.compare(what.size() - tail.size(), tail.size(), tail) == 0) {
@@ -77,7 +77,8 @@ Status AppendJsonArray(Column* col, const Field& field, const Json& j) {
   std::vector<float> v;
   v.reserve(j.size());
   for (const auto& e : j) {
-    if (!e.is_number()) return Status::InvalidArgument("vector element " + std::to_string(v.size()) + " is not a number");
+    if (!e.is_number())
+      return Status::InvalidArgument("vector element " + std::to_string(v.size()) + " is not a number");
     double d = e.get<double>();
     if (!std::isfinite(d) || std::fabs(d) > std::numeric_limits<float>::max()) {
       return Status::InvalidArgument("vector element " + std::to_string(v.size()) + " is out of range for FLOAT32");
@@ -182,13 +183,25 @@ class JsonlReader : public RecordBatchReader {
 
 void ObserveJson(TypeGuess* g, const Json& v) {
   switch (v.type()) {
-    case Json::value_t::null: g->ObserveNull(); break;
-    case Json::value_t::boolean: g->ObserveBool(); break;
+    case Json::value_t::null:
+      g->ObserveNull();
+      break;
+    case Json::value_t::boolean:
+      g->ObserveBool();
+      break;
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: g->ObserveInt(); break;
-    case Json::value_t::number_float: g->ObserveDouble(); break;
-    case Json::value_t::string: g->ObserveJsonString(v.get_ref<const std::string&>()); break;
-    default: g->ObserveVector(static_cast<uint32_t>(v.size())); break;
+    case Json::value_t::number_unsigned:
+      g->ObserveInt();
+      break;
+    case Json::value_t::number_float:
+      g->ObserveDouble();
+      break;
+    case Json::value_t::string:
+      g->ObserveJsonString(v.get_ref<const std::string&>());
+      break;
+    default:
+      g->ObserveVector(static_cast<uint32_t>(v.size()));
+      break;
   }
 }
 
@@ -238,8 +251,7 @@ Result<SchemaPtr> InferJsonlSchema(ByteSource* src, const IngestOptions& options
   return schema;
 }
 
-Result<std::unique_ptr<RecordBatchReader>> OpenJsonl(std::unique_ptr<ByteSource> src,
-                                                     const IngestOptions& options) {
+Result<std::unique_ptr<RecordBatchReader>> OpenJsonl(std::unique_ptr<ByteSource> src, const IngestOptions& options) {
   SchemaPtr schema = options.schema;
   if (!schema) {
     VIGIL_ASSIGN_OR_RETURN(schema, InferJsonlSchema(src.get(), options));

@@ -29,9 +29,7 @@ SchemaPtr MakeSchemaOrDie(std::vector<Field> fields) {
 
 Field F(std::string name, DataType t, bool nullable = true) { return Field{-1, std::move(name), t, nullable}; }
 
-void WriteText(const std::string& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
+void WriteText(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // Reads every batch of an in-memory file; returns the status of the first failure.
 Result<std::vector<RecordBatch>> ReadAll(const std::string& data, IngestFormat format, SchemaPtr schema = nullptr,
@@ -82,10 +80,8 @@ TEST(ParseTextValueTest, TypesAndRanges) {
   EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-02", DataType::Of(TypeId::kDate))), 1);
   EXPECT_FALSE(ParseTextValue("2023-02-29", DataType::Of(TypeId::kDate)).ok());
   EXPECT_TRUE(ParseTextValue("2024-02-29", DataType::Of(TypeId::kDate)).ok());
-  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-01T00:00:01.5Z", DataType::Of(TypeId::kTimestamp))),
-            1500000);
-  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-01 01:00:00+01:00", DataType::Of(TypeId::kTimestamp))),
-            0);
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-01T00:00:01.5Z", DataType::Of(TypeId::kTimestamp))), 1500000);
+  EXPECT_EQ(std::get<int64_t>(*ParseTextValue("1970-01-01 01:00:00+01:00", DataType::Of(TypeId::kTimestamp))), 0);
   EXPECT_FALSE(ParseTextValue("1970-01-01T25:00:00", DataType::Of(TypeId::kTimestamp)).ok());
   EXPECT_EQ(std::get<int64_t>(*ParseTextValue("-12.5", DataType::Decimal(5, 2))), -1250);
   EXPECT_FALSE(ParseTextValue("1234.5", DataType::Decimal(5, 2)).ok());
@@ -101,10 +97,10 @@ TEST(ParseTextValueTest, TypesAndRanges) {
 }
 
 TEST(CsvIngestTest, ParsesTypedColumnsQuotesAndNulls) {
-  auto schema = MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("name", DataType::Of(TypeId::kString)),
-                                 F("score", DataType::Of(TypeId::kFloat64)), F("ok", DataType::Of(TypeId::kBool)),
-                                 F("day", DataType::Of(TypeId::kDate)),
-                                 F("v", DataType::Vector(VectorElement::kFloat32, 2))});
+  auto schema =
+      MakeSchemaOrDie({F("id", DataType::Of(TypeId::kInt64), false), F("name", DataType::Of(TypeId::kString)),
+                       F("score", DataType::Of(TypeId::kFloat64)), F("ok", DataType::Of(TypeId::kBool)),
+                       F("day", DataType::Of(TypeId::kDate)), F("v", DataType::Vector(VectorElement::kFloat32, 2))});
   std::string csv =
       "id,name,score,ok,day,v\r\n"
       "1,\"a, \"\"quoted\"\"\",1.5,true,2024-01-02,\"[1,2]\"\r\n"
@@ -234,9 +230,9 @@ TEST(TextIngestTest, CsvAndJsonlAgreeOnUtf8AndNul) {
     const std::string message = "invalid UTF-8 (byte 0x" + bad.hex + ")";
     EXPECT_THAT(ErrorOf("id,s\n1,ok\n2,a" + bad.bytes + "b\n", IngestFormat::kCsv, schema),
                 HasSubstr("in.txt:3:4: " + message));
-    EXPECT_THAT(ErrorOf("{\"id\":1,\"s\":\"ok\"}\n{\"id\":2,\"s\":\"a" + bad.bytes + "b\"}\n", IngestFormat::kJsonl,
-                        schema),
-                HasSubstr("in.txt:2:15: " + message));
+    EXPECT_THAT(
+        ErrorOf("{\"id\":1,\"s\":\"ok\"}\n{\"id\":2,\"s\":\"a" + bad.bytes + "b\"}\n", IngestFormat::kJsonl, schema),
+        HasSubstr("in.txt:2:15: " + message));
     // Without a schema too: inference reads the same lines.
     EXPECT_THAT(ErrorOf("id,s\n1,a" + bad.bytes + "\n", IngestFormat::kCsv), HasSubstr("in.txt:2:4: " + message));
     EXPECT_THAT(ErrorOf("{\"s\":\"a" + bad.bytes + "\"}\n", IngestFormat::kJsonl), HasSubstr("in.txt:1:8: " + message));
@@ -247,8 +243,8 @@ TEST(TextIngestTest, CsvAndJsonlAgreeOnUtf8AndNul) {
 
   const std::string valid = "\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e";  // é € 𝄞
   auto csv = ReadAll("id,s\n1,a" + std::string(1, '\0') + "b\n2," + valid + "\n", IngestFormat::kCsv, schema);
-  auto jsonl = ReadAll("{\"id\":1,\"s\":\"a\\u0000b\"}\n{\"id\":2,\"s\":\"" + valid + "\"}\n", IngestFormat::kJsonl,
-                       schema);
+  auto jsonl =
+      ReadAll("{\"id\":1,\"s\":\"a\\u0000b\"}\n{\"id\":2,\"s\":\"" + valid + "\"}\n", IngestFormat::kJsonl, schema);
   ASSERT_TRUE(csv.ok()) << csv.status().ToString();
   ASSERT_TRUE(jsonl.ok()) << jsonl.status().ToString();
   for (const auto* batches : {&*csv, &*jsonl}) {
@@ -268,7 +264,8 @@ TEST(TextIngestTest, VarcharLengthsAreEnforcedInCharacters) {
   auto csv = ReadAll("id,code\n1,abc\n2," + three + "\n3,\n", IngestFormat::kCsv, schema);
   ASSERT_TRUE(csv.ok()) << csv.status().ToString();
   EXPECT_EQ((*csv)[0].columns[1].StringAt(1), three);
-  auto jsonl = ReadAll("{\"id\":1,\"code\":\"abc\"}\n{\"id\":2,\"code\":\"" + three + "\"}\n", IngestFormat::kJsonl, schema);
+  auto jsonl =
+      ReadAll("{\"id\":1,\"code\":\"abc\"}\n{\"id\":2,\"code\":\"" + three + "\"}\n", IngestFormat::kJsonl, schema);
   ASSERT_TRUE(jsonl.ok()) << jsonl.status().ToString();
 
   EXPECT_THAT(ErrorOf("id,code\n1,abc\n2,abcd\n", IngestFormat::kCsv, schema),
@@ -352,7 +349,8 @@ TEST_F(VectorFileTest, FvecsDimensionMismatchAndTruncation) {
   add(2, 1);
   float inf = std::numeric_limits<float>::infinity();
   rec.append(reinterpret_cast<const char*>(&inf), 4);
-  EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs), HasSubstr("record 0 (byte offset 8): vector element 1 is not a finite"));
+  EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs),
+              HasSubstr("record 0 (byte offset 8): vector element 1 is not a finite"));
   EXPECT_THAT(ErrorOf("\x01\x00", IngestFormat::kFvecs), HasSubstr("too short"));
   rec.clear();
   add(-1, 0);
@@ -370,8 +368,8 @@ std::string Npy(const std::string& dict, const std::string& data) {
 
 TEST_F(VectorFileTest, NpyHeaderErrors) {
   std::string eight(8, '\0');
-  EXPECT_TRUE(ReadAll(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1), }\n", eight),
-                      IngestFormat::kNpy).ok());
+  EXPECT_TRUE(
+      ReadAll(Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1), }\n", eight), IngestFormat::kNpy).ok());
   EXPECT_THAT(ErrorOf(Npy("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 1), }", eight), IngestFormat::kNpy),
               HasSubstr("dtype '>f4' is not supported"));
   EXPECT_THAT(ErrorOf(Npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 1), }", eight), IngestFormat::kNpy),
@@ -468,8 +466,8 @@ TEST(IngestExcerptTest, JsonlErrorsQuoteOnlyAShortExcerpt) {
   EXPECT_THAT(m, HasSubstr("column name '" + std::string("a") + std::string(kPublic).substr(0, 31) +
                            "...' has an invalid character at position 34"));
   ExpectNoEcho(m, "bad key");
-  m = ErrorOf("{\"id\": 1, \"" + std::string(kPublic) + std::string(40, 'y') + "_hunter2\": 2}\n",
-              IngestFormat::kJsonl, schema);
+  m = ErrorOf("{\"id\": 1, \"" + std::string(kPublic) + std::string(40, 'y') + "_hunter2\": 2}\n", IngestFormat::kJsonl,
+              schema);
   EXPECT_THAT(m, HasSubstr("column name '" + std::string(kPublic) + "...' is 80 characters long"));
   ExpectNoEcho(m, "long key");
   m = ErrorOf("{\"id\": 1, \"" + std::string(kPublic) + "_hunter2\": 2}\n", IngestFormat::kJsonl, schema);

@@ -154,10 +154,20 @@ bool ParseDouble(std::string_view s, double* out, bool* out_of_range) {
 Status IntRange(int64_t v, const DataType& type) {
   int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
   switch (type.id) {
-    case TypeId::kInt8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case TypeId::kInt16: lo = INT16_MIN; hi = INT16_MAX; break;
-    case TypeId::kInt32: lo = INT32_MIN; hi = INT32_MAX; break;
-    default: break;
+    case TypeId::kInt8:
+      lo = INT8_MIN;
+      hi = INT8_MAX;
+      break;
+    case TypeId::kInt16:
+      lo = INT16_MIN;
+      hi = INT16_MAX;
+      break;
+    case TypeId::kInt32:
+      lo = INT32_MIN;
+      hi = INT32_MAX;
+      break;
+    default:
+      break;
   }
   if (v < lo || v > hi) {
     return Status::InvalidArgument("value " + std::to_string(v) + " is out of range for " + type.ToString());
@@ -194,8 +204,8 @@ Result<int64_t> ParseDecimal(std::string_view s, const DataType& type) {
   }
   while (!ip.empty() && ip[0] == '0') ip.remove_prefix(1);
   if (fp.size() > type.scale) {
-    return Status::InvalidArgument(Quote(s) + " has more than " + std::to_string(type.scale) +
-                                   " decimal places for " + type.ToString());
+    return Status::InvalidArgument(Quote(s) + " has more than " + std::to_string(type.scale) + " decimal places for " +
+                                   type.ToString());
   }
   if (ip.size() > static_cast<size_t>(type.precision - type.scale)) {
     return Status::InvalidArgument(Quote(s) + " is out of range for " + type.ToString());
@@ -251,7 +261,8 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
         double d;
         bool oor;
         if (ParseDouble(t, &d, &oor) || oor) {
-          if (oor || std::trunc(d) == d) return Status::InvalidArgument(Quote(text) + " is out of range for " + type.ToString());
+          if (oor || std::trunc(d) == d)
+            return Status::InvalidArgument(Quote(text) + " is out of range for " + type.ToString());
         }
         return Status::InvalidArgument(Quote(text) + " is not an integer (" + type.ToString() + ")");
       }
@@ -433,7 +444,6 @@ Status CheckUtf8Line(std::string_view file, uint64_t line_no, std::string_view l
   return TextError(file, line_no, bad + 1, std::string("invalid UTF-8 (byte 0x") + kHex[b >> 4] + kHex[b & 15] + ")");
 }
 
-
 Status AppendText(Column* col, const Field& field, const std::string_view* text) {
   if (text == nullptr) {
     if (!field.nullable) return Status::InvalidArgument("missing value for non-nullable column");
@@ -443,8 +453,7 @@ Status AppendText(Column* col, const Field& field, const std::string_view* text)
   const DataType& type = field.type;
   if (type.id == TypeId::kString) {
     if (text->size() > bounds::kMaxStringValueBytes) {
-      return Status::InvalidArgument("string value exceeds " + std::to_string(bounds::kMaxStringValueBytes) +
-                                     " bytes");
+      return Status::InvalidArgument("string value exceeds " + std::to_string(bounds::kMaxStringValueBytes) + " bytes");
     }
     VIGIL_RETURN_IF_ERROR(type.CheckLength(*text));
     col->AppendString(*text);
@@ -563,14 +572,21 @@ void TypeGuess::Merge(Kind k) {
 
 DataType TypeGuess::Result() const {
   switch (kind_) {
-    case kBool: return DataType::Of(TypeId::kBool);
-    case kInt: return DataType::Of(TypeId::kInt64);
-    case kDouble: return DataType::Of(TypeId::kFloat64);
-    case kDate: return DataType::Of(TypeId::kDate);
-    case kTimestamp: return DataType::Of(TypeId::kTimestamp);
-    case kVector: return DataType::Vector(VectorElement::kFloat32, dim_);
+    case kBool:
+      return DataType::Of(TypeId::kBool);
+    case kInt:
+      return DataType::Of(TypeId::kInt64);
+    case kDouble:
+      return DataType::Of(TypeId::kFloat64);
+    case kDate:
+      return DataType::Of(TypeId::kDate);
+    case kTimestamp:
+      return DataType::Of(TypeId::kTimestamp);
+    case kVector:
+      return DataType::Vector(VectorElement::kFloat32, dim_);
     case kNone:
-    case kString: break;
+    case kString:
+      break;
   }
   return DataType::Of(TypeId::kString);
 }

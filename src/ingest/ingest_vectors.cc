@@ -46,7 +46,9 @@ size_t FirstNonFinite32(const char* p, size_t n) {
 class VectorSink {
  public:
   VectorSink(std::string file, VectorTarget target, VectorElement source)
-      : file_(std::move(file)), target_(std::move(target)), source_(source),
+      : file_(std::move(file)),
+        target_(std::move(target)),
+        source_(source),
         dest_(target_.schema->field(target_.vector_index).type.element),
         dim_(target_.schema->field(target_.vector_index).type.dim) {}
 
@@ -142,7 +144,9 @@ RecordBatch NewBatch(const SchemaPtr& schema, size_t rows) {
 class FvecsReader : public RecordBatchReader {
  public:
   FvecsReader(std::unique_ptr<ByteSource> src, uint32_t dim, VectorTarget target, size_t batch_rows)
-      : src_(std::move(src)), dim_(dim), record_bytes_(4 + 4ull * dim),
+      : src_(std::move(src)),
+        dim_(dim),
+        record_bytes_(4 + 4ull * dim),
         batch_rows_(RowsPerBatch(batch_rows, record_bytes_)),
         sink_(src_->name(), std::move(target), VectorElement::kFloat32) {}
 
@@ -296,8 +300,8 @@ Result<NpyHeader> ParseNpyHeader(ByteSource* src) {
   if (major < 1 || major > 3) return bad(6, "unsupported .npy version " + std::to_string(major));
   uint64_t len_bytes = major == 1 ? 2 : 4;
   if (pre.size() < 8 + len_bytes) return bad(8, "truncated header");
-  uint64_t header_len = major == 1 ? (static_cast<uint8_t>(pre[8]) | (static_cast<uint8_t>(pre[9]) << 8))
-                                   : LoadU32(pre.data() + 8);
+  uint64_t header_len =
+      major == 1 ? (static_cast<uint8_t>(pre[8]) | (static_cast<uint8_t>(pre[9]) << 8)) : LoadU32(pre.data() + 8);
   if (header_len > kMaxNpyHeaderBytes) return bad(8, "header length " + std::to_string(header_len) + " too large");
   uint64_t start = 8 + len_bytes;
   std::string text;
@@ -330,9 +334,9 @@ Result<NpyHeader> ParseNpyHeader(ByteSource* src) {
   uint64_t expect = h.data_offset + h.rows * row_bytes;
   if (src->size() < expect) {
     uint64_t complete = (src->size() - std::min(src->size(), h.data_offset)) / row_bytes;
-    return RecordError(file, complete, h.data_offset + complete * row_bytes,
-                       "truncated data: shape says " + std::to_string(h.rows) + " rows, the file holds " +
-                           std::to_string(complete));
+    return RecordError(
+        file, complete, h.data_offset + complete * row_bytes,
+        "truncated data: shape says " + std::to_string(h.rows) + " rows, the file holds " + std::to_string(complete));
   }
   if (src->size() > expect) {
     return RecordError(file, h.rows, expect, std::to_string(src->size() - expect) + " unexpected bytes after the data");
@@ -343,9 +347,11 @@ Result<NpyHeader> ParseNpyHeader(ByteSource* src) {
 class NpyReader : public RecordBatchReader {
  public:
   NpyReader(std::unique_ptr<ByteSource> src, NpyHeader h, VectorTarget target, size_t batch_rows)
-      : src_(std::move(src)), h_(h),
+      : src_(std::move(src)),
+        h_(h),
         row_bytes_(static_cast<uint64_t>(h.dim) * (h.element == VectorElement::kFloat32 ? 4 : 2)),
-        batch_rows_(RowsPerBatch(batch_rows, row_bytes_)), sink_(src_->name(), std::move(target), h.element) {}
+        batch_rows_(RowsPerBatch(batch_rows, row_bytes_)),
+        sink_(src_->name(), std::move(target), h.element) {}
 
   SchemaPtr schema() const override { return sink_.schema(); }
 
@@ -357,7 +363,8 @@ class NpyReader : public RecordBatchReader {
     if (chunk_.size() != n * row_bytes_) return RecordError(src_->name(), next_row_, offset, "short read");
     RecordBatch batch = NewBatch(sink_.schema(), n);
     for (size_t i = 0; i < n; ++i) {
-      VIGIL_RETURN_IF_ERROR(sink_.Append(&batch, chunk_.data() + i * row_bytes_, next_row_ + i, offset + i * row_bytes_));
+      VIGIL_RETURN_IF_ERROR(
+          sink_.Append(&batch, chunk_.data() + i * row_bytes_, next_row_ + i, offset + i * row_bytes_));
     }
     next_row_ += n;
     return std::optional<RecordBatch>(std::move(batch));
@@ -375,23 +382,22 @@ class NpyReader : public RecordBatchReader {
 
 }  // namespace
 
-Result<std::unique_ptr<RecordBatchReader>> OpenFvecs(std::unique_ptr<ByteSource> src,
-                                                     const IngestOptions& options) {
+Result<std::unique_ptr<RecordBatchReader>> OpenFvecs(std::unique_ptr<ByteSource> src, const IngestOptions& options) {
   std::string head;
   VIGIL_RETURN_IF_ERROR(src->ReadAt(0, 4, &head));
   if (head.size() < 4) return RecordError(src->name(), 0, 0, "file is too short for an .fvecs record");
   int32_t dim = static_cast<int32_t>(LoadU32(head.data()));
   if (dim <= 0 || static_cast<uint32_t>(dim) > bounds::kMaxVectorDimension) {
-    return RecordError(src->name(), 0, 0, "vector dimension " + std::to_string(dim) + " is out of range 1.." +
-                                              std::to_string(bounds::kMaxVectorDimension));
+    return RecordError(src->name(), 0, 0,
+                       "vector dimension " + std::to_string(dim) + " is out of range 1.." +
+                           std::to_string(bounds::kMaxVectorDimension));
   }
   VIGIL_ASSIGN_OR_RETURN(VectorTarget target, ResolveVectorTarget(src->name(), static_cast<uint32_t>(dim), options));
   return std::unique_ptr<RecordBatchReader>(
       new FvecsReader(std::move(src), static_cast<uint32_t>(dim), std::move(target), options.batch_rows));
 }
 
-Result<std::unique_ptr<RecordBatchReader>> OpenNpy(std::unique_ptr<ByteSource> src,
-                                                   const IngestOptions& options) {
+Result<std::unique_ptr<RecordBatchReader>> OpenNpy(std::unique_ptr<ByteSource> src, const IngestOptions& options) {
   VIGIL_ASSIGN_OR_RETURN(NpyHeader h, ParseNpyHeader(src.get()));
   VIGIL_ASSIGN_OR_RETURN(VectorTarget target, ResolveVectorTarget(src->name(), h.dim, options));
   return std::unique_ptr<RecordBatchReader>(new NpyReader(std::move(src), h, std::move(target), options.batch_rows));

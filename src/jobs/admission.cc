@@ -15,10 +15,14 @@ namespace {
 
 SqlCategory CategoryOf(index::IndexType t) {
   switch (t) {
-    case index::IndexType::kIvfPq: return SqlCategory::kAnn;
-    case index::IndexType::kBtree: return SqlCategory::kBtree;
-    case index::IndexType::kBitmap: return SqlCategory::kBitmap;
-    case index::IndexType::kFts: return SqlCategory::kFts;
+    case index::IndexType::kIvfPq:
+      return SqlCategory::kAnn;
+    case index::IndexType::kBtree:
+      return SqlCategory::kBtree;
+    case index::IndexType::kBitmap:
+      return SqlCategory::kBitmap;
+    case index::IndexType::kFts:
+      return SqlCategory::kFts;
   }
   return SqlCategory::kBtree;
 }
@@ -46,8 +50,9 @@ Result<std::optional<index::LogicalIndexInfo>> Match(const std::vector<index::Lo
   std::optional<index::LogicalIndexInfo> found;
   for (const auto& i : indexes) {
     if (NormalizeIndexNameV1(i.name) != NormalizeIndexNameV1(name)) continue;
-    if (found) return Status::InvalidArgument("index name '" + name + "' is ambiguous: it matches '" + found->name +
-                                              "' and '" + i.name + "' by case");
+    if (found)
+      return Status::InvalidArgument("index name '" + name + "' is ambiguous: it matches '" + found->name + "' and '" +
+                                     i.name + "' by case");
     found = i;
   }
   return found;
@@ -89,8 +94,8 @@ JobSpec BaseSpec(const Target& t, const std::string& exact_name, Operation op) {
 }
 
 // Admits `spec` and, for a pre-dispatch NOOP, concludes it at once.
-Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms,
-                            bool noop, const RequestClaim& request) {
+Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms, bool noop,
+                            const RequestClaim& request) {
   VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms, request));
   // Crash cut C1: T1 is durable, the client's OK is not yet sent.
   if (Status fp = failpoint::Hit("admission.after_commit"); !fp.ok()) return fp;
@@ -110,9 +115,9 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   auto idx = t.dataset->schema()->IndexOf(stmt.column);
   if (!idx) return Status::InvalidArgument("table " + t.table.table_name + " has no column '" + stmt.column + "'");
   const Field& field = t.dataset->schema()->field(*idx);
-  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec spec, index::ValidateIndexSpec(stmt.type, stmt.properties, field,
-                                                                        t.dataset->CountRows(),
-                                                                        t.dataset->manifest().fragments.size(), caps_));
+  VIGIL_ASSIGN_OR_RETURN(index::IndexSpec spec,
+                         index::ValidateIndexSpec(stmt.type, stmt.properties, field, t.dataset->CountRows(),
+                                                  t.dataset->manifest().fragments.size(), caps_));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
   std::string exact = existing ? existing->name : stmt.index_name;
   if (existing && existing->name != stmt.index_name && !stmt.if_not_exists && !stmt.or_replace) {
@@ -139,8 +144,8 @@ Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& targe
   if (!entry) return std::optional<JobRecord>();
   const std::string normalized = NormalizeIndexNameV1(name);
   // Only jobs in these states can hold a fence (HoldsFence); each listing is bounded.
-  for (const char* state : {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING",
-                            "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
+  for (const char* state :
+       {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING", "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
     JobFilter filter;
     filter.catalog_name = entry->catalog_name;
     filter.database_name = entry->database_name;

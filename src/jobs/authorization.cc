@@ -13,9 +13,12 @@ bool Grants(const std::set<Privilege>& held, Privilege wanted) {
 
 int Rank(Privilege p) {
   switch (p) {
-    case Privilege::kShow: return 0;
-    case Privilege::kAlter: return 1;
-    case Privilege::kAdmin: return 2;
+    case Privilege::kShow:
+      return 0;
+    case Privilege::kAlter:
+      return 1;
+    case Privilege::kAdmin:
+      return 2;
   }
   return -1;
 }
@@ -24,9 +27,12 @@ int Rank(Privilege p) {
 
 std::string_view PrivilegeName(Privilege p) {
   switch (p) {
-    case Privilege::kShow: return "SHOW";
-    case Privilege::kAlter: return "ALTER";
-    case Privilege::kAdmin: return "ADMIN";
+    case Privilege::kShow:
+      return "SHOW";
+    case Privilege::kAlter:
+      return "ALTER";
+    case Privilege::kAdmin:
+      return "ADMIN";
   }
   return "UNKNOWN";
 }

@@ -27,8 +27,7 @@ Result<TableEntry> ParseTable(const Row& row) {
 
 // The catalog's incarnation, registering the catalog on first use.
 Result<std::string> EnsureCatalog(Connection& conn, const std::string& catalog, int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(
-      conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
+  VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
   VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectCatalog, {catalog}));
   if (!row) return Status::Internal("catalog '" + catalog + "' vanished after insert");
   return row->Text(0);
@@ -37,8 +36,7 @@ Result<std::string> EnsureCatalog(Connection& conn, const std::string& catalog, 
 }  // namespace
 
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
-                                               const std::string& table, const std::string& locator,
-                                               int64_t now_ms) {
+                                               const std::string& table, const std::string& locator, int64_t now_ms) {
   return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms);
 }
 
@@ -55,8 +53,7 @@ Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
   VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, EnsureCatalog(txn.conn(), catalog, now_ms));
   VIGIL_RETURN_IF_ERROR(
-      txn.conn().Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms})
-          .status());
+      txn.conn().Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms}).status());
   VIGIL_RETURN_IF_ERROR(txn.Commit());
   return t;
 }
@@ -72,8 +69,7 @@ Result<std::vector<TableEntry>> CatalogStore::ListTables(const std::string& cata
   return out;
 }
 
-Result<std::optional<TableEntry>> CatalogStore::LookupTable(const std::string& catalog,
-                                                            const std::string& database,
+Result<std::optional<TableEntry>> CatalogStore::LookupTable(const std::string& catalog, const std::string& database,
                                                             const std::string& table) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   return LookupOn(*conn, catalog, database, table, false);

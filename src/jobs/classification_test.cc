@@ -39,8 +39,7 @@ TEST(ClassificationTest, TypedResultsAfterInvocation) {
               AttemptResult::kNotCommittedChanged);
     for (StatusCode c : {StatusCode::kInvalidArgument, StatusCode::kNotSupported, StatusCode::kIOError,
                          StatusCode::kInternal, StatusCode::kCorruption, StatusCode::kResourceExhausted}) {
-      EXPECT_EQ(Classify(op, IfMode::kNone, Complete(true, c)).result, AttemptResult::kUnknown)
-          << StatusCodeName(c);
+      EXPECT_EQ(Classify(op, IfMode::kNone, Complete(true, c)).result, AttemptResult::kUnknown) << StatusCodeName(c);
     }
   }
 }

@@ -27,20 +27,20 @@
 #include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {
 
-constexpr int64_t kTtl = 7 * 24 * 3'600'000LL;  // leases outlive every fake clock jump but C5's
+constexpr int64_t kTtl = 7 * 24 * 3'600'000LL;   // leases outlive every fake clock jump but C5's
 constexpr char kOldLeader[] = "leader-old";      // a dispatcher that lost its attempt's response
 constexpr char kChildLeader[] = "leader-child";  // the leader killed in a child process
 constexpr char kNewLeader[] = "leader-new";      // the restarted leader in this process
@@ -113,9 +113,7 @@ class MarkingExecutor : public Executor {
   }
 
  private:
-  static std::string Path(const std::string& dir, int64_t job_id) {
-    return dir + "/sent-" + std::to_string(job_id);
-  }
+  static std::string Path(const std::string& dir, int64_t job_id) { return dir + "/sent-" + std::to_string(job_id); }
   std::string dir_;
   InProcessExecutor inner_;
 };
@@ -291,7 +289,9 @@ class CrashCutTest : public ::testing::Test {
     if (!job.ok()) return job.status();
     return store_->Cancel({job->job_id, job->revision, std::nullopt, "admin", clock_.NowMs()}).status();
   }
-  JobControl Control() { return JobControl(store_.get(), [this] { return clock_.NowMs(); }); }
+  JobControl Control() {
+    return JobControl(store_.get(), [this] { return clock_.NowMs(); });
+  }
   // DROP TABLE docs; only called where it must be refused.
   Status DropTable() { return Control().DropTable("local", "db", "docs", Principal::LocalAdmin()); }
   // A target-changing DDL that changes nothing: OK exactly when no job guards the table.
@@ -476,7 +476,8 @@ TEST_F(CrashCutTest, C2_AdmissionRacesDropTable) {
           return job.status().code() == StatusCode::kNotFound ? 1 : 50 + static_cast<int>(job.status().code());
         },
         [this, table](JobStore* s) {
-          Status drop = JobControl(s, [this] { return clock_.NowMs(); }).DropTable("local", "db", table, Principal::LocalAdmin());
+          Status drop =
+              JobControl(s, [this] { return clock_.NowMs(); }).DropTable("local", "db", table, Principal::LocalAdmin());
           if (drop.ok()) return 0;
           return drop.message().find(kTableGuarded) != std::string::npos ? 1 : 50 + static_cast<int>(drop.code());
         },
@@ -802,9 +803,9 @@ TEST_P(CrashCutC6, CommitWithLostResponseIsAttributedCommitted) {
   EXPECT_EQ(done.committed_version, static_cast<int64_t>(committed.version));
   EXPECT_EQ(Count(id, event::kDispatched), 1);
   std::vector<std::string> kinds = Kinds(id);
-  const std::vector<std::string> expected{"ADMITTED",   "DISPATCHED", "RESULT",         "CHANGE_OBSERVED",
-                                          "TERMINATION_PROVEN", "FINAL_READ", "ATTRIBUTED", "REFRESH_STARTED",
-                                          "REFRESH_DONE"};
+  const std::vector<std::string> expected{"ADMITTED",        "DISPATCHED",         "RESULT",
+                                          "CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ",
+                                          "ATTRIBUTED",      "REFRESH_STARTED",    "REFRESH_DONE"};
   EXPECT_EQ(kinds, expected);
   EXPECT_EQ(Versions(), versions);  // attribution reads, it never replays the mutation
   EXPECT_EQ(TableGeneration(), generation + 1);
@@ -815,8 +816,7 @@ TEST_P(CrashCutC6, CommitWithLostResponseIsAttributedCommitted) {
 
 INSTANTIATE_TEST_SUITE_P(CrashCut, CrashCutC6, ::testing::Values("provider.after_commit", "runner.before_record"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return info.index == 0 ? std::string("AfterProviderCommit")
-                                                  : std::string("BeforeRecord");
+                           return info.index == 0 ? std::string("AfterProviderCommit") : std::string("BeforeRecord");
                          });
 
 // C7: the attempt's hard deadline passed without a termination proof (its worker holds the
@@ -892,10 +892,11 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
   EXPECT_EQ(Kinds(job.job_id).back(), "WATCH_CHECKED");
   // A proof for another attempt does not match.
-  EXPECT_EQ(store_->ProveTermination({w.job_id, w.revision, leader->leader_epoch(), kNewLeader, clock_.NowMs()}, "other")
-                .status()
-                .code(),
-            StatusCode::kCommitConflict);
+  EXPECT_EQ(
+      store_->ProveTermination({w.job_id, w.revision, leader->leader_epoch(), kNewLeader, clock_.NowMs()}, "other")
+          .status()
+          .code(),
+      StatusCode::kCommitConflict);
   EXPECT_EQ(Get(job.job_id).revision, w.revision);
 
   // The worker commits, then dies by SIGKILL before anyone hears of it.
@@ -1011,8 +1012,8 @@ TEST_F(CrashCutTest, C10_PendingForceRefreshReplaysTheSameFinalCas) {
   char c;
   ASSERT_TRUE(ReadByte(ready.r, &c));
   ASSERT_EQ(DispatchLost(job, attempt_id).state.outcome, Outcome::kUnknown);
-  auto requested = Control().Resolve(job.job_id, ResolveAction::kForceRelease, "operator accepts the risk",
-                                     Principal::LocalAdmin());
+  auto requested =
+      Control().Resolve(job.job_id, ResolveAction::kForceRelease, "operator accepts the risk", Principal::LocalAdmin());
   ASSERT_TRUE(requested.ok()) << requested.status().ToString();
   ASSERT_EQ(requested->job.state.disposition, Disposition::kForceRefreshPending);
   const std::string resolution = requested->job.resolution_id.value_or("");

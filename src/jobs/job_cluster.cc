@@ -164,8 +164,8 @@ Result<int64_t> JobStore::BumpRefreshGeneration(meta::Transaction& txn, const st
 
 Result<int64_t> JobStore::GetRefreshGeneration(const std::string& table_incarnation) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn->QueryOptional(sql::kSelectRefreshGeneration,
-                                                                    {table_incarnation}));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row,
+                         conn->QueryOptional(sql::kSelectRefreshGeneration, {table_incarnation}));
   if (!row) return int64_t{0};
   return row->Int(0);
 }

@@ -1,6 +1,5 @@
 #include "vigil/jobs/job_control.h"
 
-
 namespace vigil::jobs {
 
 namespace {
@@ -50,9 +49,11 @@ JobFilter VisibleTo(JobFilter filter, const Principal& who) {
 
 bool ResolutionDone(const JobRecord& job, ResolveAction action) {
   switch (action) {
-    case ResolveAction::kAcknowledge: return job.state.disposition == Disposition::kAcknowledged;
+    case ResolveAction::kAcknowledge:
+      return job.state.disposition == Disposition::kAcknowledged;
     case ResolveAction::kForceRelease:
-    case ResolveAction::kForceReleaseWithoutRefresh: return job.state.disposition == Disposition::kForceReleased;
+    case ResolveAction::kForceReleaseWithoutRefresh:
+      return job.state.disposition == Disposition::kForceReleased;
   }
   return false;
 }
@@ -61,22 +62,24 @@ bool ResolutionDone(const JobRecord& job, ResolveAction action) {
 
 std::string_view Name(ResolveAction a) {
   switch (a) {
-    case ResolveAction::kAcknowledge: return "ACKNOWLEDGED";
-    case ResolveAction::kForceRelease: return "FORCE_RELEASE";
-    case ResolveAction::kForceReleaseWithoutRefresh: return "FORCE_RELEASE WITHOUT REFRESH";
+    case ResolveAction::kAcknowledge:
+      return "ACKNOWLEDGED";
+    case ResolveAction::kForceRelease:
+      return "FORCE_RELEASE";
+    case ResolveAction::kForceReleaseWithoutRefresh:
+      return "FORCE_RELEASE WITHOUT REFRESH";
   }
   return "?";
 }
 
 Result<bool> JobControl::TargetResolves(const JobRecord& job) {
-  VIGIL_ASSIGN_OR_RETURN(auto entry,
-                         store_->catalog().LookupTable(job.spec.catalog_name, job.spec.database_name, job.spec.table_name));
+  VIGIL_ASSIGN_OR_RETURN(
+      auto entry, store_->catalog().LookupTable(job.spec.catalog_name, job.spec.database_name, job.spec.table_name));
   return entry.has_value() && entry->table_incarnation == job.spec.table_incarnation &&
          entry->catalog_incarnation == job.spec.catalog_incarnation;
 }
 
-Result<JobRecord> JobControl::LoadAuthorized(int64_t job_id, const Principal& who, Privilege p,
-                                             bool orphan_admin_ok) {
+Result<JobRecord> JobControl::LoadAuthorized(int64_t job_id, const Principal& who, Privilege p, bool orphan_admin_ok) {
   Result<JobRecord> job = store_->Get(job_id);
   if (!job.ok()) return job.status().code() == StatusCode::kNotFound ? Invisible(job_id) : job.status();
   const JobSpec& s = job->spec;
@@ -153,8 +156,8 @@ Result<JobRecord> JobControl::Cancel(int64_t job_id, const Principal& who) {
   return Status::Busy("index job " + std::to_string(job_id) + " keeps changing; try CANCEL again");
 }
 
-Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std::string_view note,
-                                      const Principal& who, const WaitOptions& wait) {
+Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std::string_view note, const Principal& who,
+                                      const WaitOptions& wait) {
   const bool emergency = action == ResolveAction::kForceReleaseWithoutRefresh;
   const bool force = action != ResolveAction::kAcknowledge;
   VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kAlter, force));
@@ -169,17 +172,18 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
   if (job.state.outcome != Outcome::kUnknown && !(emergency && fenced_known)) {
     const std::string state(DerivedState(job.state));
     const std::string outcome(Name(job.state.outcome));
-    return Typed(kNotResolvable,
-                 "index job " + std::to_string(job_id) + " is " + state +
-                     (job.state.outcome == Outcome::kNone ? "" : " (outcome " + outcome + ")") +
-                     ": only a job whose outcome is unknown (OUTCOME_UNKNOWN) is resolved" +
-                     (fenced_known ? " (an ADMIN may FORCE_RELEASE WITHOUT REFRESH it: it still holds the fence)" : "") +
-                     (IsFinal(job.state) ? "; this one needs nothing" : "; WAIT INDEX JOB " + std::to_string(job_id)));
+    return Typed(
+        kNotResolvable,
+        "index job " + std::to_string(job_id) + " is " + state +
+            (job.state.outcome == Outcome::kNone ? "" : " (outcome " + outcome + ")") +
+            ": only a job whose outcome is unknown (OUTCOME_UNKNOWN) is resolved" +
+            (fenced_known ? " (an ADMIN may FORCE_RELEASE WITHOUT REFRESH it: it still holds the fence)" : "") +
+            (IsFinal(job.state) ? "; this one needs nothing" : "; WAIT INDEX JOB " + std::to_string(job_id)));
   }
   Cas cas{job.job_id, job.revision, std::nullopt, who.name, NowMs()};
   Result<JobRecord> requested = action == ResolveAction::kAcknowledge ? store_->RequestAck(cas, clean)
-                                : emergency                          ? store_->ForceWithoutRefresh(cas, clean)
-                                                                     : store_->RequestForce(cas, clean);
+                                : emergency                           ? store_->ForceWithoutRefresh(cas, clean)
+                                                                      : store_->RequestForce(cas, clean);
   VIGIL_ASSIGN_OR_RETURN(job, std::move(requested));
   const std::string resolution = job.resolution_id.value_or("");
   const int64_t deadline = NowMs() + wait.timeout_ms;
@@ -188,8 +192,7 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
     if (job.state.refresh == RefreshState::kRetryPending || NowMs() >= deadline) {
       return Typed(kResolutionIncomplete,
                    "index job " + std::to_string(job_id) + " resolution " + resolution + " is " +
-                       std::string(Name(job.state.disposition)) + " (refresh " +
-                       std::string(Name(job.state.refresh)) +
+                       std::string(Name(job.state.disposition)) + " (refresh " + std::string(Name(job.state.refresh)) +
                        (job.refresh_last_error ? ": " + *job.refresh_last_error : std::string()) +
                        "); the leader keeps retrying it, and RESOLVE again joins the same request");
     }
@@ -249,9 +252,8 @@ Status JobControl::GuardedTableChange(const std::string& catalog, const std::str
 
 Status JobControl::DropTable(const std::string& catalog, const std::string& db, const std::string& table,
                              const Principal& who) {
-  return GuardedTableChange(catalog, db, table, who, [&](meta::Transaction& txn) {
-    return store_->DropTable(txn, catalog, db, table);
-  });
+  return GuardedTableChange(catalog, db, table, who,
+                            [&](meta::Transaction& txn) { return store_->DropTable(txn, catalog, db, table); });
 }
 
 }  // namespace vigil::jobs

@@ -7,9 +7,9 @@
 #include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::jobs {
@@ -160,9 +160,7 @@ TEST_F(JobControlTest, AcknowledgeKeepsTheFenceAndRepeatsReturnTheSameEvents) {
   JobRecord job = Unknown("a_idx");
   EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, "   ", admin_).status().code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, std::string(1025, 'x'), admin_)
-                .status()
-                .code(),
+  EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, std::string(1025, 'x'), admin_).status().code(),
             StatusCode::kInvalidArgument);
   Principal reader = Grant("local.db.docs", {Privilege::kShow});
   EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, "seen", reader).status().code(),
@@ -204,8 +202,7 @@ TEST_F(JobControlTest, ForceReleaseNeedsTheRefreshThenReleasesWithWarnings) {
   int64_t t = 0;
   JobControl control(store_.get(), [&] { return t += 10; });
   // Without a leader the wait ends with a typed incomplete-resolution error naming the request.
-  auto incomplete =
-      control.Resolve(job.job_id, ResolveAction::kForceRelease, "accept the risk", admin_, {200, 10});
+  auto incomplete = control.Resolve(job.job_id, ResolveAction::kForceRelease, "accept the risk", admin_, {200, 10});
   EXPECT_EQ(incomplete.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(incomplete.status().message().rfind(std::string(kResolutionIncomplete), 0), 0u);
   const JobRecord pending = *store_->Get(job.job_id);
@@ -229,10 +226,9 @@ TEST_F(JobControlTest, ForceReleaseNeedsTheRefreshThenReleasesWithWarnings) {
 TEST_F(JobControlTest, ForceWithoutRefreshIsAdminOnlyAndImmediate) {
   JobRecord job = Unknown("a_idx");
   Principal writer = Grant("local.db.docs", {Privilege::kAlter});
-  EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kForceReleaseWithoutRefresh, "emergency", writer)
-                .status()
-                .code(),
-            StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      control_->Resolve(job.job_id, ResolveAction::kForceReleaseWithoutRefresh, "emergency", writer).status().code(),
+      StatusCode::kPermissionDenied);
   ASSERT_TRUE(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, "first", admin_).ok());  // pending ACK
   auto forced = control_->Resolve(job.job_id, ResolveAction::kForceReleaseWithoutRefresh, "emergency", admin_);
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();

@@ -9,10 +9,17 @@ namespace vigil::jobs {
 
 namespace {
 
-constexpr std::string_view kDerivedStates[] = {
-    "PENDING", "RUNNING", "REFRESHING", "FINISHED", "FAILED", "FAILED_REFRESH_PENDING",
-    "COMMITTED_REFRESH_PENDING", "COMMITTED_REFRESH_SKIPPED", "FAILED_REFRESH_SKIPPED", "CANCELLED",
-    "OUTCOME_UNKNOWN"};
+constexpr std::string_view kDerivedStates[] = {"PENDING",
+                                               "RUNNING",
+                                               "REFRESHING",
+                                               "FINISHED",
+                                               "FAILED",
+                                               "FAILED_REFRESH_PENDING",
+                                               "COMMITTED_REFRESH_PENDING",
+                                               "COMMITTED_REFRESH_SKIPPED",
+                                               "FAILED_REFRESH_SKIPPED",
+                                               "CANCELLED",
+                                               "OUTCOME_UNKNOWN"};
 
 // The job's target still names the registered table of its incarnations.
 constexpr std::string_view kTargetResolves =
@@ -93,8 +100,7 @@ void AddStateFilter(const std::set<Triple>& triples, Builder* b) {
 void AddScopes(const std::vector<TableScope>& scopes, Builder* b) {
   std::string any;
   for (const TableScope& s : scopes) {
-    std::string one = "(catalog_name = " + b->Bind(s.catalog_name) + " AND database_name = " +
-                      b->Bind(s.database_name);
+    std::string one = "(catalog_name = " + b->Bind(s.catalog_name) + " AND database_name = " + b->Bind(s.database_name);
     if (s.table_name) one += " AND table_name = " + b->Bind(*s.table_name);
     any += (any.empty() ? "" : " OR ") + one + ")";
   }

@@ -68,6 +68,8 @@
 #include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/common/file_lock.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/classification.h"
 #include "vigil/jobs/executor.h"
@@ -76,16 +78,14 @@
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/reconciler.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {
 
 constexpr int64_t kT0 = 1'700'000'000'000;
-constexpr int64_t kLeaseTtlMs = 24LL * 3'600'000;  // longer than any clock jump but a TTL wait
-constexpr int64_t kReconcileJumpMs = 31LL * 60'000;  // past the 30 min maximum watcher backoff
+constexpr int64_t kLeaseTtlMs = 24LL * 3'600'000;                       // longer than any clock jump but a TTL wait
+constexpr int64_t kReconcileJumpMs = 31LL * 60'000;                     // past the 30 min maximum watcher backoff
 constexpr const char* kNames[] = {"idx_a", "idx_b", "Idx_C", "IDX_A"};  // IDX_A collides with idx_a by case
 constexpr int kNameCount = 4;
 constexpr const char* kTables[] = {"docs", "notes", "logs"};  // each its own dataset
@@ -99,29 +99,29 @@ constexpr auto kWaitLimit = std::chrono::seconds(120);  // for an attempt thread
 // ---- Commands: plain values so that rapidcheck shrinks them ----
 
 enum class Op {
-  kAdmitCreate,      // Admission::Create, flag: IF NOT EXISTS
-  kAdmitDrop,        // JobStore::Admit of a DROP spec (the index "exists"), flag: IF EXISTS
-  kAdmitDropNoop,    // Admission::Drop IF EXISTS of a missing index: a pre-dispatch NOOP
-  kCancel,           // JobControl::Cancel
-  kBeginCancel,      // only the first CAS of CANCEL (crash cut C3)
-  kDispatch,         // JobRunner::RunOnePending with the scripted result
-  kRunRefreshes,     // JobRunner::RunRefreshes
-  kRefreshFailure,   // RefreshStart + RefreshDone(ok=false) by the leader
-  kReconcile,        // clock +31 min, Reconciler::RunDue
-  kWorkerExit,       // a still-running worker exits (its attempt lock is released)
-  kResolve,          // JobControl::Resolve, action: ACK / FORCE / FORCE WITHOUT REFRESH
-  kDropTable,        // JobControl::DropTable, re-registered on success
-  kArchive,          // JobStore::Archive of everything finished so far
-  kAdvanceClock,     // action: 1 s / 45 s / 40 min
-  kStaleCallback,    // results / refresh completions with a wrong attempt, epoch or generation
-  kCrash,            // flag: workers die too; action odd: wait out the lease instead of takeover
-  kRefreshThenCrash, // RefreshStart, then the leader dies before RefreshDone (crash cut C9)
+  kAdmitCreate,       // Admission::Create, flag: IF NOT EXISTS
+  kAdmitDrop,         // JobStore::Admit of a DROP spec (the index "exists"), flag: IF EXISTS
+  kAdmitDropNoop,     // Admission::Drop IF EXISTS of a missing index: a pre-dispatch NOOP
+  kCancel,            // JobControl::Cancel
+  kBeginCancel,       // only the first CAS of CANCEL (crash cut C3)
+  kDispatch,          // JobRunner::RunOnePending with the scripted result
+  kRunRefreshes,      // JobRunner::RunRefreshes
+  kRefreshFailure,    // RefreshStart + RefreshDone(ok=false) by the leader
+  kReconcile,         // clock +31 min, Reconciler::RunDue
+  kWorkerExit,        // a still-running worker exits (its attempt lock is released)
+  kResolve,           // JobControl::Resolve, action: ACK / FORCE / FORCE WITHOUT REFRESH
+  kDropTable,         // JobControl::DropTable, re-registered on success
+  kArchive,           // JobStore::Archive of everything finished so far
+  kAdvanceClock,      // action: 1 s / 45 s / 40 min
+  kStaleCallback,     // results / refresh completions with a wrong attempt, epoch or generation
+  kCrash,             // flag: workers die too; action odd: wait out the lease instead of takeover
+  kRefreshThenCrash,  // RefreshStart, then the leader dies before RefreshDone (crash cut C9)
   // The concurrent property only:
-  kStartPending,     // the model's JobRunner::StartPending; the attempts wait inside the executor
-  kTick,             // Leader::Tick: takes finished attempts, starts pending ones, refreshes, reconciles
-  kRelease,          // held attempts end with scripts: one of a model runner's (!flag), or all of a runner's
-  kTakeover,         // a new leader takes the lease while the old process still runs (a zombie)
-  kZombie,           // action: a zombie's StartPending / Tick / reconcile pass
+  kStartPending,       // the model's JobRunner::StartPending; the attempts wait inside the executor
+  kTick,               // Leader::Tick: takes finished attempts, starts pending ones, refreshes, reconciles
+  kRelease,            // held attempts end with scripts: one of a model runner's (!flag), or all of a runner's
+  kTakeover,           // a new leader takes the lease while the old process still runs (a zombie)
+  kZombie,             // action: a zombie's StartPending / Tick / reconcile pass
   kReleaseDuringTick,  // the current process's attempts end while its Leader ticks (a race)
 };
 
@@ -150,42 +150,65 @@ struct Cmd {
   int script = 0;  // Script
   int action = 0;  // ResolveAction, clock step, crash mode, script spread of a release, zombie pass
   bool flag = false;
-  int table = 0;   // index into the registered tables (modulo their count)
+  int table = 0;  // index into the registered tables (modulo their count)
 };
 
 const char* OpName(Op op) {
   switch (op) {
-    case Op::kAdmitCreate: return "AdmitCreate";
-    case Op::kAdmitDrop: return "AdmitDrop";
-    case Op::kAdmitDropNoop: return "AdmitDropNoop";
-    case Op::kCancel: return "Cancel";
-    case Op::kBeginCancel: return "BeginCancel";
-    case Op::kDispatch: return "Dispatch";
-    case Op::kRunRefreshes: return "RunRefreshes";
-    case Op::kRefreshFailure: return "RefreshFailure";
-    case Op::kReconcile: return "Reconcile";
-    case Op::kWorkerExit: return "WorkerExit";
-    case Op::kResolve: return "Resolve";
-    case Op::kDropTable: return "DropTable";
-    case Op::kArchive: return "Archive";
-    case Op::kAdvanceClock: return "AdvanceClock";
-    case Op::kStaleCallback: return "StaleCallback";
-    case Op::kCrash: return "Crash";
-    case Op::kRefreshThenCrash: return "RefreshThenCrash";
-    case Op::kStartPending: return "StartPending";
-    case Op::kTick: return "Tick";
-    case Op::kRelease: return "Release";
-    case Op::kTakeover: return "Takeover";
-    case Op::kZombie: return "Zombie";
-    case Op::kReleaseDuringTick: return "ReleaseDuringTick";
+    case Op::kAdmitCreate:
+      return "AdmitCreate";
+    case Op::kAdmitDrop:
+      return "AdmitDrop";
+    case Op::kAdmitDropNoop:
+      return "AdmitDropNoop";
+    case Op::kCancel:
+      return "Cancel";
+    case Op::kBeginCancel:
+      return "BeginCancel";
+    case Op::kDispatch:
+      return "Dispatch";
+    case Op::kRunRefreshes:
+      return "RunRefreshes";
+    case Op::kRefreshFailure:
+      return "RefreshFailure";
+    case Op::kReconcile:
+      return "Reconcile";
+    case Op::kWorkerExit:
+      return "WorkerExit";
+    case Op::kResolve:
+      return "Resolve";
+    case Op::kDropTable:
+      return "DropTable";
+    case Op::kArchive:
+      return "Archive";
+    case Op::kAdvanceClock:
+      return "AdvanceClock";
+    case Op::kStaleCallback:
+      return "StaleCallback";
+    case Op::kCrash:
+      return "Crash";
+    case Op::kRefreshThenCrash:
+      return "RefreshThenCrash";
+    case Op::kStartPending:
+      return "StartPending";
+    case Op::kTick:
+      return "Tick";
+    case Op::kRelease:
+      return "Release";
+    case Op::kTakeover:
+      return "Takeover";
+    case Op::kZombie:
+      return "Zombie";
+    case Op::kReleaseDuringTick:
+      return "ReleaseDuringTick";
   }
   return "?";
 }
 
 const char* ScriptName(int s) {
   static const char* const kScriptNames[kScriptCount] = {
-      "Success",  "NotInvoked", "NotInvokedStale", "BeforeRequest", "Conflict",   "AlreadyExists",
-      "NotFound", "IoError",    "Lost",            "LostAlive",     "LeaderLost", "LeaderLostAlive"};
+      "Success", "NotInvoked", "NotInvokedStale", "BeforeRequest", "Conflict",       "AlreadyExists", "NotFound",
+      "IoError", "Lost",       "LostAlive",       "LeaderLost",    "LeaderLostAlive"};
   return s >= 0 && s < kScriptCount ? kScriptNames[s] : "?";
 }
 
@@ -197,19 +220,29 @@ void showValue(const Cmd& c, std::ostream& os) {
     case Op::kAdmitDropNoop:
       os << "(table#" << c.table << ", " << kNames[c.name] << (c.flag ? ", IF" : "") << ")";
       break;
-    case Op::kDispatch: os << "(" << ScriptName(c.script) << ")"; break;
+    case Op::kDispatch:
+      os << "(" << ScriptName(c.script) << ")";
+      break;
     case Op::kResolve:
       os << "(" << (c.flag ? "fenced " : "") << "job#" << c.job << ", " << Name(static_cast<ResolveAction>(c.action))
          << ")";
       break;
-    case Op::kCrash: os << "(" << (c.flag ? "workers die" : "workers live") << (c.action % 2 ? ", wait TTL" : "") << ")"; break;
-    case Op::kAdvanceClock: os << "(" << c.action << ")"; break;
-    case Op::kDropTable: os << "(table#" << c.table << ")"; break;
+    case Op::kCrash:
+      os << "(" << (c.flag ? "workers die" : "workers live") << (c.action % 2 ? ", wait TTL" : "") << ")";
+      break;
+    case Op::kAdvanceClock:
+      os << "(" << c.action << ")";
+      break;
+    case Op::kDropTable:
+      os << "(table#" << c.table << ")";
+      break;
     case Op::kRelease:
       os << "(held#" << c.job << ", " << ScriptName(c.script)
          << (c.flag ? ", all of its runner, spread " + std::to_string(c.action) : std::string()) << ")";
       break;
-    case Op::kReleaseDuringTick: os << "(" << ScriptName(c.script) << ", spread " << c.action << ")"; break;
+    case Op::kReleaseDuringTick:
+      os << "(" << ScriptName(c.script) << ", spread " << c.action << ")";
+      break;
     case Op::kZombie:
       os << "(zombie#" << c.job << ", " << (c.action == 0 ? "StartPending" : c.action == 1 ? "Tick" : "RunDue") << ")";
       break;
@@ -218,19 +251,20 @@ void showValue(const Cmd& c, std::ostream& os) {
     case Op::kReconcile:
     case Op::kStartPending:
     case Op::kTick:
-    case Op::kTakeover: break;
-    default: os << "(job#" << c.job << ")"; break;
+    case Op::kTakeover:
+      break;
+    default:
+      os << "(job#" << c.job << ")";
+      break;
   }
 }
 
 rc::Gen<Cmd> BuildCmd(rc::Gen<Op> op) {
-  return rc::gen::build<Cmd>(rc::gen::set(&Cmd::op, std::move(op)),
-                             rc::gen::set(&Cmd::name, rc::gen::inRange(0, kNameCount)),
-                             rc::gen::set(&Cmd::job, rc::gen::inRange(0, 8)),
-                             rc::gen::set(&Cmd::script, rc::gen::inRange(0, kScriptCount)),
-                             rc::gen::set(&Cmd::action, rc::gen::inRange(0, 3)),
-                             rc::gen::set(&Cmd::flag, rc::gen::arbitrary<bool>()),
-                             rc::gen::set(&Cmd::table, rc::gen::inRange(0, kTableCount)));
+  return rc::gen::build<Cmd>(
+      rc::gen::set(&Cmd::op, std::move(op)), rc::gen::set(&Cmd::name, rc::gen::inRange(0, kNameCount)),
+      rc::gen::set(&Cmd::job, rc::gen::inRange(0, 8)), rc::gen::set(&Cmd::script, rc::gen::inRange(0, kScriptCount)),
+      rc::gen::set(&Cmd::action, rc::gen::inRange(0, 3)), rc::gen::set(&Cmd::flag, rc::gen::arbitrary<bool>()),
+      rc::gen::set(&Cmd::table, rc::gen::inRange(0, kTableCount)));
 }
 
 rc::Gen<Cmd> GenCmd() {
@@ -254,28 +288,17 @@ rc::Gen<Cmd> GenCmd() {
 }
 
 rc::Gen<Cmd> GenConcurrentCmd() {
-  return BuildCmd(rc::gen::weightedElement<Op>({{16, Op::kAdmitCreate},
-                                                {3, Op::kAdmitDrop},
-                                                {1, Op::kAdmitDropNoop},
-                                                {2, Op::kCancel},
-                                                {1, Op::kBeginCancel},
-                                                {2, Op::kDispatch},
-                                                {10, Op::kStartPending},
-                                                {6, Op::kTick},
-                                                {12, Op::kRelease},
-                                                {4, Op::kReleaseDuringTick},
-                                                {2, Op::kTakeover},
-                                                {2, Op::kZombie},
-                                                {2, Op::kRunRefreshes},
-                                                {1, Op::kRefreshFailure},
-                                                {3, Op::kReconcile},
-                                                {2, Op::kWorkerExit},
-                                                {3, Op::kResolve},
-                                                {2, Op::kDropTable},
-                                                {1, Op::kArchive},
-                                                {2, Op::kAdvanceClock},
-                                                {2, Op::kStaleCallback},
-                                                {3, Op::kCrash},
+  return BuildCmd(rc::gen::weightedElement<Op>({{16, Op::kAdmitCreate},    {3, Op::kAdmitDrop},
+                                                {1, Op::kAdmitDropNoop},   {2, Op::kCancel},
+                                                {1, Op::kBeginCancel},     {2, Op::kDispatch},
+                                                {10, Op::kStartPending},   {6, Op::kTick},
+                                                {12, Op::kRelease},        {4, Op::kReleaseDuringTick},
+                                                {2, Op::kTakeover},        {2, Op::kZombie},
+                                                {2, Op::kRunRefreshes},    {1, Op::kRefreshFailure},
+                                                {3, Op::kReconcile},       {2, Op::kWorkerExit},
+                                                {3, Op::kResolve},         {2, Op::kDropTable},
+                                                {1, Op::kArchive},         {2, Op::kAdvanceClock},
+                                                {2, Op::kStaleCallback},   {3, Op::kCrash},
                                                 {1, Op::kRefreshThenCrash}}));
 }
 
@@ -284,8 +307,8 @@ rc::Gen<Cmd> GenConcurrentCmd() {
 class ScratchDir {
  public:
   ScratchDir() {
-    std::string tmpl = (::access("/dev/shm", W_OK) == 0 ? std::string("/dev/shm") : fallback_.path()) +
-                       "/vigil-model-XXXXXX";
+    std::string tmpl =
+        (::access("/dev/shm", W_OK) == 0 ? std::string("/dev/shm") : fallback_.path()) + "/vigil-model-XXXXXX";
     VIGIL_CHECK(::mkdtemp(tmpl.data()) != nullptr);
     path_ = tmpl;
   }
@@ -338,13 +361,13 @@ const SharedDataset& Data() {
   return *d;
 }
 
-#define MODEL_CHECK(cond, msg)                                                                   \
-  do {                                                                                           \
-    if (!(cond)) {                                                                               \
-      std::ostringstream model_check_os_;                                                        \
-      model_check_os_ << "line " << __LINE__ << ": " << #cond << ": " << msg;                    \
-      RC_FAIL(model_check_os_.str());                                                            \
-    }                                                                                            \
+#define MODEL_CHECK(cond, msg)                                                \
+  do {                                                                        \
+    if (!(cond)) {                                                            \
+      std::ostringstream model_check_os_;                                     \
+      model_check_os_ << "line " << __LINE__ << ": " << #cond << ": " << msg; \
+      RC_FAIL(model_check_os_.str());                                         \
+    }                                                                         \
   } while (0)
 
 template <typename T>
@@ -377,9 +400,7 @@ std::optional<JobState> ParseState(const std::string& text) {
   return JobState{*e, *o, *r, *c, *d};
 }
 
-bool KnownOutcome(Outcome o) {
-  return o == Outcome::kCommitted || o == Outcome::kNotCommitted || o == Outcome::kNoop;
-}
+bool KnownOutcome(Outcome o) { return o == Outcome::kCommitted || o == Outcome::kNotCommitted || o == Outcome::kNoop; }
 
 // What the worker reports for each script.
 ExecutorReport ScriptedReport(Script s) {
@@ -387,7 +408,8 @@ ExecutorReport ScriptedReport(Script s) {
   r.complete = true;
   r.invoked = true;
   switch (s) {
-    case Script::kSuccess: break;
+    case Script::kSuccess:
+      break;
     case Script::kNotInvoked:
       r.invoked = false;
       r.code = StatusCode::kIOError;
@@ -401,10 +423,18 @@ ExecutorReport ScriptedReport(Script s) {
       r.invoked = false;
       r.failed_before_request = true;
       break;
-    case Script::kConflict: r.code = StatusCode::kCommitConflict; break;
-    case Script::kAlreadyExists: r.code = StatusCode::kAlreadyExists; break;
-    case Script::kNotFound: r.code = StatusCode::kNotFound; break;
-    case Script::kIoError: r.code = StatusCode::kIOError; break;
+    case Script::kConflict:
+      r.code = StatusCode::kCommitConflict;
+      break;
+    case Script::kAlreadyExists:
+      r.code = StatusCode::kAlreadyExists;
+      break;
+    case Script::kNotFound:
+      r.code = StatusCode::kNotFound;
+      break;
+    case Script::kIoError:
+      r.code = StatusCode::kIOError;
+      break;
     case Script::kLost:
     case Script::kLostAlive:
     case Script::kLeaderLost:
@@ -636,7 +666,8 @@ class World {
     OpenStore();
     for (int t = 0; t < config_.tables; ++t) {
       tables_.push_back(
-          MustOk(store_->catalog().RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "register table"));
+          MustOk(store_->catalog().RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()),
+                 "register table"));
     }
     StartLeader(/*takeover=*/true);
     Check();
@@ -659,29 +690,75 @@ class World {
   void Step(const Cmd& c) {
     expect_unchanged_ = false;
     switch (c.op) {
-      case Op::kAdmitCreate: AdmitCreate(c); break;
-      case Op::kAdmitDrop: AdmitDrop(c); break;
-      case Op::kAdmitDropNoop: AdmitDropNoop(c); break;
-      case Op::kCancel: Cancel(c); break;
-      case Op::kBeginCancel: BeginCancel(c); break;
-      case Op::kDispatch: DispatchOne(c); break;
-      case Op::kRunRefreshes: RunRefreshes(); break;
-      case Op::kRefreshFailure: RefreshFailure(c); break;
-      case Op::kReconcile: Reconcile(); break;
-      case Op::kWorkerExit: WorkerExit(c); break;
-      case Op::kResolve: Resolve(c); break;
-      case Op::kDropTable: DropTable(c); break;
-      case Op::kArchive: Archive(); break;
-      case Op::kAdvanceClock: AdvanceClock(c.action == 0 ? 1'000 : c.action == 1 ? 45'000 : 40LL * 60'000); break;
-      case Op::kStaleCallback: StaleCallback(c); break;
-      case Op::kCrash: Crash(c.flag, c.action % 2 == 1); break;
-      case Op::kRefreshThenCrash: RefreshThenCrash(c); break;
-      case Op::kStartPending: StartPending(); break;
-      case Op::kTick: Tick(); break;
-      case Op::kRelease: Release(c); break;
-      case Op::kTakeover: Takeover(); break;
-      case Op::kZombie: ZombieStep(c); break;
-      case Op::kReleaseDuringTick: ReleaseDuringTick(c); break;
+      case Op::kAdmitCreate:
+        AdmitCreate(c);
+        break;
+      case Op::kAdmitDrop:
+        AdmitDrop(c);
+        break;
+      case Op::kAdmitDropNoop:
+        AdmitDropNoop(c);
+        break;
+      case Op::kCancel:
+        Cancel(c);
+        break;
+      case Op::kBeginCancel:
+        BeginCancel(c);
+        break;
+      case Op::kDispatch:
+        DispatchOne(c);
+        break;
+      case Op::kRunRefreshes:
+        RunRefreshes();
+        break;
+      case Op::kRefreshFailure:
+        RefreshFailure(c);
+        break;
+      case Op::kReconcile:
+        Reconcile();
+        break;
+      case Op::kWorkerExit:
+        WorkerExit(c);
+        break;
+      case Op::kResolve:
+        Resolve(c);
+        break;
+      case Op::kDropTable:
+        DropTable(c);
+        break;
+      case Op::kArchive:
+        Archive();
+        break;
+      case Op::kAdvanceClock:
+        AdvanceClock(c.action == 0 ? 1'000 : c.action == 1 ? 45'000 : 40LL * 60'000);
+        break;
+      case Op::kStaleCallback:
+        StaleCallback(c);
+        break;
+      case Op::kCrash:
+        Crash(c.flag, c.action % 2 == 1);
+        break;
+      case Op::kRefreshThenCrash:
+        RefreshThenCrash(c);
+        break;
+      case Op::kStartPending:
+        StartPending();
+        break;
+      case Op::kTick:
+        Tick();
+        break;
+      case Op::kRelease:
+        Release(c);
+        break;
+      case Op::kTakeover:
+        Takeover();
+        break;
+      case Op::kZombie:
+        ZombieStep(c);
+        break;
+      case Op::kReleaseDuringTick:
+        ReleaseDuringTick(c);
+        break;
     }
     Check();
     const size_t held = executor_.Held().size();
@@ -738,8 +815,8 @@ class World {
     Status st = leader_->Start();
     MODEL_CHECK(st.ok(), "leader start: " << st.ToString());
     MODEL_CHECK(executor_.Calls().size() == calls, "the recovery pass dispatched a job");
-    MODEL_CHECK(leader_->leader_epoch() > last_epoch_, "a new leader needs a new epoch: " << leader_->leader_epoch()
-                                                                                           << " after " << last_epoch_);
+    MODEL_CHECK(leader_->leader_epoch() > last_epoch_,
+                "a new leader needs a new epoch: " << leader_->leader_epoch() << " after " << last_epoch_);
     if (last_epoch_ > 0) old_epochs_.push_back(last_epoch_);
     RunnerOptions ro;
     ro.node_id = kModelNode;
@@ -980,24 +1057,23 @@ class World {
     }
     if (pre.state.execution == Execution::kPending || pre.state.execution == Execution::kCancelling) {
       MODEL_CHECK(r.ok(), "CANCEL of a pending job: " << r.status().ToString());
-      MODEL_CHECK(r->state.outcome == Outcome::kCancelledBeforeDispatch && DerivedState(r->state) == "CANCELLED" &&
-                      !r->attempt,
-                  "cancelled: " << StateText(r->state));
+      MODEL_CHECK(
+          r->state.outcome == Outcome::kCancelledBeforeDispatch && DerivedState(r->state) == "CANCELLED" && !r->attempt,
+          "cancelled: " << StateText(r->state));
     } else if (pre.state.outcome == Outcome::kCancelledBeforeDispatch) {
       MODEL_CHECK(r.ok() && r->revision == pre.revision, "repeated CANCEL changes nothing");
       expect_unchanged_ = true;
     } else {
-      MODEL_CHECK(!r.ok() && r.status().code() == StatusCode::kFailedPrecondition &&
-                      r.status().message().rfind(std::string(kNotCancellableAfterDispatch), 0) == 0,
-                  "CANCEL after dispatch of " << StateText(pre.state) << ": "
-                                              << (r.ok() ? "ok" : r.status().ToString()));
+      MODEL_CHECK(
+          !r.ok() && r.status().code() == StatusCode::kFailedPrecondition &&
+              r.status().message().rfind(std::string(kNotCancellableAfterDispatch), 0) == 0,
+          "CANCEL after dispatch of " << StateText(pre.state) << ": " << (r.ok() ? "ok" : r.status().ToString()));
       expect_unchanged_ = true;
     }
   }
 
   void BeginCancel(const Cmd& c) {
-    const JobRecord* j =
-        Pick(c.job, [](const JobRecord& r) { return r.state.execution == Execution::kPending; });
+    const JobRecord* j = Pick(c.job, [](const JobRecord& r) { return r.state.execution == Execution::kPending; });
     if (j == nullptr) return;
     Result<JobRecord> r = store_->Apply({j->job_id, j->revision, std::nullopt, "admin", clock_.NowMs()},
                                         [](const JobRecord& cur, Transition* t) -> Status {
@@ -1171,8 +1247,8 @@ class World {
                     "job " << id << " recorded " << recorded << " but the runner says " << st->second.ToString());
       }
       if (!recorded) {
-        MODEL_CHECK(!live || demotes, "the live leader did not record job " << id << " after "
-                                                                            << ScriptName(static_cast<int>(s)));
+        MODEL_CHECK(!live || demotes,
+                    "the live leader did not record job " << id << " after " << ScriptName(static_cast<int>(s)));
         MODEL_CHECK(now == pre, "an unrecorded result changed job " << id);
         continue;
       }
@@ -1244,13 +1320,13 @@ class World {
       });
       auto st = statuses.find(id);
       if (st != statuses.end()) {
-        MODEL_CHECK((result != events.end()) == st->second.ok(),
-                    "job " << id << ": recorded " << (result != events.end()) << ", the runner says "
-                           << st->second.ToString());
+        MODEL_CHECK((result != events.end()) == st->second.ok(), "job "
+                                                                     << id << ": recorded " << (result != events.end())
+                                                                     << ", the runner says " << st->second.ToString());
       }
       if (result == events.end()) {
-        MODEL_CHECK(!live || demotes, "the live leader did not record job " << id << " after "
-                                                                            << ScriptName(static_cast<int>(s)));
+        MODEL_CHECK(!live || demotes,
+                    "the live leader did not record job " << id << " after " << ScriptName(static_cast<int>(s)));
         continue;
       }
       MODEL_CHECK(live && !Demotes(s), "job " << id << " recorded by a demoted leader");
@@ -1311,8 +1387,7 @@ class World {
     const JobRecord* j = Pick(c.job, RefreshStartable);
     if (j == nullptr) return;
     const JobRecord pre = *j;
-    Result<JobRecord> started =
-        store_->RefreshStart({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()});
+    Result<JobRecord> started = store_->RefreshStart({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()});
     if (!leader_live_) {
       MODEL_CHECK(!started.ok() && started.status().code() == StatusCode::kCommitConflict,
                   "a demoted leader started a refresh");
@@ -1322,8 +1397,9 @@ class World {
     MODEL_CHECK(started.ok() && started->state.refresh == RefreshState::kRunning &&
                     started->refresh_generation == pre.refresh_generation + 1,
                 "refresh start: " << started.status().ToString());
-    Result<JobRecord> failed = store_->RefreshDone({pre.job_id, started->revision, last_epoch_, holder_, clock_.NowMs()},
-                                                   started->refresh_generation, false, "model refresh failure");
+    Result<JobRecord> failed =
+        store_->RefreshDone({pre.job_id, started->revision, last_epoch_, holder_, clock_.NowMs()},
+                            started->refresh_generation, false, "model refresh failure");
     MODEL_CHECK(failed.ok(), "refresh failure: " << failed.status().ToString());
     JobState want = *FinishRefresh(*StartRefresh(pre.state), false);
     MODEL_CHECK(failed->state == want, "failed refresh: " << StateText(failed->state));
@@ -1395,12 +1471,13 @@ class World {
     }
     if (!pure.ok()) return refused("the state machine refuses");
     MODEL_CHECK(r.ok(), Name(action) << " from " << StateText(pre.state) << ": " << r.status().ToString());
-    MODEL_CHECK(r->job.state == *pure, Name(action) << ": got " << StateText(r->job.state) << ", want "
-                                                    << StateText(*pure));
+    MODEL_CHECK(r->job.state == *pure, Name(action)
+                                           << ": got " << StateText(r->job.state) << ", want " << StateText(*pure));
     MODEL_CHECK(r->job.state.outcome == pre.state.outcome, "a resolution never changes the outcome");
     if (action == ResolveAction::kForceReleaseWithoutRefresh) {
       MODEL_CHECK(r->warnings.size() == 2, "FORCE WITHOUT REFRESH warns twice");
-      MODEL_CHECK(r->job.refresh_generation == pre.refresh_generation + 1, "FORCE WITHOUT REFRESH bumps the generation");
+      MODEL_CHECK(r->job.refresh_generation == pre.refresh_generation + 1,
+                  "FORCE WITHOUT REFRESH bumps the generation");
     }
   }
 
@@ -1425,7 +1502,9 @@ class World {
     auto gone = MustOk(store_->catalog().LookupTable("local", "db", kTables[t]), "lookup");
     MODEL_CHECK(!gone, "the dropped table is still registered");
     const std::string old = tables_[t].table_incarnation;
-    tables_[t] = MustOk(store_->catalog().RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()), "re-register");
+    tables_[t] =
+        MustOk(store_->catalog().RegisterTable("local", "db", kTables[t], data_->tables[t].path, clock_.NowMs()),
+               "re-register");
     MODEL_CHECK(tables_[t].table_incarnation != old, "a re-created table gets a new incarnation");
   }
 
@@ -1437,8 +1516,8 @@ class World {
     for (const auto& kv : snap_.jobs) {
       const JobRecord& pre = kv.second;
       const JobRecord now = Load(kv.first);
-      const bool eligible = !pre.archived_at_ms && pre.state.execution == Execution::kTerminal &&
-                            pre.finished_at_ms && *pre.finished_at_ms < before;
+      const bool eligible = !pre.archived_at_ms && pre.state.execution == Execution::kTerminal && pre.finished_at_ms &&
+                            *pre.finished_at_ms < before;
       const bool tomb = eligible && pre.state.outcome == Outcome::kUnknown && HoldsFence(pre.state);
       const bool arch = eligible && !HoldsFence(pre.state);
       archived += arch;
@@ -1478,7 +1557,8 @@ class World {
                   "a result under old epoch " << old << ": " << (r.ok() ? "accepted" : r.status().ToString()));
     }
     if (pre.refresh_generation > 0) {
-      r = store_->RefreshDone({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()}, pre.refresh_generation - 1, true);
+      r = store_->RefreshDone({pre.job_id, pre.revision, last_epoch_, holder_, clock_.NowMs()},
+                              pre.refresh_generation - 1, true);
       MODEL_CHECK(!r.ok() && (r.status().code() == StatusCode::kCommitConflict),
                   "an older refresh generation's completion: " << (r.ok() ? "accepted" : r.status().ToString()));
     }
@@ -1499,12 +1579,13 @@ class World {
   // C10); after a recovery pass not even a RUNNING refresh of the dead leader.
   void ExpectNoRefreshDue(const char* when, bool running_ok) {
     for (const JobRecord& j : MustOk(store_->List(AllJobs()), "list")) {
-      MODEL_CHECK(j.state.refresh != RefreshState::kRequired,
-                  when << ": job " << j.job_id << " still needs its refresh: " << StateText(j.state)
-                       << (j.archived_at_ms ? " (archived)" : ""));
+      MODEL_CHECK(j.state.refresh != RefreshState::kRequired, when << ": job " << j.job_id
+                                                                   << " still needs its refresh: " << StateText(j.state)
+                                                                   << (j.archived_at_ms ? " (archived)" : ""));
       MODEL_CHECK(running_ok || j.state.refresh != RefreshState::kRunning,
                   when << ": job " << j.job_id << " keeps the dead leader's RUNNING refresh: " << StateText(j.state));
-      MODEL_CHECK(j.state.refresh != RefreshState::kRetryPending || (j.refresh_next_at_ms && *j.refresh_next_at_ms > clock_.NowMs()),
+      MODEL_CHECK(j.state.refresh != RefreshState::kRetryPending ||
+                      (j.refresh_next_at_ms && *j.refresh_next_at_ms > clock_.NowMs()),
                   when << ": job " << j.job_id << " has a due refresh retry: " << StateText(j.state));
     }
   }
@@ -1584,9 +1665,9 @@ class World {
       by_state[std::string(DerivedState(s))].insert(j.job_id);
       const bool refresh_pending = s.refresh == RefreshState::kRequired || s.refresh == RefreshState::kRunning ||
                                    s.refresh == RefreshState::kRetryPending;
-      MODEL_CHECK(IsFinal(s) == (s.execution == Execution::kTerminal &&
-                                 (s.outcome == Outcome::kUnknown || !refresh_pending)),
-                  where << ": IsFinal " << IsFinal(s) << " for " << DerivedState(s));
+      MODEL_CHECK(
+          IsFinal(s) == (s.execution == Execution::kTerminal && (s.outcome == Outcome::kUnknown || !refresh_pending)),
+          where << ": IsFinal " << IsFinal(s) << " for " << DerivedState(s));
 
       std::vector<JobEvent> events = MustOk(store_->Events(j.job_id), "events");
       CheckEvents(j, events);
@@ -1599,8 +1680,8 @@ class World {
         }
       }
       // I1: a dispatched job carries its full attempt identity.
-      const bool dispatched = std::any_of(events.begin(), events.end(),
-                                          [](const JobEvent& e) { return e.kind == event::kDispatched; });
+      const bool dispatched =
+          std::any_of(events.begin(), events.end(), [](const JobEvent& e) { return e.kind == event::kDispatched; });
       if (s.execution == Execution::kRunning || dispatched) {
         MODEL_CHECK(dispatched && j.attempt, where << ": RUNNING or dispatched without a durable attempt");
         const AttemptIdentity& a = *j.attempt;
@@ -1628,7 +1709,8 @@ class World {
                     where << ": fence released while the attempt may commit");
       }
       if (ExecutorMayCommit(s) && !HoldsFence(s)) {
-        MODEL_CHECK(s.disposition == Disposition::kForceReleased, where << ": fence released while an executor may commit");
+        MODEL_CHECK(s.disposition == Disposition::kForceReleased,
+                    where << ": fence released while an executor may commit");
       }
       MODEL_CHECK(!j.tombstone || j.archived_at_ms, where << ": a tombstone is archived");
       // Stays archived; the admitted fields never change.
@@ -1637,11 +1719,12 @@ class World {
         const JobRecord& p = prev->second;
         MODEL_CHECK(j.revision >= p.revision, where << ": revision went back");
         MODEL_CHECK(!p.archived_at_ms || j.archived_at_ms == p.archived_at_ms, where << ": archival undone");
-        MODEL_CHECK(j.spec == p.spec && j.fence == p.fence && j.creator == p.creator, where << ": admitted fields changed");
+        MODEL_CHECK(j.spec == p.spec && j.fence == p.fence && j.creator == p.creator,
+                    where << ": admitted fields changed");
         MODEL_CHECK(!p.attempt || (j.attempt && *j.attempt == *p.attempt), where << ": the attempt identity changed");
         if (expect_unchanged_) {
-          MODEL_CHECK(j == p, where << ": a step that must change nothing changed the job (was "
-                                    << StateText(p.state) << " rev " << p.revision << ")");
+          MODEL_CHECK(j == p, where << ": a step that must change nothing changed the job (was " << StateText(p.state)
+                                    << " rev " << p.revision << ")");
         }
       }
       next.events.emplace(j.job_id, std::move(events));
@@ -1656,8 +1739,8 @@ class World {
       f.state = kv.first;
       std::set<int64_t> listed;
       for (const JobRecord& j : MustOk(store_->List(f), "list by state")) listed.insert(j.job_id);
-      MODEL_CHECK(listed == kv.second, "listing state " << kv.first << " found " << listed.size() << " jobs, want "
-                                                        << kv.second.size());
+      MODEL_CHECK(listed == kv.second,
+                  "listing state " << kv.first << " found " << listed.size() << " jobs, want " << kv.second.size());
     }
     CheckFences(next);
     snap_ = std::move(next);
@@ -1700,9 +1783,10 @@ class World {
       auto it = s.jobs.find(id);
       MODEL_CHECK(it != s.jobs.end(), "fence of unknown job " << id);
       const FenceKey& k = it->second.fence;
-      MODEL_CHECK(MustOk(row.Text(1), "c") == k.catalog_incarnation && MustOk(row.Text(2), "t") == k.table_incarnation &&
-                      MustOk(row.Int(3), "v") == k.normalization_version && MustOk(row.Text(4), "n") == k.normalized_name,
-                  "fence row of job " << id << " differs from its key");
+      MODEL_CHECK(
+          MustOk(row.Text(1), "c") == k.catalog_incarnation && MustOk(row.Text(2), "t") == k.table_incarnation &&
+              MustOk(row.Int(3), "v") == k.normalization_version && MustOk(row.Text(4), "n") == k.normalized_name,
+          "fence row of job " << id << " differs from its key");
     }
     auto guards = MustOk(conn->Query("SELECT job_id, table_incarnation FROM index_target_guards"), "guards");
     std::set<int64_t> guarded;
@@ -1754,11 +1838,11 @@ class World {
       };
       const std::string at = where + " seq " + std::to_string(seq) + " " + StateText(f) + " -> " + StateText(t);
       if (f.outcome != t.outcome) {
-        MODEL_CHECK(f.outcome == Outcome::kNone ||
-                        (f.outcome == Outcome::kUnknown && has(event::kAttributed) && proven &&
-                         (f.reconcile == ReconcileState::kFinalReadPending ||
-                          f.reconcile == ReconcileState::kStoppedTerminationProven)),
-                    at << ": the outcome changed");
+        MODEL_CHECK(
+            f.outcome == Outcome::kNone || (f.outcome == Outcome::kUnknown && has(event::kAttributed) && proven &&
+                                            (f.reconcile == ReconcileState::kFinalReadPending ||
+                                             f.reconcile == ReconcileState::kStoppedTerminationProven)),
+            at << ": the outcome changed");
         MODEL_CHECK(!(f.outcome == Outcome::kUnknown && KnownOutcome(t.outcome) && t.outcome == Outcome::kCommitted),
                     at << ": attributed COMMITTED although the attempt never committed to the dataset");
       }
@@ -1786,10 +1870,11 @@ class World {
       MODEL_CHECK(CheckLegal(*to).ok(), where << ": illegal event state " << to_text);
       if (e.seq != seq) {
         finish_seq();
-        MODEL_CHECK(e.seq == seq + 1 && e.part == 0, where << ": seq " << e.seq << " part " << e.part << " after seq "
-                                                            << seq);
-        if (seq >= 1) MODEL_CHECK(from_text == last_to_text, where << ": seq " << e.seq << " starts at " << from_text
-                                                                   << " but the job was " << last_to_text);
+        MODEL_CHECK(e.seq == seq + 1 && e.part == 0,
+                    where << ": seq " << e.seq << " part " << e.part << " after seq " << seq);
+        if (seq >= 1)
+          MODEL_CHECK(from_text == last_to_text,
+                      where << ": seq " << e.seq << " starts at " << from_text << " but the job was " << last_to_text);
         seq = e.seq;
         part = 0;
         kinds_of_seq.clear();
@@ -1811,8 +1896,8 @@ class World {
     }
     finish_seq();
     MODEL_CHECK(seq == j.revision, where << ": last event seq " << seq << " but revision " << j.revision);
-    MODEL_CHECK(last_to && *last_to == j.state, where << ": the last event ends at " << last_to_text << " but the job is "
-                                                      << StateText(j.state));
+    MODEL_CHECK(last_to && *last_to == j.state,
+                where << ": the last event ends at " << last_to_text << " but the job is " << StateText(j.state));
     MODEL_CHECK(dispatched <= 1, where << ": DISPATCHED " << dispatched << " times");
   }
 

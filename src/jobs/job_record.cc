@@ -82,8 +82,8 @@ std::string_view TrimSpaces(std::string_view s) {
 Status CheckField(std::string_view field, std::string_view value, size_t max_bytes) {
   if (value.empty()) return Status::InvalidArgument("job spec: " + std::string(field) + " is empty");
   if (value.size() > max_bytes) {
-    return Status::InvalidArgument("job spec: " + std::string(field) + " is longer than " +
-                                   std::to_string(max_bytes) + " bytes");
+    return Status::InvalidArgument("job spec: " + std::string(field) + " is longer than " + std::to_string(max_bytes) +
+                                   " bytes");
   }
   auto clean = StripControls(value, 0);
   if (!clean.ok() || *clean != value) {
@@ -114,8 +114,8 @@ Result<std::string> NormalizeNote(std::string_view note) {
   std::string_view trimmed = TrimSpaces(clean);
   if (trimmed.empty()) return Status::InvalidArgument("resolution note is empty");
   if (trimmed.size() > bounds::kMaxResolutionNoteBytes) {
-    return Status::InvalidArgument("resolution note is " + std::to_string(trimmed.size()) +
-                                   " bytes, more than " + std::to_string(bounds::kMaxResolutionNoteBytes));
+    return Status::InvalidArgument("resolution note is " + std::to_string(trimmed.size()) + " bytes, more than " +
+                                   std::to_string(bounds::kMaxResolutionNoteBytes));
   }
   return std::string(trimmed);
 }
@@ -150,8 +150,7 @@ Status ValidateSpec(const JobSpec& spec) {
   VIGIL_RETURN_IF_ERROR(CheckField("index name", spec.index_name, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckField("schema fingerprint", spec.schema_fingerprint, kMaxIndexNameBytes));
   if (spec.columns.size() > bounds::kMaxColumnsPerEntry) {
-    return Status::InvalidArgument("job spec: more than " + std::to_string(bounds::kMaxColumnsPerEntry) +
-                                   " columns");
+    return Status::InvalidArgument("job spec: more than " + std::to_string(bounds::kMaxColumnsPerEntry) + " columns");
   }
   for (const std::string& c : spec.columns) VIGIL_RETURN_IF_ERROR(CheckField("column", c, kMaxIndexNameBytes));
   if (spec.operation != Operation::kDrop && (spec.columns.empty() || !spec.category || !spec.physical_type)) {

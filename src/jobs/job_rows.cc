@@ -144,29 +144,73 @@ meta::Params AdmissionParams(const JobRecord& r) {
   const JobSpec& s = r.spec;
   std::optional<std::string> category;
   if (s.category) category = std::string(Name(*s.category));
-  return {r.revision, r.creator, r.created_at_ms, s.catalog_name, s.database_name, s.table_name,
-          s.catalog_incarnation, s.table_incarnation, s.locator, s.index_name,
-          r.fence.normalization_version, r.fence.normalized_name, r.provider, Name(s.operation),
-          Name(s.if_mode), ColumnsJson(s.columns), category, s.physical_type, s.properties_json,
-          s.start_version, s.schema_fingerprint, Name(r.state.execution), Name(r.state.outcome),
-          Name(r.state.refresh), Name(r.state.reconcile), Name(r.state.disposition)};
+  return {r.revision,
+          r.creator,
+          r.created_at_ms,
+          s.catalog_name,
+          s.database_name,
+          s.table_name,
+          s.catalog_incarnation,
+          s.table_incarnation,
+          s.locator,
+          s.index_name,
+          r.fence.normalization_version,
+          r.fence.normalized_name,
+          r.provider,
+          Name(s.operation),
+          Name(s.if_mode),
+          ColumnsJson(s.columns),
+          category,
+          s.physical_type,
+          s.properties_json,
+          s.start_version,
+          s.schema_fingerprint,
+          Name(r.state.execution),
+          Name(r.state.outcome),
+          Name(r.state.refresh),
+          Name(r.state.reconcile),
+          Name(r.state.disposition)};
 }
 
 meta::Params MutableParams(const JobRecord& r, int64_t expected_revision) {
   const std::optional<AttemptIdentity>& a = r.attempt;
   auto attempt_int = [&](int64_t AttemptIdentity::*field) { return a ? Value((*a).*field) : Value(); };
   auto attempt_text = [&](std::string AttemptIdentity::*field) { return a ? Value((*a).*field) : Value(); };
-  return {r.job_id, expected_revision, r.revision, Opt(r.started_at_ms), Opt(r.finished_at_ms),
-          Name(r.state.execution), Name(r.state.outcome), Name(r.state.refresh), Name(r.state.reconcile),
-          Name(r.state.disposition), attempt_text(&AttemptIdentity::executor_node_id),
-          attempt_int(&AttemptIdentity::node_epoch), attempt_text(&AttemptIdentity::attempt_id),
-          attempt_int(&AttemptIdentity::attempt_number), attempt_int(&AttemptIdentity::dispatch_generation),
-          attempt_int(&AttemptIdentity::leader_epoch), attempt_int(&AttemptIdentity::deadline_at_ms),
-          Bool(r.invoked), Bool(r.termination_proven), Opt(r.error_code), Opt(r.error_message),
-          Opt(r.committed_version), Opt(r.last_observed_version), Opt(r.last_observed_fingerprint),
-          r.refresh_generation, r.refresh_retries, Opt(r.refresh_next_at_ms), Opt(r.refresh_last_error),
-          Opt(r.reconcile_next_at_ms), Opt(r.reconcile_last_at_ms), r.reconcile_backoff_s,
-          Opt(r.resolution_id), Opt(r.progress_phase), r.progress_done, r.progress_total};
+  return {r.job_id,
+          expected_revision,
+          r.revision,
+          Opt(r.started_at_ms),
+          Opt(r.finished_at_ms),
+          Name(r.state.execution),
+          Name(r.state.outcome),
+          Name(r.state.refresh),
+          Name(r.state.reconcile),
+          Name(r.state.disposition),
+          attempt_text(&AttemptIdentity::executor_node_id),
+          attempt_int(&AttemptIdentity::node_epoch),
+          attempt_text(&AttemptIdentity::attempt_id),
+          attempt_int(&AttemptIdentity::attempt_number),
+          attempt_int(&AttemptIdentity::dispatch_generation),
+          attempt_int(&AttemptIdentity::leader_epoch),
+          attempt_int(&AttemptIdentity::deadline_at_ms),
+          Bool(r.invoked),
+          Bool(r.termination_proven),
+          Opt(r.error_code),
+          Opt(r.error_message),
+          Opt(r.committed_version),
+          Opt(r.last_observed_version),
+          Opt(r.last_observed_fingerprint),
+          r.refresh_generation,
+          r.refresh_retries,
+          Opt(r.refresh_next_at_ms),
+          Opt(r.refresh_last_error),
+          Opt(r.reconcile_next_at_ms),
+          Opt(r.reconcile_last_at_ms),
+          r.reconcile_backoff_s,
+          Opt(r.resolution_id),
+          Opt(r.progress_phase),
+          r.progress_done,
+          r.progress_total};
 }
 
 Result<JobEvent> ParseEvent(const Row& row) {
@@ -207,8 +251,10 @@ Result<AuditRecord> ParseAudit(const Row& row) {
 }
 
 meta::Params AuditParams(const AuditRecord& a) {
-  return {a.at_ms, a.actor, a.action, a.job_id, a.resolution_id, a.catalog_name, a.database_name,
-          a.table_name, a.table_incarnation, a.index_name, a.note, ColumnsJson(a.warnings)};
+  return {a.at_ms,         a.actor,         a.action,
+          a.job_id,        a.resolution_id, a.catalog_name,
+          a.database_name, a.table_name,    a.table_incarnation,
+          a.index_name,    a.note,          ColumnsJson(a.warnings)};
 }
 
 std::string DetailJson(const std::map<std::string, std::string>& fields) {

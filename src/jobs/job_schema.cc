@@ -291,10 +291,10 @@ CREATE INDEX idx_index_jobs_refresh_pending ON index_jobs (job_id)
 // Listings page in job-id order by the unarchived jobs, the jobs a leader must act on,
 // an index name or a creation time; FORCE_RELEASE audit records outlive their jobs (no
 // reference to index_jobs) and are append-only.
-#define VIGIL_V3_LISTING_INDEXES                                                      \
-  "CREATE INDEX idx_index_jobs_listed ON index_jobs (job_id) WHERE archived_at IS NULL;\n" \
+#define VIGIL_V3_LISTING_INDEXES                                                               \
+  "CREATE INDEX idx_index_jobs_listed ON index_jobs (job_id) WHERE archived_at IS NULL;\n"     \
   "CREATE INDEX idx_index_jobs_active ON index_jobs (job_id) WHERE execution <> 'TERMINAL';\n" \
-  "CREATE INDEX idx_index_jobs_name ON index_jobs (normalized_name, job_id);\n"           \
+  "CREATE INDEX idx_index_jobs_name ON index_jobs (normalized_name, job_id);\n"                \
   "CREATE INDEX idx_index_jobs_created ON index_jobs (created_at, job_id);\n"
 
 constexpr char kSqliteV3[] = VIGIL_V3_LISTING_INDEXES R"sql(

@@ -22,15 +22,15 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect);
 namespace sql {
 
 // Column order is the one ParseJob (job_rows.h) reads.
-#define VIGIL_JOB_COLUMNS                                                                           \
+#define VIGIL_JOB_COLUMNS                                                                            \
   "job_id, revision, creator, created_at, started_at, finished_at, catalog_name, database_name,"     \
   " table_name, catalog_incarnation, table_incarnation, locator, index_name, normalization_version," \
-  " normalized_name, provider, operation, if_mode, columns_json, sql_category, physical_type,"      \
-  " properties_json, start_version, schema_fingerprint, execution, outcome, refresh, reconcile,"    \
-  " disposition, executor_node_id, node_epoch, attempt_id, attempt_number, dispatch_generation,"    \
+  " normalized_name, provider, operation, if_mode, columns_json, sql_category, physical_type,"       \
+  " properties_json, start_version, schema_fingerprint, execution, outcome, refresh, reconcile,"     \
+  " disposition, executor_node_id, node_epoch, attempt_id, attempt_number, dispatch_generation,"     \
   " leader_epoch, deadline_at, invoked, termination_proven, error_code, error_message,"              \
-  " committed_version, last_observed_version, last_observed_fingerprint, refresh_generation,"       \
-  " refresh_retries, refresh_next_at, refresh_last_error, reconcile_next_at, reconcile_last_at,"    \
+  " committed_version, last_observed_version, last_observed_fingerprint, refresh_generation,"        \
+  " refresh_retries, refresh_next_at, refresh_last_error, reconcile_next_at, reconcile_last_at,"     \
   " reconcile_backoff_s, resolution_id, progress_phase, progress_done, progress_total, archived_at," \
   " tombstone"
 
@@ -67,14 +67,13 @@ constexpr std::string_view kUpdateJob =
 
 #define VIGIL_EVENT_COLUMNS "job_id, seq, part, at, kind, actor, resolution_id, note, detail"
 
-constexpr std::string_view kInsertEvent = "INSERT INTO index_job_events (" VIGIL_EVENT_COLUMNS
-                                          ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
-constexpr std::string_view kSelectEvents = "SELECT " VIGIL_EVENT_COLUMNS
-                                           " FROM index_job_events WHERE job_id = $1 ORDER BY seq, part";
+constexpr std::string_view kInsertEvent =
+    "INSERT INTO index_job_events (" VIGIL_EVENT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+constexpr std::string_view kSelectEvents =
+    "SELECT " VIGIL_EVENT_COLUMNS " FROM index_job_events WHERE job_id = $1 ORDER BY seq, part";
 // $1 resolution id: the request event of a resolution.
 constexpr std::string_view kSelectResolutionRequest =
-    "SELECT " VIGIL_EVENT_COLUMNS
-    " FROM index_job_events WHERE resolution_id = $1 ORDER BY seq, part LIMIT 1";
+    "SELECT " VIGIL_EVENT_COLUMNS " FROM index_job_events WHERE resolution_id = $1 ORDER BY seq, part LIMIT 1";
 
 // $1 catalog incarnation, $2 table incarnation, $3 normalization version, $4 normalized name.
 constexpr std::string_view kSelectFence =
@@ -89,8 +88,7 @@ constexpr std::string_view kDeleteFence = "DELETE FROM index_fences WHERE job_id
 constexpr std::string_view kSelectFenceOfJob = "SELECT 1 FROM index_fences WHERE job_id = $1";
 
 // $1 table incarnation, $2 job id.
-constexpr std::string_view kInsertGuard =
-    "INSERT INTO index_target_guards (table_incarnation, job_id) VALUES ($1, $2)";
+constexpr std::string_view kInsertGuard = "INSERT INTO index_target_guards (table_incarnation, job_id) VALUES ($1, $2)";
 constexpr std::string_view kDeleteGuard = "DELETE FROM index_target_guards WHERE job_id = $1";
 // $1 request token, $2 job id.
 constexpr std::string_view kInsertJobRequest = "INSERT INTO index_job_requests (request_token, job_id) VALUES ($1, $2)";
@@ -102,13 +100,12 @@ constexpr std::string_view kSelectGuards =
     " JOIN index_jobs j ON j.job_id = g.job_id WHERE g.table_incarnation = $1 ORDER BY g.job_id";
 
 // Registry. $1 catalog name.
-constexpr std::string_view kSelectCatalog =
-    "SELECT catalog_incarnation FROM vigil_catalogs WHERE catalog_name = $1";
+constexpr std::string_view kSelectCatalog = "SELECT catalog_incarnation FROM vigil_catalogs WHERE catalog_name = $1";
 // $1 catalog name, $2 incarnation, $3 now.
 constexpr std::string_view kInsertCatalog =
     "INSERT INTO vigil_catalogs (catalog_name, catalog_incarnation, created_at) VALUES ($1, $2, $3)"
     " ON CONFLICT (catalog_name) DO NOTHING";
-#define VIGIL_TABLE_COLUMNS                                                                  \
+#define VIGIL_TABLE_COLUMNS                                                                    \
   "t.catalog_name, t.database_name, t.table_name, c.catalog_incarnation, t.table_incarnation," \
   " t.locator, t.created_at"
 // $1 catalog, $2 database, $3 table. Append the lock suffix to lock the table row.
@@ -174,7 +171,8 @@ constexpr std::string_view kTombstoneUnknown =
 // Reconciliation. $1 due by (ms), $2 limit. UNKNOWN jobs whose watcher, final read or
 // attribution is due, the earliest first (tombstones included: they still hold their fence).
 constexpr std::string_view kSelectReconcileDue =
-    "SELECT " VIGIL_JOB_COLUMNS " FROM index_jobs WHERE outcome = 'UNKNOWN' AND reconcile IN"
+    "SELECT " VIGIL_JOB_COLUMNS
+    " FROM index_jobs WHERE outcome = 'UNKNOWN' AND reconcile IN"
     " ('WATCHING', 'RETRY_PENDING', 'FINAL_READ_PENDING', 'STOPPED_TERMINATION_PROVEN')"
     " AND (reconcile_next_at IS NULL OR reconcile_next_at <= $1)"
     " ORDER BY COALESCE(reconcile_next_at, 0), job_id LIMIT $2";
@@ -183,12 +181,13 @@ constexpr std::string_view kSelectReconcileDue =
 // dead leader: replayed) or RETRY_PENDING and due, oldest job first, archived ones included.
 // The predicate matches the partial index idx_index_jobs_refresh_pending (migration 2).
 constexpr std::string_view kSelectRefreshDue =
-    "SELECT " VIGIL_JOB_COLUMNS " FROM index_jobs WHERE refresh IN ('REQUIRED', 'RUNNING', 'RETRY_PENDING')"
+    "SELECT " VIGIL_JOB_COLUMNS
+    " FROM index_jobs WHERE refresh IN ('REQUIRED', 'RUNNING', 'RETRY_PENDING')"
     " AND (refresh <> 'RETRY_PENDING' OR refresh_next_at IS NULL OR refresh_next_at <= $1)"
     " ORDER BY job_id LIMIT $2";
 
 // Audit (migration 3). $1..$12 as in job_rows.cc AuditParams.
-#define VIGIL_AUDIT_COLUMNS                                                                        \
+#define VIGIL_AUDIT_COLUMNS                                                                      \
   "audit_id, at, actor, action, job_id, resolution_id, catalog_name, database_name, table_name," \
   " table_incarnation, index_name, note, warnings_json"
 constexpr std::string_view kInsertAudit =

@@ -59,9 +59,7 @@ Status Illegal(std::string_view transition, const JobState& s) {
   return Status::FailedPrecondition(std::string(transition) + " is not allowed from " + Describe(s));
 }
 
-bool KnownOutcome(Outcome o) {
-  return o == Outcome::kCommitted || o == Outcome::kNotCommitted || o == Outcome::kNoop;
-}
+bool KnownOutcome(Outcome o) { return o == Outcome::kCommitted || o == Outcome::kNotCommitted || o == Outcome::kNoop; }
 
 bool Rule(bool holds, const char* rule, const JobState& s, Status* out) {
   if (!holds && out->ok()) *out = Status::Internal(std::string("illegal job state ") + Describe(s) + ": " + rule);
@@ -124,20 +122,27 @@ Status CheckLegal(const JobState& s) {
 std::string_view DerivedState(const JobState& s) {
   switch (s.execution) {
     case Execution::kPending:
-    case Execution::kCancelling: return "PENDING";
-    case Execution::kRunning: return "RUNNING";
-    case Execution::kTerminal: break;
+    case Execution::kCancelling:
+      return "PENDING";
+    case Execution::kRunning:
+      return "RUNNING";
+    case Execution::kTerminal:
+      break;
   }
   if (s.outcome == Outcome::kUnknown) return "OUTCOME_UNKNOWN";
   if (s.outcome == Outcome::kCancelledBeforeDispatch) return "CANCELLED";
   const bool committed = s.outcome != Outcome::kNotCommitted;  // COMMITTED or NOOP
   switch (s.refresh) {
     case RefreshState::kNotRequired:
-    case RefreshState::kDone: return committed ? "FINISHED" : "FAILED";
+    case RefreshState::kDone:
+      return committed ? "FINISHED" : "FAILED";
     case RefreshState::kRequired:
-    case RefreshState::kRunning: return "REFRESHING";
-    case RefreshState::kRetryPending: return committed ? "COMMITTED_REFRESH_PENDING" : "FAILED_REFRESH_PENDING";
-    case RefreshState::kSkippedByForce: return committed ? "COMMITTED_REFRESH_SKIPPED" : "FAILED_REFRESH_SKIPPED";
+    case RefreshState::kRunning:
+      return "REFRESHING";
+    case RefreshState::kRetryPending:
+      return committed ? "COMMITTED_REFRESH_PENDING" : "FAILED_REFRESH_PENDING";
+    case RefreshState::kSkippedByForce:
+      return committed ? "COMMITTED_REFRESH_SKIPPED" : "FAILED_REFRESH_SKIPPED";
   }
   return "?";
 }
@@ -291,7 +296,7 @@ Result<JobState> FinishRefresh(const JobState& s, bool ok) {
   }
   n.refresh = RefreshState::kDone;
   if (n.disposition == Disposition::kAckRefreshPending) n.disposition = Disposition::kAcknowledged;  // T12
-  if (n.disposition == Disposition::kForceRefreshPending) {                                         // T13
+  if (n.disposition == Disposition::kForceRefreshPending) {                                          // T13
     n.disposition = Disposition::kForceReleased;
     n.reconcile = ReconcileState::kStoppedByForce;
   }

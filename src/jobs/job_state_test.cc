@@ -178,16 +178,19 @@ TEST(JobStateTest, T14ForceWithoutRefresh) {
 TEST(JobStateTest, LegalityRules) {
   EXPECT_FALSE(CheckLegal({Execution::kRunning, Outcome::kCommitted}).ok());
   EXPECT_FALSE(CheckLegal({Execution::kTerminal, Outcome::kNone}).ok());
-  EXPECT_FALSE(CheckLegal({Execution::kTerminal, Outcome::kCommitted, RefreshState::kDone,
-                           ReconcileState::kWatching}).ok());
+  EXPECT_FALSE(
+      CheckLegal({Execution::kTerminal, Outcome::kCommitted, RefreshState::kDone, ReconcileState::kWatching}).ok());
   EXPECT_FALSE(CheckLegal({Execution::kTerminal, Outcome::kUnknown, RefreshState::kDone, ReconcileState::kNone}).ok());
   EXPECT_FALSE(CheckLegal({Execution::kTerminal, Outcome::kCommitted, RefreshState::kSkippedByForce}).ok());
   EXPECT_FALSE(CheckLegal({Execution::kTerminal, Outcome::kCommitted, RefreshState::kDone, ReconcileState::kNone,
-                           Disposition::kAcknowledged}).ok());
+                           Disposition::kAcknowledged})
+                   .ok());
   EXPECT_FALSE(CheckLegal({Execution::kTerminal, Outcome::kUnknown, RefreshState::kDone, ReconcileState::kWatching,
-                           Disposition::kForceReleased}).ok());
+                           Disposition::kForceReleased})
+                   .ok());
   EXPECT_TRUE(CheckLegal({Execution::kTerminal, Outcome::kUnknown, RefreshState::kDone, ReconcileState::kWatching,
-                          Disposition::kAcknowledged}).ok());
+                          Disposition::kAcknowledged})
+                  .ok());
 }
 
 TEST(JobStateTest, NamesRoundTrip) {
@@ -209,21 +212,51 @@ RC_GTEST_PROP(JobStateProperty, RandomTransitionsStayLegal, ()) {
     const auto r = static_cast<AttemptResult>(*rc::gen::inRange(0, 6));
     Result<JobState> next = Status::Internal("unset");
     switch (t) {
-      case 0: next = BeginCancel(s); break;
-      case 1: next = FinishCancel(s); break;
-      case 2: next = Dispatch(s); break;
-      case 3: next = FinishAttempt(s, r, flag); break;
-      case 4: next = FinishBeforeDispatch(s, flag ? AttemptResult::kNoop : AttemptResult::kNotInvoked, flag); break;
-      case 5: next = ObserveChange(s); break;
-      case 6: next = ProveTermination(s); break;
-      case 7: next = FinishFinalRead(s); break;
-      case 8: next = Attribute(s, flag); break;
-      case 9: next = StartRefresh(s); break;
-      case 10: next = FinishRefresh(s, flag); break;
-      case 11: next = RequestAck(s); break;
-      case 12: next = RequestForce(s); break;
-      case 13: next = ForceWithoutRefresh(s); break;
-      default: next = StartRefresh(s); break;
+      case 0:
+        next = BeginCancel(s);
+        break;
+      case 1:
+        next = FinishCancel(s);
+        break;
+      case 2:
+        next = Dispatch(s);
+        break;
+      case 3:
+        next = FinishAttempt(s, r, flag);
+        break;
+      case 4:
+        next = FinishBeforeDispatch(s, flag ? AttemptResult::kNoop : AttemptResult::kNotInvoked, flag);
+        break;
+      case 5:
+        next = ObserveChange(s);
+        break;
+      case 6:
+        next = ProveTermination(s);
+        break;
+      case 7:
+        next = FinishFinalRead(s);
+        break;
+      case 8:
+        next = Attribute(s, flag);
+        break;
+      case 9:
+        next = StartRefresh(s);
+        break;
+      case 10:
+        next = FinishRefresh(s, flag);
+        break;
+      case 11:
+        next = RequestAck(s);
+        break;
+      case 12:
+        next = RequestForce(s);
+        break;
+      case 13:
+        next = ForceWithoutRefresh(s);
+        break;
+      default:
+        next = StartRefresh(s);
+        break;
     }
     if (!next.ok()) {
       RC_ASSERT(next.status().code() == StatusCode::kFailedPrecondition);
@@ -239,7 +272,8 @@ RC_GTEST_PROP(JobStateProperty, RandomTransitionsStayLegal, ()) {
       RC_ASSERT(n.outcome != Outcome::kCancelledBeforeDispatch);
       RC_ASSERT(HoldsFence(n) || n.disposition == Disposition::kForceReleased);
     }
-    if (s.execution != Execution::kPending) RC_ASSERT(n.execution != Execution::kRunning || s.execution == Execution::kRunning);
+    if (s.execution != Execution::kPending)
+      RC_ASSERT(n.execution != Execution::kRunning || s.execution == Execution::kRunning);
     s = n;
   }
 }

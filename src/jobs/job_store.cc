@@ -28,9 +28,8 @@ Result<std::optional<JobRecord>> LoadJob(meta::Connection& conn, int64_t job_id,
 }
 
 std::string StateText(const JobState& s) {
-  return std::string(Name(s.execution)) + "/" + std::string(Name(s.outcome)) + "/" +
-         std::string(Name(s.refresh)) + "/" + std::string(Name(s.reconcile)) + "/" +
-         std::string(Name(s.disposition));
+  return std::string(Name(s.execution)) + "/" + std::string(Name(s.outcome)) + "/" + std::string(Name(s.refresh)) +
+         "/" + std::string(Name(s.reconcile)) + "/" + std::string(Name(s.disposition));
 }
 
 Status CheckText(std::string_view what, std::string_view value, size_t max_bytes) {
@@ -51,8 +50,7 @@ using meta::Connection;
 using meta::Row;
 
 Status CheckNoGuardOn(Connection& conn, const std::string& table_incarnation) {
-  VIGIL_RETURN_IF_ERROR(
-      conn.Query(Locked(conn, sql::kSelectTableByIncarnation), {table_incarnation}).status());
+  VIGIL_RETURN_IF_ERROR(conn.Query(Locked(conn, sql::kSelectTableByIncarnation), {table_incarnation}).status());
   VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kSelectGuards, {table_incarnation}));
   if (rows.empty()) return Status::OK();
   std::string ids;
@@ -77,8 +75,7 @@ Status CheckTarget(Connection& conn, const JobSpec& spec) {
   VIGIL_ASSIGN_OR_RETURN(
       std::optional<TableEntry> t,
       CatalogStore::LookupOn(conn, spec.catalog_name, spec.database_name, spec.table_name, /*lock=*/true));
-  if (!t || t->table_incarnation != spec.table_incarnation ||
-      t->catalog_incarnation != spec.catalog_incarnation) {
+  if (!t || t->table_incarnation != spec.table_incarnation || t->catalog_incarnation != spec.catalog_incarnation) {
     return Status::NotFound("table " + spec.catalog_name + "." + spec.database_name + "." + spec.table_name +
                             " is not registered with incarnation " + spec.table_incarnation);
   }
@@ -101,8 +98,8 @@ Status CheckFenceFree(Connection& conn, const FenceKey& key, const std::string& 
                                  " holds '" + holder_name + "', which differs only in case");
 }
 
-Status InsertEvent(Connection& conn, const JobRecord& rec, int64_t part, const EventDraft& d,
-                   const std::string& actor, int64_t now_ms, const JobState& from) {
+Status InsertEvent(Connection& conn, const JobRecord& rec, int64_t part, const EventDraft& d, const std::string& actor,
+                   int64_t now_ms, const JobState& from) {
   std::map<std::string, std::string> detail = d.detail;
   detail["from"] = internal::StateText(from);
   detail["to"] = internal::StateText(rec.state);
@@ -140,7 +137,9 @@ Result<JobRecord> AdmitOn(Connection& conn, const JobSpec& spec, const std::stri
     }
     VIGIL_RETURN_IF_ERROR(recorded.status());
   }
-  EventDraft admitted{std::string(event::kAdmitted), std::nullopt, std::nullopt,
+  EventDraft admitted{std::string(event::kAdmitted),
+                      std::nullopt,
+                      std::nullopt,
                       {{"operation", std::string(Name(spec.operation))}, {"index", spec.index_name}}};
   VIGIL_RETURN_IF_ERROR(InsertEvent(conn, rec, 0, admitted, actor, now_ms, rec.state));
   return rec;
@@ -226,8 +225,8 @@ Result<JobRecord> JobStore::Admit(const JobSpec& spec, const std::string& actor,
   return rec;
 }
 
-Result<JobRecord> JobStore::Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor,
-                                  int64_t now_ms, const RequestClaim& request) {
+Result<JobRecord> JobStore::Admit(meta::Transaction& txn, const JobSpec& spec, const std::string& actor, int64_t now_ms,
+                                  const RequestClaim& request) {
   if (!txn.active()) return Status::FailedPrecondition("admit: transaction is not active");
   VIGIL_RETURN_IF_ERROR(ValidateSpec(spec));
   VIGIL_RETURN_IF_ERROR(CheckText("actor", actor, kMaxIndexNameBytes));
@@ -278,8 +277,8 @@ Result<std::vector<JobRecord>> JobStore::Page(const JobFilter& filter) {
   for (size_t i = 0; i < all.size(); i += kMaxScopesPerQuery) {
     JobFilter part = filter;
     const size_t end = std::min(all.size(), i + kMaxScopesPerQuery);
-    part.visible = std::vector<TableScope>(all.begin() + static_cast<ptrdiff_t>(i),
-                                           all.begin() + static_cast<ptrdiff_t>(end));
+    part.visible =
+        std::vector<TableScope>(all.begin() + static_cast<ptrdiff_t>(i), all.begin() + static_cast<ptrdiff_t>(end));
     VIGIL_ASSIGN_OR_RETURN(ListQuery q, BuildListQuery(part));
     VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, QueryJobs(q.sql, q.params));
     for (JobRecord& j : jobs) merged.emplace(j.job_id, std::move(j));
@@ -396,11 +395,13 @@ Result<std::vector<JobEvent>> JobStore::Events(int64_t job_id) {
   return out;
 }
 
-Status JobStore::RecordProgress(int64_t job_id, const std::string& attempt_id, const std::string& phase,
-                                int64_t done, int64_t total) {
+Status JobStore::RecordProgress(int64_t job_id, const std::string& attempt_id, const std::string& phase, int64_t done,
+                                int64_t total) {
   VIGIL_RETURN_IF_ERROR(CheckText("progress phase", phase, 64));
   return db_->Write(
-      [&](Connection& conn) { return conn.Execute(sql::kUpdateProgress, {phase, done, total, job_id, attempt_id}).status(); },
+      [&](Connection& conn) {
+        return conn.Execute(sql::kUpdateProgress, {phase, done, total, job_id, attempt_id}).status();
+      },
       meta::WriteScope::kPerStatement);
 }
 
@@ -429,8 +430,8 @@ Result<JobRecord> JobStore::ApplyWith(const Cas& cas, const TransitionFn& fn, co
   VIGIL_ASSIGN_OR_RETURN(int64_t updated, conn.Execute(sql::kUpdateJob, MutableParams(next, cur->revision)));
   if (updated != 1) return Status::CommitConflict("job " + std::to_string(cas.job_id) + " changed concurrently");
   for (size_t i = 0; i < t.events.size(); ++i) {
-    VIGIL_RETURN_IF_ERROR(InsertEvent(conn, next, static_cast<int64_t>(i), t.events[i], cas.actor, cas.now_ms,
-                                      cur->state));
+    VIGIL_RETURN_IF_ERROR(
+        InsertEvent(conn, next, static_cast<int64_t>(i), t.events[i], cas.actor, cas.now_ms, cur->state));
   }
   if (HoldsFence(cur->state) && !HoldsFence(next.state)) VIGIL_RETURN_IF_ERROR(ReleaseFence(conn, next.job_id));
   VIGIL_RETURN_IF_ERROR(txn.Commit());

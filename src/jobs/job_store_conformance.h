@@ -20,9 +20,9 @@ namespace vigil::jobs {
 constexpr int64_t kT0 = 1'700'000'000'000;  // Unix ms
 constexpr int64_t kLeaseTtl = 10'000;
 
-#define ASSERT_OK(expr)                                      \
-  do {                                                       \
-    const ::vigil::Status _st = (expr);                      \
+#define ASSERT_OK(expr)                                       \
+  do {                                                        \
+    const ::vigil::Status _st = (expr);                       \
     ASSERT_TRUE(_st.ok()) << #expr << ": " << _st.ToString(); \
   } while (0)
 
@@ -295,7 +295,8 @@ TEST_P(JobStoreConformanceTest, AdmissionNeedsTheRegisteredIncarnation) {
   EXPECT_EQ(again->catalog_incarnation, table_.catalog_incarnation);
   EXPECT_EQ(store_->Admit(Spec("idx"), "alice", now_).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(store_->Admit(Spec("idx", &*again), "alice", now_).ok());
-  EXPECT_EQ(store_->catalog().RegisterTable("local", "db", "docs", "/x", now_).status().code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->catalog().RegisterTable("local", "db", "docs", "/x", now_).status().code(),
+            StatusCode::kAlreadyExists);
   auto looked = store_->catalog().LookupTable("local", "db", "docs");
   ASSERT_TRUE(looked.ok() && looked->has_value());
   EXPECT_EQ(**looked, *again);
@@ -393,8 +394,8 @@ TEST_P(JobStoreConformanceTest, T5CommittedHoldsTheFenceUntilRefreshIsDone) {
 
 TEST_P(JobStoreConformanceTest, T6NotCommittedWithoutChangeReleasesAtOnce) {
   JobRecord run = Running("idx");
-  AttemptReport rep{"attempt-1", AttemptResult::kNotCommitted, false, true, "COMMIT_CONFLICT",
-                    std::string("conflict\x01 at v8\n"), std::nullopt};
+  AttemptReport rep{"attempt-1",       AttemptResult::kNotCommitted,        false,       true,
+                    "COMMIT_CONFLICT", std::string("conflict\x01 at v8\n"), std::nullopt};
   JobRecord r = MustOk(store_->RecordResult(Leader(run), rep));
   EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kNotCommitted, RefreshState::kNotRequired));
   EXPECT_EQ(r.error_code, "COMMIT_CONFLICT");
@@ -423,8 +424,7 @@ TEST_P(JobStoreConformanceTest, T8UnknownWatchesAndKeepsTheFence) {
   std::string long_message(3000, 'x');
   AttemptReport rep{"attempt-1", AttemptResult::kUnknown, false, true, "IO", long_message, std::nullopt};
   JobRecord r = MustOk(store_->RecordResult(Leader(run), rep));
-  EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired,
-                       ReconcileState::kWatching));
+  EXPECT_EQ(r.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired, ReconcileState::kWatching));
   EXPECT_EQ(r.error_message->size(), 1024u);
   EXPECT_EQ(r.reconcile_next_at_ms, now_ + 30'000);
   EXPECT_EQ(r.reconcile_backoff_s, 30);
@@ -543,8 +543,8 @@ TEST_P(JobStoreConformanceTest, T13ForceReleasesAfterRefresh) {
   EXPECT_TRUE(HoldsFenceRow(f.job_id));
   JobRecord s = MustOk(store_->RefreshStart(Leader(f)));
   JobRecord d = MustOk(store_->RefreshDone(Leader(s), s.refresh_generation, true));
-  EXPECT_EQ(d.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kDone,
-                       ReconcileState::kStoppedByForce, Disposition::kForceReleased));
+  EXPECT_EQ(d.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kDone, ReconcileState::kStoppedByForce,
+                       Disposition::kForceReleased));
   ExpectPersisted(d, 6, "FORCE_COMPLETED");
   EXPECT_FALSE(HoldsFenceRow(d.job_id));
   EXPECT_EQ(MustEvents(d.job_id).back().resolution_id, f.resolution_id);
@@ -554,8 +554,8 @@ TEST_P(JobStoreConformanceTest, T13ForceReleasesAfterRefresh) {
 TEST_P(JobStoreConformanceTest, T14ForceWithoutRefreshSupersedesAndReleasesInOneCas) {
   JobRecord u = Finished("idx", AttemptResult::kUnknown);
   JobRecord a = MustOk(store_->RequestAck(User(u), "ack first"));
-  JobRecord f = MustOk(store_->ForceWithoutRefresh(Cas{a.job_id, a.revision, std::nullopt, "admin", now_},
-                                                   "emergency"));
+  JobRecord f =
+      MustOk(store_->ForceWithoutRefresh(Cas{a.job_id, a.revision, std::nullopt, "admin", now_}, "emergency"));
   EXPECT_EQ(f.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kSkippedByForce,
                        ReconcileState::kStoppedByForce, Disposition::kForceReleased));
   EXPECT_EQ(f.refresh_generation, a.refresh_generation + 1);
@@ -654,7 +654,7 @@ TEST_P(JobStoreConformanceTest, GuardBlocksDropTableWhileAJobIsActiveOrUnknown) 
 }
 
 TEST_P(JobStoreConformanceTest, ArchiveKeepsUnknownJobsAsResolvableTombstones) {
-  JobRecord done = Finished("a", AttemptResult::kNotCommitted);  // released
+  JobRecord done = Finished("a", AttemptResult::kNotCommitted);     // released
   JobRecord refreshing = Finished("b", AttemptResult::kCommitted);  // holds until refresh
   JobRecord unknown = Finished("c", AttemptResult::kUnknown);       // holds until FORCE
   JobRecord pending = MustAdmit("d");
@@ -833,7 +833,8 @@ TEST_P(JobStoreConformanceTest, UnknownListingOfATableUsesAnIndexWith100kArchive
                            " index_name, normalization_version, normalized_name, provider, operation, if_mode,"
                            " columns_json, properties_json, start_version, schema_fingerprint, execution,"
                            " outcome, refresh, reconcile, disposition, archived_at)"
-                           " SELECT 3, 'bulk', CAST($1 AS BIGINT), CAST($1 AS BIGINT), 'local', 'db', 'docs', $2, $3, '/l', 'idx', 1, 'idx',"
+                           " SELECT 3, 'bulk', CAST($1 AS BIGINT), CAST($1 AS BIGINT), 'local', 'db', 'docs', $2, $3, "
+                           "'/l', 'idx', 1, 'idx',"
                            " 'DIRECTORY', 'CREATE', 'NONE', '[]', '{}', 1, 'fp', 'TERMINAL', 'NOT_COMMITTED',"
                            " 'DONE', 'NONE', 'NONE', CAST($1 AS BIGINT) FROM n",
                            {now_, table_.catalog_incarnation, table_.table_incarnation})
@@ -872,8 +873,8 @@ TEST_P(JobStoreConformanceTest, RecordWatchPersistsTheScheduleAndFollowsTheRead)
   failed.error = "dataset\nmissing";
   failed.backoff_s = 60;
   JobRecord f = MustOk(store_->RecordWatch(Leader(u), failed));
-  EXPECT_EQ(f.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired,
-                       ReconcileState::kRetryPending));
+  EXPECT_EQ(f.state,
+            S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired, ReconcileState::kRetryPending));
   EXPECT_EQ(f.reconcile_backoff_s, 60);
   EXPECT_EQ(f.reconcile_next_at_ms, now_ + 60'000);
   EXPECT_EQ(f.reconcile_last_at_ms, now_);
@@ -971,9 +972,8 @@ TEST_P(JobStoreConformanceTest, CursorsPageThroughEveryJobBeyondOnePage) {
   EXPECT_EQ(ScanIds(f).size(), 10u);
   EXPECT_EQ(store_->Count(f).value(), 10);
   int seen = 0;
-  Status stop = store_->ForEach(f, [&](const JobRecord&) {
-    return ++seen == 3 ? Status::Cancelled("enough") : Status::OK();
-  });
+  Status stop =
+      store_->ForEach(f, [&](const JobRecord&) { return ++seen == 3 ? Status::Cancelled("enough") : Status::OK(); });
   EXPECT_EQ(stop.code(), StatusCode::kCancelled);
   EXPECT_EQ(seen, 3);
   f.limit = 0;

@@ -73,7 +73,9 @@ TEST(JobRecordTest, NotesAreTrimmedStrippedOfControlsAndBounded) {
 }
 
 TEST(JobRecordTest, MessagesAreSanitizedAndCutOnACharacterBoundary) {
-  EXPECT_EQ(SanitizeMessage("a\nb\xFF" "c"), "ab?c");
+  EXPECT_EQ(SanitizeMessage("a\nb\xFF"
+                            "c"),
+            "ab?c");
   std::string long_msg = std::string(1023, 'x') + "\xE2\x82\xAC";  // the euro sign straddles 1,024
   EXPECT_EQ(SanitizeMessage(long_msg), std::string(1023, 'x'));
 }

@@ -103,7 +103,8 @@ Result<JobState> WatchStep(const JobState& s, bool read_ok) {
 // The completion event of a pending ACK / FORCE that `next` finished, if any.
 std::optional<EventDraft> CompletionOf(const JobRecord& cur, const JobRecord& next) {
   std::string_view kind;
-  if (cur.state.disposition == Disposition::kAckRefreshPending && next.state.disposition == Disposition::kAcknowledged) {
+  if (cur.state.disposition == Disposition::kAckRefreshPending &&
+      next.state.disposition == Disposition::kAcknowledged) {
     kind = event::kAckCompleted;
   } else if (cur.state.disposition == Disposition::kForceRefreshPending &&
              next.state.disposition == Disposition::kForceReleased) {
@@ -242,8 +243,8 @@ Result<JobRecord> JobStore::RecordWatch(const Cas& cas, const WatchCheck& check)
   return Apply(cas, [&](const JobRecord& cur, Transition* t) -> Status {
     JobRecord& n = t->next;
     VIGIL_ASSIGN_OR_RETURN(n.state, WatchStep(cur.state, check.read_ok));
-    const bool watching = cur.state.reconcile == ReconcileState::kWatching ||
-                          cur.state.reconcile == ReconcileState::kRetryPending;
+    const bool watching =
+        cur.state.reconcile == ReconcileState::kWatching || cur.state.reconcile == ReconcileState::kRetryPending;
     if (watching && check.version) {
       const int64_t last = cur.last_observed_version.value_or(cur.spec.start_version);
       if (*check.version != last ||

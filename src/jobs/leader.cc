@@ -20,10 +20,7 @@ LeaderOptions WithEnv(LeaderOptions o, Env* env) {
 }  // namespace
 
 Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, Env* env)
-    : store_(store),
-      options_(WithEnv(std::move(options), env)),
-      env_(env),
-      runner_(store, executor, options_.runner) {}
+    : store_(store), options_(WithEnv(std::move(options), env)), env_(env), runner_(store, executor, options_.runner) {}
 
 Leader::~Leader() = default;
 
@@ -37,12 +34,12 @@ Status Leader::Start() {
     VIGIL_RETURN_IF_ERROR(
         store_->TakeOverLeader(options_.runner.leader_holder, *current, now, options_.runner.lease_ttl_ms).status());
   } else if (held_by_other) {
-    return Status::Busy("the leader lease is held by " + current->holder + " (epoch " +
-                        std::to_string(current->epoch) + ") until " + std::to_string(current->expires_at_ms));
+    return Status::Busy("the leader lease is held by " + current->holder + " (epoch " + std::to_string(current->epoch) +
+                        ") until " + std::to_string(current->expires_at_ms));
   }
   VIGIL_RETURN_IF_ERROR(runner_.Start(now));
-  reconciler_ = std::make_unique<Reconciler>(store_, options_.runner.leader_holder,
-                                             [this] { return runner_.leader_epoch(); }, options_.reconcile);
+  reconciler_ = std::make_unique<Reconciler>(
+      store_, options_.runner.leader_holder, [this] { return runner_.leader_epoch(); }, options_.reconcile);
   // The recovery pass: cancels left half-done (crash cut C3), dead attempts, termination
   // proofs, provenance reads, then pending refreshes.
   VIGIL_RETURN_IF_ERROR(CompleteCancels());
@@ -61,8 +58,8 @@ Status Leader::CompleteCancels() {
     return Status::OK();
   }));
   for (const JobRecord& j : cancelling) {
-    Result<JobRecord> done = store_->CompleteCancel({j.job_id, j.revision, std::nullopt, options_.runner.leader_holder,
-                                                     env_->NowMs()});
+    Result<JobRecord> done =
+        store_->CompleteCancel({j.job_id, j.revision, std::nullopt, options_.runner.leader_holder, env_->NowMs()});
     if (!done.ok() && done.status().code() != StatusCode::kCommitConflict) return done.status();
   }
   return Status::OK();

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "vigil/common/checksum.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/common/file_lock.h"
 #include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
@@ -24,13 +24,11 @@ bool Watching(ReconcileState r) { return r == ReconcileState::kWatching || r == 
 
 Reconciler::Reconciler(JobStore* store, std::string leader_holder, std::function<int64_t()> leader_epoch,
                        ReconcilerOptions options)
-    : store_(store),
-      holder_(std::move(leader_holder)),
-      leader_epoch_fn_(std::move(leader_epoch)),
-      options_(options) {}
+    : store_(store), holder_(std::move(leader_holder)), leader_epoch_fn_(std::move(leader_epoch)), options_(options) {}
 
 Reconciler::Reconciler(JobStore* store, std::string leader_holder, int64_t leader_epoch, ReconcilerOptions options)
-    : Reconciler(store, std::move(leader_holder), [leader_epoch] { return leader_epoch; }, options) {}
+    : Reconciler(
+          store, std::move(leader_holder), [leader_epoch] { return leader_epoch; }, options) {}
 
 Status Reconciler::Recover(int64_t now_ms) {
   Status job_error;
@@ -117,14 +115,14 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
     report.error_message = "the dispatcher of the attempt is gone without a recorded result";
     report.reconcile_backoff_s = options_.backoff.initial_s;
     const AttemptReport& r = report;
-    VIGIL_ASSIGN_OR_RETURN(bool wrote, Write(&job, now_ms, [&](const Cas& cas) { return store_->RecordResult(cas, r); }));
+    VIGIL_ASSIGN_OR_RETURN(bool wrote,
+                           Write(&job, now_ms, [&](const Cas& cas) { return store_->RecordResult(cas, r); }));
     if (wrote) settled.push_back(std::move(job));
   }
   return settled;
 }
 
-Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms,
-                               const std::function<Result<JobRecord>(const Cas&)>& op) {
+Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::function<Result<JobRecord>(const Cas&)>& op) {
   Cas cas{job->job_id, job->revision, epoch_, holder_, now_ms};
   Result<JobRecord> r = op(cas);
   if (r.ok()) {
@@ -235,8 +233,9 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
     VIGIL_ASSIGN_OR_RETURN(bool current, observe(*final_read));
     if (!current) return Status::OK();
     const Observation& o = *final_read;
-    VIGIL_ASSIGN_OR_RETURN(
-        current, Write(&job, now_ms, [&](const Cas& cas) { return store_->FinishFinalRead(cas, o.version, o.fingerprint); }));
+    VIGIL_ASSIGN_OR_RETURN(current, Write(&job, now_ms, [&](const Cas& cas) {
+                             return store_->FinishFinalRead(cas, o.version, o.fingerprint);
+                           }));
     if (!current) return Status::OK();
   }
   if (job.state.reconcile == ReconcileState::kStoppedTerminationProven) return Attribute(&job, now_ms);
@@ -261,7 +260,8 @@ Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& jo
   // Absence is a proof only over a complete, readable history after the admitted version.
   for (uint64_t c : corrupt) {
     if (c > start) {
-      return Status::Corruption("version " + std::to_string(c) + " is unreadable; the attempt's commit cannot be ruled out");
+      return Status::Corruption("version " + std::to_string(c) +
+                                " is unreadable; the attempt's commit cannot be ruled out");
     }
   }
   if (seen.size() != newest - start) {

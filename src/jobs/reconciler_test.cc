@@ -9,12 +9,12 @@
 #include <optional>
 
 #include "testutil/temp_dir.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/executor.h"
-#include "vigil/ingest/datagen.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {
@@ -302,8 +302,8 @@ TEST_F(ReconcilerTest, RecoverSettlesADeadDispatchersAttemptInOnePassAndLeavesAL
   EXPECT_EQ(d.error_code, "LOST_RESPONSE");
   std::vector<std::string> kinds = Kinds(d.job_id);
   std::vector<std::string> tail(kinds.end() - 5, kinds.end());
-  EXPECT_EQ(tail, (std::vector<std::string>{"RESULT", "CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ",
-                                            "ATTRIBUTED"}));
+  EXPECT_EQ(tail,
+            (std::vector<std::string>{"RESULT", "CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ", "ATTRIBUTED"}));
   // A held lock is a live dispatcher (e.g. a demoted leader, C5): still RUNNING.
   EXPECT_EQ(Get(live.job_id).state.execution, Execution::kRunning);
   EXPECT_EQ(Get(live.job_id).revision, live.revision);

@@ -6,15 +6,16 @@
 #include <memory>
 
 #include "vigil/common/failpoint.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 
 Status JobRunner::Start(int64_t now_ms) {
   // The lease first: a process that cannot lead must not replace the node's epoch.
-  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
+  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease,
+                         store_->AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
   leader_epoch_.store(lease.epoch);
   VIGIL_ASSIGN_OR_RETURN(node_epoch_, store_->RegisterNode(options_.node_id, ::getpid(), "localhost", now_ms));
   return Status::OK();
@@ -22,8 +23,8 @@ Status JobRunner::Start(int64_t now_ms) {
 
 Status JobRunner::RenewLeadership(int64_t now_ms) {
   if (leader_epoch_.load() == 0) return Status::FailedPrecondition("the runner was not started");
-  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease,
-                         store_->RenewLeader(options_.leader_holder, leader_epoch_.load(), now_ms, options_.lease_ttl_ms));
+  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->RenewLeader(options_.leader_holder, leader_epoch_.load(), now_ms,
+                                                                options_.lease_ttl_ms));
   leader_epoch_.store(lease.epoch);
   return Status::OK();
 }
@@ -112,7 +113,8 @@ Result<JobRecord> JobRunner::ExecuteAndRecord(Dispatched d) {
   auto record_process = [lock_fd, job_id](pid_t pid) {
     Result<ProcessIdentity> who = IdentifyProcess(pid);
     Status st = who.ok() ? RecordAttemptProcess(lock_fd, *who) : who.status();
-    if (!st.ok()) VIGIL_LOG_WARN("job {}: cannot record its worker {} in the attempt lock: {}", job_id, pid, st.ToString());
+    if (!st.ok())
+      VIGIL_LOG_WARN("job {}: cannot record its worker {} in the attempt lock: {}", job_id, pid, st.ToString());
   };
   ExecutionOutcome outcome =
       executor_->Execute({running, d.attempt, ProgressRecorder(running), lock_fd, record_process});
@@ -165,13 +167,13 @@ Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
     started.push_back(job_id);
     MutexLock lock(&mu_);
     threads_.emplace(job_id, std::thread([this, job_id, dispatched = std::move(*d)]() mutable {
-      Status st = ExecuteAndRecord(std::move(dispatched)).status();
-      MutexLock guard(&mu_);
-      finished_.push_back(FinishedAttempt{job_id, st});
-      auto it = threads_.find(job_id);
-      done_threads_.push_back(std::move(it->second));
-      threads_.erase(it);
-    }));
+                       Status st = ExecuteAndRecord(std::move(dispatched)).status();
+                       MutexLock guard(&mu_);
+                       finished_.push_back(FinishedAttempt{job_id, st});
+                       auto it = threads_.find(job_id);
+                       done_threads_.push_back(std::move(it->second));
+                       threads_.erase(it);
+                     }));
   }
   return started;
 }
@@ -226,9 +228,12 @@ namespace {
 bool RefreshDue(const JobRecord& j, int64_t now_ms) {
   switch (j.state.refresh) {
     case RefreshState::kRequired:
-    case RefreshState::kRunning: return true;
-    case RefreshState::kRetryPending: return !j.refresh_next_at_ms || *j.refresh_next_at_ms <= now_ms;
-    default: return false;
+    case RefreshState::kRunning:
+      return true;
+    case RefreshState::kRetryPending:
+      return !j.refresh_next_at_ms || *j.refresh_next_at_ms <= now_ms;
+    default:
+      return false;
   }
 }
 

@@ -10,8 +10,8 @@
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
-#include "vigil/jobs/admission.h"
 #include "vigil/ingest/datagen.h"
+#include "vigil/jobs/admission.h"
 
 namespace vigil::jobs {
 namespace {
@@ -219,7 +219,6 @@ TEST_F(RunnerTest, DropAndDropIfExists) {
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->state.outcome, Outcome::kNoop);
 }
-
 
 // Holds every Execute until `release()`; counts how many were inside at once.
 class GateExecutor : public Executor {

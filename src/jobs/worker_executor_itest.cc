@@ -10,12 +10,12 @@
 
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/runner.h"
 #include "vigil/jobs/worker_executor.h"
-#include "vigil/ingest/datagen.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 namespace {
@@ -104,8 +104,7 @@ TEST_F(WorkerExecutorTest, CreateRunsInAWorkerCommitsAndRefreshes) {
   EXPECT_TRUE(launch.reaped);
   EXPECT_NE(launch.pid, ::getpid());
   // The attempt lock went with the reaped worker, and with a known outcome its file is removed.
-  EXPECT_EQ(FileLock::IsHeld(AttemptLockPath(path_, done.attempt->attempt_id)).status().code(),
-            StatusCode::kNotFound);
+  EXPECT_EQ(FileLock::IsHeld(AttemptLockPath(path_, done.attempt->attempt_id)).status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(WorkerExecutorTest, ProgressIsForwardedAndTheReportIsComplete) {
@@ -116,8 +115,8 @@ TEST_F(WorkerExecutorTest, ProgressIsForwardedAndTheReportIsComplete) {
   attempt.executor_node_id = "n";
   attempt.attempt_id = std::to_string(job.job_id) + "-direct";
   std::vector<std::string> phases;
-  ExecutionRequest req{job, attempt,
-                       [&](std::string_view phase, uint64_t, uint64_t) { phases.emplace_back(phase); }, -1};
+  ExecutionRequest req{job, attempt, [&](std::string_view phase, uint64_t, uint64_t) { phases.emplace_back(phase); },
+                       -1};
   ExecutionOutcome out = executor_->Execute(req);
   EXPECT_TRUE(out.report.complete);
   EXPECT_TRUE(out.report.invoked);

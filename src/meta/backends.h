@@ -12,8 +12,7 @@ namespace vigil::meta {
 std::unique_ptr<Database> NewSqliteDatabase(const std::string& path, const DialectProfile* profile,
                                             const DatabaseOptions& options);
 // A PostgreSQL database reached through the libpq `conninfo` (URI or key=value form).
-std::unique_ptr<Database> NewPostgresDatabase(const std::string& conninfo,
-                                              const DialectProfile* profile,
+std::unique_ptr<Database> NewPostgresDatabase(const std::string& conninfo, const DialectProfile* profile,
                                               const DatabaseOptions& options);
 
 }  // namespace vigil::meta

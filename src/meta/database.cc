@@ -8,7 +8,6 @@
 
 namespace vigil::meta {
 
-
 const DialectProfile& ProfileFor(Dialect dialect) {
   return dialect == Dialect::kSqlite ? SqliteProfile() : PostgresProfile();
 }
@@ -33,8 +32,7 @@ Result<const Value*> Row::Get(size_t col) const {
 Result<int64_t> Row::Int(size_t col) const {
   VIGIL_ASSIGN_OR_RETURN(const Value* v, Get(col));
   if (!v->is_int()) {
-    return Status::Corruption("column " + std::to_string(col) + ": expected integer, got " +
-                              v->DebugString());
+    return Status::Corruption("column " + std::to_string(col) + ": expected integer, got " + v->DebugString());
   }
   return v->int_value();
 }
@@ -50,15 +48,13 @@ Result<double> Row::Real(size_t col) const {
   VIGIL_ASSIGN_OR_RETURN(const Value* v, Get(col));
   if (v->is_real()) return v->real_value();
   if (v->is_int()) return static_cast<double>(v->int_value());
-  return Status::Corruption("column " + std::to_string(col) + ": expected real, got " +
-                            v->DebugString());
+  return Status::Corruption("column " + std::to_string(col) + ": expected real, got " + v->DebugString());
 }
 
 Result<std::string> Row::Text(size_t col) const {
   VIGIL_ASSIGN_OR_RETURN(const Value* v, Get(col));
   if (!v->is_text()) {
-    return Status::Corruption("column " + std::to_string(col) + ": expected text, got " +
-                              v->DebugString());
+    return Status::Corruption("column " + std::to_string(col) + ": expected text, got " + v->DebugString());
   }
   return v->text_value();
 }
@@ -160,8 +156,7 @@ Status Database::AcquireWriterSlot() {
   MutexLock lock(&pool_->mu);
   while (pool_->writer_taken) {
     if (!pool_->WaitUntil(lock, options_.env, deadline) && pool_->writer_taken) {
-      return Status::Busy("writer slot not free within " +
-                          std::to_string(options_.acquire_timeout_ms) + " ms");
+      return Status::Busy("writer slot not free within " + std::to_string(options_.acquire_timeout_ms) + " ms");
     }
   }
   pool_->writer_taken = true;
@@ -198,8 +193,7 @@ Result<Transaction> Database::Begin(TxnMode mode) {
     if (writer) ReleaseWriterSlot();
     return conn.status();
   }
-  Status st = (*conn)->ExecuteScript(mode == TxnMode::kWrite ? profile_->begin_write
-                                                              : profile_->begin_read);
+  Status st = (*conn)->ExecuteScript(mode == TxnMode::kWrite ? profile_->begin_write : profile_->begin_read);
   if (!st.ok()) {
     if (writer) ReleaseWriterSlot();
     return st.WithContext("begin transaction");
@@ -266,9 +260,7 @@ Status Transaction::Rollback() {
 
 // ---- Write ----
 
-Status Database::Write(const std::function<Status(Connection&)>& fn, WriteScope scope) {
-  return DoWrite(fn, scope);
-}
+Status Database::Write(const std::function<Status(Connection&)>& fn, WriteScope scope) { return DoWrite(fn, scope); }
 
 Status Database::DoWrite(const std::function<Status(Connection&)>& fn, WriteScope scope) {
   if (scope == WriteScope::kPerStatement) {
@@ -293,16 +285,13 @@ Result<std::pair<Dialect, std::string>> ParseDatabaseUri(const std::string& uri)
     if (path.empty()) return Status::InvalidArgument("sqlite URI without a path: " + uri);
     return std::make_pair(Dialect::kSqlite, path);
   }
-  if (uri.rfind("postgresql://", 0) == 0 || uri.rfind("postgres://", 0) == 0 ||
-      uri.find('=') != std::string::npos) {
+  if (uri.rfind("postgresql://", 0) == 0 || uri.rfind("postgres://", 0) == 0 || uri.find('=') != std::string::npos) {
     return std::make_pair(Dialect::kPostgres, uri);
   }
-  return Status::InvalidArgument("unsupported database URI (want sqlite:// or postgresql://): " +
-                                 uri);
+  return Status::InvalidArgument("unsupported database URI (want sqlite:// or postgresql://): " + uri);
 }
 
-Result<std::unique_ptr<Database>> Database::Open(const std::string& uri,
-                                                 const DatabaseOptions& options) {
+Result<std::unique_ptr<Database>> Database::Open(const std::string& uri, const DatabaseOptions& options) {
   VIGIL_ASSIGN_OR_RETURN(auto parsed, ParseDatabaseUri(uri));
   std::unique_ptr<Database> db;
   if (parsed.first == Dialect::kSqlite) {

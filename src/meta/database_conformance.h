@@ -78,8 +78,7 @@ TEST_P(DatabaseConformanceTest, PlaceholdersBindByNumberNotPosition) {
   auto conn = db_->Acquire();
   ASSERT_TRUE(conn.ok());
   // $2 appears before $1; the query uses $1 twice.
-  ASSERT_TRUE(
-      (*conn)->Execute("INSERT INTO t (s, id, r) VALUES ($2, $1, $3)", {5, "five", 0.5}).ok());
+  ASSERT_TRUE((*conn)->Execute("INSERT INTO t (s, id, r) VALUES ($2, $1, $3)", {5, "five", 0.5}).ok());
   ASSERT_TRUE((*conn)->Execute("INSERT INTO t (s, id, r) VALUES ($2, $1, $3)", {6, "six", 1.5}).ok());
   auto row = (*conn)->QueryOptional("SELECT id, s, r FROM t WHERE id >= $1 AND id <= $1", {5});
   ASSERT_TRUE(row.ok() && row->has_value()) << row.status().ToString();
@@ -91,8 +90,7 @@ TEST_P(DatabaseConformanceTest, PlaceholdersBindByNumberNotPosition) {
 TEST_P(DatabaseConformanceTest, ParameterCountMismatchIsInvalidArgument) {
   auto conn = db_->Acquire();
   ASSERT_TRUE(conn.ok());
-  EXPECT_EQ((*conn)->Execute("INSERT INTO t (id) VALUES ($1)", {1, 2}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ((*conn)->Execute("INSERT INTO t (id) VALUES ($1)", {1, 2}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ((*conn)->Execute("INSERT INTO t (id, s) VALUES ($1, $2)", {1}).status().code(),
             StatusCode::kInvalidArgument);
   EXPECT_EQ(Count(), 0);
@@ -149,9 +147,7 @@ TEST_P(DatabaseConformanceTest, WholeWriteIsAtomic) {
   });
   EXPECT_EQ(st.code(), StatusCode::kCancelled);
   EXPECT_EQ(Count(), 0);
-  ASSERT_TRUE(db_->Write([](Connection& c) {
-                   return c.Execute("INSERT INTO t (id) VALUES (1)", {}).status();
-                 }).ok());
+  ASSERT_TRUE(db_->Write([](Connection& c) { return c.Execute("INSERT INTO t (id) VALUES (1)", {}).status(); }).ok());
   EXPECT_EQ(Count(), 1);
 }
 
@@ -267,8 +263,7 @@ TEST_P(DatabaseConformanceTest, FailedMigrationRunLeavesNothingBehind) {
 TEST_P(DatabaseConformanceTest, GappedMigrationListIsInvalid) {
   const std::vector<Migration> gapped = {{1, "a", "CREATE TABLE a (x INTEGER)"},
                                          {3, "c", "CREATE TABLE c (x INTEGER)"}};
-  EXPECT_EQ(ApplyMigrations(*db_, "comp", gapped, 1).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ApplyMigrations(*db_, "comp", gapped, 1).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(DatabaseConformanceTest, ConcurrentMigrationRunsApplyEachVersionOnce) {

@@ -7,8 +7,8 @@
 
 namespace vigil::meta {
 
-INSTANTIATE_TEST_SUITE_P(Postgres, DatabaseConformanceTest,
-                         ::testing::Values(testing::PostgresBackend()), testing::BackendName);
+INSTANTIATE_TEST_SUITE_P(Postgres, DatabaseConformanceTest, ::testing::Values(testing::PostgresBackend()),
+                         testing::BackendName);
 
 namespace {
 

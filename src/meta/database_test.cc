@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "meta/database_conformance.h"
-#include "testutil/test_database.h"
 #include "testutil/temp_dir.h"
+#include "testutil/test_database.h"
 
 namespace vigil::meta {
 
-INSTANTIATE_TEST_SUITE_P(Sqlite, DatabaseConformanceTest,
-                         ::testing::Values(testing::SqliteBackend()), testing::BackendName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, DatabaseConformanceTest, ::testing::Values(testing::SqliteBackend()),
+                         testing::BackendName);
 
 namespace {
 
@@ -61,9 +61,8 @@ TEST_F(SqliteDatabaseTest, SecondWriterIsBusyUntilFirstCommits) {
   impatient.busy_timeout_ms = 0;
   auto b = Database::Open(Uri(), impatient);
   ASSERT_TRUE(b.ok());
-  ASSERT_TRUE((*a)->Write([](Connection& c) {
-                   return c.ExecuteScript("CREATE TABLE t (id INTEGER PRIMARY KEY)");
-                 }).ok());
+  ASSERT_TRUE(
+      (*a)->Write([](Connection& c) { return c.ExecuteScript("CREATE TABLE t (id INTEGER PRIMARY KEY)"); }).ok());
 
   auto txn = (*a)->Begin(TxnMode::kWrite);
   ASSERT_TRUE(txn.ok());
@@ -71,9 +70,7 @@ TEST_F(SqliteDatabaseTest, SecondWriterIsBusyUntilFirstCommits) {
 
   auto blocked = (*b)->Begin(TxnMode::kWrite);
   EXPECT_EQ(blocked.status().code(), StatusCode::kBusy) << blocked.status().ToString();
-  Status write = (*b)->Write([](Connection& c) {
-    return c.Execute("INSERT INTO t (id) VALUES (2)", {}).status();
-  });
+  Status write = (*b)->Write([](Connection& c) { return c.Execute("INSERT INTO t (id) VALUES (2)", {}).status(); });
   EXPECT_EQ(write.code(), StatusCode::kBusy) << write.ToString();
   {
     auto reader = (*b)->Acquire();
@@ -106,8 +103,7 @@ TEST_F(SqliteDatabaseTest, WriteTransactionsInOneProcessQueue) {
   // With no wait allowed the slot is reported Busy, not a SQLite lock error.
   auto second = (*db)->Begin(TxnMode::kWrite);
   EXPECT_EQ(second.status().code(), StatusCode::kBusy);
-  EXPECT_NE(second.status().message().find("writer slot"), std::string::npos)
-      << second.status().ToString();
+  EXPECT_NE(second.status().message().find("writer slot"), std::string::npos) << second.status().ToString();
   ASSERT_TRUE(first->Commit().ok());
   auto third = (*db)->Begin(TxnMode::kWrite);
   EXPECT_TRUE(third.ok()) << third.status().ToString();

@@ -38,8 +38,8 @@ Result<std::vector<AppliedMigration>> ReadApplied(Connection& conn, std::string_
 
 std::string MigrationChecksum(std::string_view sql) { return ChecksumToHex(Checksum64(sql)); }
 
-Result<int> ApplyMigrations(Database& db, std::string_view component,
-                            const std::vector<Migration>& migrations, int64_t now_ms) {
+Result<int> ApplyMigrations(Database& db, std::string_view component, const std::vector<Migration>& migrations,
+                            int64_t now_ms) {
   for (size_t i = 0; i < migrations.size(); ++i) {
     if (migrations[i].version != static_cast<int>(i + 1)) {
       return Status::InvalidArgument(std::string(component) + ": migration versions must be 1.." +
@@ -57,15 +57,14 @@ Result<int> ApplyMigrations(Database& db, std::string_view component,
     std::string where = std::string(component) + " migration " + std::to_string(a.version);
     if (a.version < 1) return Status::Corruption(where + ": invalid version");
     if (a.version > static_cast<int>(migrations.size())) {
-      return Status::FailedPrecondition(where + " (" + a.name +
-                                        ") is newer than this build knows (" +
+      return Status::FailedPrecondition(where + " (" + a.name + ") is newer than this build knows (" +
                                         std::to_string(migrations.size()) + ")");
     }
     const Migration& m = migrations[a.version - 1];
     std::string want = MigrationChecksum(m.sql);
     if (a.checksum != want) {
-      return Status::Corruption(where + " (" + a.name + ") was edited after it was applied: checksum " +
-                                a.checksum + " recorded, " + want + " now");
+      return Status::Corruption(where + " (" + a.name + ") was edited after it was applied: checksum " + a.checksum +
+                                " recorded, " + want + " now");
     }
   }
   for (size_t v = 1; v <= applied.size(); ++v) {
@@ -79,22 +78,19 @@ Result<int> ApplyMigrations(Database& db, std::string_view component,
     const Migration& m = migrations[i];
     std::string where = std::string(component) + " migration " + std::to_string(m.version);
     VIGIL_RETURN_IF_ERROR(conn.ExecuteScript(m.sql).WithContext(where));
-    VIGIL_RETURN_IF_ERROR(
-        conn.Execute("INSERT INTO vigil_schema_migrations (component, version, name, checksum,"
-                     " applied_at) VALUES ($1, $2, $3, $4, $5)",
-                     {component, m.version, m.name, MigrationChecksum(m.sql), now_ms})
-            .status());
+    VIGIL_RETURN_IF_ERROR(conn.Execute("INSERT INTO vigil_schema_migrations (component, version, name, checksum,"
+                                       " applied_at) VALUES ($1, $2, $3, $4, $5)",
+                                       {component, m.version, m.name, MigrationChecksum(m.sql), now_ms})
+                              .status());
     ++count;
   }
   VIGIL_RETURN_IF_ERROR(txn.Commit());
   return count;
 }
 
-Result<std::vector<AppliedMigration>> ListAppliedMigrations(Database& db,
-                                                            std::string_view component) {
+Result<std::vector<AppliedMigration>> ListAppliedMigrations(Database& db, std::string_view component) {
   VIGIL_ASSIGN_OR_RETURN(Transaction txn, db.Begin(TxnMode::kRead));
-  VIGIL_ASSIGN_OR_RETURN(auto rows,
-                         txn.conn().Query(db.profile().table_exists, {"vigil_schema_migrations"}));
+  VIGIL_ASSIGN_OR_RETURN(auto rows, txn.conn().Query(db.profile().table_exists, {"vigil_schema_migrations"}));
   VIGIL_ASSIGN_OR_RETURN(int64_t exists, rows.at(0).Int(0));
   if (exists == 0) return std::vector<AppliedMigration>();
   return ReadApplied(txn.conn(), component);

@@ -22,9 +22,7 @@ constexpr Oid kFloat4Oid = 700;
 constexpr Oid kFloat8Oid = 701;
 constexpr Oid kNumericOid = 1700;
 
-std::string Snippet(std::string_view sql) {
-  return std::string(sql.substr(0, 80)) + (sql.size() > 80 ? "..." : "");
-}
+std::string Snippet(std::string_view sql) { return std::string(sql.substr(0, 80)) + (sql.size() > 80 ? "..." : ""); }
 
 // Maps a failed result (or a connection failure when res is null) onto a Status.
 Status PgError(PGconn* conn, const PGresult* res, std::string_view context) {
@@ -100,9 +98,8 @@ class PostgresConnection final : public Connection {
     }
     const Prepared& p = it->second;
     if (p.nparams != static_cast<int>(params.size())) {
-      return Status::InvalidArgument("statement takes " + std::to_string(p.nparams) +
-                                     " parameters, got " + std::to_string(params.size()) + ": " +
-                                     Snippet(sql));
+      return Status::InvalidArgument("statement takes " + std::to_string(p.nparams) + " parameters, got " +
+                                     std::to_string(params.size()) + ": " + Snippet(sql));
     }
     std::vector<std::string> storage(params.size());
     std::vector<const char*> values(params.size(), nullptr);
@@ -117,16 +114,15 @@ class PostgresConnection final : public Connection {
         storage[i] = buf;
       } else {
         if (v.text_value().find('\0') != std::string::npos) {
-          return Status::InvalidArgument("text parameter $" + std::to_string(i + 1) +
-                                         " contains a NUL byte");
+          return Status::InvalidArgument("text parameter $" + std::to_string(i + 1) + " contains a NUL byte");
         }
         values[i] = v.text_value().c_str();
         continue;
       }
       values[i] = storage[i].c_str();
     }
-    PgResult res(PQexecPrepared(conn_, p.name.c_str(), static_cast<int>(params.size()),
-                                values.data(), nullptr, nullptr, 0));
+    PgResult res(
+        PQexecPrepared(conn_, p.name.c_str(), static_cast<int>(params.size()), values.data(), nullptr, nullptr, 0));
     ExecStatusType st = res ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return PgError(conn_, res.get(), Snippet(sql));
     return res;
@@ -208,20 +204,18 @@ class PostgresDatabase final : public Database {
 }  // namespace
 
 const DialectProfile& PostgresProfile() {
-  static constexpr DialectProfile kProfile{
-      Dialect::kPostgres,
-      "postgresql",
-      "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY",
-      "BEGIN ISOLATION LEVEL READ COMMITTED",
-      " FOR UPDATE",
-      "SELECT pg_advisory_xact_lock(7424011)",
-      "SELECT count(*) FROM pg_catalog.pg_tables"
-      " WHERE schemaname = current_schema() AND tablename = $1"};
+  static constexpr DialectProfile kProfile{Dialect::kPostgres,
+                                           "postgresql",
+                                           "BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY",
+                                           "BEGIN ISOLATION LEVEL READ COMMITTED",
+                                           " FOR UPDATE",
+                                           "SELECT pg_advisory_xact_lock(7424011)",
+                                           "SELECT count(*) FROM pg_catalog.pg_tables"
+                                           " WHERE schemaname = current_schema() AND tablename = $1"};
   return kProfile;
 }
 
-std::unique_ptr<Database> NewPostgresDatabase(const std::string& conninfo,
-                                              const DialectProfile* profile,
+std::unique_ptr<Database> NewPostgresDatabase(const std::string& conninfo, const DialectProfile* profile,
                                               const DatabaseOptions& options) {
   return std::make_unique<PostgresDatabase>(conninfo, profile, options);
 }

@@ -16,14 +16,12 @@ namespace {
 
 Status SqliteError(sqlite3* db, int rc, std::string_view context) {
   int ext = db ? sqlite3_extended_errcode(db) : rc;
-  std::string msg = std::string(context) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) +
-                    " (sqlite " + std::to_string(ext) + ")";
+  std::string msg = std::string(context) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc)) + " (sqlite " +
+                    std::to_string(ext) + ")";
   return SqliteStatus(rc, ext, std::move(msg));
 }
 
-std::string Snippet(std::string_view sql) {
-  return std::string(sql.substr(0, 80)) + (sql.size() > 80 ? "..." : "");
-}
+std::string Snippet(std::string_view sql) { return std::string(sql.substr(0, 80)) + (sql.size() > 80 ? "..." : ""); }
 
 class SqliteConnection final : public Connection {
  public:
@@ -61,12 +59,10 @@ class SqliteConnection final : public Connection {
     if (it != cache_.end()) return it->second;
     sqlite3_stmt* stmt = nullptr;
     const char* tail = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                SQLITE_PREPARE_PERSISTENT, &stmt, &tail);
+    int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, &tail);
     if (rc != SQLITE_OK) return SqliteError(db_, rc, "prepare " + Snippet(sql));
     if (stmt == nullptr) return Status::InvalidArgument("empty statement");
-    if (tail != nullptr && std::string_view(tail).find_first_not_of(" \t\r\n;") !=
-                               std::string_view::npos) {
+    if (tail != nullptr && std::string_view(tail).find_first_not_of(" \t\r\n;") != std::string_view::npos) {
       sqlite3_finalize(stmt);
       return Status::InvalidArgument("more than one statement: " + Snippet(sql));
     }
@@ -77,9 +73,8 @@ class SqliteConnection final : public Connection {
   Status Bind(sqlite3_stmt* stmt, const Params& params, std::string_view sql) {
     int expected = sqlite3_bind_parameter_count(stmt);
     if (expected != static_cast<int>(params.size())) {
-      return Status::InvalidArgument("statement takes " + std::to_string(expected) +
-                                     " parameters, got " + std::to_string(params.size()) + ": " +
-                                     Snippet(sql));
+      return Status::InvalidArgument("statement takes " + std::to_string(expected) + " parameters, got " +
+                                     std::to_string(params.size()) + ": " + Snippet(sql));
     }
     for (size_t i = 0; i < params.size(); ++i) {
       std::string name(1, '$');
@@ -95,8 +90,7 @@ class SqliteConnection final : public Connection {
       } else if (v.is_real()) {
         rc = sqlite3_bind_double(stmt, idx, v.real_value());
       } else {
-        rc = sqlite3_bind_text64(stmt, idx, v.text_value().data(), v.text_value().size(),
-                                 SQLITE_STATIC, SQLITE_UTF8);
+        rc = sqlite3_bind_text64(stmt, idx, v.text_value().data(), v.text_value().size(), SQLITE_STATIC, SQLITE_UTF8);
       }
       if (rc != SQLITE_OK) return SqliteError(db_, rc, "bind " + name);
     }
@@ -159,9 +153,8 @@ class SqliteDatabase final : public Database {
 
   Result<std::unique_ptr<Connection>> Connect() override {
     sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path_.c_str(), &db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) {
       Status st = SqliteError(db, rc, "open " + path_);
       sqlite3_close_v2(db);
@@ -175,8 +168,7 @@ class SqliteDatabase final : public Database {
     if (rows.size() != 1 || !rows[0].at(0).is_text() || rows[0].at(0).text_value() != "wal") {
       return Status::IOError("open " + path_ + ": cannot enable WAL journal mode");
     }
-    VIGIL_RETURN_IF_ERROR(
-        conn->ExecuteScript("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;").WithContext(path_));
+    VIGIL_RETURN_IF_ERROR(conn->ExecuteScript("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;").WithContext(path_));
     return std::unique_ptr<Connection>(std::move(conn));
   }
 
@@ -292,9 +284,13 @@ class SqliteDatabase final : public Database {
 }  // namespace
 
 const DialectProfile& SqliteProfile() {
-  static constexpr DialectProfile kProfile{
-      Dialect::kSqlite, "sqlite", "BEGIN", "BEGIN IMMEDIATE", "", "",
-      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1"};
+  static constexpr DialectProfile kProfile{Dialect::kSqlite,
+                                           "sqlite",
+                                           "BEGIN",
+                                           "BEGIN IMMEDIATE",
+                                           "",
+                                           "",
+                                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1"};
   return kProfile;
 }
 

@@ -25,8 +25,8 @@ bool Deletions::AnyDeletedIn(const std::set<uint32_t>& fragments) const {
   return false;
 }
 
-bool NeedsNoFilter(const index::Segment& segment, const std::set<uint32_t>& fragments,
-                   const Deletions& deletions, const Roaring64Map* allowed) {
+bool NeedsNoFilter(const index::Segment& segment, const std::set<uint32_t>& fragments, const Deletions& deletions,
+                   const Roaring64Map* allowed) {
   if (allowed != nullptr || deletions.AnyDeletedIn(fragments)) return false;
   const auto& covered = segment.meta().covered_fragments;
   return covered.size() == fragments.size() && std::equal(covered.begin(), covered.end(), fragments.begin());
@@ -40,9 +40,8 @@ Coverage ComputeCoverage(const TableSnapshot& snapshot, const std::string& index
     // An unusable segment covers nothing: its fragments are scanned.
     if (meta.name == index_name && snapshot.Segment(meta.uuid) != nullptr) metas.push_back(&meta);
   }
-  std::stable_sort(metas.begin(), metas.end(), [](const auto* a, const auto* b) {
-    return a->built_at_version < b->built_at_version;
-  });
+  std::stable_sort(metas.begin(), metas.end(),
+                   [](const auto* a, const auto* b) { return a->built_at_version < b->built_at_version; });
   Coverage c;
   for (size_t i = 0; i < metas.size(); ++i) {
     for (uint32_t f : metas[i]->covered_fragments) owner[f] = i;

@@ -73,8 +73,8 @@ class QueryRowFilter : public index::RowFilter {
 
 // Whether a search of `segment` restricted to `fragments` needs no row filter:
 // it covers exactly those fragments, none has deletions and there is no prefilter.
-bool NeedsNoFilter(const index::Segment& segment, const std::set<uint32_t>& fragments,
-                   const Deletions& deletions, const Roaring64Map* allowed);
+bool NeedsNoFilter(const index::Segment& segment, const std::set<uint32_t>& fragments, const Deletions& deletions,
+                   const Roaring64Map* allowed);
 
 // "_indices/<uuid>" for the recorder.
 std::string SegmentPath(const index::Segment& segment);

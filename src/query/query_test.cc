@@ -52,7 +52,8 @@ class QueryTest : public ::testing::Test {
 
   std::unique_ptr<RecordBatchReader> BatchReader(uint64_t first, uint64_t n) {
     std::vector<RecordBatch> batches;
-    for (uint64_t r = first; r < first + n; r += 500) batches.push_back(gen_->Batch(r, std::min<uint64_t>(500, first + n - r)));
+    for (uint64_t r = first; r < first + n; r += 500)
+      batches.push_back(gen_->Batch(r, std::min<uint64_t>(500, first + n - r)));
     return MakeBatchReader(gen_->schema(), std::move(batches));
   }
 
@@ -124,8 +125,7 @@ TEST_F(QueryTest, UncoveredRowsAppearAndDeletedRowsNever) {
   EXPECT_FLOAT_EQ((*r)[0].distance, 0.0f);
   for (uint64_t deleted : {10ull, 3100ull}) {
     for (bool use_index : {true, false}) {
-      auto hits = *VectorSearch(*snapshot_, "emb", Embedding(deleted),
-                                {.k = 20, .nprobes = 8, .use_index = use_index});
+      auto hits = *VectorSearch(*snapshot_, "emb", Embedding(deleted), {.k = 20, .nprobes = 8, .use_index = use_index});
       for (const auto& h : hits) EXPECT_NE(h.row, Addr(deleted)) << deleted;
     }
   }
@@ -147,11 +147,13 @@ TEST_F(QueryTest, PrefilterAppliesBeforeTopK) {
   auto hits = VectorSearch(*snapshot_, "emb", Embedding(0), {.k = 15, .nprobes = 8, .refine_factor = 10}, pre, &rec);
   ASSERT_TRUE(hits.ok()) << hits.status().ToString();
   ASSERT_EQ(hits->size(), 15u);  // enough rows of that category exist; top-k is filled after filtering
-  auto rows = *TakeRows(*snapshot_, [&] {
-    std::vector<RowAddress> a;
-    for (const auto& h : *hits) a.push_back(h.row);
-    return a;
-  }(), {"category"});
+  auto rows = *TakeRows(*snapshot_,
+                        [&] {
+                          std::vector<RowAddress> a;
+                          for (const auto& h : *hits) a.push_back(h.row);
+                          return a;
+                        }(),
+                        {"category"});
   for (size_t i = 0; i < rows.num_rows; ++i) EXPECT_EQ(rows.columns[0].StringAt(i), cat);
   EXPECT_TRUE(rec.segments_used().count(SegmentPathOf("cat_idx")));
   auto exact = *VectorSearch(*snapshot_, "emb", Embedding(0), {.k = 15, .use_index = false}, pre);

@@ -25,9 +25,8 @@ Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<Ro
   for (RowAddress row : rows) {
     const FragmentMeta* meta = snapshot.manifest().FindFragment(RowFragment(row));
     if (meta == nullptr || RowOffset(row) >= meta->num_rows) {
-      return Status::InvalidArgument("row " + std::to_string(RowFragment(row)) + ":" +
-                                     std::to_string(RowOffset(row)) + " is not in version " +
-                                     std::to_string(snapshot.version()));
+      return Status::InvalidArgument("row " + std::to_string(RowFragment(row)) + ":" + std::to_string(RowOffset(row)) +
+                                     " is not in version " + std::to_string(snapshot.version()));
     }
     auto it = open.find(RowFragment(row));
     if (it == open.end()) {

@@ -57,7 +57,8 @@ Status ValidateQuery(const Field& field, const std::vector<float>& q, Metric met
     }
     norm += static_cast<double>(q[i]) * q[i];
   }
-  if (metric == Metric::kCosine && norm == 0) return Status::InvalidArgument("a zero query vector has no cosine distance");
+  if (metric == Metric::kCosine && norm == 0)
+    return Status::InvalidArgument("a zero query vector has no cosine distance");
   return Status::OK();
 }
 

@@ -75,7 +75,7 @@ nlohmann::json ResultJson(const sql::ResultSet& r) {
     rows.push_back(std::move(out));
   }
   return {{"columns", r.columns}, {"rows", std::move(rows)}, {"message", r.message},
-          {"notices", r.notices}, {"warnings", r.warnings}, {"admitted_jobs", r.admitted_jobs}};
+          {"notices", r.notices}, {"warnings", r.warnings},  {"admitted_jobs", r.admitted_jobs}};
 }
 
 Result<std::string> SqlString(std::string_view text) {
@@ -140,8 +140,8 @@ Status ApiServer::Impl::Open() {
   io.uri = jobs::RootJobStoreUri(root_);
   io.env = options_.env;
   VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
-  executor_id_ = "serve:" + HostName() + ":" + std::to_string(::getpid()) + ":" +
-                 Uuid::Generate().ToString().substr(0, 8);
+  executor_id_ =
+      "serve:" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
   gate_ = std::make_unique<IdempotencyGate>(idempotency_.get(), &metrics_, executor_id_,
                                             static_cast<int64_t>(config_.server.idempotency_ttl_seconds) * 1000,
                                             kHeartbeatMs, options_.env);
@@ -246,8 +246,8 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   }
   std::string query;
   for (const auto& [k, v] : req.query) query += k + "=" + v + "&";
-  IdempotentRequest ireq{caller.realm + ":" + caller.principal.name, **key, spec.method + " " + spec.pattern,
-                         req.path, RequestFingerprint(req.method, req.path, query, digest_input)};
+  IdempotentRequest ireq{caller.realm + ":" + caller.principal.name, **key, spec.method + " " + spec.pattern, req.path,
+                         RequestFingerprint(req.method, req.path, query, digest_input)};
   // Settling takes over a dead server's reservation: only the root's leader may, since it
   // holds the leader lock that any earlier server held while it was alive.
   SettleFn settle;
@@ -270,9 +270,7 @@ SettleFn ApiServer::Impl::SettleOf(const idempotency::IdempotencyRecord& record)
     probe.path = record.resource_id;
     RouteMatch m = router_.Find(probe);
     if (!m.route || m.route->pattern != spec.pattern) return nullptr;
-    return [this, &spec, params = std::move(m.params)](const std::string& token) {
-      return spec.settle(params, token);
-    };
+    return [this, &spec, params = std::move(m.params)](const std::string& token) { return spec.settle(params, token); };
   }
   return nullptr;
 }

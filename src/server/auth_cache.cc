@@ -4,8 +4,7 @@
 
 namespace vigil::server {
 
-AuthCache::AuthCache(Env* env, int64_t ttl_ms, size_t capacity)
-    : env_(env), ttl_ms_(ttl_ms), capacity_(capacity) {}
+AuthCache::AuthCache(Env* env, int64_t ttl_ms, size_t capacity) : env_(env), ttl_ms_(ttl_ms), capacity_(capacity) {}
 
 std::optional<auth::Authenticated> AuthCache::Find(std::string_view token) {
   if (ttl_ms_ <= 0) return std::nullopt;

@@ -237,12 +237,13 @@ void ServeConnection(Stream& stream, Connection& conn, const ConnectionContext& 
     if (ec == http::error::header_limit || ec == http::error::body_limit) {
       ++ctx.stats.too_large;
       const bool header = ec == http::error::header_limit;
-      HttpResponse r = header ? Problem(431, "RESOURCE_EXHAUSTED",
-                                        "the request header is larger than " +
-                                            std::to_string(ctx.options.max_header_bytes) + " bytes")
-                              : Problem(413, "RESOURCE_EXHAUSTED",
-                                        "the request body is larger than the limit of " +
-                                            std::to_string(ctx.options.max_body_bytes) + " bytes");
+      HttpResponse r =
+          header
+              ? Problem(431, "RESOURCE_EXHAUSTED",
+                        "the request header is larger than " + std::to_string(ctx.options.max_header_bytes) + " bytes")
+              : Problem(413, "RESOURCE_EXHAUSTED",
+                        "the request body is larger than the limit of " + std::to_string(ctx.options.max_body_bytes) +
+                            " bytes");
       WriteResponse(stream, conn, ctx, r, false);
       return;
     }

@@ -71,47 +71,52 @@ class HttpClient::Impl {
   }
 
   Result<ClientResponse> Call(std::string_view method, std::string_view target,
-                              const std::vector<std::pair<std::string, std::string>>& headers,
-                              std::string_view body) {
-    return Send(method, target, headers, body, [this](ClientResponse& out) {
-      http::response_parser<http::string_body> parser;
-      parser.body_limit(uint64_t{1} << 32);
-      beast::error_code ec;
-      WithStream([&](auto& stream) { http::read(stream, buffer_, parser, ec); });
-      if (ec) return ec;
-      Fill(parser.get(), &out);
-      out.body = std::move(parser.get().body());
-      if (!parser.get().keep_alive()) Close();
-      return ec;
-    }, true);
+                              const std::vector<std::pair<std::string, std::string>>& headers, std::string_view body) {
+    return Send(
+        method, target, headers, body,
+        [this](ClientResponse& out) {
+          http::response_parser<http::string_body> parser;
+          parser.body_limit(uint64_t{1} << 32);
+          beast::error_code ec;
+          WithStream([&](auto& stream) { http::read(stream, buffer_, parser, ec); });
+          if (ec) return ec;
+          Fill(parser.get(), &out);
+          out.body = std::move(parser.get().body());
+          if (!parser.get().keep_alive()) Close();
+          return ec;
+        },
+        true);
   }
 
   Result<ClientResponse> Stream(std::string_view target,
                                 const std::vector<std::pair<std::string, std::string>>& headers,
                                 const std::function<bool(std::string_view)>& on_data) {
-    return Send("GET", target, headers, {}, [&](ClientResponse& out) {
-      http::response_parser<http::buffer_body> parser;
-      parser.body_limit(boost::none);
-      beast::error_code ec;
-      tcp_.expires_never();
-      WithStream([&](auto& stream) { http::read_header(stream, buffer_, parser, ec); });
-      if (ec) return ec;
-      Fill(parser.get(), &out);
-      char buf[8192];
-      while (!parser.is_done()) {
-        parser.get().body().data = buf;
-        parser.get().body().size = sizeof(buf);
-        // Returns as soon as some body arrived.
-        WithStream([&](auto& stream) { http::read_some(stream, buffer_, parser, ec); });
-        if (ec == http::error::need_buffer) ec = {};
-        if (ec) return ec;
-        if (!on_data(std::string_view(buf, sizeof(buf) - parser.get().body().size))) {
-          Close();
-          return beast::error_code{};
-        }
-      }
-      return ec;
-    }, true);
+    return Send(
+        "GET", target, headers, {},
+        [&](ClientResponse& out) {
+          http::response_parser<http::buffer_body> parser;
+          parser.body_limit(boost::none);
+          beast::error_code ec;
+          tcp_.expires_never();
+          WithStream([&](auto& stream) { http::read_header(stream, buffer_, parser, ec); });
+          if (ec) return ec;
+          Fill(parser.get(), &out);
+          char buf[8192];
+          while (!parser.is_done()) {
+            parser.get().body().data = buf;
+            parser.get().body().size = sizeof(buf);
+            // Returns as soon as some body arrived.
+            WithStream([&](auto& stream) { http::read_some(stream, buffer_, parser, ec); });
+            if (ec == http::error::need_buffer) ec = {};
+            if (ec) return ec;
+            if (!on_data(std::string_view(buf, sizeof(buf) - parser.get().body().size))) {
+              Close();
+              return beast::error_code{};
+            }
+          }
+          return ec;
+        },
+        true);
   }
 
   void Close() {

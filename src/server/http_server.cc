@@ -111,7 +111,7 @@ class HttpServer::Impl {
   uint16_t port_ = 0;
   std::thread accept_thread_;
   std::thread watchdog_thread_;
-  std::atomic<bool> stopping_{false};     // no new connections or requests
+  std::atomic<bool> stopping_{false};  // no new connections or requests
   std::atomic<bool> shut_down_{false};
   mutable Mutex mu_;
   std::condition_variable drained_;
@@ -187,12 +187,13 @@ void HttpServer::Impl::AcceptLoop() {
 
 void HttpServer::Impl::RejectBusy(int fd) {
   if (!tls_) {
-    const std::string body = ProblemJson(503, "SERVICE_UNAVAILABLE",
-                                         "the server is at its connection limit of " +
-                                             std::to_string(options_.max_connections) + "; retry shortly");
-    const std::string head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
-                             "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\n\r\n";
+    const std::string body = ProblemJson(
+        503, "SERVICE_UNAVAILABLE",
+        "the server is at its connection limit of " + std::to_string(options_.max_connections) + "; retry shortly");
+    const std::string head =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n";
     timeval tv{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     const std::string all = head + body;

@@ -18,10 +18,10 @@
 #include <mutex>
 #include <thread>
 
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 
 #include "testutil/temp_dir.h"
 
@@ -46,7 +46,9 @@ class Client {
     if (fd_ >= 0) ::close(fd_);
   }
   bool connected() const { return connected_; }
-  bool Send(std::string_view data) { return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == ssize_t(data.size()); }
+  bool Send(std::string_view data) {
+    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == ssize_t(data.size());
+  }
   // Everything until the server closes or `timeout_ms` passes without data.
   std::string ReadUntilClosed(int timeout_ms = 20'000) {
     std::string out;
@@ -102,8 +104,8 @@ HttpResponse Text(int status, std::string body) {
 HttpResponse Echo(HttpRequest& req) {
   auto body = req.body->ReadAll(64 << 20);
   if (!body.ok()) return Text(body.status().Is(StatusCode::kResourceExhausted) ? 413 : 400, body.status().message());
-  return Text(200, req.method + " " + req.path + " q=" + req.Query("q").value_or("") + " x=" +
-                       std::string(req.Header("x-test")) + " len=" + std::to_string(body->size()));
+  return Text(200, req.method + " " + req.path + " q=" + req.Query("q").value_or("") +
+                       " x=" + std::string(req.Header("x-test")) + " len=" + std::to_string(body->size()));
 }
 
 std::unique_ptr<HttpServer> StartServer(HttpServerOptions o, HttpHandler h = Echo) {

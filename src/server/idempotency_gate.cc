@@ -28,9 +28,10 @@ class Heartbeat {
             auto r = store->UpdateHeartbeat(req.realm, req.key, executor);
             if (r.ok() && (r->status == idempotency::HeartbeatStatus::kLostOwnership ||
                            r->status == idempotency::HeartbeatStatus::kNotFound)) {
-              VIGIL_LOG_WARN("idempotency key of {} lost its reservation while the request ran; its effect is "
-                             "refused where the route confirms it",
-                             req.operation);
+              VIGIL_LOG_WARN(
+                  "idempotency key of {} lost its reservation while the request ran; its effect is "
+                  "refused where the route confirms it",
+                  req.operation);
               return;
             }
           }
@@ -76,16 +77,15 @@ bool IsJson(const HttpResponse& resp) {
 
 // The record of `resp` as the stored outcome of (realm, key) by `executor`: the body when it
 // is JSON and small enough, else a note; the headers on the replay allowlist.
-idempotency::FinalizeRequest FinalizeFor(const std::string& realm, const std::string& key,
-                                         const std::string& executor, const HttpResponse& resp) {
+idempotency::FinalizeRequest FinalizeFor(const std::string& realm, const std::string& key, const std::string& executor,
+                                         const HttpResponse& resp) {
   idempotency::FinalizeRequest fin;
   fin.realm_id = realm;
   fin.idempotency_key = key;
   fin.executor_id = executor;
   fin.http_status = resp.status;
   fin.error_subtype = ErrorSubtype(resp);
-  if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes &&
-      nlohmann::json::accept(resp.body)) {
+  if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes && nlohmann::json::accept(resp.body)) {
     fin.response_summary = resp.body;
   } else {
     nlohmann::json summary = {{"replayed_summary", true},
@@ -162,8 +162,12 @@ Result<std::optional<std::string>> ParseIdempotencyKey(std::string_view header) 
 
 IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
                                  int64_t ttl_ms, int64_t heartbeat_ms, Env* env)
-    : store_(store), metrics_(metrics), executor_id_(std::move(executor_id)), ttl_ms_(ttl_ms),
-      heartbeat_ms_(heartbeat_ms), env_(env) {}
+    : store_(store),
+      metrics_(metrics),
+      executor_id_(std::move(executor_id)),
+      ttl_ms_(ttl_ms),
+      heartbeat_ms_(heartbeat_ms),
+      env_(env) {}
 
 std::string RequestToken(const idempotency::IdempotencyRecord& record) {
   return record.realm_id + "/" + record.idempotency_key + "/" + std::to_string(record.created_at_ms);
@@ -174,8 +178,8 @@ jobs::RequestClaim IdempotencyGate::ClaimOf(const idempotency::IdempotencyRecord
   jobs::RequestClaim claim;
   claim.token = RequestToken(owned);
   claim.confirm = [store = store_, owned, lost = std::move(lost)](meta::Connection& conn) {
-    Status st = store->ConfirmOwner(conn, owned.realm_id, owned.idempotency_key, owned.executor_id,
-                                    owned.created_at_ms);
+    Status st =
+        store->ConfirmOwner(conn, owned.realm_id, owned.idempotency_key, owned.executor_id, owned.created_at_ms);
     if (st.code() == StatusCode::kFailedPrecondition) lost->store(true);
     return st;
   };
@@ -183,8 +187,8 @@ jobs::RequestClaim IdempotencyGate::ClaimOf(const idempotency::IdempotencyRecord
 }
 
 HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run, const SettleFn& settle) {
-  idempotency::ReserveRequest reserve{req.realm, req.key, req.operation, req.resource, req.fingerprint,
-                                      executor_id_, ttl_ms_};
+  idempotency::ReserveRequest reserve{req.realm,       req.key,      req.operation, req.resource,
+                                      req.fingerprint, executor_id_, ttl_ms_};
   Result<idempotency::ReserveResult> reserved = store_->Reserve(reserve);
   if (!reserved.ok()) return ProblemResponse(reserved.status());
   idempotency::IdempotencyRecord owned = reserved->record;
@@ -195,8 +199,8 @@ HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run
         record.request_fingerprint != req.fingerprint) {
       metrics_->CountIdempotency("mismatch");
       return ProblemResponse(422, "IDEMPOTENCY_KEY_REUSED",
-                             "this Idempotency-Key was used for a different request (" + record.operation_type +
-                                 " " + record.resource_id + "); use a new key for a new request");
+                             "this Idempotency-Key was used for a different request (" + record.operation_type + " " +
+                                 record.resource_id + "); use a new key for a new request");
     }
     if (!record.in_progress()) {
       metrics_->CountIdempotency("replayed");
@@ -262,8 +266,7 @@ Result<idempotency::IdempotencyRecord> IdempotencyGate::FinishAsOwner(const idem
 }
 
 HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const idempotency::IdempotencyRecord& record,
-                                         const SettleFn& settle,
-                                         std::optional<idempotency::IdempotencyRecord>* rerun) {
+                                         const SettleFn& settle, std::optional<idempotency::IdempotencyRecord>* rerun) {
   const int64_t now = env_->NowMs();
   const bool owner_dead = record.executor_id != executor_id_ && now - record.heartbeat_at_ms > kStaleReservationMs;
   if (owner_dead && settle) {
@@ -277,10 +280,10 @@ HttpResponse IdempotencyGate::InProgress(const IdempotentRequest& req, const ide
       // release holds only while the owner's heartbeat is still stale: an owner that confirmed
       // its effect meanwhile keeps the key.
       auto cancelled = store_->ReleaseStale(req.realm, req.key, record.executor_id, now - kStaleReservationMs);
-      idempotency::ReserveRequest again{req.realm, req.key, req.operation, req.resource, req.fingerprint,
-                                        executor_id_, ttl_ms_};
-      auto reserved = cancelled.ok() && *cancelled ? store_->Reserve(again) : Result<idempotency::ReserveResult>(
-                                                                                 Status::Busy("taken over"));
+      idempotency::ReserveRequest again{req.realm,       req.key,      req.operation, req.resource,
+                                        req.fingerprint, executor_id_, ttl_ms_};
+      auto reserved = cancelled.ok() && *cancelled ? store_->Reserve(again)
+                                                   : Result<idempotency::ReserveResult>(Status::Busy("taken over"));
       if (reserved.ok() && reserved->status == idempotency::ReserveStatus::kOwned) {
         *rerun = reserved->record;
         return HttpResponse{};
@@ -342,8 +345,7 @@ HttpResponse IdempotencyGate::Replay(const idempotency::IdempotencyRecord& recor
   resp.body = record.response_summary.value_or("{}");
   bool has_type = false;
   for (const auto& [name, value] : record.response_headers) {
-    resp.headers.emplace_back(name == "content-type" ? "Content-Type" : name == "location" ? "Location" : name,
-                              value);
+    resp.headers.emplace_back(name == "content-type" ? "Content-Type" : name == "location" ? "Location" : name, value);
     has_type = has_type || name == "content-type";
   }
   if (!has_type) resp.headers.emplace_back("Content-Type", "application/json");

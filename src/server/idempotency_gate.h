@@ -74,8 +74,8 @@ constexpr int64_t kHeartbeatMs = 2'000;
 class IdempotencyGate {
  public:
   // `env` (the store's) tells whether a reservation's heartbeat is stale.
-  IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
-                  int64_t ttl_ms, int64_t heartbeat_ms = kHeartbeatMs, Env* env = Env::Default());
+  IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id, int64_t ttl_ms,
+                  int64_t heartbeat_ms = kHeartbeatMs, Env* env = Env::Default());
 
   // Runs `run` at most once for the request's key and returns its response, or the
   // replay / 409 / 422 answer for a duplicate. `settle` (may be empty) settles a

@@ -179,11 +179,14 @@ TEST_F(IdempotencyGateTest, AStalledServerWhoseKeyWasTakenOverChangesNothingAndS
     // The server stalls past kStaleReservationMs before its effect; a retry reaches the other
     // server, which finds no effect, takes the key over and runs the request.
     env_.AdvanceMs(kStaleReservationMs + 1);
-    HttpResponse taken = other.Run(Request("k4"), [&](const jobs::RequestClaim& mine) {
-      EXPECT_TRUE(Confirm(*store_, mine).ok());
-      ++effects;
-      return JsonResponse("{\"by\":\"other\"}", 201);
-    }, nothing_done);
+    HttpResponse taken = other.Run(
+        Request("k4"),
+        [&](const jobs::RequestClaim& mine) {
+          EXPECT_TRUE(Confirm(*store_, mine).ok());
+          ++effects;
+          return JsonResponse("{\"by\":\"other\"}", 201);
+        },
+        nothing_done);
     EXPECT_EQ(taken.status, 201) << taken.body;
     // The stalled server resumes: its effect's confirm is refused, so it changes nothing.
     stalled_confirm = Confirm(*store_, claim);

@@ -19,10 +19,14 @@ std::string RouteLabel(const std::string& route) { return route.empty() ? "unmat
 std::string EscapeLabel(std::string_view v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -58,8 +62,8 @@ std::string Metrics::Render() const {
   for (const auto& [route, h] : latency_) {
     const std::string label = "route=\"" + EscapeLabel(RouteLabel(route)) + "\"";
     for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-      out += "vigil_http_request_duration_seconds_bucket{" + label + ",le=\"" + Number(kLatencyBuckets[i]) +
-             "\"} " + std::to_string(h.buckets[i]) + "\n";
+      out += "vigil_http_request_duration_seconds_bucket{" + label + ",le=\"" + Number(kLatencyBuckets[i]) + "\"} " +
+             std::to_string(h.buckets[i]) + "\n";
     }
     out += "vigil_http_request_duration_seconds_bucket{" + label + ",le=\"+Inf\"} " + std::to_string(h.count) + "\n";
     out += "vigil_http_request_duration_seconds_sum{" + label + "} " + Number(h.sum) + "\n";
@@ -67,9 +71,9 @@ std::string Metrics::Render() const {
   }
   out += "# HELP vigil_idempotency_requests_total Requests with an Idempotency-Key, by outcome.\n";
   out += "# TYPE vigil_idempotency_requests_total counter\n";
-  for (const char* outcome : {"reserved", "replayed", "conflict_in_progress", "mismatch", "missing_key",
-                              "not_stored", "settled_found", "settled_rerun", "settled_released",
-                              "settled_unknown", "lost_ownership"}) {
+  for (const char* outcome :
+       {"reserved", "replayed", "conflict_in_progress", "mismatch", "missing_key", "not_stored", "settled_found",
+        "settled_rerun", "settled_released", "settled_unknown", "lost_ownership"}) {
     auto it = idempotency_.find(outcome);
     out += std::string("vigil_idempotency_requests_total{outcome=\"") + outcome + "\"} " +
            std::to_string(it == idempotency_.end() ? 0 : it->second) + "\n";

@@ -8,10 +8,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
-#include "vigil/common/mutex.h"
 #include <string>
 #include <string_view>
 #include <tuple>
+#include "vigil/common/mutex.h"
 
 namespace vigil::server {
 

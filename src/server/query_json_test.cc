@@ -19,8 +19,8 @@ std::string ViaDocument(const sql::ResultSet& r) {
 TEST(QueryJsonTest, WritesTheSameBytesAsTheDocumentForEveryKindOfValue) {
   sql::ResultSet r;
   r.columns = {"id", "_distance", "emb", "name", "missing"};
-  r.rows.push_back({int64_t{1}, 0.25, sql::Blob{std::string("\x00\x01\xff", 3)}, std::string("plain"),
-                    std::monostate{}});
+  r.rows.push_back(
+      {int64_t{1}, 0.25, sql::Blob{std::string("\x00\x01\xff", 3)}, std::string("plain"), std::monostate{}});
   r.rows.push_back({int64_t{-9'223'372'036'854'775'807} - 1, 1e300, sql::Blob{}, std::string("quote \" back \\ tab\t"),
                     std::monostate{}});
   r.rows.push_back({int64_t{0}, std::numeric_limits<double>::quiet_NaN(), sql::Blob{std::string("a")},

@@ -168,8 +168,7 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   simdjson::dom::parser parser;
   element doc;
   if (auto err = parser.parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
-    return Status::InvalidArgument(std::string("the request body is not valid JSON: ") +
-                                   simdjson::error_message(err));
+    return Status::InvalidArgument(std::string("the request body is not valid JSON: ") + simdjson::error_message(err));
   }
   simdjson::dom::object fields;
   if (doc.get_object().get(fields) != simdjson::SUCCESS) {

@@ -111,8 +111,7 @@ TEST(QueryRequestTest, MalformedBodiesAreRefusedNamingWhatIsWrong) {
   const std::string long_name = std::string(63, 'a') + "\xc3\xa9" + std::string(100, 'b');
   Result<QueryRequest> long_field = ParseQueryRequest("{\"" + long_name + "\": 1}");
   ASSERT_FALSE(long_field.ok());
-  EXPECT_NE(long_field.status().message().find("unknown field \"" + std::string(63, 'a') + "...\""),
-            std::string::npos)
+  EXPECT_NE(long_field.status().message().find("unknown field \"" + std::string(63, 'a') + "...\""), std::string::npos)
       << long_field.status().message();
   for (const auto& [body, expected] : cases) {
     Result<QueryRequest> q = ParseQueryRequest(body);

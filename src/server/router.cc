@@ -14,8 +14,8 @@ std::vector<std::string_view> Segments(std::string_view path) {
   size_t start = 0;
   while (start <= path.size()) {
     const size_t slash = path.find('/', start);
-    const std::string_view seg = path.substr(start, slash == std::string_view::npos ? std::string_view::npos
-                                                                                      : slash - start);
+    const std::string_view seg =
+        path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
     if (!seg.empty()) out.push_back(seg);
     if (slash == std::string_view::npos) break;
     start = slash + 1;
@@ -87,22 +87,31 @@ HttpResponse Router::Dispatch(HttpRequest& req, std::string* matched) const {
 
 int HttpStatusOf(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return 200;
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kPermissionDenied: return 403;
-    case StatusCode::kNotFound: return 404;
-    case StatusCode::kDeadlineExceeded: return 408;
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kDeadlineExceeded:
+      return 408;
     case StatusCode::kAlreadyExists:
     case StatusCode::kCommitConflict:
     case StatusCode::kFailedPrecondition:
     case StatusCode::kCancelled:
-    case StatusCode::kStaleIncarnation: return 409;
-    case StatusCode::kNotSupported: return 501;
+    case StatusCode::kStaleIncarnation:
+      return 409;
+    case StatusCode::kNotSupported:
+      return 501;
     case StatusCode::kResourceExhausted:
-    case StatusCode::kBusy: return 503;
+    case StatusCode::kBusy:
+      return 503;
     case StatusCode::kCorruption:
     case StatusCode::kIOError:
-    case StatusCode::kInternal: return 500;
+    case StatusCode::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -120,7 +129,7 @@ HttpResponse ProblemResponse(const Status& st) {
   // A body or a result past a bound is the client's to shrink: 413 / 422, where a retry cannot
   // help (no Retry-After).
   const bool exhausted = st.code() == StatusCode::kResourceExhausted;
-  const int http = exhausted && sub == kBodyTooLarge      ? 413
+  const int http = exhausted && sub == kBodyTooLarge          ? 413
                    : exhausted && sub == sql::kResultTooLarge ? 422
                                                               : HttpStatusOf(st.code());
   nlohmann::json j = nlohmann::json::parse(ProblemJson(http, StatusCodeName(st.code()), st.message()));

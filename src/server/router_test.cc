@@ -27,9 +27,8 @@ HttpRequest Req(std::string method, std::string path) {
 TEST(RouterTest, MatchesPatternsAndAnswers404And405) {
   Router router;
   router.Add("GET", "/v1/jobs/{id}", [](HttpRequest&, const PathParams& p) { return JsonResponse(p.at("id")); });
-  router.Add("POST", "/v1/jobs/{id}/cancel", [](HttpRequest&, const PathParams& p) {
-    return JsonResponse("cancel " + p.at("id"));
-  });
+  router.Add("POST", "/v1/jobs/{id}/cancel",
+             [](HttpRequest&, const PathParams& p) { return JsonResponse("cancel " + p.at("id")); });
   auto r = Req("GET", "/v1/jobs/42");
   std::string matched;
   EXPECT_EQ(router.Dispatch(r, &matched).body, "42");

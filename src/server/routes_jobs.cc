@@ -120,9 +120,12 @@ void ApiServer::Impl::AddJobRoutes() {
          }
          const std::string comment = body->value("comment", "");
          std::string as;
-         if (action == "ACKNOWLEDGED") as = "ACKNOWLEDGED";
-         else if (action == "FORCE_RELEASE") as = "FORCE_RELEASE";
-         else if (action == "FORCE_RELEASE_WITHOUT_REFRESH") as = "FORCE_RELEASE WITHOUT REFRESH";
+         if (action == "ACKNOWLEDGED")
+           as = "ACKNOWLEDGED";
+         else if (action == "FORCE_RELEASE")
+           as = "FORCE_RELEASE";
+         else if (action == "FORCE_RELEASE_WITHOUT_REFRESH")
+           as = "FORCE_RELEASE WITHOUT REFRESH";
          else {
            return ProblemResponse(400, "INVALID_ARGUMENT",
                                   "action must be ACKNOWLEDGED, FORCE_RELEASE or FORCE_RELEASE_WITHOUT_REFRESH");

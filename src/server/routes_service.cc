@@ -60,7 +60,8 @@ void ApiServer::Impl::AddServiceRoutes() {
          const HttpServerStats s = http_->stats();
          out += "# HELP vigil_http_connections_open Connections open now.\n# TYPE vigil_http_connections_open gauge\n";
          out += "vigil_http_connections_open " + std::to_string(s.open_connections) + "\n";
-         out += "# HELP vigil_http_connections_total Connections by fate.\n# TYPE vigil_http_connections_total counter\n";
+         out +=
+             "# HELP vigil_http_connections_total Connections by fate.\n# TYPE vigil_http_connections_total counter\n";
          out += "vigil_http_connections_total{fate=\"accepted\"} " + std::to_string(s.accepted) + "\n";
          out += "vigil_http_connections_total{fate=\"rejected_busy\"} " + std::to_string(s.rejected_busy) + "\n";
          out += "vigil_http_connections_total{fate=\"timed_out\"} " + std::to_string(s.timed_out) + "\n";
@@ -77,16 +78,15 @@ void ApiServer::Impl::AddServiceRoutes() {
        [](Call&) { return JsonResponse(std::string(kOpenApiDocument)); }});
 
   Add({"GET", "/v1/config", false, false, false, [this](Call&) {
-         nlohmann::json j = {
-             {"idempotency",
-              {{"ttl_seconds", config_.server.idempotency_ttl_seconds},
-               {"required_on_resource_mutations", config_.server.require_idempotency_key},
-               {"max_key_bytes", idempotency::kMaxKeyBytes}}},
-             {"limits",
-              {{"max_body_bytes", options_.http.max_body_bytes},
-               {"max_connections", options_.http.max_connections},
-               {"sessions", config_.server.sessions},
-               {"sse_max_subscribers", config_.server.sse_max_subscribers}}}};
+         nlohmann::json j = {{"idempotency",
+                              {{"ttl_seconds", config_.server.idempotency_ttl_seconds},
+                               {"required_on_resource_mutations", config_.server.require_idempotency_key},
+                               {"max_key_bytes", idempotency::kMaxKeyBytes}}},
+                             {"limits",
+                              {{"max_body_bytes", options_.http.max_body_bytes},
+                               {"max_connections", options_.http.max_connections},
+                               {"sessions", config_.server.sessions},
+                               {"sse_max_subscribers", config_.server.sse_max_subscribers}}}};
          return JsonResponse(j.dump());
        }});
 }

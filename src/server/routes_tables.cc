@@ -27,7 +27,8 @@ HttpResponse Json(const nlohmann::json& j, int status = 200) {
 // letters, digits, parentheses, commas and spaces only.
 Result<std::string> ColumnType(const nlohmann::json& v) {
   if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>().size() > 64) {
-    return Status::InvalidArgument("a column's type must be a type name such as \"BIGINT\" or \"VECTOR(FLOAT32, 128)\"");
+    return Status::InvalidArgument(
+        "a column's type must be a type name such as \"BIGINT\" or \"VECTOR(FLOAT32, 128)\"");
   }
   const std::string t = v.get<std::string>();
   for (char c : t) {
@@ -42,10 +43,14 @@ Result<std::string> ColumnType(const nlohmann::json& v) {
 // An index property key or value: [A-Za-z0-9_.-], quoted for PROPERTIES.
 Result<std::string> PropertyText(const nlohmann::json& v, std::string_view what) {
   std::string t;
-  if (v.is_string()) t = v.get<std::string>();
-  else if (v.is_number_integer() || v.is_number_float() || v.is_boolean()) t = v.dump();
-  else return Status::InvalidArgument("index property " + std::string(what) + " must be a string or a number");
-  if (t.empty() || t.size() > 128) return Status::InvalidArgument("index property " + std::string(what) + " is empty or too long");
+  if (v.is_string())
+    t = v.get<std::string>();
+  else if (v.is_number_integer() || v.is_number_float() || v.is_boolean())
+    t = v.dump();
+  else
+    return Status::InvalidArgument("index property " + std::string(what) + " must be a string or a number");
+  if (t.empty() || t.size() > 128)
+    return Status::InvalidArgument("index property " + std::string(what) + " is empty or too long");
   for (char c : t) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
       return Status::InvalidArgument("index property " + std::string(what) + " \"" + t +
@@ -90,10 +95,14 @@ Result<sql::CopyFormat> UploadFormat(std::string_view type) {
 // The statement that admits a job of `op`, as its admission message names it.
 std::string_view AdmittingStatement(jobs::Operation op) {
   switch (op) {
-    case jobs::Operation::kCreate: return "CREATE INDEX";
-    case jobs::Operation::kReplace: return "CREATE OR REPLACE INDEX";
-    case jobs::Operation::kDrop: return "DROP INDEX";
-    case jobs::Operation::kBuild: return "BUILD INDEX";
+    case jobs::Operation::kCreate:
+      return "CREATE INDEX";
+    case jobs::Operation::kReplace:
+      return "CREATE OR REPLACE INDEX";
+    case jobs::Operation::kDrop:
+      return "DROP INDEX";
+    case jobs::Operation::kBuild:
+      return "BUILD INDEX";
   }
   return "INDEX";
 }
@@ -111,8 +120,7 @@ HttpResponse Accepted(const sql::ResultSet& r) {
 
 }  // namespace
 
-Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathParams& params,
-                                                                  const std::string& token) {
+Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathParams& params, const std::string& token) {
   VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(params));
   VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(params));
   jobs::TableCatalog catalog(&root_, &jobs_->catalog());
@@ -237,7 +245,8 @@ void ApiServer::Impl::AddTableRoutes() {
          return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
        }});
 
-  Add({"POST", "/v1/databases/{db}/tables/{table}/rows", false, true, true, [this](Call& call) {
+  Add({"POST", "/v1/databases/{db}/tables/{table}/rows", false, true, true,
+       [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
          Result<std::string> table = TableParam(call);
          if (!db.ok()) return Problem(db.status());
@@ -270,7 +279,7 @@ void ApiServer::Impl::AddTableRoutes() {
            if (!s.ok()) return Problem(s.status());
            spooled = *s;
          }
-         sql::TableName name{"", *db, *table};
+         sql::TableRef name{"", *db, *table};
          Result<sql::ResultSet> r = [&]() -> Result<sql::ResultSet> {
            VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
            return session->CopyUpload(name, spooled->path, format, call.claim);
@@ -289,10 +298,9 @@ void ApiServer::Impl::AddTableRoutes() {
        }});
 
   // An index request's job is admitted in one transaction with its token (jobs::Admission).
-  const auto admission_effect = [this](const PathParams&, const std::string& token) {
-    return AdmissionEffect(token);
-  };
-  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes", false, true, true, [this](Call& call) {
+  const auto admission_effect = [this](const PathParams&, const std::string& token) { return AdmissionEffect(token); };
+  Add({"POST", "/v1/databases/{db}/tables/{table}/indexes", false, true, true,
+       [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
          Result<std::string> table = TableParam(call);
          Result<nlohmann::json> body = JsonBody(call);

@@ -9,7 +9,8 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
   std::unique_ptr<sql::Session> session;
   {
     MutexLock lock(&mu_);
-    const bool ready = lock.WaitFor(freed_, wait, [this]() VIGIL_REQUIRES(mu_) { return !idle_.empty() || open_ < size_; });
+    const bool ready =
+        lock.WaitFor(freed_, wait, [this]() VIGIL_REQUIRES(mu_) { return !idle_.empty() || open_ < size_; });
     if (!ready) {
       return Status::Busy("all " + std::to_string(size_) + " SQL sessions are busy; retry later");
     }

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include "vigil/common/mutex.h"
 #include <string>
 #include <vector>
+#include "vigil/common/mutex.h"
 
 #include "vigil/common/status.h"
 #include "vigil/jobs/authorization.h"

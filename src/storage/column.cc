@@ -16,10 +16,19 @@ std::string TypeMismatch(const DataType& t, const char* got) {
 Status CheckIntRange(int64_t v, const DataType& t) {
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   switch (t.id) {
-    case TypeId::kInt8: lo = INT8_MIN; hi = INT8_MAX; break;
-    case TypeId::kInt16: lo = INT16_MIN; hi = INT16_MAX; break;
+    case TypeId::kInt8:
+      lo = INT8_MIN;
+      hi = INT8_MAX;
+      break;
+    case TypeId::kInt16:
+      lo = INT16_MIN;
+      hi = INT16_MAX;
+      break;
     case TypeId::kInt32:
-    case TypeId::kDate: lo = INT32_MIN; hi = INT32_MAX; break;
+    case TypeId::kDate:
+      lo = INT32_MIN;
+      hi = INT32_MAX;
+      break;
     case TypeId::kDecimal: {
       int64_t p10 = 1;
       for (int i = 0; i < t.precision; ++i) p10 *= 10;
@@ -27,7 +36,8 @@ Status CheckIntRange(int64_t v, const DataType& t) {
       hi = p10 - 1;
       break;
     }
-    default: break;
+    default:
+      break;
   }
   if (v < lo || v > hi) {
     return Status::InvalidArgument("value " + std::to_string(v) + " is out of range for " + t.ToString());
@@ -51,8 +61,8 @@ std::string FormatTimestamp(int64_t micros) {
   struct tm tm {};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec);
   std::string s = buf;
   if (frac != 0) {
     std::snprintf(buf, sizeof buf, ".%06lld", static_cast<long long>(frac));
@@ -79,10 +89,14 @@ std::string ValueToString(const Value& v, const DataType& type) {
   if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
   if (auto* i = std::get_if<int64_t>(&v)) {
     switch (type.id) {
-      case TypeId::kDate: return FormatDate(*i);
-      case TypeId::kTimestamp: return FormatTimestamp(*i);
-      case TypeId::kDecimal: return FormatDecimal(*i, type.scale);
-      default: return std::to_string(*i);
+      case TypeId::kDate:
+        return FormatDate(*i);
+      case TypeId::kTimestamp:
+        return FormatTimestamp(*i);
+      case TypeId::kDecimal:
+        return FormatDecimal(*i, type.scale);
+      default:
+        return std::to_string(*i);
     }
   }
   if (auto* d = std::get_if<double>(&v)) {
@@ -105,8 +119,10 @@ Value Column::ValueAt(size_t row) const {
   if (!IsValid(row)) return std::monostate{};
   const uint8_t* p = data() + row * type_.FixedWidth();
   switch (type_.id) {
-    case TypeId::kBool: return *p != 0;
-    case TypeId::kInt8: return static_cast<int64_t>(*reinterpret_cast<const int8_t*>(p));
+    case TypeId::kBool:
+      return *p != 0;
+    case TypeId::kInt8:
+      return static_cast<int64_t>(*reinterpret_cast<const int8_t*>(p));
     case TypeId::kInt16: {
       int16_t x;
       std::memcpy(&x, p, 2);
@@ -135,7 +151,8 @@ Value Column::ValueAt(size_t row) const {
       std::memcpy(&x, p, 8);
       return x;
     }
-    case TypeId::kString: return std::string(StringAt(row));
+    case TypeId::kString:
+      return std::string(StringAt(row));
     case TypeId::kVector: {
       std::vector<float> out(type_.dim);
       if (type_.element == VectorElement::kFloat32) {
@@ -186,7 +203,8 @@ void Column::AppendInt64(int64_t v) {
       data_.append(reinterpret_cast<const char*>(&x), 4);
       break;
     }
-    default: data_.append(reinterpret_cast<const char*>(&v), 8);
+    default:
+      data_.append(reinterpret_cast<const char*>(&v), 8);
   }
   MarkValid();
   ++size_;
@@ -360,8 +378,8 @@ Status Column::SetSizeFromBuffers(size_t rows) {
       if (offsets_[i] < offsets_[i - 1]) return Status::Corruption("string offsets are not monotonic");
     }
   } else if (data_.size() != rows * type_.FixedWidth()) {
-    return Status::Corruption("column data has " + std::to_string(data_.size()) + " bytes for " +
-                              std::to_string(rows) + " rows of " + type_.ToString());
+    return Status::Corruption("column data has " + std::to_string(data_.size()) + " bytes for " + std::to_string(rows) +
+                              " rows of " + type_.ToString());
   }
   size_ = rows;
   return Status::OK();
@@ -408,9 +426,8 @@ Status RecordBatch::AppendRow(const std::vector<Value>& row) {
   }
   for (size_t i = 0; i < row.size(); ++i) {
     const Field& f = schema->field(i);
-    Status st = IsNull(row[i]) && !f.nullable
-                    ? Status::InvalidArgument("column '" + f.name + "' is NOT NULL")
-                    : Status::OK();
+    Status st =
+        IsNull(row[i]) && !f.nullable ? Status::InvalidArgument("column '" + f.name + "' is NOT NULL") : Status::OK();
     if (st.ok()) st = columns[i].Append(row[i]);
     if (!st.ok()) {
       // Roll back the columns already extended so the batch stays rectangular.

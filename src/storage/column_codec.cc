@@ -19,7 +19,6 @@ ZSTD_DCtx* ThreadDctx() {
   return ctx.get();
 }
 
-
 // Validity bytes must be 0 or 1 and mark exactly `null_count` rows null.
 Status CheckValidity(std::string_view bytes, uint32_t null_count) {
   uint64_t nulls = 0;
@@ -29,7 +28,8 @@ Status CheckValidity(std::string_view bytes, uint32_t null_count) {
     nulls += (b == 0);
   }
   if (nulls != null_count) {
-    return Status::Corruption("validity marks " + std::to_string(nulls) + " nulls; the footer says " + std::to_string(null_count));
+    return Status::Corruption("validity marks " + std::to_string(nulls) + " nulls; the footer says " +
+                              std::to_string(null_count));
   }
   return Status::OK();
 }
@@ -38,8 +38,9 @@ Status CheckOffsets(const std::vector<uint64_t>& offsets, uint64_t bytes) {
   if (offsets.front() != 0) return Status::Corruption("first string offset is " + std::to_string(offsets.front()));
   for (size_t i = 1; i < offsets.size(); ++i) {
     if (offsets[i] < offsets[i - 1] || offsets[i] > bytes) {
-      return Status::Corruption("string offset " + std::to_string(i) + " is " + std::to_string(offsets[i]) + " (previous " +
-                                std::to_string(offsets[i - 1]) + ", " + std::to_string(bytes) + " bytes)");
+      return Status::Corruption("string offset " + std::to_string(i) + " is " + std::to_string(offsets[i]) +
+                                " (previous " + std::to_string(offsets[i - 1]) + ", " + std::to_string(bytes) +
+                                " bytes)");
     }
   }
   if (offsets.back() != bytes) {
@@ -77,8 +78,7 @@ std::string EncodeBlock(const Column& column, uint32_t null_count) {
   return out;
 }
 
-Result<BlockEncoding> CompressBlock(std::string_view decoded, const DataType& type, int level,
-                                    std::string* stored) {
+Result<BlockEncoding> CompressBlock(std::string_view decoded, const DataType& type, int level, std::string* stored) {
   if (type.id == TypeId::kVector || decoded.empty()) return BlockEncoding::kRaw;
   stored->resize(ZSTD_compressBound(decoded.size()));
   size_t n = ZSTD_compress(stored->data(), stored->size(), decoded.data(), decoded.size(), level);
@@ -112,7 +112,8 @@ Result<std::string> DecompressBlock(std::string stored, BlockEncoding encoding, 
   size_t n = ZSTD_decompressDCtx(ThreadDctx(), out.data(), out.size(), stored.data(), stored.size());
   if (ZSTD_isError(n)) return Status::Corruption(std::string("zstd: ") + ZSTD_getErrorName(n));
   if (n != decoded_size) {
-    return Status::Corruption("zstd block inflated to " + std::to_string(n) + " bytes; the footer says " + std::to_string(decoded_size));
+    return Status::Corruption("zstd block inflated to " + std::to_string(n) + " bytes; the footer says " +
+                              std::to_string(decoded_size));
   }
   return out;
 }

@@ -22,7 +22,6 @@
 
 namespace vigil::codec {
 
-
 enum class BlockEncoding : uint8_t { kRaw = 0, kZstd = 1 };
 
 using ::vigil::ByteReader;
@@ -40,8 +39,7 @@ std::string EncodeBlock(const Column& column, uint32_t null_count);
 // Chooses the stored form of `decoded`: zstd at `level` when it saves at least
 // 10%, else raw; VECTOR blocks are always raw. Fills `stored` when compressed
 // (raw blocks are written from `decoded` itself). IOError only on a zstd failure.
-Result<BlockEncoding> CompressBlock(std::string_view decoded, const DataType& type, int level,
-                                    std::string* stored);
+Result<BlockEncoding> CompressBlock(std::string_view decoded, const DataType& type, int level, std::string* stored);
 
 // The decoded bytes of a stored block: `stored` itself when raw, else its zstd
 // frame inflated to exactly `decoded_size` bytes. Corruption on any mismatch.

@@ -94,16 +94,15 @@ Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& 
                                     " as the dataset was moved away (its table dropped); it went with it");
   }
   if (!synced.ok()) {
-    return synced.WithContext("version " + std::to_string(m.version) +
-                              " is published but its directory fsync failed");
+    return synced.WithContext("version " + std::to_string(m.version) + " is published but its directory fsync failed");
   }
   VIGIL_FAILPOINT("commit.after_dir_sync");
   return Status::OK();
 }
 
 std::string Conflict(uint64_t base, uint64_t latest, const std::string& what) {
-  return "commit based on version " + std::to_string(base) + " conflicts with version " +
-         std::to_string(latest) + ": " + what;
+  return "commit based on version " + std::to_string(base) + " conflicts with version " + std::to_string(latest) +
+         ": " + what;
 }
 
 bool SameDeletion(const FragmentMeta* a, const FragmentMeta* b) {
@@ -147,9 +146,9 @@ Status CheckRebase(const Manifest& base, const Manifest& latest, const Transacti
   for (const auto& seg : txn.added_segments) {
     for (uint32_t f : seg.covered_fragments) {
       if (latest.FindFragment(f) == nullptr) {
-        return Status::CommitConflict(Conflict(base.version, latest.version,
-                                               "fragment " + std::to_string(f) + " covered by index '" +
-                                                   seg.name + "' was removed"));
+        return Status::CommitConflict(
+            Conflict(base.version, latest.version,
+                     "fragment " + std::to_string(f) + " covered by index '" + seg.name + "' was removed"));
       }
     }
     for (const auto& existing : latest.segments) {
@@ -202,9 +201,8 @@ Dataset::Dataset(std::string path, Manifest manifest, DatasetOptions options)
 
 std::string Dataset::AbsPath(const std::string& rel) const { return JoinPath(path_, rel); }
 
-Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, SchemaPtr schema,
-                                                 TransactionProperties props, DatasetOptions options,
-                                                 std::optional<Uuid> dataset_id) {
+Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, SchemaPtr schema, TransactionProperties props,
+                                                 DatasetOptions options, std::optional<Uuid> dataset_id) {
   options = Resolve(options);
   FileSystem* fs = options.fs;
   if (!schema) return Status::InvalidArgument("a dataset needs a schema");
@@ -308,8 +306,8 @@ Result<std::vector<VersionInfo>> Dataset::ListVersions(const std::string& path, 
 }
 
 Status Dataset::CheckIdentity() const {
-  const std::string stale = "nothing was committed: the dataset this writer opened (" + manifest_.dataset_id.ToString() +
-                            ") ";
+  const std::string stale =
+      "nothing was committed: the dataset this writer opened (" + manifest_.dataset_id.ToString() + ") ";
   Result<Uuid> id = ReadIdentity(options_.fs, path_);
   if (id.ok()) {
     if (*id == manifest_.dataset_id) return Status::OK();
@@ -357,8 +355,8 @@ Result<std::vector<FragmentMeta>> Dataset::WriteFragments(RecordBatchReader* rea
   FileSystem* fs = options_.fs;
   const SchemaPtr& schema = manifest_.schema;
   if (reader->schema()->fingerprint() != schema->fingerprint()) {
-    return Status::InvalidArgument("rows have schema (" + reader->schema()->ToString() +
-                                   ") but the table has (" + schema->ToString() + ")");
+    return Status::InvalidArgument("rows have schema (" + reader->schema()->ToString() + ") but the table has (" +
+                                   schema->ToString() + ")");
   }
   internal::FragmentSink sink(fs, path_, schema, options_);
   Status st = sink.WriteAll(reader);
@@ -396,8 +394,8 @@ Result<DeletionVector> Dataset::LoadDeletions(uint32_t fragment_id) const {
   auto dv = DeletionVector::Decode(bytes);
   if (!dv.ok()) return dv.status().WithContext(file);
   if (dv->Cardinality() != f->deletion->num_deleted) {
-    return Status::Corruption(file + " holds " + std::to_string(dv->Cardinality()) +
-                              " deletions; the manifest says " + std::to_string(f->deletion->num_deleted));
+    return Status::Corruption(file + " holds " + std::to_string(dv->Cardinality()) + " deletions; the manifest says " +
+                              std::to_string(f->deletion->num_deleted));
   }
   return dv;
 }
@@ -407,8 +405,9 @@ Result<DeletionFileRef> Dataset::WriteDeletionFile(uint32_t fragment_id, const D
   dv.Union(add);
   const FragmentMeta* f = manifest_.FindFragment(fragment_id);
   if (dv.Cardinality() > 0 && dv.bits().maximum() >= f->num_rows) {
-    return Status::InvalidArgument("row offset " + std::to_string(dv.bits().maximum()) + " is past the end of fragment " +
-                                   std::to_string(fragment_id) + " (" + std::to_string(f->num_rows) + " rows)");
+    return Status::InvalidArgument("row offset " + std::to_string(dv.bits().maximum()) +
+                                   " is past the end of fragment " + std::to_string(fragment_id) + " (" +
+                                   std::to_string(f->num_rows) + " rows)");
   }
   std::string bytes = dv.Encode();
   DeletionFileRef ref;

@@ -115,8 +115,7 @@ void KillOnce(const std::string& path, const std::string& failpoints, int delay_
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-      << "writer exited on its own with status " << status;
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "writer exited on its own with status " << status;
   std::string acks;
   char buf[4096];
   ssize_t n;

@@ -41,7 +41,7 @@ class FragmentSink {
 // The shared reader of a fragment file (opened once per process and file
 // system while any holder keeps it). Verifies row count against `meta`. Thread-safe.
 Result<std::shared_ptr<FragmentReader>> SharedFragmentReader(FileSystem* fs, const std::string& abs_path,
-                                                            BlockCache* cache, const FragmentMeta& meta);
+                                                             BlockCache* cache, const FragmentMeta& meta);
 
 Result<std::unique_ptr<RecordBatchReader>> NewScanner(std::shared_ptr<Dataset> dataset, ScanOptions options);
 

@@ -1,5 +1,5 @@
-#include "vigil/storage/filename.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/filename.h"
 
 #include <gtest/gtest.h>
 
@@ -121,8 +121,7 @@ TEST_F(DatasetTest, OpenAnyVersionAndListHistory) {
   EXPECT_EQ((*versions)[1].txn.idempotency_key, "key-1");
   EXPECT_EQ((*versions)[2].live_rows, 15u);
   EXPECT_EQ(Dataset::Open(Path(), 9).status().code(), StatusCode::kNotFound);
-  EXPECT_EQ(Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE")).status().code(),
-            StatusCode::kAlreadyExists);
+  EXPECT_EQ(Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE")).status().code(), StatusCode::kAlreadyExists);
 }
 
 TEST_F(DatasetTest, DeleteHidesRowsAndKeepsHistory) {

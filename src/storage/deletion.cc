@@ -35,11 +35,13 @@ Status CheckRuns(codec::ByteReader* r, uint32_t card, const std::string& what) {
     uint16_t start = 0, length = 0;
     std::memcpy(&start, runs.data() + i * 4, 2);
     std::memcpy(&length, runs.data() + i * 4 + 2, 2);
-    if (start <= prev_end || uint32_t{start} + length > 0xFFFF) return Corrupt(what + " has a bad run " + std::to_string(i));
+    if (start <= prev_end || uint32_t{start} + length > 0xFFFF)
+      return Corrupt(what + " has a bad run " + std::to_string(i));
     prev_end = start + length;
     total += uint64_t{length} + 1;
   }
-  if (total != card) return Corrupt(what + " runs hold " + std::to_string(total) + " values; its header says " + std::to_string(card));
+  if (total != card)
+    return Corrupt(what + " runs hold " + std::to_string(total) + " values; its header says " + std::to_string(card));
   return Status::OK();
 }
 
@@ -52,7 +54,8 @@ Status CheckBitset(codec::ByteReader* r, uint32_t card, const std::string& what)
     std::memcpy(&w, words.data() + i, 8);
     total += std::popcount(w);
   }
-  if (total != card) return Corrupt(what + " has " + std::to_string(total) + " bits set; its header says " + std::to_string(card));
+  if (total != card)
+    return Corrupt(what + " has " + std::to_string(total) + " bits set; its header says " + std::to_string(card));
   return Status::OK();
 }
 
@@ -111,7 +114,8 @@ Status CheckRoaringLayout(std::string_view bytes) {
     if (key <= prev_key) return Corrupt(what + " key " + std::to_string(key) + " is out of order");
     prev_key = key;
     if (!h.offsets.empty()) std::memcpy(&offset, h.offsets.data() + i * 4, 4);
-    if (!h.offsets.empty() && offset != r.position()) return Corrupt(what + " offset " + std::to_string(offset) + " is wrong");
+    if (!h.offsets.empty() && offset != r.position())
+      return Corrupt(what + " offset " + std::to_string(offset) + " is wrong");
     const uint32_t card = uint32_t{card_minus_one} + 1;
     const bool is_run = h.has_runs && ((static_cast<uint8_t>(h.run_flags[i / 8]) >> (i % 8)) & 1);
     if (is_run) {
@@ -142,8 +146,8 @@ std::string DeletionVector::Encode() const {
 
 Result<DeletionVector> DeletionVector::Decode(std::string_view bytes) {
   if (bytes.size() < kDeletionMagic.size() + kChecksumSize) {
-    return Corrupt("file is " + std::to_string(bytes.size()) + " bytes; at least " + std::to_string(kDeletionMagic.size() + kChecksumSize) +
-                   " expected");
+    return Corrupt("file is " + std::to_string(bytes.size()) + " bytes; at least " +
+                   std::to_string(kDeletionMagic.size() + kChecksumSize) + " expected");
   }
   if (bytes.substr(0, kDeletionMagic.size()) != kDeletionMagic) return Corrupt("bad magic");
   const std::string_view covered = bytes.substr(0, bytes.size() - kChecksumSize);

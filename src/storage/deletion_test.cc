@@ -20,9 +20,9 @@ std::string Seal(std::string_view payload) {
 
 DeletionVector Mixed() {
   DeletionVector dv;
-  for (uint32_t i = 0; i < 50; ++i) dv.Add(i * 3);               // array container
-  for (uint32_t i = 70000; i < 80000; ++i) dv.Add(i);            // run container
-  for (uint32_t i = 200000; i < 260000; i += 2) dv.Add(i);       // bitset container
+  for (uint32_t i = 0; i < 50; ++i) dv.Add(i * 3);          // array container
+  for (uint32_t i = 70000; i < 80000; ++i) dv.Add(i);       // run container
+  for (uint32_t i = 200000; i < 260000; i += 2) dv.Add(i);  // bitset container
   dv.Add(4000000000u);
   return dv;
 }
@@ -98,10 +98,10 @@ TEST(DeletionVectorTest, BadLayoutUnderValidChecksumIsCorruption) {
   std::string overflow;
   auto p32 = [&](uint32_t v) { overflow.append(reinterpret_cast<const char*>(&v), 4); };
   auto p16 = [&](uint16_t v) { overflow.append(reinterpret_cast<const char*>(&v), 2); };
-  p32(12347);                     // one container, runs
-  overflow.push_back(1);          // container 0 is a run container
-  p16(0), p16(9);                 // key 0, cardinality 10
-  p16(1), p16(65530), p16(9);     // one run [65530, +9]
+  p32(12347);                  // one container, runs
+  overflow.push_back(1);       // container 0 is a run container
+  p16(0), p16(9);              // key 0, cardinality 10
+  p16(1), p16(65530), p16(9);  // one run [65530, +9]
   EXPECT_EQ(DeletionVector::Decode(Seal(overflow)).status().code(), StatusCode::kCorruption);
 }
 

@@ -173,8 +173,7 @@ Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewRandomAcc
 }
 
 Result<std::unique_ptr<RandomAccessFile>> FaultInjectionFileSystem::NewInputFile(const std::string& path,
-                                                                                 InputLinks links,
-                                                                                 FileFacts* facts) {
+                                                                                 InputLinks links, FileFacts* facts) {
   VIGIL_RETURN_IF_ERROR(Check("open", path));
   VIGIL_ASSIGN_OR_RETURN(auto base, base_->NewInputFile(path, links, facts));
   return std::unique_ptr<RandomAccessFile>(new FaultRandomAccessFile(this, std::move(base)));

@@ -105,9 +105,7 @@ std::string TempIdentityName() { return std::string(kTempIdentityPrefix) + Uuid:
 
 bool IsTempIdentityName(std::string_view name) { return IsPrefixedUuid(name, kTempIdentityPrefix); }
 
-std::string NewFragmentPath() {
-  return Join(kDataDir, Uuid::Generate().ToString() + std::string(kFragmentSuffix));
-}
+std::string NewFragmentPath() { return Join(kDataDir, Uuid::Generate().ToString() + std::string(kFragmentSuffix)); }
 
 bool IsFragmentFileName(std::string_view name) {
   if (!name.ends_with(kFragmentSuffix)) return false;
@@ -118,8 +116,8 @@ bool IsFragmentFileName(std::string_view name) {
 
 std::string NewDeletionFilePath(uint32_t fragment, uint64_t version) {
   const std::string tag = Uuid::Generate().ToString().substr(0, kDeletionTagLength);
-  return Join(kDeletionsDir, std::to_string(fragment) + "-" + std::to_string(version) + "-" + tag +
-                                 std::string(kDeletionSuffix));
+  return Join(kDeletionsDir,
+              std::to_string(fragment) + "-" + std::to_string(version) + "-" + tag + std::string(kDeletionSuffix));
 }
 
 std::optional<DeletionFileParts> ParseDeletionFileName(std::string_view name) {

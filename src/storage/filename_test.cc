@@ -31,7 +31,8 @@ TEST(FilenameTest, DroppedNamesCarryTheIncarnation) {
 TEST(FilenameTest, DatasetFilesRoundTrip) {
   EXPECT_EQ(ManifestPath(12), "_versions/12.manifest");
   EXPECT_EQ(ParseManifestName("12.manifest"), 12u);
-  for (const char* bad : {"012.manifest", "x.manifest", ".manifest", "12.manifest.tmp", "99999999999999999999999.manifest"}) {
+  for (const char* bad :
+       {"012.manifest", "x.manifest", ".manifest", "12.manifest.tmp", "99999999999999999999999.manifest"}) {
     EXPECT_FALSE(ParseManifestName(bad).has_value()) << bad;
   }
   const std::string frag = NewFragmentPath();

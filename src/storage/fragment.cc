@@ -45,10 +45,7 @@ struct BlockEntry {
   uint32_t null_count = 0;
 };
 
-
-uint64_t NumBlocks(uint64_t rows, uint32_t rows_per_block) {
-  return (rows + rows_per_block - 1) / rows_per_block;
-}
+uint64_t NumBlocks(uint64_t rows, uint32_t rows_per_block) { return (rows + rows_per_block - 1) / rows_per_block; }
 
 uint32_t RowsInBlock(uint64_t num_rows, uint32_t rows_per_block, size_t block) {
   uint64_t begin = static_cast<uint64_t>(block) * rows_per_block;
@@ -117,10 +114,10 @@ class FragmentWriterImpl final : public FragmentWriter {
   const std::string path_;
   const SchemaPtr schema_;
   const FragmentWriterOptions options_;
-  std::vector<Column> pending_;                  // the current partial block, one per field
+  std::vector<Column> pending_;  // the current partial block, one per field
   uint32_t pending_rows_ = 0;
   uint64_t rows_written_ = 0;                    // pending rows included
-  uint64_t offset_ = kFragmentMagic.size();              // where the next block goes
+  uint64_t offset_ = kFragmentMagic.size();      // where the next block goes
   std::vector<std::vector<BlockEntry>> blocks_;  // [field][block]
   Status failed_;                                // first write error; the writer is unusable after it
   bool finished_ = false;
@@ -140,8 +137,8 @@ Status FragmentWriterImpl::CheckUsable() const {
 Status FragmentWriterImpl::CheckBatch(const RecordBatch& batch) const {
   const std::string where = "batch for fragment " + path_;
   if (batch.columns.size() != schema_->num_fields()) {
-    return Status::InvalidArgument(where + " has " + std::to_string(batch.columns.size()) + " columns; the schema has " +
-                                   std::to_string(schema_->num_fields()));
+    return Status::InvalidArgument(where + " has " + std::to_string(batch.columns.size()) +
+                                   " columns; the schema has " + std::to_string(schema_->num_fields()));
   }
   for (size_t i = 0; i < batch.columns.size(); ++i) {
     const Field& f = schema_->field(i);
@@ -193,18 +190,17 @@ Status FragmentWriterImpl::WriteColumnBlock(size_t field) {
   const uint32_t nulls = codec::CountNulls(column);
   std::string decoded = codec::EncodeBlock(column, nulls);
   if (decoded.size() > bounds::kMaxBlockBytes) {
-    return Status::InvalidArgument("fragment " + path_ + ": block " + std::to_string(blocks_[field].size()) + " of column '" +
-                                   schema_->field(field).name + "' would be " + std::to_string(decoded.size()) +
-                                   " bytes; the limit is " + std::to_string(bounds::kMaxBlockBytes) +
-                                   " (lower rows_per_block)");
+    return Status::InvalidArgument("fragment " + path_ + ": block " + std::to_string(blocks_[field].size()) +
+                                   " of column '" + schema_->field(field).name + "' would be " +
+                                   std::to_string(decoded.size()) + " bytes; the limit is " +
+                                   std::to_string(bounds::kMaxBlockBytes) + " (lower rows_per_block)");
   }
   std::string compressed;
   VIGIL_ASSIGN_OR_RETURN(BlockEncoding encoding,
                          codec::CompressBlock(decoded, column.type(), options_.zstd_level, &compressed));
   std::string_view stored = encoding == BlockEncoding::kRaw ? std::string_view(decoded) : compressed;
   VIGIL_RETURN_IF_ERROR(file_->Append(stored));
-  blocks_[field].push_back(
-      BlockEntry{offset_, stored.size(), decoded.size(), encoding, Checksum64(stored), nulls});
+  blocks_[field].push_back(BlockEntry{offset_, stored.size(), decoded.size(), encoding, Checksum64(stored), nulls});
   offset_ += stored.size();
   return Status::OK();
 }
@@ -302,7 +298,8 @@ Result<std::string> FragmentReaderImpl::LoadFooter() {
   std::memcpy(&footer_size, trailer.data(), 8);
   std::memcpy(&footer_checksum, trailer.data() + 8, 8);
   if (footer_size > bounds::kMaxFragmentFooterBytes || footer_size > size - kFragmentMagic.size() - kTrailerSize) {
-    return Corrupt("footer length " + std::to_string(footer_size) + " does not fit a " + std::to_string(size) + "-byte file");
+    return Corrupt("footer length " + std::to_string(footer_size) + " does not fit a " + std::to_string(size) +
+                   "-byte file");
   }
   std::string footer;
   VIGIL_RETURN_IF_ERROR(file_->Read(size - kTrailerSize - footer_size, footer_size, &footer));
@@ -340,14 +337,13 @@ Status FragmentReaderImpl::ParseField(codec::ByteReader* r, size_t index) {
   uint8_t nullable = 0, type_id = 0, element = 0;
   uint16_t name_size = 0;
   std::string_view name;
-  if (!r->I32(&f.id) || !r->U8(&nullable) || !r->U16(&name_size) || !r->Bytes(name_size, &name) ||
-      !r->U8(&type_id) || !r->U8(&f.type.precision) || !r->U8(&f.type.scale) || !r->U8(&element) ||
-      !r->U32(&f.type.dim)) {
+  if (!r->I32(&f.id) || !r->U8(&nullable) || !r->U16(&name_size) || !r->Bytes(name_size, &name) || !r->U8(&type_id) ||
+      !r->U8(&f.type.precision) || !r->U8(&f.type.scale) || !r->U8(&element) || !r->U32(&f.type.dim)) {
     return Corrupt(what + " is truncated");
   }
   if (f.id < 0 || nullable > 1 || name_size > kMaxIdentifierLength) {
-    return Corrupt(what + " has id " + std::to_string(f.id) + ", nullable " + std::to_string(nullable) + ", name length " +
-                   std::to_string(name_size));
+    return Corrupt(what + " has id " + std::to_string(f.id) + ", nullable " + std::to_string(nullable) +
+                   ", name length " + std::to_string(name_size));
   }
   f.nullable = nullable == 1;
   f.name = std::string(name);
@@ -369,8 +365,8 @@ Status FragmentReaderImpl::ParseBlocks(codec::ByteReader* r, uint64_t footer_sta
   num_blocks_ = static_cast<size_t>(num_blocks);
   const uint64_t entries = num_blocks * fields_.size();
   if (entries * kBlockEntrySize != r->remaining()) {
-    return Corrupt("footer has " + std::to_string(r->remaining()) + " bytes of block entries; " + std::to_string(entries) +
-                   " entries need " + std::to_string(entries * kBlockEntrySize));
+    return Corrupt("footer has " + std::to_string(r->remaining()) + " bytes of block entries; " +
+                   std::to_string(entries) + " entries need " + std::to_string(entries * kBlockEntrySize));
   }
   blocks_.resize(entries);
   for (BlockEntry& e : blocks_) {
@@ -382,14 +378,16 @@ Status FragmentReaderImpl::ParseBlocks(codec::ByteReader* r, uint64_t footer_sta
       const BlockEntry& e = Entry(f, b);
       VIGIL_RETURN_IF_ERROR(CheckEntry(e, f, b));
       if (e.offset != expected || e.stored_size > footer_start - expected) {
-        return Corrupt("block " + std::to_string(b) + " of field " + std::to_string(fields_[f].id) + " at [" + std::to_string(e.offset) +
-                       ", +" + std::to_string(e.stored_size) + ") is out of place; expected offset " + std::to_string(expected));
+        return Corrupt("block " + std::to_string(b) + " of field " + std::to_string(fields_[f].id) + " at [" +
+                       std::to_string(e.offset) + ", +" + std::to_string(e.stored_size) +
+                       ") is out of place; expected offset " + std::to_string(expected));
       }
       expected += e.stored_size;
     }
   }
   if (expected != footer_start) {
-    return Corrupt("blocks end at " + std::to_string(expected) + " but the footer starts at " + std::to_string(footer_start));
+    return Corrupt("blocks end at " + std::to_string(expected) + " but the footer starts at " +
+                   std::to_string(footer_start));
   }
   return Status::OK();
 }
@@ -409,8 +407,8 @@ Status FragmentReaderImpl::CheckEntry(const BlockEntry& e, size_t field, size_t 
   }
   const uint64_t min = codec::MinDecodedSize(f.type, rows, e.null_count);
   if (e.decoded_size < min || (f.type.id != TypeId::kString && e.decoded_size != min)) {
-    return Corrupt(what + " decodes to " + std::to_string(e.decoded_size) + " bytes; " + std::to_string(rows) + " rows need " +
-                   std::to_string(min));
+    return Corrupt(what + " decodes to " + std::to_string(e.decoded_size) + " bytes; " + std::to_string(rows) +
+                   " rows need " + std::to_string(min));
   }
   return Status::OK();
 }
@@ -425,8 +423,8 @@ Result<size_t> FragmentReaderImpl::FieldIndex(int32_t field_id) const {
 
 Result<std::shared_ptr<const Column>> FragmentReaderImpl::LoadBlock(size_t field, size_t block) const {
   const BlockEntry& e = Entry(field, block);
-  const std::string what = "fragment " + path_ + ": block " + std::to_string(block) + " of field " +
-                           std::to_string(fields_[field].id);
+  const std::string what =
+      "fragment " + path_ + ": block " + std::to_string(block) + " of field " + std::to_string(fields_[field].id);
   std::string stored;
   Status st = file_->Read(e.offset, e.stored_size, &stored);
   if (!st.ok()) return st.WithContext(what);
@@ -442,8 +440,8 @@ Result<std::shared_ptr<const Column>> FragmentReaderImpl::LoadBlock(size_t field
 Result<std::shared_ptr<const Column>> FragmentReaderImpl::ReadBlock(int32_t field_id, size_t block) const {
   VIGIL_ASSIGN_OR_RETURN(size_t field, FieldIndex(field_id));
   if (block >= num_blocks_) {
-    return Status::InvalidArgument("fragment " + path_ + ": block " + std::to_string(block) + " is out of range; it has " +
-                                   std::to_string(num_blocks_) + " blocks");
+    return Status::InvalidArgument("fragment " + path_ + ": block " + std::to_string(block) +
+                                   " is out of range; it has " + std::to_string(num_blocks_) + " blocks");
   }
   std::string key;
   if (cache_ != nullptr) {
@@ -468,8 +466,8 @@ Result<Column> FragmentReaderImpl::ReadColumn(int32_t field_id) const {
 
 Result<std::vector<Value>> FragmentReaderImpl::ReadRow(uint32_t offset, const std::vector<int32_t>& field_ids) const {
   if (offset >= num_rows_) {
-    return Status::InvalidArgument("fragment " + path_ + ": row " + std::to_string(offset) + " is out of range; it has " +
-                                   std::to_string(num_rows_) + " rows");
+    return Status::InvalidArgument("fragment " + path_ + ": row " + std::to_string(offset) +
+                                   " is out of range; it has " + std::to_string(num_rows_) + " rows");
   }
   std::vector<Value> row;
   row.reserve(field_ids.size());
@@ -496,8 +494,7 @@ Result<std::unique_ptr<FragmentWriter>> FragmentWriter::Create(FileSystem* fs, c
   }
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewWritableFile(path));
   VIGIL_RETURN_IF_ERROR(file->Append(kFragmentMagic));
-  return std::unique_ptr<FragmentWriter>(
-      new FragmentWriterImpl(std::move(file), path, std::move(schema), options));
+  return std::unique_ptr<FragmentWriter>(new FragmentWriterImpl(std::move(file), path, std::move(schema), options));
 }
 
 Result<std::shared_ptr<FragmentReader>> FragmentReader::Open(FileSystem* fs, const std::string& path,

@@ -55,8 +55,7 @@ class MemoryFileSystem : public FileSystem {
     if (it == files.end()) return Status::NotFound(path);
     return std::unique_ptr<RandomAccessFile>(new File(path, &it->second));
   }
-  Result<std::unique_ptr<RandomAccessFile>> NewInputFile(const std::string& path, InputLinks,
-                                                         FileFacts*) override {
+  Result<std::unique_ptr<RandomAccessFile>> NewInputFile(const std::string& path, InputLinks, FileFacts*) override {
     return NewRandomAccessFile(path);
   }
   Result<std::string> ReadFile(const std::string& path, size_t) override { return Unsupported(); }
@@ -77,9 +76,7 @@ class MemoryFileSystem : public FileSystem {
   static Status Unsupported() { return Status::NotSupported("memory file system"); }
 };
 
-void ExpectCorruptionOrOk(const Status& st) {
-  VIGIL_CHECK(st.ok() || st.code() == StatusCode::kCorruption);
-}
+void ExpectCorruptionOrOk(const Status& st) { VIGIL_CHECK(st.ok() || st.code() == StatusCode::kCorruption); }
 
 void OpenAndReadAll(const std::string& bytes) {
   MemoryFileSystem fs;
@@ -115,7 +112,8 @@ void DecodeAsBlock(std::string_view input) {
   DataType type;
   type.id = static_cast<TypeId>(1 + static_cast<uint8_t>(input[0]) % 12);
   if (type.id == TypeId::kDecimal) type = DataType::Decimal(10, 2);
-  if (type.id == TypeId::kVector) type = DataType::Vector(input[1] & 1 ? VectorElement::kFloat16 : VectorElement::kFloat32, 3);
+  if (type.id == TypeId::kVector)
+    type = DataType::Vector(input[1] & 1 ? VectorElement::kFloat16 : VectorElement::kFloat32, 3);
   const uint32_t rows = static_cast<uint8_t>(input[1]);
   const uint32_t nulls = std::min<uint32_t>(rows, static_cast<uint8_t>(input[2]) % 4);
   std::string body(input.substr(3));

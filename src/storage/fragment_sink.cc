@@ -1,11 +1,11 @@
 #include <algorithm>
 #include <map>
 
-#include "vigil/storage/filename.h"
 #include "dataset_internal.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/mutex.h"
 #include "vigil/common/uuid.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil::internal {
 
@@ -65,7 +65,8 @@ Status FragmentSink::Write(const RecordBatch& batch) {
       VIGIL_RETURN_IF_ERROR(writer_->Write(batch));
     } else {
       RecordBatch slice = RecordBatch::Empty(batch.schema);
-      for (size_t c = 0; c < batch.columns.size(); ++c) slice.columns[c].AppendRange(batch.columns[c], begin, begin + take);
+      for (size_t c = 0; c < batch.columns.size(); ++c)
+        slice.columns[c].AppendRange(batch.columns[c], begin, begin + take);
       slice.num_rows = take;
       VIGIL_RETURN_IF_ERROR(writer_->Write(slice));
     }
@@ -91,7 +92,7 @@ void FragmentSink::RemoveWrittenFiles() {
 }
 
 Result<std::shared_ptr<FragmentReader>> SharedFragmentReader(FileSystem* fs, const std::string& abs_path,
-                                                            BlockCache* cache, const FragmentMeta& meta) {
+                                                             BlockCache* cache, const FragmentMeta& meta) {
   static Mutex mu;
   static auto* readers VIGIL_PT_GUARDED_BY(mu) =
       new std::map<std::pair<FileSystem*, std::string>, std::weak_ptr<FragmentReader>>();
@@ -106,8 +107,8 @@ Result<std::shared_ptr<FragmentReader>> SharedFragmentReader(FileSystem* fs, con
   }
   VIGIL_ASSIGN_OR_RETURN(auto reader, FragmentReader::Open(fs, abs_path, cache));
   if (reader->num_rows() != meta.num_rows) {
-    return Status::Corruption(abs_path + " has " + std::to_string(reader->num_rows()) +
-                              " rows; the manifest says " + std::to_string(meta.num_rows));
+    return Status::Corruption(abs_path + " has " + std::to_string(reader->num_rows()) + " rows; the manifest says " +
+                              std::to_string(meta.num_rows));
   }
   MutexLock lock(&mu);
   auto& slot = (*readers)[key];

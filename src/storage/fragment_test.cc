@@ -47,19 +47,29 @@ Value ValueFor(const DataType& type, bool nullable, size_t row) {
   if (nullable && row % 7 == 3) return std::monostate{};
   const auto r = static_cast<int64_t>(row);
   switch (type.id) {
-    case TypeId::kBool: return row % 3 == 0;
-    case TypeId::kInt8: return r % 200 - 100;
-    case TypeId::kInt16: return r * 37 - 20000;
-    case TypeId::kInt32: return r * 100003 - 7;
-    case TypeId::kInt64: return r * 1000000007LL - (1LL << 40);
-    case TypeId::kFloat32: return static_cast<double>(r) * 0.5;
-    case TypeId::kFloat64: return static_cast<double>(r) / 3.0;
+    case TypeId::kBool:
+      return row % 3 == 0;
+    case TypeId::kInt8:
+      return r % 200 - 100;
+    case TypeId::kInt16:
+      return r * 37 - 20000;
+    case TypeId::kInt32:
+      return r * 100003 - 7;
+    case TypeId::kInt64:
+      return r * 1000000007LL - (1LL << 40);
+    case TypeId::kFloat32:
+      return static_cast<double>(r) * 0.5;
+    case TypeId::kFloat64:
+      return static_cast<double>(r) / 3.0;
     case TypeId::kString:
       if (row == kLongStringRow) return std::string(100000, 'L');
       return std::string(row % 40, static_cast<char>('a' + row % 26));
-    case TypeId::kDate: return r - 5000;
-    case TypeId::kTimestamp: return r * 1000000 + 1700000000000000LL;
-    case TypeId::kDecimal: return r * 12345 - 99999;
+    case TypeId::kDate:
+      return r - 5000;
+    case TypeId::kTimestamp:
+      return r * 1000000 + 1700000000000000LL;
+    case TypeId::kDecimal:
+      return r * 12345 - 99999;
     case TypeId::kVector: {
       std::vector<float> v(type.dim);
       for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((row + i) % 100) * 0.25f - 3.0f;

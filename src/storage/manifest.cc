@@ -85,7 +85,9 @@ class Obj {
     return Obj(j, std::move(path));
   }
 
-  std::string Path(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+  std::string Path(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
   bool Has(const char* key) const { return j_->contains(key); }
 
   Result<const json*> Get(const char* key) const {
@@ -132,9 +134,8 @@ class Obj {
 
 Result<uint64_t> Obj::Checksum(const char* key) const {
   VIGIL_ASSIGN_OR_RETURN(std::string s, Str(key));
-  bool hex = s.size() == 16 && std::all_of(s.begin(), s.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-             });
+  bool hex = s.size() == 16 &&
+             std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
   if (!hex) return Bad(Path(key), "must be 16 lower-case hex digits");
   return std::stoull(s, nullptr, 16);
 }
@@ -221,7 +222,8 @@ Result<IndexSegmentMeta> DecodeSegment(const json& j, const std::string& path) {
   VIGIL_ASSIGN_OR_RETURN(s.index_type, o.Str("index_type"));
   VIGIL_ASSIGN_OR_RETURN(s.properties_json, o.Str("properties_json"));
   if (s.properties_json.size() > bounds::kMaxPropertiesJsonBytes) {
-    return Bad(o.Path("properties_json"), "is longer than " + std::to_string(bounds::kMaxPropertiesJsonBytes) + " bytes");
+    return Bad(o.Path("properties_json"),
+               "is longer than " + std::to_string(bounds::kMaxPropertiesJsonBytes) + " bytes");
   }
   VIGIL_ASSIGN_OR_RETURN(s.built_at_version, o.U64("built_at_version"));
   VIGIL_ASSIGN_OR_RETURN(const json* cov, o.Array("covered_fragments"));

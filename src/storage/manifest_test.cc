@@ -1,5 +1,5 @@
-#include "vigil/storage/filename.h"
 #include "vigil/storage/manifest.h"
+#include "vigil/storage/filename.h"
 
 #include <gtest/gtest.h>
 

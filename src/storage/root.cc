@@ -98,7 +98,8 @@ Result<Root> Root::Init(const std::string& dir, Env* env) {
     Result<std::vector<std::string>> entries = fs->ListDir(dir);
     if (!entries.ok()) return entries.status().WithContext("cannot use " + dir + " as a root");
     if (!entries->empty()) {
-      return Status::FailedPrecondition(dir + " is not empty and is not a vigil root; choose an empty or new directory");
+      return Status::FailedPrecondition(dir +
+                                        " is not empty and is not a vigil root; choose an empty or new directory");
     }
   }
   VIGIL_RETURN_IF_ERROR(fs->CreateDirs(dir));

@@ -7,8 +7,7 @@ namespace {
 // Streams one block of every projected column at a time, fragment by fragment.
 class Scanner : public RecordBatchReader {
  public:
-  Scanner(std::shared_ptr<Dataset> dataset, SchemaPtr projection, std::vector<uint32_t> fragments,
-          bool include_deleted)
+  Scanner(std::shared_ptr<Dataset> dataset, SchemaPtr projection, std::vector<uint32_t> fragments, bool include_deleted)
       : dataset_(std::move(dataset)),
         projection_(std::move(projection)),
         fragments_(std::move(fragments)),

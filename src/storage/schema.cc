@@ -33,17 +33,13 @@ struct SimpleType {
   TypeId id;
 };
 constexpr SimpleType kSimpleTypes[] = {
-    {"BOOL", TypeId::kBool},         {"BOOLEAN", TypeId::kBool},
-    {"TINYINT", TypeId::kInt8},      {"INT8", TypeId::kInt8},
-    {"SMALLINT", TypeId::kInt16},    {"INT16", TypeId::kInt16},
-    {"INT", TypeId::kInt32},         {"INTEGER", TypeId::kInt32},
-    {"INT32", TypeId::kInt32},       {"BIGINT", TypeId::kInt64},
-    {"INT64", TypeId::kInt64},       {"FLOAT", TypeId::kFloat32},
-    {"FLOAT32", TypeId::kFloat32},   {"REAL", TypeId::kFloat32},
-    {"DOUBLE", TypeId::kFloat64},    {"FLOAT64", TypeId::kFloat64},
-    {"STRING", TypeId::kString},     {"VARCHAR", TypeId::kString},
-    {"TEXT", TypeId::kString},       {"DATE", TypeId::kDate},
-    {"TIMESTAMP", TypeId::kTimestamp},
+    {"BOOL", TypeId::kBool},       {"BOOLEAN", TypeId::kBool},   {"TINYINT", TypeId::kInt8},
+    {"INT8", TypeId::kInt8},       {"SMALLINT", TypeId::kInt16}, {"INT16", TypeId::kInt16},
+    {"INT", TypeId::kInt32},       {"INTEGER", TypeId::kInt32},  {"INT32", TypeId::kInt32},
+    {"BIGINT", TypeId::kInt64},    {"INT64", TypeId::kInt64},    {"FLOAT", TypeId::kFloat32},
+    {"FLOAT32", TypeId::kFloat32}, {"REAL", TypeId::kFloat32},   {"DOUBLE", TypeId::kFloat64},
+    {"FLOAT64", TypeId::kFloat64}, {"STRING", TypeId::kString},  {"VARCHAR", TypeId::kString},
+    {"TEXT", TypeId::kString},     {"DATE", TypeId::kDate},      {"TIMESTAMP", TypeId::kTimestamp},
 };
 
 // Splits "A, B" inside parentheses of "NAME(A, B)"; returns false if not of that shape.
@@ -97,17 +93,23 @@ DataType DataType::Varchar(uint32_t max_length) {
 size_t DataType::FixedWidth() const {
   switch (id) {
     case TypeId::kBool:
-    case TypeId::kInt8: return 1;
-    case TypeId::kInt16: return 2;
+    case TypeId::kInt8:
+      return 1;
+    case TypeId::kInt16:
+      return 2;
     case TypeId::kInt32:
     case TypeId::kFloat32:
-    case TypeId::kDate: return 4;
+    case TypeId::kDate:
+      return 4;
     case TypeId::kInt64:
     case TypeId::kFloat64:
     case TypeId::kTimestamp:
-    case TypeId::kDecimal: return 8;
-    case TypeId::kString: return 0;
-    case TypeId::kVector: return static_cast<size_t>(dim) * (element == VectorElement::kFloat16 ? 2 : 4);
+    case TypeId::kDecimal:
+      return 8;
+    case TypeId::kString:
+      return 0;
+    case TypeId::kVector:
+      return static_cast<size_t>(dim) * (element == VectorElement::kFloat16 ? 2 : 4);
   }
   return 0;
 }
@@ -122,21 +124,31 @@ bool DataType::IsNumeric() const {
 
 std::string DataType::ToString() const {
   switch (id) {
-    case TypeId::kBool: return "BOOL";
-    case TypeId::kInt8: return "TINYINT";
-    case TypeId::kInt16: return "SMALLINT";
-    case TypeId::kInt32: return "INT";
-    case TypeId::kInt64: return "BIGINT";
-    case TypeId::kFloat32: return "FLOAT";
-    case TypeId::kFloat64: return "DOUBLE";
-    case TypeId::kString: return max_length ? "VARCHAR(" + std::to_string(max_length) + ")" : "STRING";
-    case TypeId::kDate: return "DATE";
-    case TypeId::kTimestamp: return "TIMESTAMP";
+    case TypeId::kBool:
+      return "BOOL";
+    case TypeId::kInt8:
+      return "TINYINT";
+    case TypeId::kInt16:
+      return "SMALLINT";
+    case TypeId::kInt32:
+      return "INT";
+    case TypeId::kInt64:
+      return "BIGINT";
+    case TypeId::kFloat32:
+      return "FLOAT";
+    case TypeId::kFloat64:
+      return "DOUBLE";
+    case TypeId::kString:
+      return max_length ? "VARCHAR(" + std::to_string(max_length) + ")" : "STRING";
+    case TypeId::kDate:
+      return "DATE";
+    case TypeId::kTimestamp:
+      return "TIMESTAMP";
     case TypeId::kDecimal:
       return "DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) + ")";
     case TypeId::kVector:
-      return std::string("VECTOR(") + (element == VectorElement::kFloat16 ? "FLOAT16" : "FLOAT32") +
-             ", " + std::to_string(dim) + ")";
+      return std::string("VECTOR(") + (element == VectorElement::kFloat16 ? "FLOAT16" : "FLOAT32") + ", " +
+             std::to_string(dim) + ")";
   }
   return "?";
 }
@@ -309,8 +321,8 @@ Result<std::shared_ptr<const Schema>> Schema::FromJson(const nlohmann::json& j) 
   std::vector<Field> fields;
   for (const auto& jf : j["fields"]) {
     if (!jf.is_object() || !jf.contains("id") || !jf["id"].is_number_integer() || !jf.contains("name") ||
-        !jf["name"].is_string() || !jf.contains("type") || !jf["type"].is_string() ||
-        !jf.contains("nullable") || !jf["nullable"].is_boolean()) {
+        !jf["name"].is_string() || !jf.contains("type") || !jf["type"].is_string() || !jf.contains("nullable") ||
+        !jf["nullable"].is_boolean()) {
       return Status::Corruption("schema JSON has a malformed field entry");
     }
     int64_t id = jf["id"].get<int64_t>();
@@ -321,8 +333,8 @@ Result<std::shared_ptr<const Schema>> Schema::FromJson(const nlohmann::json& j) 
   }
   auto schema = Make(std::move(fields));
   if (!schema.ok()) return Status::Corruption("schema JSON: " + schema.status().message());
-  if (j.contains("fingerprint") && (!j["fingerprint"].is_string() ||
-                                    j["fingerprint"].get<std::string>() != (*schema)->fingerprint())) {
+  if (j.contains("fingerprint") &&
+      (!j["fingerprint"].is_string() || j["fingerprint"].get<std::string>() != (*schema)->fingerprint())) {
     return Status::Corruption("schema JSON fingerprint does not match its fields");
   }
   return schema;

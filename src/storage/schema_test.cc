@@ -148,12 +148,12 @@ TEST(Utf8Test, FindsTheFirstByteThatIsNotUtf8) {
   EXPECT_EQ(FindInvalidUtf8(std::string("plain ascii, long enough for words\0\x01\x7f", 37)), npos);
   EXPECT_EQ(FindInvalidUtf8("\xc3\xa9 \xe2\x82\xac \xf0\x9d\x84\x9e \xf4\x8f\xbf\xbf"), npos);  // é € 𝄞 U+10FFFF
   EXPECT_EQ(FindInvalidUtf8("ab\xff"), 2u);
-  EXPECT_EQ(FindInvalidUtf8("0123456789abcdef\x80"), 16u);              // a lone continuation byte
-  EXPECT_EQ(FindInvalidUtf8("a\xc0\x80"), 1u);                           // overlong NUL
-  EXPECT_EQ(FindInvalidUtf8("a\xe0\x80\xaf"), 1u);                       // overlong '/'
-  EXPECT_EQ(FindInvalidUtf8("a\xed\xa0\x80"), 1u);                       // surrogate U+D800
-  EXPECT_EQ(FindInvalidUtf8("a\xf4\x90\x80\x80"), 1u);                   // past U+10FFFF
-  EXPECT_EQ(FindInvalidUtf8("a\xe2\x82"), 1u);                           // cut short
+  EXPECT_EQ(FindInvalidUtf8("0123456789abcdef\x80"), 16u);  // a lone continuation byte
+  EXPECT_EQ(FindInvalidUtf8("a\xc0\x80"), 1u);              // overlong NUL
+  EXPECT_EQ(FindInvalidUtf8("a\xe0\x80\xaf"), 1u);          // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("a\xed\xa0\x80"), 1u);          // surrogate U+D800
+  EXPECT_EQ(FindInvalidUtf8("a\xf4\x90\x80\x80"), 1u);      // past U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("a\xe2\x82"), 1u);              // cut short
   EXPECT_EQ(Utf8Length("a\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e"), 4u);
 }
 

@@ -273,12 +273,14 @@ Status RemoveVersions(FileSystem* fs, const std::string& path, const std::vector
 bool Released(const Orphan& o, const References& before) {
   switch (o.kind) {
     case Orphan::Kind::kFragment:
-    case Orphan::Kind::kDeletion: return before.files.count(o.rel_path) > 0;
+    case Orphan::Kind::kDeletion:
+      return before.files.count(o.rel_path) > 0;
     case Orphan::Kind::kSegment: {
       auto uuid = Uuid::Parse(o.id);
       return uuid.ok() && before.segments.count(*uuid) > 0;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -294,11 +296,16 @@ bool Removable(const Orphan& o, const VacuumOptions& opts, int64_t now, const Re
 
 std::string_view OrphanKindName(Orphan::Kind kind) {
   switch (kind) {
-    case Orphan::Kind::kSegment: return "SEGMENT";
-    case Orphan::Kind::kStaging: return "STAGING";
-    case Orphan::Kind::kFragment: return "FRAGMENT";
-    case Orphan::Kind::kDeletion: return "DELETION";
-    case Orphan::Kind::kManifestTemp: return "MANIFEST_TEMP";
+    case Orphan::Kind::kSegment:
+      return "SEGMENT";
+    case Orphan::Kind::kStaging:
+      return "STAGING";
+    case Orphan::Kind::kFragment:
+      return "FRAGMENT";
+    case Orphan::Kind::kDeletion:
+      return "DELETION";
+    case Orphan::Kind::kManifestTemp:
+      return "MANIFEST_TEMP";
   }
   return "UNKNOWN";
 }

@@ -1,10 +1,10 @@
-#include "vigil/storage/filename.h"
 #include "vigil/storage/vacuum.h"
+#include "vigil/storage/filename.h"
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
 #include "testutil/temp_dir.h"
 #include "vigil/ingest/datagen.h"
@@ -85,7 +85,7 @@ TEST_F(VacuumTest, ProtectedAndUnknownAttemptVersionsStay) {
   TransactionProperties p;
   p.attempt_id = "att-unknown";
   p.job_id = 7;
-  ASSERT_TRUE(latest->Delete({MakeRowAddress(1, 0)}, p).ok());       // version 5 by the unknown attempt
+  ASSERT_TRUE(latest->Delete({MakeRowAddress(1, 0)}, p).ok());                    // version 5 by the unknown attempt
   ASSERT_TRUE((*Dataset::Open(path_))->Delete({MakeRowAddress(1, 1)}, {}).ok());  // version 6
   auto v5 = *Dataset::Open(path_, 5);
   std::string v5_deletion = v5->manifest().FindFragment(1)->deletion->path;

@@ -54,10 +54,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--iterations=", 0) == 0) iterations = std::atol(a.c_str() + 13);
-    else if (a.rfind("--seed=", 0) == 0) seed = std::strtoull(a.c_str() + 7, nullptr, 10);
-    else if (a.rfind("--write-corpus=", 0) == 0) corpus_dir = a.substr(15);
-    else files.push_back(a);
+    if (a.rfind("--iterations=", 0) == 0)
+      iterations = std::atol(a.c_str() + 13);
+    else if (a.rfind("--seed=", 0) == 0)
+      seed = std::strtoull(a.c_str() + 7, nullptr, 10);
+    else if (a.rfind("--write-corpus=", 0) == 0)
+      corpus_dir = a.substr(15);
+    else
+      files.push_back(a);
   }
   std::vector<std::string> seeds;
   VigilFuzzSeeds(&seeds);

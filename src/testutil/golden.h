@@ -25,13 +25,13 @@
 namespace vigil::testing {
 
 struct GoldenRecord {
-  std::string comment;             // '#' lines before the header, newline-terminated
-  std::string directive;           // first word of the header ("parse")
-  std::vector<std::string> args;   // further words of the header
-  std::string input;               // lines joined with '\n', no final newline
-  bool has_expected = false;       // a "----" line was present
-  std::string expected;            // lines joined with '\n', no final newline
-  int line = 0;                    // 1-based line of the header
+  std::string comment;            // '#' lines before the header, newline-terminated
+  std::string directive;          // first word of the header ("parse")
+  std::vector<std::string> args;  // further words of the header
+  std::string input;              // lines joined with '\n', no final newline
+  bool has_expected = false;      // a "----" line was present
+  std::string expected;           // lines joined with '\n', no final newline
+  int line = 0;                   // 1-based line of the header
 };
 
 // Parses golden text; InvalidArgument names the line of a malformed record.

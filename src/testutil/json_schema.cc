@@ -14,9 +14,9 @@ constexpr int kMaxDepth = 64;
 
 // Keywords that only describe: never an assertion.
 const std::set<std::string>& Annotations() {
-  static const std::set<std::string> k = {
-      "description", "title",    "format",    "examples", "example",          "default",
-      "deprecated",  "readOnly", "writeOnly", "$comment", "contentMediaType", "contentEncoding"};
+  static const std::set<std::string> k = {"description", "title",    "format",           "examples",
+                                          "example",     "default",  "deprecated",       "readOnly",
+                                          "writeOnly",   "$comment", "contentMediaType", "contentEncoding"};
   return k;
 }
 
@@ -117,8 +117,7 @@ std::string Joined(const std::vector<std::string>& errors) {
   return out;
 }
 
-void FindRefs(const JsonSchemaValidator& v, const Json& node, const std::string& path,
-              std::vector<std::string>* out) {
+void FindRefs(const JsonSchemaValidator& v, const Json& node, const std::string& path, std::vector<std::string>* out) {
   if (node.is_object()) {
     for (const auto& [k, child] : node.items()) {
       if (k == "$ref" && child.is_string()) {
@@ -129,15 +128,13 @@ void FindRefs(const JsonSchemaValidator& v, const Json& node, const std::string&
       }
     }
   } else if (node.is_array()) {
-    for (size_t i = 0; i < node.size(); ++i)
-      FindRefs(v, node[i], path + "/" + std::to_string(i), out);
+    for (size_t i = 0; i < node.size(); ++i) FindRefs(v, node[i], path + "/" + std::to_string(i), out);
   }
 }
 
 }  // namespace
 
-JsonSchemaValidator::JsonSchemaValidator(nlohmann::json document)
-    : document_(std::move(document)) {}
+JsonSchemaValidator::JsonSchemaValidator(nlohmann::json document) : document_(std::move(document)) {}
 
 const nlohmann::json* JsonSchemaValidator::Resolve(const std::string& ref) const {
   if (ref.empty() || ref[0] != '#') return nullptr;
@@ -163,18 +160,15 @@ std::vector<std::string> JsonSchemaValidator::Validate(const nlohmann::json& sch
   return errors;
 }
 
-void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::json& v,
-                                const std::string& path, int depth,
-                                std::vector<std::string>* errors) const {
+void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::json& v, const std::string& path,
+                                int depth, std::vector<std::string>* errors) const {
   auto fail = [&](const std::string& what) { errors->push_back(Where(path) + ": " + what); };
-  if (depth > kMaxDepth)
-    return fail("schema nesting deeper than " + std::to_string(kMaxDepth) + " (a $ref cycle?)");
+  if (depth > kMaxDepth) return fail("schema nesting deeper than " + std::to_string(kMaxDepth) + " (a $ref cycle?)");
   if (schema.is_boolean()) {
     if (!schema.get<bool>()) fail("no value is allowed here (schema false)");
     return;
   }
-  if (!schema.is_object())
-    return fail("the schema is not an object or a boolean: " + Short(schema));
+  if (!schema.is_object()) return fail("the schema is not an object or a boolean: " + Short(schema));
 
   for (const auto& [key, arg] : schema.items()) {
     if (Annotations().count(key) || key.rfind("x-", 0) == 0) continue;
@@ -247,8 +241,7 @@ void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::js
       }
     } else if (key == "items") {
       if (!v.is_array()) continue;
-      for (size_t i = 0; i < v.size(); ++i)
-        Check(arg, v[i], path + "/" + std::to_string(i), depth + 1, errors);
+      for (size_t i = 0; i < v.size(); ++i) Check(arg, v[i], path + "/" + std::to_string(i), depth + 1, errors);
     } else if (key == "minItems" || key == "maxItems") {
       if (!arg.is_number_unsigned() && !arg.is_number_integer()) {
         fail("\"" + key + "\" must be an integer");
@@ -257,10 +250,8 @@ void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::js
       if (!v.is_array()) continue;
       const auto bound = arg.get<int64_t>();
       const auto n = static_cast<int64_t>(v.size());
-      if (key == "minItems" && n < bound)
-        fail(std::to_string(n) + " items, fewer than " + std::to_string(bound));
-      if (key == "maxItems" && n > bound)
-        fail(std::to_string(n) + " items, more than " + std::to_string(bound));
+      if (key == "minItems" && n < bound) fail(std::to_string(n) + " items, fewer than " + std::to_string(bound));
+      if (key == "maxItems" && n > bound) fail(std::to_string(n) + " items, more than " + std::to_string(bound));
     } else if (key == "minLength" || key == "maxLength") {
       if (!arg.is_number_unsigned() && !arg.is_number_integer()) {
         fail("\"" + key + "\" must be an integer");
@@ -270,11 +261,9 @@ void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::js
       const auto bound = arg.get<int64_t>();
       const auto n = static_cast<int64_t>(CodePoints(v.get<std::string>()));
       if (key == "minLength" && n < bound)
-        fail("a string of " + std::to_string(n) + " characters, fewer than " +
-             std::to_string(bound));
+        fail("a string of " + std::to_string(n) + " characters, fewer than " + std::to_string(bound));
       if (key == "maxLength" && n > bound)
-        fail("a string of " + std::to_string(n) + " characters, more than " +
-             std::to_string(bound));
+        fail("a string of " + std::to_string(n) + " characters, more than " + std::to_string(bound));
     } else if (key == "pattern") {
       if (!arg.is_string()) {
         fail("\"pattern\" must be a string");
@@ -282,15 +271,13 @@ void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::js
       }
       if (!v.is_string()) continue;
       try {
-        if (!std::regex_search(v.get<std::string>(),
-                               std::regex(arg.get<std::string>(), std::regex::ECMAScript))) {
+        if (!std::regex_search(v.get<std::string>(), std::regex(arg.get<std::string>(), std::regex::ECMAScript))) {
           fail(Short(v) + " does not match the pattern " + Short(arg));
         }
       } catch (const std::regex_error&) {
         fail("the pattern " + Short(arg) + " is not a valid ECMAScript regular expression");
       }
-    } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" ||
-               key == "exclusiveMaximum") {
+    } else if (key == "minimum" || key == "maximum" || key == "exclusiveMinimum" || key == "exclusiveMaximum") {
       if (!arg.is_number()) {
         fail("\"" + key + "\" must be a number");
         continue;
@@ -320,9 +307,8 @@ void JsonSchemaValidator::Check(const nlohmann::json& schema, const nlohmann::js
         for (size_t i = 0; i < branch.size(); ++i) {
           if (!branch[i].empty()) why += " [" + std::to_string(i) + ": " + Joined(branch[i]) + "]";
         }
-        fail(passed == 0
-                 ? "matches none of the " + key + " schemas:" + why
-                 : "matches " + std::to_string(passed) + " of the oneOf schemas, not exactly one");
+        fail(passed == 0 ? "matches none of the " + key + " schemas:" + why
+                         : "matches " + std::to_string(passed) + " of the oneOf schemas, not exactly one");
       }
     } else if (key == "not") {
       std::vector<std::string> sub;

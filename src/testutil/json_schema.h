@@ -26,8 +26,7 @@ class JsonSchemaValidator {
   // What is wrong with `instance` under `schema`, one message per failure, each starting
   // with the JSON pointer of the offending value ("/results/0/columns: ..."); empty when
   // the instance is valid.
-  std::vector<std::string> Validate(const nlohmann::json& schema,
-                                    const nlohmann::json& instance) const;
+  std::vector<std::string> Validate(const nlohmann::json& schema, const nlohmann::json& instance) const;
 
   // The value at a local reference "#/a/b" (JSON pointer, ~0 and ~1 decoded); nullptr
   // when it does not resolve.
@@ -37,8 +36,8 @@ class JsonSchemaValidator {
   std::vector<std::string> UnresolvedRefs() const;
 
  private:
-  void Check(const nlohmann::json& schema, const nlohmann::json& instance, const std::string& path,
-             int depth, std::vector<std::string>* errors) const;
+  void Check(const nlohmann::json& schema, const nlohmann::json& instance, const std::string& path, int depth,
+             std::vector<std::string>* errors) const;
 
   nlohmann::json document_;
 };

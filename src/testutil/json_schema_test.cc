@@ -126,8 +126,7 @@ TEST(JsonSchema, Combinators) {
 
 TEST(JsonSchema, RefsRecursionAndEscapedPointers) {
   JsonSchemaValidator v(Doc());
-  const Json tree = {
-      {"children", {{{"children", Json::array()}}, {{"children", {{{"children", 1}}}}}}}};
+  const Json tree = {{"children", {{{"children", Json::array()}}, {{"children", {{{"children", 1}}}}}}}};
   auto errors = v.Validate(Ref("Tree"), tree);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0], "/children/1/children/0/children: expected \"array\", got integer 1");

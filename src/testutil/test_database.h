@@ -36,9 +36,7 @@ struct DatabaseBackend {
 // Test names and messages show the backend's name, not its bytes.
 inline void PrintTo(const DatabaseBackend& backend, std::ostream* os) { *os << backend.name; }
 
-inline std::string BackendName(const ::testing::TestParamInfo<DatabaseBackend>& info) {
-  return info.param.name;
-}
+inline std::string BackendName(const ::testing::TestParamInfo<DatabaseBackend>& info) { return info.param.name; }
 
 class SqliteTestEnv final : public TestDatabaseEnv {
  public:
@@ -78,8 +76,7 @@ class PostgresTestEnv final : public TestDatabaseEnv {
       VIGIL_ASSIGN_OR_RETURN(auto conn, db->Acquire());
       VIGIL_RETURN_IF_ERROR(conn->ExecuteScript("CREATE DATABASE " + name));
     }
-    return std::unique_ptr<TestDatabaseEnv>(new PostgresTestEnv(std::move(db), name,
-                                                                admin + " dbname=" + name));
+    return std::unique_ptr<TestDatabaseEnv>(new PostgresTestEnv(std::move(db), name, admin + " dbname=" + name));
   }
   ~PostgresTestEnv() override {
     auto conn = admin_->Acquire();

@@ -237,8 +237,8 @@ Status WorkerCgroup::Verify(pid_t pid) const {
     std::string controller = version_ == CgroupVersion::kV2 ? "" : (i == 0 ? "memory" : "pids");
     bool found = false;
     for (const auto& e : entries) {
-      bool right_hierarchy = controller.empty() ? (e.first.size() == 1 && e.first[0].empty())
-                                                : Contains(e.first, controller);
+      bool right_hierarchy =
+          controller.empty() ? (e.first.size() == 1 && e.first[0].empty()) : Contains(e.first, controller);
       if (right_hierarchy && e.second == paths_[i]) found = true;
     }
     if (!found) return Status::Internal("process " + std::to_string(pid) + " is not in cgroup " + paths_[i]);
@@ -248,7 +248,8 @@ Status WorkerCgroup::Verify(pid_t pid) const {
 
 bool WorkerCgroup::OomKilled() const {
   if (dirs_.empty()) return false;
-  std::string text = ReadFileText(dirs_[0] + (version_ == CgroupVersion::kV2 ? "/memory.events" : "/memory.oom_control"));
+  std::string text =
+      ReadFileText(dirs_[0] + (version_ == CgroupVersion::kV2 ? "/memory.events" : "/memory.oom_control"));
   std::istringstream in(text);
   std::string key;
   uint64_t value = 0;

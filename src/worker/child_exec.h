@@ -27,9 +27,9 @@ struct ChildPlan {
   const char* path = nullptr;
   char* const* argv = nullptr;
   char* const* envp = nullptr;
-  int fds[kChildFds];    // source descriptor for each child number; -1: closed
-  int go_fd = -1;        // cgroup barrier: wait for one byte
-  int go_write_fd = -1;  // the parent's end, closed first so the parent's close reads as EOF
+  int fds[kChildFds];                           // source descriptor for each child number; -1: closed
+  int go_fd = -1;                               // cgroup barrier: wait for one byte
+  int go_write_fd = -1;                         // the parent's end, closed first so the parent's close reads as EOF
   const char* markers[kMaxCgroupMarkers] = {};  // WorkerCgroup::membership_markers()
   size_t marker_lens[kMaxCgroupMarkers] = {};
   int markers_count = 0;

@@ -24,7 +24,7 @@ namespace vigil::worker {
 namespace {
 
 struct Mount {
-  std::string root;         // the hierarchy path mounted there
+  std::string root;  // the hierarchy path mounted there
   std::string mount_point;
   std::string fstype;
   std::vector<std::string> super_options;
@@ -117,7 +117,9 @@ std::string DirUnder(const Mount& m, const std::string& path) {
   return (m.mount_point == "/" ? "" : m.mount_point) + rel;
 }
 
-bool Has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 std::string ReadFirstLine(const std::string& path) {
   std::ifstream in(path);
@@ -219,11 +221,13 @@ void ProbeV2(const std::vector<Mount>& mounts, const std::vector<CgroupLine>& ow
   }
   if (!missing.empty()) {
     std::string need = Join(missing);
-    bool available = std::all_of(missing.begin(), missing.end(), [&](const std::string& c) { return Has(p->controllers, c); });
-    p->detail = available ? "controllers " + need + " are available but not enabled in " + p->candidate_dir +
-                                "/cgroup.subtree_control" +
-                                (parent.empty() ? " (configure worker.cgroup_parent to a delegated leaf-free parent)" : "")
-                          : "controllers " + need + " are not available in " + p->candidate_dir;
+    bool available =
+        std::all_of(missing.begin(), missing.end(), [&](const std::string& c) { return Has(p->controllers, c); });
+    p->detail = available
+                    ? "controllers " + need + " are available but not enabled in " + p->candidate_dir +
+                          "/cgroup.subtree_control" +
+                          (parent.empty() ? " (configure worker.cgroup_parent to a delegated leaf-free parent)" : "")
+                    : "controllers " + need + " are not available in " + p->candidate_dir;
   }
 }
 
@@ -440,8 +444,8 @@ std::vector<IsolationCapability> DescribeIsolation(const IsolationReport& r) {
       v2_detail += "; controllers: " + Join(v2.controllers) + "; subtree_control: " + Join(v2.subtree_controllers);
     }
     if (v2.child_created) {
-      v2_detail += "; child cgroup: memory.max " + YesNo(v2.child_has_memory_max) + ", pids.max " +
-                   YesNo(v2.child_has_pids_max);
+      v2_detail +=
+          "; child cgroup: memory.max " + YesNo(v2.child_has_memory_max) + ", pids.max " + YesNo(v2.child_has_pids_max);
     }
   }
   if (!v2.detail.empty()) v2_detail += (v2_detail.empty() ? "" : "; ") + v2.detail;

@@ -59,8 +59,7 @@ TEST(IsolationTest, ReportIsSelfConsistent) {
   }
   EXPECT_EQ(r.cgroup_v1_memory.controller, "memory");
   EXPECT_EQ(r.cgroup_v1_pids.controller, "pids");
-  EXPECT_EQ(r.CgroupAvailable(),
-            r.CgroupV2Usable() || (r.cgroup_v1_memory.writable && r.cgroup_v1_pids.writable));
+  EXPECT_EQ(r.CgroupAvailable(), r.CgroupV2Usable() || (r.cgroup_v1_memory.writable && r.cgroup_v1_pids.writable));
 
   EXPECT_EQ(r.is_root, ::geteuid() == 0);
   if (!r.child_probe_ran) {

@@ -163,8 +163,8 @@ Status Supervisor::Launch::Plan() {
       options_.cgroup.memory_max_bytes != 0 ? options_.cgroup.memory_max_bytes : options_.address_space_bytes;
   if (supervisor_.cgroup_) {
     std::string name = "vigil-worker-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-    VIGIL_ASSIGN_OR_RETURN(WorkerCgroup created, WorkerCgroup::Create(*supervisor_.cgroup_, name, cgroup_memory_,
-                                                                      options_.cgroup.pids_max));
+    VIGIL_ASSIGN_OR_RETURN(WorkerCgroup created,
+                           WorkerCgroup::Create(*supervisor_.cgroup_, name, cgroup_memory_, options_.cgroup.pids_max));
     cgroup_.emplace(std::move(created));
   }
 
@@ -180,11 +180,8 @@ Status Supervisor::Launch::Plan() {
   for (int fd : {in_w_.get(), secret_w_.get()}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 
   // Command line: descriptor numbers and the expected parent only.
-  args_ = {options_.worker_path,
-           "--in=" + std::to_string(kChildIn),
-           "--out=" + std::to_string(kChildOut),
-           "--secret=" + std::to_string(kChildSecret),
-           "--parent=" + std::to_string(::getpid())};
+  args_ = {options_.worker_path, "--in=" + std::to_string(kChildIn), "--out=" + std::to_string(kChildOut),
+           "--secret=" + std::to_string(kChildSecret), "--parent=" + std::to_string(::getpid())};
   if (request_.attempt_lock_fd >= 0) args_.push_back("--lock=" + std::to_string(kChildLock));
   if (!options_.sandbox) args_.push_back("--no-sandbox");
   const char* path = std::getenv("PATH");
@@ -199,9 +196,14 @@ Status Supervisor::Launch::Plan() {
   plan_.path = options_.worker_path.c_str();
   plan_.argv = argv_.data();
   plan_.envp = envp_.data();
-  const int sources[kChildFds] = {devnull_.get(),  devnull_.get(),   err_log_.get() >= 0 ? err_log_.get() : devnull_.get(),
-                                  in_r_.get(),     out_w_.get(),     secret_r_.get(),
-                                  request_.attempt_lock_fd, status_w_.get()};
+  const int sources[kChildFds] = {devnull_.get(),
+                                  devnull_.get(),
+                                  err_log_.get() >= 0 ? err_log_.get() : devnull_.get(),
+                                  in_r_.get(),
+                                  out_w_.get(),
+                                  secret_r_.get(),
+                                  request_.attempt_lock_fd,
+                                  status_w_.get()};
   std::copy(std::begin(sources), std::end(sources), plan_.fds);
   plan_.go_fd = go_r_.get();
   plan_.go_write_fd = go_w_.get();
@@ -382,7 +384,8 @@ LaunchResult Supervisor::Launch::FailedAfterFork(Status st) {
     // Typed: the machine cannot give the worker its sandbox; the step and errno are on its stderr.
     return FailedBeforeRequest(Status::FailedPrecondition(
         "the worker could not enter its sandbox (no_new_privs, capability drop or seccomp filter; "
-        "its stderr names the step): " + st.message()));
+        "its stderr names the step): " +
+        st.message()));
   }
   if (result_.reaped && !st.message().empty() && (WIFSIGNALED(ws) || WIFEXITED(ws))) {
     st = st.WithContext(DescribeExit(ws));

@@ -38,7 +38,8 @@ void CheckPayload(MessageType type, const std::string& payload) {
       VIGIL_CHECK(m.ok() || m.status().code() == vigil::StatusCode::kCorruption);
       if (m.ok()) {
         std::string again = EncodeResponse(*m);
-        auto back = DecodeResponse(again.substr(kFrameHeaderBytes, again.size() - kFrameHeaderBytes - kFrameTrailerBytes));
+        auto back =
+            DecodeResponse(again.substr(kFrameHeaderBytes, again.size() - kFrameHeaderBytes - kFrameTrailerBytes));
         VIGIL_CHECK(back.ok() && *back == *m);
       }
       break;

@@ -359,8 +359,7 @@ std::string ProbeSandbox() {
   struct iovec local = {&byte, 1};
   struct iovec remote = {&byte, 1};
   add("process_vm_readv", ::process_vm_readv(kNoSuchPid, &local, 1, &remote, 1, 0) >= 0 ? "ok" : ErrnoName(errno));
-  add("process_vm_writev",
-      ::process_vm_writev(kNoSuchPid, &local, 1, &remote, 1, 0) >= 0 ? "ok" : ErrnoName(errno));
+  add("process_vm_writev", ::process_vm_writev(kNoSuchPid, &local, 1, &remote, 1, 0) >= 0 ? "ok" : ErrnoName(errno));
   add("socket_inet", Socket(AF_INET, SOCK_STREAM, 0));
   add("socket_inet6", Socket(AF_INET6, SOCK_DGRAM, 0));
   add("socket_netlink", Socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE));

@@ -260,8 +260,7 @@ bool BlockInThisProcess(const BlockedStep& step) {
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
   } else {
     code = {BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, refuse),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1), BPF_STMT(BPF_RET | BPF_K, refuse),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
   }
   struct sock_fprog prog = {static_cast<unsigned short>(code.size()), code.data()};

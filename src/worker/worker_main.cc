@@ -46,9 +46,8 @@ int main(int argc, char** argv) {
     std::string_view a = argv[i];
     if (a == "--no-sandbox" && vigil::failpoint::Enabled()) {
       sandbox = false;
-    } else if (!ParseInt(a, "--in=", &in) && !ParseInt(a, "--out=", &out) &&
-               !ParseInt(a, "--secret=", &secret) && !ParseInt(a, "--parent=", &parent) &&
-               !ParseInt(a, "--lock=", &lock)) {
+    } else if (!ParseInt(a, "--in=", &in) && !ParseInt(a, "--out=", &out) && !ParseInt(a, "--secret=", &secret) &&
+               !ParseInt(a, "--parent=", &parent) && !ParseInt(a, "--lock=", &lock)) {
       return vigil::worker::kExitUsage;
     }
   }

@@ -55,8 +55,8 @@ Status OutOfMemory(const Status& cause) {
   std::string limit = "no address-space limit (worker.memory_bytes applies as the cgroup's memory.max)";
   struct rlimit lim {};
   if (::getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
-    limit = "its memory limit worker.memory_bytes = " + FormatSize(static_cast<uint64_t>(lim.rlim_cur)) +
-            " (RLIMIT_AS)";
+    limit =
+        "its memory limit worker.memory_bytes = " + FormatSize(static_cast<uint64_t>(lim.rlim_cur)) + " (RLIMIT_AS)";
   }
   return Status::ResourceExhausted("the worker ran out of memory under " + limit +
                                    "; raise worker.memory_bytes in vigil.toml or index less data at once (" +
@@ -120,7 +120,8 @@ Response ExecuteJob(const AttemptIdentity& attempt, const index::JobRequest& job
   const uint64_t allocation_failures = index::AllocationFailures();
   Result<index::ProviderResult> result = Status::Internal("not run");
   try {
-    result = index::InvokeJob(*prepared, attempt.attempt_id, progress ? index::ProgressFn(progress) : index::ProgressFn());
+    result =
+        index::InvokeJob(*prepared, attempt.attempt_id, progress ? index::ProgressFn(progress) : index::ProgressFn());
   } catch (const std::bad_alloc& e) {
     result = OutOfMemory(Status::ResourceExhausted(std::string("the provider threw ") + e.what()));
   } catch (const std::exception& e) {

@@ -124,8 +124,8 @@ struct GrantPage {
 struct PrincipalStoreOptions {
   std::string uri;  // see meta::Database::Open
   meta::DatabaseOptions database;
-  ServerSecret secret;                 // required: LoadOrCreateServerSecret(root)
-  Env* env = Env::Default();           // the clock of every timestamp
+  ServerSecret secret;        // required: LoadOrCreateServerSecret(root)
+  Env* env = Env::Default();  // the clock of every timestamp
   // A token's last_used_at is written at most once per this interval (0: on every use).
   int64_t last_used_resolution_ms = 60'000;
 };

@@ -7,8 +7,8 @@
 
 namespace vigil::bounds {
 
-constexpr size_t kMaxPropertiesJsonBytes = 400;       // allowlisted index properties JSON
-constexpr size_t kMaxExternalStringBytes = 1024;      // any string from outside (notes, messages)
+constexpr size_t kMaxPropertiesJsonBytes = 400;   // allowlisted index properties JSON
+constexpr size_t kMaxExternalStringBytes = 1024;  // any string from outside (notes, messages)
 constexpr size_t kMaxColumnsPerEntry = 64;
 constexpr size_t kMaxColumnNameBytesPerEntry = 16 * 1024;
 constexpr size_t kMaxResolutionNoteBytes = 1024;

@@ -102,13 +102,13 @@ struct SqlConfig {
 // `vigil serve` (src/server): what the HTTP API accepts and keeps.
 struct ServerConfig {
   std::string listen = "127.0.0.1:7431";  // host:port; --listen overrides it
-  uint64_t max_connections = 256;          // past it a connection gets 503 and is closed
+  uint64_t max_connections = 256;         // past it a connection gets 503 and is closed
   uint64_t max_body_bytes = uint64_t{1} << 30;
-  uint64_t sessions = 4;                   // SQL sessions serving requests at once
+  uint64_t sessions = 4;  // SQL sessions serving requests at once
   uint64_t idempotency_ttl_seconds = 86'400;
-  bool require_idempotency_key = true;     // on resource mutations (not POST /v1/sql)
-  uint64_t sse_max_subscribers = 64;       // job event streams open at once
-  std::string tls_cert_file;               // both set: HTTPS only
+  bool require_idempotency_key = true;  // on resource mutations (not POST /v1/sql)
+  uint64_t sse_max_subscribers = 64;    // job event streams open at once
+  std::string tls_cert_file;            // both set: HTTPS only
   std::string tls_key_file;
 
   bool operator==(const ServerConfig&) const = default;
@@ -116,7 +116,7 @@ struct ServerConfig {
 
 // A parsed [server] listen / --listen value.
 struct ListenAddress {
-  std::string host;  // a name, an IPv4 address or an IPv6 address without brackets
+  std::string host;   // a name, an IPv4 address or an IPv6 address without brackets
   uint16_t port = 0;  // 0: any free port
 };
 // "host:port" or "[v6]:port"; InvalidArgument naming what is wrong otherwise.

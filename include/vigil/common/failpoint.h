@@ -30,8 +30,7 @@ Status Hit(std::string_view name);
 // Arms every entry of `spec` (grammar above); InvalidArgument names the bad entry.
 Status ArmFromSpec(std::string_view spec);
 // Arms one failpoint; `hit` 0 means every evaluation.
-void Arm(std::string_view name, Action action, int hit = 0,
-         StatusCode error_code = StatusCode::kIOError);
+void Arm(std::string_view name, Action action, int hit = 0, StatusCode error_code = StatusCode::kIOError);
 void Disarm(std::string_view name);
 void DisarmAll();
 // The spec of everything armed now, in the grammar above (for forwarding to a child).

@@ -23,7 +23,7 @@ class WritableFile {
  public:
   virtual ~WritableFile() = default;
   virtual Status Append(std::string_view data) = 0;
-  virtual Status Sync() = 0;  // fdatasync: the appended bytes are durable
+  virtual Status Sync() = 0;   // fdatasync: the appended bytes are durable
   virtual Status Close() = 0;  // idempotent; the destructor closes without syncing
   virtual uint64_t Size() const = 0;
 };

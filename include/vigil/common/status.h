@@ -87,7 +87,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).ok() && "Result constructed from OK status");
   }
@@ -125,24 +125,23 @@ class [[nodiscard]] Result {
 #define VIGIL_CONCAT_(a, b) VIGIL_CONCAT_INNER_(a, b)
 
 // Returns the Status from the enclosing function when `expr` is not OK.
-#define VIGIL_RETURN_IF_ERROR(expr)            \
-  do {                                         \
-    ::vigil::Status _vigil_st = (expr);        \
-    if (!_vigil_st.ok()) return _vigil_st;     \
+#define VIGIL_RETURN_IF_ERROR(expr)        \
+  do {                                     \
+    ::vigil::Status _vigil_st = (expr);    \
+    if (!_vigil_st.ok()) return _vigil_st; \
   } while (0)
 
 // Evaluates a Result<T> expression; on error returns its Status, else moves the value into `lhs`.
-#define VIGIL_ASSIGN_OR_RETURN(lhs, expr) \
-  VIGIL_ASSIGN_OR_RETURN_IMPL_(VIGIL_CONCAT_(_vigil_res_, __LINE__), lhs, expr)
+#define VIGIL_ASSIGN_OR_RETURN(lhs, expr) VIGIL_ASSIGN_OR_RETURN_IMPL_(VIGIL_CONCAT_(_vigil_res_, __LINE__), lhs, expr)
 #define VIGIL_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                 \
   if (!tmp.ok()) return tmp.status();                \
   lhs = std::move(tmp).value()
 
 // Invariant check that stays on in every build type.
-#define VIGIL_CHECK(cond)                                                          \
-  do {                                                                             \
-    if (!(cond)) ::vigil::internal::CheckFailed(#cond, __FILE__, __LINE__);        \
+#define VIGIL_CHECK(cond)                                                   \
+  do {                                                                      \
+    if (!(cond)) ::vigil::internal::CheckFailed(#cond, __FILE__, __LINE__); \
   } while (0)
 
 namespace vigil::internal {

@@ -20,9 +20,9 @@
 namespace vigil::generations {
 
 struct VersionPin {
-  std::string table;        // the table's locator (dataset path)
+  std::string table;  // the table's locator (dataset path)
   uint64_t version = 0;
-  std::string owner;        // process owner id (ProcessOwnerId() plus a manager suffix)
+  std::string owner;  // process owner id (ProcessOwnerId() plus a manager suffix)
   int64_t pid = 0;
   int64_t heartbeat_ms = 0;
   int64_t expires_at_ms = 0;

@@ -15,7 +15,7 @@
 
 namespace vigil::idempotency {
 
-constexpr size_t kMaxKeyBytes = 255;                  // Idempotency-Key header value
+constexpr size_t kMaxKeyBytes = 255;  // Idempotency-Key header value
 constexpr size_t kMaxRealmBytes = 255;
 constexpr size_t kMaxOperationTypeBytes = 64;
 constexpr size_t kMaxResourceIdBytes = 1024;
@@ -49,11 +49,11 @@ struct IdempotencyRecord {
   std::optional<std::string> response_summary;
   // Allowlisted response headers to replay, names lower-case.
   std::map<std::string, std::string> response_headers;
-  int64_t created_at_ms = 0;    // when reserved
-  int64_t updated_at_ms = 0;    // last change of any kind
-  int64_t heartbeat_at_ms = 0;  // last liveness proof of the owner; equals created_at at reserve
+  int64_t created_at_ms = 0;               // when reserved
+  int64_t updated_at_ms = 0;               // last change of any kind
+  int64_t heartbeat_at_ms = 0;             // last liveness proof of the owner; equals created_at at reserve
   std::optional<int64_t> finalized_at_ms;  // set together with http_status
-  int64_t expires_at_ms = 0;    // after this the record may be purged (once finalized)
+  int64_t expires_at_ms = 0;               // after this the record may be purged (once finalized)
 
   bool in_progress() const { return !http_status.has_value(); }
   bool operator==(const IdempotencyRecord&) const = default;
@@ -75,7 +75,7 @@ struct FinalizeRequest {
   std::string executor_id;
   int http_status = 200;  // 100-599
   std::optional<std::string> error_subtype;
-  std::optional<std::string> response_summary;  // valid JSON when present
+  std::optional<std::string> response_summary;          // valid JSON when present
   std::map<std::string, std::string> response_headers;  // names matched case-insensitively
 };
 

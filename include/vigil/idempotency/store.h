@@ -92,29 +92,26 @@ class IdempotencyStore {
   virtual Result<ReserveResult> Reserve(meta::Transaction& txn, const ReserveRequest& req) = 0;
 
   // The record for (realm, key), or nullopt.
-  virtual Result<std::optional<IdempotencyRecord>> Load(const std::string& realm_id,
-                                                        const std::string& key) = 0;
+  virtual Result<std::optional<IdempotencyRecord>> Load(const std::string& realm_id, const std::string& key) = 0;
 
   // Sets heartbeat_at to now when `executor_id` owns the in-progress record; otherwise says
   // why not (see HeartbeatStatus). One atomic statement: the status and the record are read
   // together with the update attempt.
-  virtual Result<HeartbeatResult> UpdateHeartbeat(const std::string& realm_id,
-                                                  const std::string& key,
+  virtual Result<HeartbeatResult> UpdateHeartbeat(const std::string& realm_id, const std::string& key,
                                                   const std::string& executor_id) = 0;
 
   // Deletes the record if it is in progress and owned by `executor_id` (the request was not
   // run or its outcome is not stored, e.g. 401/429/5xx). True when deleted; false when there is
   // no such record, it is finished, or another executor owns it.
-  virtual Result<bool> CancelInProgressReservation(const std::string& realm_id,
-                                                   const std::string& key,
+  virtual Result<bool> CancelInProgressReservation(const std::string& realm_id, const std::string& key,
                                                    const std::string& executor_id) = 0;
 
   // Deletes the in-progress record owned by `executor_id` only while its heartbeat is older
   // than `heartbeat_before_ms`: how a dead owner's reservation is taken over, so that an owner
   // that renewed it meanwhile (with ConfirmOwner, in its effect's transaction) keeps it. True
   // when deleted.
-  virtual Result<bool> ReleaseStale(const std::string& realm_id, const std::string& key,
-                                    const std::string& executor_id, int64_t heartbeat_before_ms) = 0;
+  virtual Result<bool> ReleaseStale(const std::string& realm_id, const std::string& key, const std::string& executor_id,
+                                    int64_t heartbeat_before_ms) = 0;
 
   // On `conn`, a connection in the caller's write transaction on this store's database:
   // renews the heartbeat of the in-progress record that `executor_id` reserved at
@@ -136,8 +133,7 @@ class IdempotencyStore {
 
   // Up to `limit` in-progress records of `realm_id` with heartbeat_at < heartbeat_before_ms,
   // oldest heartbeat first: candidates for the reconciler.
-  virtual Result<std::vector<IdempotencyRecord>> ListStale(const std::string& realm_id,
-                                                           int64_t heartbeat_before_ms,
+  virtual Result<std::vector<IdempotencyRecord>> ListStale(const std::string& realm_id, int64_t heartbeat_before_ms,
                                                            int limit) = 0;
 
   // The database this store's own pool is connected to.

@@ -25,8 +25,8 @@ namespace vigil::index {
 // Collection statistics for one query over one part of a table; parts add up.
 struct FtsStats {
   uint64_t documents = 0;
-  uint64_t total_tokens = 0;                    // sum of document lengths in tokens
-  std::map<std::string, uint64_t> doc_freq;     // per query term (as tokenized): documents containing it
+  uint64_t total_tokens = 0;                 // sum of document lengths in tokens
+  std::map<std::string, uint64_t> doc_freq;  // per query term (as tokenized): documents containing it
 
   void Add(const FtsStats& other);
 };
@@ -50,8 +50,8 @@ class FtsSegment : public Segment {
   // This segment's statistics for `query` (an FTS5 query string).
   Result<FtsStats> Stats(const std::string& query) const;
   // The top `k` matches passing `filter`, scored with `table_stats` (the sum over all parts).
-  Result<std::vector<FtsHit>> Search(const std::string& query, const FtsStats& table_stats,
-                                     const RowFilter* filter, uint32_t k) const;
+  Result<std::vector<FtsHit>> Search(const std::string& query, const FtsStats& table_stats, const RowFilter* filter,
+                                     uint32_t k) const;
   size_t MemoryBytes() const override;
 
  private:
@@ -68,8 +68,8 @@ class FtsMemoryIndex {
   ~FtsMemoryIndex();
   Status Add(RowAddress row, std::string_view text);
   Result<FtsStats> Stats(const std::string& query) const;
-  Result<std::vector<FtsHit>> Search(const std::string& query, const FtsStats& table_stats,
-                                     const RowFilter* filter, uint32_t k) const;
+  Result<std::vector<FtsHit>> Search(const std::string& query, const FtsStats& table_stats, const RowFilter* filter,
+                                     uint32_t k) const;
 
  private:
   FtsMemoryIndex();

@@ -18,9 +18,9 @@ namespace vigil::index {
 enum class IndexType { kIvfPq, kBtree, kBitmap, kFts };
 enum class Metric { kL2, kCosine, kDot };
 
-std::string_view IndexTypeName(IndexType t);   // "IVF_PQ", "BTREE", "BITMAP", "FTS"
+std::string_view IndexTypeName(IndexType t);  // "IVF_PQ", "BTREE", "BITMAP", "FTS"
 Result<IndexType> ParseIndexType(std::string_view name);
-std::string_view MetricName(Metric m);         // "l2", "cosine", "dot"
+std::string_view MetricName(Metric m);  // "l2", "cosine", "dot"
 Result<Metric> ParseMetric(std::string_view name);
 
 struct IvfPqParams {
@@ -30,8 +30,8 @@ struct IvfPqParams {
   uint32_t num_bits = 8;
   // Chosen by `vigil bench index-ivfpq` on two data shapes (README): FAISS's own
   // defaults; 50 iterations cost twice the training for no recall, 128 rows lost 0.015.
-  uint32_t sample_rate = 256;     // training rows per partition
-  uint32_t max_iterations = 25;   // k-means iterations (coarse and PQ)
+  uint32_t sample_rate = 256;    // training rows per partition
+  uint32_t max_iterations = 25;  // k-means iterations (coarse and PQ)
 
   bool operator==(const IvfPqParams&) const = default;
 };
@@ -48,8 +48,8 @@ struct FtsParams {
 
 struct IndexSpec {
   IndexType type = IndexType::kBtree;
-  IvfPqParams ivf_pq;   // type == kIvfPq
-  FtsParams fts;        // type == kFts
+  IvfPqParams ivf_pq;  // type == kIvfPq
+  FtsParams fts;       // type == kFts
 
   bool operator==(const IndexSpec&) const = default;
 };

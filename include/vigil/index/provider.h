@@ -32,16 +32,16 @@ namespace vigil::index {
 
 struct CreateIndexRequest {
   std::string dataset_path;
-  std::optional<uint64_t> version;      // the admitted version; none = latest
+  std::optional<uint64_t> version;          // the admitted version; none = latest
   std::string expected_schema_fingerprint;  // empty = not checked
   std::string column;
-  std::string name;                     // exact display name
+  std::string name;  // exact display name
   IndexType type = IndexType::kBtree;
   std::map<std::string, std::string> properties;
   bool replace = false;
-  Uuid segment_uuid;                    // preassigned; nil = generate
-  TransactionProperties txn;            // operation is set by the call
-  IndexCaps caps;                       // the caps the request was admitted under
+  Uuid segment_uuid;          // preassigned; nil = generate
+  TransactionProperties txn;  // operation is set by the call
+  IndexCaps caps;             // the caps the request was admitted under
   ProgressFn progress;
 };
 
@@ -63,7 +63,7 @@ struct LogicalIndexInfo {
   std::string index_type;
   std::vector<std::string> columns;
   std::string properties_json;
-  uint64_t rows_indexed = 0;            // physical rows of covered fragments
+  uint64_t rows_indexed = 0;  // physical rows of covered fragments
   std::vector<Uuid> segments;
 };
 
@@ -87,8 +87,8 @@ Result<uint64_t> CountRows(const std::string& dataset_path, std::optional<uint64
 uint64_t AllocationFailures();
 
 // Opens a segment of `manifest` by its type (used by queries and tests).
-Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& dataset_path,
-                                             const Manifest& manifest, const IndexSegmentMeta& meta);
+Result<std::shared_ptr<Segment>> OpenSegment(FileSystem* fs, const std::string& dataset_path, const Manifest& manifest,
+                                             const IndexSegmentMeta& meta);
 
 }  // namespace vigil::index
 
@@ -115,7 +115,7 @@ struct BuildIndexRequest {
 };
 
 struct BuildIndexResult {
-  bool noop = false;                        // nothing to cover
+  bool noop = false;  // nothing to cover
   uint64_t base_version = 0;
   uint64_t committed_version = 0;           // the base version for a NOOP
   Uuid segment_uuid;                        // nil for a NOOP

@@ -31,8 +31,8 @@ struct DatagenOptions {
   std::vector<std::string> columns;
   uint32_t num_categories = 100;
   uint32_t vocabulary = 5000;
-  uint32_t words_per_body = 110;          // mean; each body has 80%..120% of it
-  float noise = 0.05f;                    // noise standard deviation relative to the signal
+  uint32_t words_per_body = 110;            // mean; each body has 80%..120% of it
+  float noise = 0.05f;                      // noise standard deviation relative to the signal
   int64_t start_micros = 1704067200000000;  // 2024-01-01T00:00:00Z; row i is ~i seconds later
   size_t batch_rows = 16384;
 };
@@ -64,10 +64,10 @@ class DataGenerator : public std::enable_shared_from_this<DataGenerator> {
 
   DatagenOptions options_;
   SchemaPtr schema_;
-  std::vector<float> mixing_;          // dim x latent_dim, row-major
-  std::vector<float> centers_;         // num_categories x latent_dim
-  std::vector<double> category_cdf_;   // Zipf(1.1) over categories
-  std::vector<double> word_cdf_;       // Zipf(1.0) over the vocabulary
+  std::vector<float> mixing_;         // dim x latent_dim, row-major
+  std::vector<float> centers_;        // num_categories x latent_dim
+  std::vector<double> category_cdf_;  // Zipf(1.1) over categories
+  std::vector<double> word_cdf_;      // Zipf(1.0) over the vocabulary
   std::vector<std::string> words_;
 };
 
@@ -75,8 +75,8 @@ class DataGenerator : public std::enable_shared_from_this<DataGenerator> {
 // The file must not exist. Only the embedding is written; ids are positions.
 Status WriteFvecs(const DataGenerator& gen, const std::string& path, FileSystem* fs = nullptr);
 // dtype '<f4' (kFloat32) or '<f2' (kFloat16), format version 1.
-Status WriteNpy(const DataGenerator& gen, const std::string& path,
-                VectorElement element = VectorElement::kFloat32, FileSystem* fs = nullptr);
+Status WriteNpy(const DataGenerator& gen, const std::string& path, VectorElement element = VectorElement::kFloat32,
+                FileSystem* fs = nullptr);
 // Every generated column as JSON Lines (timestamps as ISO-8601 text, vectors as arrays).
 Status WriteJsonl(const DataGenerator& gen, const std::string& path, FileSystem* fs = nullptr);
 // Every generated column as CSV with a header (vectors as "[...]" quoted fields).

@@ -43,15 +43,15 @@ Result<IngestFormat> DetectIngestFormat(std::string_view path);
 constexpr size_t kDefaultIngestBatchRows = 16384;
 
 struct IngestOptions {
-  std::optional<IngestFormat> format;     // empty: from the extension
-  SchemaPtr schema;                       // target schema; null: inferred / default
+  std::optional<IngestFormat> format;  // empty: from the extension
+  SchemaPtr schema;                    // target schema; null: inferred / default
   size_t batch_rows = kDefaultIngestBatchRows;
-  size_t infer_sample_rows = 1000;        // text formats: rows read to infer types
-  size_t infer_sample_bytes = 4 << 20;    // ... and at most this many bytes
-  std::string id_column = "id";           // vector files: first_id + 0-based record position
+  size_t infer_sample_rows = 1000;      // text formats: rows read to infer types
+  size_t infer_sample_bytes = 4 << 20;  // ... and at most this many bytes
+  std::string id_column = "id";         // vector files: first_id + 0-based record position
   int64_t first_id = 0;
-  std::string vector_column = "vector";   // vector files: the vector itself
-  FileSystem* fs = nullptr;               // null: DefaultFileSystem()
+  std::string vector_column = "vector";  // vector files: the vector itself
+  FileSystem* fs = nullptr;              // null: DefaultFileSystem()
   // An input already opened (OpenIngestFile): read instead of opening the path, which
   // then only names the input in messages and gives the format by its extension.
   std::shared_ptr<const RandomAccessFile> input;
@@ -68,12 +68,10 @@ Result<std::shared_ptr<const RandomAccessFile>> OpenIngestFile(const std::string
 // vector VECTOR(FLOAT32, dim) NOT NULL). With a schema, every value is parsed
 // and range-checked against it; unknown columns and missing non-nullable
 // columns are errors.
-Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& path,
-                                                            const IngestOptions& options);
+Result<std::unique_ptr<RecordBatchReader>> OpenIngestReader(const std::string& path, const IngestOptions& options);
 // Same over an in-memory file (tests, fuzzing); `name` is used in messages.
 // `format` must be set in `options`.
-Result<std::unique_ptr<RecordBatchReader>> OpenIngestReaderFromBuffer(std::string data,
-                                                                      std::string name,
+Result<std::unique_ptr<RecordBatchReader>> OpenIngestReaderFromBuffer(std::string data, std::string name,
                                                                       const IngestOptions& options);
 
 // The schema OpenIngestReader would use for `path` when none is given.
@@ -92,8 +90,8 @@ Status ParseVectorText(std::string_view text, uint32_t dim, std::vector<float>* 
 
 struct ImportOptions {
   IngestOptions ingest;
-  bool create = false;                    // create the table when it does not exist
-  TransactionProperties props;            // operation defaults to "APPEND" / "CREATE_TABLE"
+  bool create = false;                          // create the table when it does not exist
+  TransactionProperties props;                  // operation defaults to "APPEND" / "CREATE_TABLE"
   std::function<void(uint64_t rows)> progress;  // called after each batch with the total so far
   // Runs after the rows are written, just before the commit; its error commits nothing.
   std::function<Status()> before_commit;
@@ -101,7 +99,7 @@ struct ImportOptions {
 
 struct ImportResult {
   uint64_t rows = 0;
-  uint64_t version = 0;                   // the version the import committed
+  uint64_t version = 0;  // the version the import committed
   bool created = false;
   SchemaPtr schema;
 };
@@ -119,7 +117,6 @@ Result<ImportResult> ImportAsNewDataset(const std::string& path, const Uuid& dat
                                         const ImportOptions& options);
 // ImportInto the dataset at `table_path`; a missing one is NotFound unless
 // `create`, then ImportAsNewDataset with a fresh id.
-Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file,
-                                const ImportOptions& options);
+Result<ImportResult> ImportFile(const std::string& table_path, const std::string& file, const ImportOptions& options);
 
 }  // namespace vigil

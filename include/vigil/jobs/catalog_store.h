@@ -39,12 +39,11 @@ class CatalogStore {
 
   // Registers a new table (and its catalog on first use) with a fresh random table incarnation.
   // AlreadyExists when the name is registered.
-  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
-                                   const std::string& table, const std::string& locator, int64_t now_ms);
-  // The same with the caller's table incarnation (a UUID, unique for ever).
-  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database,
-                                   const std::string& table, const std::string& table_incarnation,
+  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database, const std::string& table,
                                    const std::string& locator, int64_t now_ms);
+  // The same with the caller's table incarnation (a UUID, unique for ever).
+  Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database, const std::string& table,
+                                   const std::string& table_incarnation, const std::string& locator, int64_t now_ms);
   // The registered tables of one database, by table name.
   Result<std::vector<TableEntry>> ListTables(const std::string& catalog, const std::string& database);
   Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,
@@ -52,8 +51,7 @@ class CatalogStore {
 
   // On the caller's transaction: the registered table, its row locked when `lock`.
   static Result<std::optional<TableEntry>> LookupOn(meta::Connection& conn, const std::string& catalog,
-                                                    const std::string& database, const std::string& table,
-                                                    bool lock);
+                                                    const std::string& database, const std::string& table, bool lock);
   // On the caller's transaction: removes the registration of a table incarnation.
   static Status DeleteOn(meta::Connection& conn, const std::string& table_incarnation);
 

@@ -32,8 +32,8 @@ struct ExecutionRequest {
 
 struct ExecutionOutcome {
   ExecutorReport report;
-  std::string message;                        // sanitized by the store before it is persisted
-  std::optional<int64_t> committed_version;   // on success
+  std::string message;                       // sanitized by the store before it is persisted
+  std::optional<int64_t> committed_version;  // on success
 };
 
 // The provider's view of `job` (index/provider_job.h), the same for every executor:
@@ -58,4 +58,3 @@ class InProcessExecutor : public Executor {
 };
 
 }  // namespace vigil::jobs
-

@@ -68,14 +68,14 @@ struct JobSpec {
   std::string table_name;
   std::string catalog_incarnation;
   std::string table_incarnation;
-  std::string locator;  // dataset path
+  std::string locator;     // dataset path
   std::string index_name;  // exact display name
   Operation operation = Operation::kCreate;
   IfMode if_mode = IfMode::kNone;
   std::vector<std::string> columns;
-  std::optional<SqlCategory> category;     // absent for DROP
+  std::optional<SqlCategory> category;       // absent for DROP
   std::optional<std::string> physical_type;  // IVF_PQ | BTREE | BITMAP | FTS; absent for DROP
-  std::string properties_json = "{}";      // allowlisted, <= 400 bytes
+  std::string properties_json = "{}";        // allowlisted, <= 400 bytes
   int64_t start_version = 0;
   std::string schema_fingerprint;
 

@@ -20,8 +20,14 @@ namespace vigil::jobs {
 enum class Execution { kPending, kCancelling, kRunning, kTerminal };
 enum class Outcome { kNone, kCommitted, kNotCommitted, kNoop, kCancelledBeforeDispatch, kUnknown };
 enum class RefreshState { kNotRequired, kRequired, kRunning, kDone, kRetryPending, kSkippedByForce };
-enum class ReconcileState { kNone, kWatching, kRetryPending, kFinalReadPending, kStoppedTerminationProven,
-                            kStoppedByForce };
+enum class ReconcileState {
+  kNone,
+  kWatching,
+  kRetryPending,
+  kFinalReadPending,
+  kStoppedTerminationProven,
+  kStoppedByForce
+};
 enum class Disposition { kNone, kAckRefreshPending, kAcknowledged, kForceRefreshPending, kForceReleased };
 
 std::string_view Name(Execution v);
@@ -64,34 +70,34 @@ bool ExecutorMayCommit(const JobState& s);
 
 // What a finished attempt reported, after classification (seed 000 section 7.4).
 enum class AttemptResult {
-  kNotInvoked,          // T4: proof that the provider was never called
-  kCommitted,           // T5
-  kNotCommitted,        // T6: no commit, nothing changed
-  kNotCommittedChanged, // T7: no commit, but a conflict/existence change needs a refresh
-  kNoop,                // T7: IF EXISTS / IF NOT EXISTS found nothing to do
-  kUnknown,             // T8
+  kNotInvoked,           // T4: proof that the provider was never called
+  kCommitted,            // T5
+  kNotCommitted,         // T6: no commit, nothing changed
+  kNotCommittedChanged,  // T7: no commit, but a conflict/existence change needs a refresh
+  kNoop,                 // T7: IF EXISTS / IF NOT EXISTS found nothing to do
+  kUnknown,              // T8
 };
 
 // Each transition returns the next state, or FailedPrecondition naming the
 // transition and the state it cannot start from.
-Result<JobState> Admit();                                           // T1
-Result<JobState> BeginCancel(const JobState& s);                    // T2 (PENDING -> CANCELLING)
-Result<JobState> FinishCancel(const JobState& s);                   // T2 (-> CANCELLED_BEFORE_DISPATCH)
-Result<JobState> Dispatch(const JobState& s);                       // T3
+Result<JobState> Admit();                          // T1
+Result<JobState> BeginCancel(const JobState& s);   // T2 (PENDING -> CANCELLING)
+Result<JobState> FinishCancel(const JobState& s);  // T2 (-> CANCELLED_BEFORE_DISPATCH)
+Result<JobState> Dispatch(const JobState& s);      // T3
 Result<JobState> FinishBeforeDispatch(const JobState& s, AttemptResult r,
-                                      bool observed_change);        // NOOP/NOT_COMMITTED from PENDING
+                                      bool observed_change);  // NOOP/NOT_COMMITTED from PENDING
 Result<JobState> FinishAttempt(const JobState& s, AttemptResult r,
-                               bool observed_change);               // T4-T8
-Result<JobState> ObserveChange(const JobState& s);                  // T9
-Result<JobState> ProveTermination(const JobState& s);               // T10 (-> FINAL_READ_PENDING)
-Result<JobState> FinishFinalRead(const JobState& s);                // T10 (-> STOPPED_TERMINATION_PROVEN)
+                               bool observed_change);  // T4-T8
+Result<JobState> ObserveChange(const JobState& s);     // T9
+Result<JobState> ProveTermination(const JobState& s);  // T10 (-> FINAL_READ_PENDING)
+Result<JobState> FinishFinalRead(const JobState& s);   // T10 (-> STOPPED_TERMINATION_PROVEN)
 // Vigil's provenance attribution: after termination proof and the final read,
 // the manifest history proves COMMITTED (attempt id found) or NOT_COMMITTED.
 Result<JobState> Attribute(const JobState& s, bool committed);
-Result<JobState> StartRefresh(const JobState& s);                   // T11 (REQUIRED|RETRY_PENDING -> RUNNING)
-Result<JobState> FinishRefresh(const JobState& s, bool ok);         // T11 (-> DONE | RETRY_PENDING); T12/T13 complete
-Result<JobState> RequestAck(const JobState& s);                     // T12
-Result<JobState> RequestForce(const JobState& s);                   // T13
-Result<JobState> ForceWithoutRefresh(const JobState& s);            // T14
+Result<JobState> StartRefresh(const JobState& s);            // T11 (REQUIRED|RETRY_PENDING -> RUNNING)
+Result<JobState> FinishRefresh(const JobState& s, bool ok);  // T11 (-> DONE | RETRY_PENDING); T12/T13 complete
+Result<JobState> RequestAck(const JobState& s);              // T12
+Result<JobState> RequestForce(const JobState& s);            // T13
+Result<JobState> ForceWithoutRefresh(const JobState& s);     // T14
 
 }  // namespace vigil::jobs

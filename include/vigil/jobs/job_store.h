@@ -56,7 +56,7 @@ struct JobFilter {
   std::optional<std::string> database_name;
   std::optional<std::string> table_name;
   std::optional<std::string> index_name;  // compared by normalization v1, like the fence
-  std::optional<std::string> state;  // a DerivedState() value, e.g. "OUTCOME_UNKNOWN"
+  std::optional<std::string> state;       // a DerivedState() value, e.g. "OUTCOME_UNKNOWN"
   std::optional<Outcome> outcome;
   std::optional<int64_t> min_job_id;         // inclusive
   std::optional<int64_t> max_job_id;         // inclusive
@@ -108,11 +108,11 @@ struct AttemptReport {
 
 // One check of an UNKNOWN job's watcher that proved nothing (seed 000 section 8.1).
 struct WatchCheck {
-  bool read_ok = true;                     // false: the dataset could not be read (retryable)
-  std::optional<int64_t> version;          // on a good read: what was observed
+  bool read_ok = true;             // false: the dataset could not be read (retryable)
+  std::optional<int64_t> version;  // on a good read: what was observed
   std::optional<std::string> fingerprint;
-  std::string error;                       // on a failed read; sanitized into the event
-  int64_t backoff_s = 30;                  // the next check is due at now + backoff_s
+  std::string error;       // on a failed read; sanitized into the event
+  int64_t backoff_s = 30;  // the next check is due at now + backoff_s
 };
 
 namespace event {
@@ -293,8 +293,7 @@ class JobStore {
   // T11-T13 completion for `refresh_generation` (CommitConflict when older): DONE bumps the
   // table's refresh generation in the same transaction and completes a pending ACK/FORCE;
   // a failure becomes RETRY_PENDING with a persisted backoff.
-  Result<JobRecord> RefreshDone(const Cas& cas, int64_t refresh_generation, bool ok,
-                                const std::string& error = "");
+  Result<JobRecord> RefreshDone(const Cas& cas, int64_t refresh_generation, bool ok, const std::string& error = "");
   // T12 / T13 requests with a note (see NormalizeNote). Repeating the pending request of the
   // same action, actor and note joins it (no new revision). A FORCE request writes its
   // AuditRecord in the same transaction.
@@ -335,8 +334,7 @@ class JobStore {
   Result<std::optional<NodeInfo>> GetNode(const std::string& node_id);
 
   // ---- Refresh generations ----
-  Result<int64_t> BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation,
-                                        int64_t now_ms);
+  Result<int64_t> BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation, int64_t now_ms);
   // 0 when never bumped.
   Result<int64_t> GetRefreshGeneration(const std::string& table_incarnation);
 

@@ -28,7 +28,7 @@ struct LeaderOptions {
   RunnerOptions runner;
   ReconcilerOptions reconcile;
   int64_t poll_interval_ms = 200;
-  int64_t idle_exit_ms = 60'000;           // exit after this long with nothing to do; 0: never
+  int64_t idle_exit_ms = 60'000;            // exit after this long with nothing to do; 0: never
   int64_t retention_ms = 7LL * 86'400'000;  // terminal jobs archive after this long
   int64_t archive_interval_ms = 60'000;
   // Proves a live lease's holder dead so that Start takes over at once (an embedded root's

@@ -31,7 +31,7 @@
 namespace vigil::jobs {
 
 struct ReconcilerOptions {
-  Backoff backoff;  // jobs.reconcile_initial_backoff_seconds / reconcile_max_backoff_seconds
+  Backoff backoff;                  // jobs.reconcile_initial_backoff_seconds / reconcile_max_backoff_seconds
   int batch_limit = kMaxListLimit;  // jobs looked at per pass, 1..kMaxListLimit
   int kill_wait_polls = 500;        // 10 ms polls for a killed worker's lock to be released
   Env* env = Env::Default();        // the file system an attributed commit is synced through
@@ -62,7 +62,6 @@ class Reconciler {
   // UNKNOWN, when the reap that freed its attempt lock already proves termination.
   // CommitConflict when leadership was lost.
   Status ExamineJob(int64_t job_id, int64_t now_ms);
-
 
  private:
   struct Observation {

@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "vigil/common/env.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/common/file_lock.h"
 
 namespace vigil::jobs {
 
@@ -35,7 +35,7 @@ struct RunnerOptions {
   std::string leader_holder = "local-runner";
   int64_t lease_ttl_ms = 30'000;
   int64_t attempt_deadline_ms = 3'600'000;
-  int concurrency = 1;  // attempts StartPending keeps running at once (jobs.concurrency_per_node)
+  int concurrency = 1;        // attempts StartPending keeps running at once (jobs.concurrency_per_node)
   Backoff reconcile_backoff;  // the first watcher check of an attempt that ends UNKNOWN
   // The clock an attempt's result is recorded at, and the sleeps and progress throttling.
   // Null: sleeps on Env::Default() and results recorded at the time the attempt was

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/ingest/ingest.h"
 #include "vigil/jobs/catalog_store.h"
 #include "vigil/storage/dataset.h"
-#include "vigil/ingest/ingest.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::jobs {

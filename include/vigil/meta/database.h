@@ -31,10 +31,10 @@ enum class Dialect { kSqlite, kPostgres };
 // else (ON CONFLICT, RETURNING, partial indexes, LIMIT) is written once.
 struct DialectProfile {
   Dialect dialect;
-  std::string_view name;          // "sqlite" or "postgresql"
-  std::string_view begin_read;    // starts a read transaction
-  std::string_view begin_write;   // starts a write transaction (SQLite takes the write lock at once)
-  std::string_view lock_rows;     // suffix of a SELECT that locks the rows it reads ("" on SQLite)
+  std::string_view name;         // "sqlite" or "postgresql"
+  std::string_view begin_read;   // starts a read transaction
+  std::string_view begin_write;  // starts a write transaction (SQLite takes the write lock at once)
+  std::string_view lock_rows;    // suffix of a SELECT that locks the rows it reads ("" on SQLite)
   // Statement serializing concurrent migration runs inside a write transaction ("" on SQLite,
   // where BEGIN IMMEDIATE already does).
   std::string_view migration_lock;
@@ -48,15 +48,15 @@ const DialectProfile& ProfileFor(Dialect dialect);
 // One SQL value: NULL, a 64-bit integer, a double or text.
 class Value {
  public:
-  Value() = default;  // NULL
-  Value(std::nullptr_t) {}  // NOLINT
-  Value(int v) : v_(static_cast<int64_t>(v)) {}  // NOLINT
-  Value(int64_t v) : v_(v) {}  // NOLINT
-  Value(double v) : v_(v) {}  // NOLINT
-  Value(std::string v) : v_(std::move(v)) {}  // NOLINT
+  Value() = default;                                 // NULL
+  Value(std::nullptr_t) {}                           // NOLINT
+  Value(int v) : v_(static_cast<int64_t>(v)) {}      // NOLINT
+  Value(int64_t v) : v_(v) {}                        // NOLINT
+  Value(double v) : v_(v) {}                         // NOLINT
+  Value(std::string v) : v_(std::move(v)) {}         // NOLINT
   Value(std::string_view v) : v_(std::string(v)) {}  // NOLINT
-  Value(const char* v) : v_(std::string(v)) {}  // NOLINT
-  Value(const std::optional<int64_t>& v) {  // NOLINT
+  Value(const char* v) : v_(std::string(v)) {}       // NOLINT
+  Value(const std::optional<int64_t>& v) {           // NOLINT
     if (v) v_ = *v;
   }
   Value(const std::optional<std::string>& v) {  // NOLINT
@@ -179,11 +179,11 @@ class Transaction {
 };
 
 struct DatabaseOptions {
-  int max_connections = 8;            // pool size (SQLite: readers and explicit transactions)
-  int busy_timeout_ms = 5000;         // SQLite: wait for another process's write lock
-  int acquire_timeout_ms = 30000;     // wait for a free pooled connection or writer slot; then Busy
-  Env* env = Env::Default();          // the clock of that wait
-  int max_group_commit_batch = 256;   // SQLite: most Write() calls folded into one commit
+  int max_connections = 8;           // pool size (SQLite: readers and explicit transactions)
+  int busy_timeout_ms = 5000;        // SQLite: wait for another process's write lock
+  int acquire_timeout_ms = 30000;    // wait for a free pooled connection or writer slot; then Busy
+  Env* env = Env::Default();         // the clock of that wait
+  int max_group_commit_batch = 256;  // SQLite: most Write() calls folded into one commit
 };
 
 // Atomicity a Write() callback needs.
@@ -199,8 +199,7 @@ class Database {
  public:
   virtual ~Database();
 
-  static Result<std::unique_ptr<Database>> Open(const std::string& uri,
-                                                const DatabaseOptions& options = {});
+  static Result<std::unique_ptr<Database>> Open(const std::string& uri, const DatabaseOptions& options = {});
 
   const DialectProfile& profile() const { return *profile_; }
   const DatabaseOptions& options() const { return options_; }

@@ -36,8 +36,8 @@ std::string MigrationChecksum(std::string_view sql);
 // an applied version is missing from the list; FailedPrecondition when the database holds a
 // newer version than this build knows (a downgrade); InvalidArgument when versions are not 1..n.
 // Returns the number of migrations applied by this call.
-Result<int> ApplyMigrations(Database& db, std::string_view component,
-                            const std::vector<Migration>& migrations, int64_t now_ms);
+Result<int> ApplyMigrations(Database& db, std::string_view component, const std::vector<Migration>& migrations,
+                            int64_t now_ms);
 
 // The migrations recorded for `component`, by version; empty when none (or no table yet).
 Result<std::vector<AppliedMigration>> ListAppliedMigrations(Database& db, std::string_view component);

@@ -35,9 +35,9 @@ Result<Roaring64Map> FilterRows(const TableSnapshot& snapshot, const std::vector
 struct VectorQueryOptions {
   uint32_t k = 10;
   uint32_t nprobes = 20;
-  uint32_t refine_factor = 0;            // 0: no re-ranking; else re-rank k*refine_factor exactly
-  bool use_index = true;                 // false: exact scan of every fragment
-  std::optional<index::Metric> metric;   // must match the index when one is used
+  uint32_t refine_factor = 0;           // 0: no re-ranking; else re-rank k*refine_factor exactly
+  bool use_index = true;                // false: exact scan of every fragment
+  std::optional<index::Metric> metric;  // must match the index when one is used
 };
 
 struct VectorHit {
@@ -56,8 +56,7 @@ Result<std::vector<VectorHit>> VectorSearch(const TableSnapshot& snapshot, const
 // Top-k BM25 matches of an FTS5 query (ties by row address). Uses the FTS index
 // on `column` when there is one; uncovered fragments are tokenized with its tokenizer.
 Result<std::vector<index::FtsHit>> FullTextSearch(const TableSnapshot& snapshot, const std::string& column,
-                                                  const std::string& query, uint32_t k,
-                                                  IoRecorder* recorder = nullptr);
+                                                  const std::string& query, uint32_t k, IoRecorder* recorder = nullptr);
 
 // The rows at `rows` (in that order) projected to `columns` (empty: all).
 Result<RecordBatch> TakeRows(const TableSnapshot& snapshot, const std::vector<RowAddress>& rows,

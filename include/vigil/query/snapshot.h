@@ -66,7 +66,7 @@ class TableSnapshot {
   std::map<Uuid, std::shared_ptr<index::Segment>> segments_;
   mutable Mutex mu_;
   mutable std::vector<UnusableSegment> unusable_ VIGIL_GUARDED_BY(mu_);
-  mutable std::atomic<bool> marked_{false};        // a query marked a segment: check unusable_
+  mutable std::atomic<bool> marked_{false};  // a query marked a segment: check unusable_
   mutable std::atomic<size_t> num_unusable_{0};
   std::map<uint32_t, DeletionVector> deletions_;
   mutable Mutex fragments_mu_;

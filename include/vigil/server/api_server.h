@@ -36,8 +36,8 @@ struct ApiServerOptions {
 
 // One route of the API as ApiServer registers it.
 struct ApiRoute {
-  std::string method;   // "GET", "POST", "DELETE"
-  std::string pattern;  // "/v1/jobs/{id}"
+  std::string method;         // "GET", "POST", "DELETE"
+  std::string pattern;        // "/v1/jobs/{id}"
   bool public_route = false;  // answered without a bearer token
   bool mutating = false;      // takes an Idempotency-Key
   bool key_required = false;  // a missing key is 400 under [server] require_idempotency_key

@@ -43,13 +43,13 @@ class BodySource {
 };
 
 struct HttpRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // as sent: path and query
-  std::string path;    // percent-decoded path without the query
+  std::string method;                                        // "GET", "POST", ...
+  std::string target;                                        // as sent: path and query
+  std::string path;                                          // percent-decoded path without the query
   std::vector<std::pair<std::string, std::string>> query;    // decoded, in order
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-case, in order
-  std::string peer;    // "address:port"
-  BodySource* body = nullptr;  // never null inside a handler
+  std::string peer;                                          // "address:port"
+  BodySource* body = nullptr;                                // never null inside a handler
 
   // The first header `name` (lower-case), or "" when absent.
   std::string_view Header(std::string_view name) const;
@@ -97,9 +97,9 @@ struct HttpServerOptions {
 // Counters since the server started (for /metrics).
 struct HttpServerStats {
   uint64_t accepted = 0;
-  uint64_t rejected_busy = 0;     // 503 past max_connections
-  uint64_t timed_out = 0;         // connections shut down by a deadline
-  uint64_t too_large = 0;         // 413 / 431
+  uint64_t rejected_busy = 0;  // 503 past max_connections
+  uint64_t timed_out = 0;      // connections shut down by a deadline
+  uint64_t too_large = 0;      // 413 / 431
   uint64_t open_connections = 0;
 };
 

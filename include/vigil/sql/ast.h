@@ -52,12 +52,13 @@ struct Token {
   bool operator==(const Token&) const = default;
 };
 
-// `[catalog.]db.table`, or a bare table name; empty parts were not written.
-struct TableName {
+// A table as a statement writes it: `[catalog.]db.table`, or a bare table name; empty parts
+// were not written. Execution resolves it against the session into a vigil::TableName.
+struct TableRef {
   std::string catalog;
   std::string database;
   std::string table;
-  bool operator==(const TableName&) const = default;
+  bool operator==(const TableRef&) const = default;
 };
 
 // `[catalog.]db`; an empty catalog was not written.
@@ -100,11 +101,11 @@ enum class BinaryOp : uint8_t { kOr, kAnd, kEq, kNe, kLt, kLe, kGt, kGe, kAdd, k
 // walks `args`. Source positions are not part of equality.
 struct Expr {
   ExprKind kind = ExprKind::kLiteral;
-  Literal literal;            // kLiteral
-  std::string column;         // kColumn
-  bool double_quoted = false; // kColumn written "like this" (MySQL reads that as a string in SHOW ... WHERE)
+  Literal literal;              // kLiteral
+  std::string column;           // kColumn
+  bool double_quoted = false;   // kColumn written "like this" (MySQL reads that as a string in SHOW ... WHERE)
   BinaryOp op = BinaryOp::kEq;  // kBinary
-  bool negated = false;       // kIsNull (IS NOT NULL), kIn (NOT IN), kBetween (NOT BETWEEN)
+  bool negated = false;         // kIsNull (IS NOT NULL), kIn (NOT IN), kBetween (NOT BETWEEN)
   // kNot/kNegate/kIsNull: {operand}; kBinary: operands; kIn: {operand, item...};
   // kBetween: {operand, low, high}.
   std::vector<Expr> args;
@@ -157,49 +158,49 @@ struct ShowTablesStatement {
   bool operator==(const ShowTablesStatement&) const = default;
 };
 struct CreateTableStatement {
-  TableName table;
+  TableRef table;
   bool if_not_exists = false;
   std::vector<ColumnDef> columns;  // at least one
   bool operator==(const CreateTableStatement&) const = default;
 };
 struct DropTableStatement {
-  TableName table;
+  TableRef table;
   bool if_exists = false;
   bool operator==(const DropTableStatement&) const = default;
 };
 // Every row has as many values as `columns` (or as the first row when no
 // column list was written).
 struct InsertStatement {
-  TableName table;
+  TableRef table;
   std::vector<std::string> columns;  // empty: all columns in schema order
   std::vector<std::vector<Literal>> rows;
   bool operator==(const InsertStatement&) const = default;
 };
 struct CopyStatement {
-  TableName table;
+  TableRef table;
   std::string path;
   std::optional<CopyFormat> format;  // empty: from the file extension
   bool operator==(const CopyStatement&) const = default;
 };
 struct DeleteStatement {
-  TableName table;
+  TableRef table;
   std::optional<Expr> where;  // empty: every row
   bool operator==(const DeleteStatement&) const = default;
 };
 struct UpdateStatement {
-  TableName table;
+  TableRef table;
   std::vector<Assignment> assignments;
   std::optional<Expr> where;
   bool operator==(const UpdateStatement&) const = default;
 };
 struct RefreshTableStatement {
-  TableName table;
+  TableRef table;
   bool operator==(const RefreshTableStatement&) const = default;
 };
 // IF NOT EXISTS and OR REPLACE never both hold (a parse error).
 struct CreateIndexStatement {
   std::string name;
-  TableName table;
+  TableRef table;
   std::vector<std::string> columns;
   IndexMethod method = IndexMethod::kBtree;
   std::vector<Property> properties;  // as written; keys unique case-insensitively
@@ -209,24 +210,24 @@ struct CreateIndexStatement {
 };
 struct DropIndexStatement {
   std::string name;
-  TableName table;
+  TableRef table;
   bool if_exists = false;
   bool operator==(const DropIndexStatement&) const = default;
 };
 struct BuildIndexStatement {
   std::string name;
-  TableName table;
+  TableRef table;
   bool operator==(const BuildIndexStatement&) const = default;
 };
 // At most one of retain_versions (>= 1) and older_than is set.
 struct VacuumStatement {
-  TableName table;
+  TableRef table;
   std::optional<int64_t> retain_versions;
   std::optional<std::string> older_than;  // the interval text, e.g. '7 days'
   bool operator==(const VacuumStatement&) const = default;
 };
 struct ShowIndexStatement {
-  TableName table;
+  TableRef table;
   bool operator==(const ShowIndexStatement&) const = default;
 };
 struct ShowIndexJobsStatement {
@@ -331,10 +332,10 @@ struct AlterUserStatement {
 // The object of GRANT / REVOKE as written: `*` (every object), `[catalog.]db.*` (a
 // database) or `[catalog.]db.table`. The executor fills in the session's catalog.
 struct GrantObject {
-  bool global = false;   // `*`; nothing else is set
-  std::string catalog;   // empty: not written
+  bool global = false;  // `*`; nothing else is set
+  std::string catalog;  // empty: not written
   std::string database;
-  std::string table;     // empty: `db.*`
+  std::string table;  // empty: `db.*`
   bool operator==(const GrantObject&) const = default;
 };
 // GRANT privilege ON object TO user, or REVOKE privilege ON object FROM user when `revoke`.
@@ -356,12 +357,12 @@ struct ShowGrantsStatement {
 using StatementNode =
     std::variant<CreateDatabaseStatement, DropDatabaseStatement, ShowDatabasesStatement, ShowTablesStatement,
                  CreateTableStatement, DropTableStatement, InsertStatement, CopyStatement, DeleteStatement,
-                 UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement,
-                 BuildIndexStatement, VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement,
-                 ShowIndexJobStatement, CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement,
-                 SelectStatement, ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement,
-                 DeallocateStatement, CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement,
-                 ShowUsersStatement, ShowGrantsStatement>;
+                 UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement, BuildIndexStatement,
+                 VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement, ShowIndexJobStatement,
+                 CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement, SelectStatement,
+                 ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement, DeallocateStatement,
+                 CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement, ShowUsersStatement,
+                 ShowGrantsStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {
@@ -377,7 +378,7 @@ std::string ToSql(const Statement& stmt);
 std::string ToSql(const StatementNode& node);
 std::string ToSql(const Expr& expr);
 std::string ToSql(const Literal& literal);
-std::string ToSql(const TableName& name);
+std::string ToSql(const TableRef& name);
 std::string ToSql(const DatabaseName& name);
 std::string ToSql(const GrantObject& object);
 
@@ -391,10 +392,10 @@ bool IsReservedWord(std::string_view word);
 
 // Upper-case statement name for messages and the shell: "CREATE TABLE", "SHOW INDEX JOBS", "SELECT", ...
 std::string_view StatementName(const StatementNode& node);
-std::string_view CopyFormatName(CopyFormat f);      // "csv", "jsonl", "fvecs", "npy"
-std::string_view IndexMethodName(IndexMethod m);    // "ANN", "BTREE", "BITMAP", "FTS"
-std::string_view ResolveActionName(ResolveAction a);  // "ACKNOWLEDGED", "FORCE_RELEASE"
+std::string_view CopyFormatName(CopyFormat f);            // "csv", "jsonl", "fvecs", "npy"
+std::string_view IndexMethodName(IndexMethod m);          // "ANN", "BTREE", "BITMAP", "FTS"
+std::string_view ResolveActionName(ResolveAction a);      // "ACKNOWLEDGED", "FORCE_RELEASE"
 std::string_view AlterUserActionName(AlterUserAction a);  // "ROTATE TOKEN", "DISABLE", ..., "UNSET ADMIN"
-std::string_view BinaryOpName(BinaryOp op);         // "OR", "AND", "=", "!=", "<", ..., "%"
+std::string_view BinaryOpName(BinaryOp op);               // "OR", "AND", "=", "!=", "<", ..., "%"
 
 }  // namespace vigil::sql

@@ -25,12 +25,12 @@ struct Blob {
 using Value = std::variant<std::monostate, int64_t, double, std::string, Blob>;
 
 struct ResultSet {
-  std::vector<std::string> columns;        // empty for a statement without rows
-  std::vector<std::vector<Value>> rows;    // each row has columns.size() values
-  std::string message;                     // e.g. "CREATE INDEX: job 7 admitted", "3 rows deleted"
-  std::vector<std::string> notices;        // progress and informational lines (stderr)
-  std::vector<std::string> warnings;       // e.g. FORCE warnings (stderr, and SHOW INDEX JOB)
-  std::vector<int64_t> admitted_jobs;      // jobs this statement admitted, for -c waits
+  std::vector<std::string> columns;      // empty for a statement without rows
+  std::vector<std::vector<Value>> rows;  // each row has columns.size() values
+  std::string message;                   // e.g. "CREATE INDEX: job 7 admitted", "3 rows deleted"
+  std::vector<std::string> notices;      // progress and informational lines (stderr)
+  std::vector<std::string> warnings;     // e.g. FORCE warnings (stderr, and SHOW INDEX JOB)
+  std::vector<int64_t> admitted_jobs;    // jobs this statement admitted, for -c waits
   // Cells must never be shortened for display: a bearer token shown once (CREATE USER).
   bool show_whole_cells = false;
 };

@@ -34,7 +34,7 @@ struct Principal;
 namespace vigil::sql {
 
 struct SelectOptions {
-  size_t max_rows = 1'000'000;  // more is ResourceExhausted, never a truncated result
+  size_t max_rows = 1'000'000;        // more is ResourceExhausted, never a truncated result
   uint64_t statement_timeout_ms = 0;  // 0: no timeout
   // Bounds of the generations this engine opens (vigil.toml [generations]); the budgets are
   // shared by every table the engine reads.

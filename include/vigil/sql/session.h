@@ -65,7 +65,7 @@ class Session {
   // session's file access rule is not (the file is not the principal's choice). The token of
   // `request` is recorded in the commit's transaction properties, so that the table's history
   // shows whether the request took effect; its confirm runs just before the commit.
-  virtual Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
+  virtual Result<ResultSet> CopyUpload(const TableRef& table, const std::string& spooled_file, CopyFormat format,
                                        const jobs::RequestClaim& request) = 0;
   // Binds the session to `principal` and restores per-session settings (SET) to vigil.toml's:
   // a server reuses one session for many users' requests, each starting this way.

@@ -44,7 +44,9 @@ class Column {
   // Fixed-width values, row-major (a vector row is dim elements).
   const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(data_.data()); }
   template <typename T>
-  const T* values() const { return reinterpret_cast<const T*>(data_.data()); }
+  const T* values() const {
+    return reinterpret_cast<const T*>(data_.data());
+  }
   // STRING: bytes of row i.
   std::string_view StringAt(size_t row) const {
     return std::string_view(data_).substr(offsets_[row], offsets_[row + 1] - offsets_[row]);
@@ -90,7 +92,7 @@ class Column {
 };
 
 struct RecordBatch {
-  SchemaPtr schema;             // the fields of `columns`, in order (may be a projection)
+  SchemaPtr schema;  // the fields of `columns`, in order (may be a projection)
   std::vector<Column> columns;
   std::vector<RowAddress> row_addresses;  // filled by scans; empty for data being written
   size_t num_rows = 0;

@@ -37,23 +37,23 @@
 namespace vigil {
 
 struct DatasetOptions {
-  Env* env = Env::Default();             // the clock of commit timestamps
-  FileSystem* fs = nullptr;              // null: env->fs()
-  BlockCache* cache = nullptr;           // null: BlockCache::Default()
+  Env* env = Env::Default();    // the clock of commit timestamps
+  FileSystem* fs = nullptr;     // null: env->fs()
+  BlockCache* cache = nullptr;  // null: BlockCache::Default()
   uint64_t max_rows_per_fragment = 1 << 20;
   FragmentWriterOptions writer;
-  int max_commit_retries = 16;           // rebase attempts before CommitConflict
+  int max_commit_retries = 16;  // rebase attempts before CommitConflict
 };
 
 // A change to apply on top of the version it was prepared against.
 struct Transaction {
   TransactionProperties props;
-  std::vector<FragmentMeta> added_fragments;          // ids are assigned at commit
+  std::vector<FragmentMeta> added_fragments;                            // ids are assigned at commit
   std::vector<std::pair<uint32_t, DeletionFileRef>> updated_deletions;  // fragment -> new file
   std::vector<uint32_t> removed_fragments;
   std::vector<IndexSegmentMeta> added_segments;
   std::vector<Uuid> removed_segments;
-  SchemaPtr new_schema;                               // null: unchanged
+  SchemaPtr new_schema;  // null: unchanged
 };
 
 struct VersionInfo {
@@ -65,7 +65,7 @@ struct VersionInfo {
 };
 
 struct ScanOptions {
-  std::vector<std::string> columns;      // empty: every field
+  std::vector<std::string> columns;                   // empty: every field
   std::optional<std::vector<uint32_t>> fragment_ids;  // subset; default all
   bool include_deleted = false;
 };
@@ -74,18 +74,15 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
  public:
   // Creates an empty dataset (version 1) at `path` with `dataset_id` (a fresh one when
   // unset); AlreadyExists if one is there.
-  static Result<std::shared_ptr<Dataset>> Create(const std::string& path, SchemaPtr schema,
-                                                 TransactionProperties props,
+  static Result<std::shared_ptr<Dataset>> Create(const std::string& path, SchemaPtr schema, TransactionProperties props,
                                                  DatasetOptions options = {},
                                                  std::optional<Uuid> dataset_id = std::nullopt);
   // Opens `version`, or the newest one. If the newest manifest is corrupt,
   // Corruption names it and the newest good version.
-  static Result<std::shared_ptr<Dataset>> Open(const std::string& path,
-                                               std::optional<uint64_t> version = std::nullopt,
+  static Result<std::shared_ptr<Dataset>> Open(const std::string& path, std::optional<uint64_t> version = std::nullopt,
                                                DatasetOptions options = {});
   // Opens the newest version whose manifest verifies (recovery).
-  static Result<std::shared_ptr<Dataset>> OpenNewestValid(const std::string& path,
-                                                          DatasetOptions options = {});
+  static Result<std::shared_ptr<Dataset>> OpenNewestValid(const std::string& path, DatasetOptions options = {});
   // The highest published version number (no decoding).
   static Result<uint64_t> LatestVersion(const std::string& path, DatasetOptions options = {});
   // LatestVersion for a caller that knows version `known` was published: `known` when its
@@ -94,8 +91,7 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   static Result<uint64_t> LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options = {});
   // Every version with its transaction properties, oldest first; corrupt ones are skipped
   // and reported in `corrupt` when given.
-  static Result<std::vector<VersionInfo>> ListVersions(const std::string& path,
-                                                       DatasetOptions options = {},
+  static Result<std::vector<VersionInfo>> ListVersions(const std::string& path, DatasetOptions options = {},
                                                        std::vector<uint64_t>* corrupt = nullptr);
 
   const std::string& path() const { return path_; }
@@ -112,8 +108,7 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   Result<std::shared_ptr<Dataset>> Append(RecordBatchReader* reader, TransactionProperties props,
                                           const std::function<Status()>& before_commit = nullptr) const;
   // Marks rows deleted (new deletion files) and commits. Unknown addresses are InvalidArgument.
-  Result<std::shared_ptr<Dataset>> Delete(const std::vector<RowAddress>& rows,
-                                          TransactionProperties props) const;
+  Result<std::shared_ptr<Dataset>> Delete(const std::vector<RowAddress>& rows, TransactionProperties props) const;
   // Applies `txn` (prepared against this version) and publishes the next version,
   // rebasing over concurrent commits when compatible. StaleIncarnation when the
   // directory no longer holds this dataset.

@@ -63,8 +63,7 @@ class FaultInjectionFileSystem : public FileSystem {
  private:
   Status Check(const char* op, const std::string& path) VIGIL_EXCLUDES(mu_);
   // Wraps a new file so its appends can fail and its unsynced bytes can be dropped.
-  std::unique_ptr<WritableFile> Track(const std::string& path, std::unique_ptr<WritableFile> base)
-      VIGIL_EXCLUDES(mu_);
+  std::unique_ptr<WritableFile> Track(const std::string& path, std::unique_ptr<WritableFile> base) VIGIL_EXCLUDES(mu_);
 
   FileSystem* base_;
   mutable Mutex mu_;

@@ -39,8 +39,7 @@ struct FragmentFileInfo {
 class FragmentWriter {
  public:
   // Creates `path` (must not exist). Columns are written for every field of `schema`.
-  static Result<std::unique_ptr<FragmentWriter>> Create(FileSystem* fs, const std::string& path,
-                                                        SchemaPtr schema,
+  static Result<std::unique_ptr<FragmentWriter>> Create(FileSystem* fs, const std::string& path, SchemaPtr schema,
                                                         FragmentWriterOptions options = {});
   virtual ~FragmentWriter() = default;
   // Appends rows; the batch's columns must match the schema. Buffers at most one block per column.

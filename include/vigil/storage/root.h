@@ -90,8 +90,7 @@ class Root {
   Result<std::vector<TableDir>> ListTableDirs(std::string_view db) const;
 
  private:
-  Root(std::string path, RootMarker marker, Env* env)
-      : path_(std::move(path)), marker_(std::move(marker)), env_(env) {}
+  Root(std::string path, RootMarker marker, Env* env) : path_(std::move(path)), marker_(std::move(marker)), env_(env) {}
 
   std::string path_;
   RootMarker marker_;

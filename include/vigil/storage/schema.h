@@ -34,11 +34,11 @@ enum class VectorElement : uint8_t { kFloat16 = 1, kFloat32 = 2 };
 
 struct DataType {
   TypeId id = TypeId::kInt64;
-  uint8_t precision = 0;  // kDecimal
-  uint8_t scale = 0;      // kDecimal
+  uint8_t precision = 0;                            // kDecimal
+  uint8_t scale = 0;                                // kDecimal
   VectorElement element = VectorElement::kFloat32;  // kVector
   uint32_t dim = 0;                                 // kVector
-  uint32_t max_length = 0;  // kString: VARCHAR(n) in characters (code points); 0 is unbounded
+  uint32_t max_length = 0;                          // kString: VARCHAR(n) in characters (code points); 0 is unbounded
 
   static DataType Of(TypeId id) { return DataType{id}; }
   static DataType Decimal(uint8_t precision, uint8_t scale);

@@ -31,11 +31,11 @@ namespace vigil {
 struct Orphan {
   enum class Kind { kSegment, kStaging, kFragment, kDeletion, kManifestTemp };
   Kind kind = Kind::kSegment;
-  std::string rel_path;       // relative to the dataset root, e.g. "_indices/<uuid>"
-  std::string id;             // segment uuid, staging attempt id, or the file name
-  int64_t mtime_micros = 0;   // of the entry itself (lstat)
-  uint64_t bytes = 0;         // total size of regular files below it
-  bool is_link = false;       // a symbolic link: listed, never followed nor removed
+  std::string rel_path;      // relative to the dataset root, e.g. "_indices/<uuid>"
+  std::string id;            // segment uuid, staging attempt id, or the file name
+  int64_t mtime_micros = 0;  // of the entry itself (lstat)
+  uint64_t bytes = 0;        // total size of regular files below it
+  bool is_link = false;      // a symbolic link: listed, never followed nor removed
 };
 
 std::string_view OrphanKindName(Orphan::Kind kind);  // SEGMENT, STAGING, FRAGMENT, DELETION, MANIFEST_TEMP
@@ -70,16 +70,16 @@ struct VacuumOptions {
   std::function<bool(const Orphan&)> may_still_write;
   // Unreferenced entries younger than this are kept (writes in flight before commit).
   int64_t orphan_grace_micros = int64_t{3600} * 1000000;
-  bool dry_run = false;                      // report only
+  bool dry_run = false;  // report only
 };
 
 struct VacuumReport {
   std::vector<uint64_t> removed_versions;
-  std::vector<KeptVersion> kept_versions;    // beyond the retained ones, oldest first
-  std::vector<std::string> removed_paths;    // relative paths of removed files and folders
-  std::vector<Orphan> kept_orphans;          // listed but not removed (in use, young, link)
-  std::vector<std::string> failures;         // "path: status" of removals that failed (retry later)
-  std::vector<std::string> skipped;          // entries left alone (unexpected names, links)
+  std::vector<KeptVersion> kept_versions;  // beyond the retained ones, oldest first
+  std::vector<std::string> removed_paths;  // relative paths of removed files and folders
+  std::vector<Orphan> kept_orphans;        // listed but not removed (in use, young, link)
+  std::vector<std::string> failures;       // "path: status" of removals that failed (retry later)
+  std::vector<std::string> skipped;        // entries left alone (unexpected names, links)
   uint64_t bytes_freed = 0;
 };
 
@@ -90,8 +90,7 @@ Result<std::vector<Orphan>> ListOrphans(const std::string& path, DatasetOptions 
 // Runs VACUUM as described above. A removal that fails is reported in
 // `failures` (the entry is still owned by the dataset and the next VACUUM retries it);
 // the call still returns OK. Failpoints: vacuum.after_manifest_remove, vacuum.after_file_remove.
-Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& options,
-                            DatasetOptions dataset_options = {});
+Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& options, DatasetOptions dataset_options = {});
 
 // Reclaims the files of a dropped table's dataset at `path`: manifests first
 // (newest last, so the dataset stays openable at some version until it is gone),

@@ -18,26 +18,26 @@
 namespace vigil::worker {
 
 struct CgroupV2Probe {
-  bool mounted = false;         // a cgroup2 file system is mounted
-  bool unified = false;         // it is the only hierarchy (/sys/fs/cgroup is cgroup2)
-  std::string mount;            // its mount point, e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
-  std::string own_cgroup_dir;   // this process's cgroup directory in it
-  std::string candidate_dir;    // the configured parent, else own_cgroup_dir
+  bool mounted = false;        // a cgroup2 file system is mounted
+  bool unified = false;        // it is the only hierarchy (/sys/fs/cgroup is cgroup2)
+  std::string mount;           // its mount point, e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified
+  std::string own_cgroup_dir;  // this process's cgroup directory in it
+  std::string candidate_dir;   // the configured parent, else own_cgroup_dir
   bool candidate_exists = false;
-  bool candidate_writable = false;       // cgroup.procs and cgroup.subtree_control writable
-  bool child_created = false;            // an empty child cgroup could be made (and removed)
-  std::vector<std::string> controllers;  // cgroup.controllers of the candidate
+  bool candidate_writable = false;               // cgroup.procs and cgroup.subtree_control writable
+  bool child_created = false;                    // an empty child cgroup could be made (and removed)
+  std::vector<std::string> controllers;          // cgroup.controllers of the candidate
   std::vector<std::string> subtree_controllers;  // cgroup.subtree_control of the candidate
-  bool child_has_memory_max = false;     // the child had memory.max
-  bool child_has_pids_max = false;       // the child had pids.max
-  std::string detail;                    // why not, when something is missing
+  bool child_has_memory_max = false;             // the child had memory.max
+  bool child_has_pids_max = false;               // the child had pids.max
+  std::string detail;                            // why not, when something is missing
 };
 
 struct CgroupV1Probe {
   std::string controller;  // "memory" or "pids"
   bool mounted = false;
-  std::string dir;         // this process's cgroup directory in that hierarchy
-  bool writable = false;   // a child cgroup could be made (and removed) below dir
+  std::string dir;        // this process's cgroup directory in that hierarchy
+  bool writable = false;  // a child cgroup could be made (and removed) below dir
   std::string detail;
 };
 
@@ -55,8 +55,8 @@ struct IsolationReport {
   bool close_range = false;      // close_range(2) is implemented
   std::string child_detail;      // errno names of the calls that failed
 
-  bool is_root = false;          // effective uid 0
-  bool nproc_binds = true;       // false with CAP_SYS_ADMIN or CAP_SYS_RESOURCE: RLIMIT_NPROC is ignored
+  bool is_root = false;     // effective uid 0
+  bool nproc_binds = true;  // false with CAP_SYS_ADMIN or CAP_SYS_RESOURCE: RLIMIT_NPROC is ignored
 
   // A cgroup v2 boundary with memory.max and pids.max is usable for workers.
   bool CgroupV2Usable() const;
@@ -66,7 +66,7 @@ struct IsolationReport {
 
 // One line of `vigil doctor`'s isolation section.
 struct IsolationCapability {
-  std::string name;    // "cgroup.v2.delegated", "rlimit.as", ...
+  std::string name;  // "cgroup.v2.delegated", "rlimit.as", ...
   bool available = false;
   std::string detail;  // what was found, or why not
 };

@@ -23,18 +23,18 @@ constexpr uint32_t kFrameMagic = 0x4b574756;
 constexpr size_t kFrameHeaderBytes = 12;  // magic u32, type u16, flags u16, length u32
 constexpr size_t kFrameTrailerBytes = 8;  // XXH3-64 of header and payload
 constexpr size_t kMaxFramePayload = 1 << 20;
-constexpr size_t kMaxMessageBytes = 1024;   // the response message, after sanitizing
+constexpr size_t kMaxMessageBytes = 1024;  // the response message, after sanitizing
 constexpr size_t kMaxSecretBytes = 64 << 10;
 constexpr size_t kMaxFieldBytes = 64 << 10;  // any other string field
 
 // Exit codes of vigil-worker before it can answer with a response.
 constexpr int kExitUsage = 64;
-constexpr int kExitParentGone = 65;      // getppid() is not the launching supervisor
-constexpr int kExitHandshake = 66;       // version or build mismatch, or no handshake
-constexpr int kExitProtocol = 67;        // corrupt or missing request
-constexpr int kExitCgroupVerify = 68;    // the child is not in the cgroup it was moved to
-constexpr int kExitSetup = 69;           // rlimits, descriptors or the launch barrier failed
-constexpr int kExitSandbox = 70;         // no_new_privs, the capability drop or the seccomp filter failed
+constexpr int kExitParentGone = 65;    // getppid() is not the launching supervisor
+constexpr int kExitHandshake = 66;     // version or build mismatch, or no handshake
+constexpr int kExitProtocol = 67;      // corrupt or missing request
+constexpr int kExitCgroupVerify = 68;  // the child is not in the cgroup it was moved to
+constexpr int kExitSetup = 69;         // rlimits, descriptors or the launch barrier failed
+constexpr int kExitSandbox = 70;       // no_new_privs, the capability drop or the seccomp filter failed
 constexpr int kExitExecFailed = 127;
 
 enum class MessageType : uint16_t {
@@ -57,8 +57,8 @@ struct Handshake {
 
 struct Request {
   AttemptIdentity attempt;
-  index::JobRequest job;  // the one provider call
-  std::string failpoints;      // failpoint spec armed in the worker (failpoint.h grammar)
+  index::JobRequest job;        // the one provider call
+  std::string failpoints;       // failpoint spec armed in the worker (failpoint.h grammar)
   bool secret_follows = false;  // a secret arrives on the secret pipe
 
   bool operator==(const Request&) const = default;

@@ -39,7 +39,7 @@ namespace vigil::worker {
 constexpr uint64_t kDefaultAddressSpaceBytes = 8ull << 30;
 
 struct SupervisorOptions {
-  std::string worker_path;  // empty: DefaultWorkerPath()
+  std::string worker_path;                                   // empty: DefaultWorkerPath()
   uint64_t address_space_bytes = kDefaultAddressSpaceBytes;  // RLIMIT_AS; 0 = unlimited
   uint64_t open_files = 1024;                                // RLIMIT_NOFILE
   int omp_threads = 1;                                       // OMP_NUM_THREADS of the worker
@@ -56,10 +56,10 @@ struct SupervisorOptions {
 };
 
 struct LaunchRequest {
-  Request request;           // secret_follows is set by Run from `secret`
-  std::string secret;        // optional; sent only over the secret pipe; zeroized by Run
-  int attempt_lock_fd = -1;  // held attempt lock; the worker inherits it
-  std::chrono::milliseconds timeout{3'600'000};  // wall-clock limit from launch
+  Request request;                                   // secret_follows is set by Run from `secret`
+  std::string secret;                                // optional; sent only over the secret pipe; zeroized by Run
+  int attempt_lock_fd = -1;                          // held attempt lock; the worker inherits it
+  std::chrono::milliseconds timeout{3'600'000};      // wall-clock limit from launch
   std::function<void(const Progress&)> on_progress;  // called on the Run thread
   std::function<void(pid_t)> on_launched;            // after the handshake, on the Run thread
 };
@@ -67,8 +67,8 @@ struct LaunchRequest {
 struct LaunchResult {
   bool failed_before_request = false;
   bool complete = false;
-  Response response;   // when complete
-  Status error;        // why not complete (never contains the secret)
+  Response response;  // when complete
+  Status error;       // why not complete (never contains the secret)
   pid_t pid = -1;
   bool reaped = false;  // the child was waited for: nothing of it runs any more
   int wait_status = 0;  // from waitpid when reaped

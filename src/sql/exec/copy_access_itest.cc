@@ -211,8 +211,13 @@ TEST_F(CopyAccessTest, AFifoIsRefusedPromptlyInBothModes) {
 TEST_F(CopyAccessTest, ErrorsQuoteAtMostAShortExcerptOfAFileThatIsNotInput) {
   const std::string key = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
   const std::string file = allowed_ + "/creds.bin";
-  WriteFile(file, "AWS_SECRET_ACCESS_KEY=" + key + "\n\x7f" "ELF\x02\x01\x01\0\0\0\xff\xfe\n"s);
-  WriteFile(allowed_ + "/elf.bin", "\x7f" "ELF\x02\x01\x01\0\0\0" + key + "\n"s);
+  WriteFile(file, "AWS_SECRET_ACCESS_KEY=" + key +
+                      "\n\x7f"
+                      "ELF\x02\x01\x01\0\0\0\xff\xfe\n"s);
+  WriteFile(allowed_ + "/elf.bin",
+            "\x7f"
+            "ELF\x02\x01\x01\0\0\0" +
+                key + "\n"s);
   for (FileAccess access : {FileAccess::kClient, FileAccess::kServer}) {
     auto s = Open(jobs::Principal::LocalAdmin(), access);
     for (const char* format : {"csv", "jsonl"}) {

@@ -61,8 +61,8 @@ Result<std::shared_ptr<const RandomAccessFile>> OpenServerFile(const ExecContext
   if (ctx.config.sql.copy_allowed_directories.empty()) {
     return Refused(path, std::string("server-side file access is off (") + kSetting + " is empty)");
   }
-  const std::string outside = std::string("a server-side COPY reads only files below ") + kSetting +
-                              ", with symbolic links resolved";
+  const std::string outside =
+      std::string("a server-side COPY reads only files below ") + kSetting + ", with symbolic links resolved";
   if (path.empty() || path.front() != '/') return Refused(path, outside + ", named by an absolute path");
   const std::vector<std::string> dirs = AllowedDirectories(ctx.config);
   std::optional<std::string> real = RealPath(path);
@@ -83,8 +83,10 @@ Result<std::shared_ptr<const RandomAccessFile>> OpenServerFile(const ExecContext
 
 Result<std::shared_ptr<const RandomAccessFile>> OpenCopySource(const ExecContext& ctx, const std::string& path) {
   switch (ctx.options.file_access) {
-    case FileAccess::kClient: return OpenIngestFile(path);
-    case FileAccess::kServer: return OpenServerFile(ctx, path);
+    case FileAccess::kClient:
+      return OpenIngestFile(path);
+    case FileAccess::kServer:
+      return OpenServerFile(ctx, path);
   }
   return Status::Internal("unknown file access mode");
 }

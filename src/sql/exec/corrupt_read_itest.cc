@@ -98,10 +98,12 @@ TEST_F(CorruptReadTest, CorruptSegmentIsScannedExactlyAndSaysSo) {
   ivf.type = index::IndexType::kIvfPq;
   ivf.properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "4"}, {"num_sub_vectors", "2"}};
   ASSERT_TRUE(index::CreateVectorIndex(ivf).ok());
-  const std::string query = "SELECT id, _distance FROM vector_search('d.t', 'emb', '[3, 2, 1, 1]', 5, "
-                            "'{\"nprobes\": 4}') ORDER BY _distance, id";
-  const std::string exact = "SELECT id, _distance FROM vector_search('d.t', 'emb', '[3, 2, 1, 1]', 5, "
-                            "'{\"use_index\": false}') ORDER BY _distance, id";
+  const std::string query =
+      "SELECT id, _distance FROM vector_search('d.t', 'emb', '[3, 2, 1, 1]', 5, "
+      "'{\"nprobes\": 4}') ORDER BY _distance, id";
+  const std::string exact =
+      "SELECT id, _distance FROM vector_search('d.t', 'emb', '[3, 2, 1, 1]', 5, "
+      "'{\"use_index\": false}') ORDER BY _distance, id";
   auto expected_exact = Ok(exact, Fresh().get());
 
   auto ds = *Dataset::Open(locator);

@@ -128,7 +128,8 @@ Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
   jobs::TableCatalog catalog = ctx.Catalog();
   VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> entry, catalog.Find(name));
   const bool visible = ctx.options.principal.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table);
-  if ((!entry || !visible) && s.if_exists) return Message("table " + name.ToString() + " does not exist; nothing changed");
+  if ((!entry || !visible) && s.if_exists)
+    return Message("table " + name.ToString() + " does not exist; nothing changed");
   if (!entry) return Status::NotFound("table " + name.ToString() + " does not exist");
   std::string moved_to;
   Status st = ctx.Control().GuardedTableChange(

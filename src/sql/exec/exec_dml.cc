@@ -6,8 +6,8 @@
 
 #include "sql/exec/copy_source.h"
 #include "sql/exec/exec_internal.h"
-#include "vigil/query/snapshot.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/query/snapshot.h"
 
 namespace vigil::sql {
 
@@ -41,7 +41,8 @@ Result<std::vector<size_t>> InsertTargets(const Schema& schema, const InsertStat
 
 Status CheckNotNull(const Field& f, const vigil::Value& v, size_t row) {
   if (!IsNull(v) || f.nullable) return Status::OK();
-  return Status::InvalidArgument("row " + std::to_string(row) + ", column '" + f.name + "': NULL into a NOT NULL column");
+  return Status::InvalidArgument("row " + std::to_string(row) + ", column '" + f.name +
+                                 "': NULL into a NOT NULL column");
 }
 
 Result<RecordBatch> InsertBatch(const SchemaPtr& schema, const InsertStatement& s, const std::string& table) {
@@ -71,7 +72,7 @@ struct Target {
   std::shared_ptr<Dataset> dataset;
 };
 
-Result<Target> WritableTable(ExecContext& ctx, const TableName& table) {
+Result<Target> WritableTable(ExecContext& ctx, const TableRef& table) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
@@ -152,8 +153,8 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
   return ExecCopyInput(ctx, s, std::move(input));
 }
 
-Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s,
-                                std::shared_ptr<const RandomAccessFile> input, const jobs::RequestClaim& request) {
+Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s, std::shared_ptr<const RandomAccessFile> input,
+                                const jobs::RequestClaim& request) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   ImportOptions options;

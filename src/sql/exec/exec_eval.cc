@@ -30,12 +30,18 @@ bool IsPlainNumeric(const DataType& t) { return t.IsInteger() || t.id == TypeId:
 
 std::string LiteralKindName(const Literal& l) {
   switch (l.kind) {
-    case Literal::Kind::kNull: return "NULL";
-    case Literal::Kind::kBool: return l.bool_value ? "TRUE" : "FALSE";
-    case Literal::Kind::kString: return "string " + QuoteString(l.text.substr(0, 64));
-    case Literal::Kind::kDate: return "DATE " + QuoteString(l.text);
-    case Literal::Kind::kTimestamp: return "TIMESTAMP " + QuoteString(l.text);
-    default: return "number " + l.text;
+    case Literal::Kind::kNull:
+      return "NULL";
+    case Literal::Kind::kBool:
+      return l.bool_value ? "TRUE" : "FALSE";
+    case Literal::Kind::kString:
+      return "string " + QuoteString(l.text.substr(0, 64));
+    case Literal::Kind::kDate:
+      return "DATE " + QuoteString(l.text);
+    case Literal::Kind::kTimestamp:
+      return "TIMESTAMP " + QuoteString(l.text);
+    default:
+      return "number " + l.text;
   }
 }
 
@@ -79,9 +85,14 @@ Operand LiteralOperand(const Literal& l) {
   Operand o;
   o.literal = l;
   switch (l.kind) {
-    case Literal::Kind::kNull: break;
-    case Literal::Kind::kBool: o.v = l.bool_value; break;
-    case Literal::Kind::kString: o.v = l.text; break;
+    case Literal::Kind::kNull:
+      break;
+    case Literal::Kind::kBool:
+      o.v = l.bool_value;
+      break;
+    case Literal::Kind::kString:
+      o.v = l.text;
+      break;
     case Literal::Kind::kDate:
     case Literal::Kind::kTimestamp: {
       DataType t = DataType::Of(l.kind == Literal::Kind::kDate ? TypeId::kDate : TypeId::kTimestamp);
@@ -183,13 +194,20 @@ Result<std::optional<bool>> Truth(const Operand& o) {
 
 bool CompareHolds(BinaryOp op, int c) {
   switch (op) {
-    case BinaryOp::kEq: return c == 0;
-    case BinaryOp::kNe: return c != 0;
-    case BinaryOp::kLt: return c < 0;
-    case BinaryOp::kLe: return c <= 0;
-    case BinaryOp::kGt: return c > 0;
-    case BinaryOp::kGe: return c >= 0;
-    default: return false;
+    case BinaryOp::kEq:
+      return c == 0;
+    case BinaryOp::kNe:
+      return c != 0;
+    case BinaryOp::kLt:
+      return c < 0;
+    case BinaryOp::kLe:
+      return c <= 0;
+    case BinaryOp::kGt:
+      return c > 0;
+    case BinaryOp::kGe:
+      return c >= 0;
+    default:
+      return false;
   }
 }
 
@@ -258,25 +276,40 @@ Result<Operand> Arithmetic(BinaryOp op, const Operand& a, const Operand& b) {
     int64_t r = 0;
     bool overflow = false;
     switch (op) {
-      case BinaryOp::kAdd: overflow = __builtin_add_overflow(*ai, *bi, &r); break;
-      case BinaryOp::kSub: overflow = __builtin_sub_overflow(*ai, *bi, &r); break;
-      case BinaryOp::kMul: overflow = __builtin_mul_overflow(*ai, *bi, &r); break;
+      case BinaryOp::kAdd:
+        overflow = __builtin_add_overflow(*ai, *bi, &r);
+        break;
+      case BinaryOp::kSub:
+        overflow = __builtin_sub_overflow(*ai, *bi, &r);
+        break;
+      case BinaryOp::kMul:
+        overflow = __builtin_mul_overflow(*ai, *bi, &r);
+        break;
       case BinaryOp::kDiv:
       case BinaryOp::kMod:
         if (*bi == 0) return Status::InvalidArgument("division by zero");
-        if (*bi == -1 && *ai == INT64_MIN) overflow = true;
-        else r = op == BinaryOp::kDiv ? *ai / *bi : *ai % *bi;
+        if (*bi == -1 && *ai == INT64_MIN)
+          overflow = true;
+        else
+          r = op == BinaryOp::kDiv ? *ai / *bi : *ai % *bi;
         break;
-      default: break;
+      default:
+        break;
     }
     if (overflow) return Status::InvalidArgument("integer overflow in '" + std::string(BinaryOpName(op)) + "'");
     return Operand{vigil::Value(r), std::nullopt, std::nullopt};
   }
   double x = AsDouble(a.v), y = AsDouble(b.v), r = 0;
   switch (op) {
-    case BinaryOp::kAdd: r = x + y; break;
-    case BinaryOp::kSub: r = x - y; break;
-    case BinaryOp::kMul: r = x * y; break;
+    case BinaryOp::kAdd:
+      r = x + y;
+      break;
+    case BinaryOp::kSub:
+      r = x - y;
+      break;
+    case BinaryOp::kMul:
+      r = x * y;
+      break;
     case BinaryOp::kDiv:
       if (y == 0) return Status::InvalidArgument("division by zero");
       r = x / y;
@@ -285,14 +318,16 @@ Result<Operand> Arithmetic(BinaryOp op, const Operand& a, const Operand& b) {
       if (y == 0) return Status::InvalidArgument("division by zero");
       r = std::fmod(x, y);
       break;
-    default: break;
+    default:
+      break;
   }
   return Operand{vigil::Value(r), std::nullopt, std::nullopt};
 }
 
 Result<Operand> EvalOperand(const Expr& e, const RowSource& row) {
   switch (e.kind) {
-    case ExprKind::kLiteral: return LiteralOperand(e.literal);
+    case ExprKind::kLiteral:
+      return LiteralOperand(e.literal);
     case ExprKind::kColumn: {
       VIGIL_ASSIGN_OR_RETURN(auto cell, row.Column(e.column));
       return Operand{std::move(cell.first), cell.second, std::nullopt};
@@ -335,12 +370,18 @@ bool ColumnAndLiteral(const Expr& e, const Expr** column, const Expr** literal, 
 
 std::optional<Pred::Op> PredOp(BinaryOp op, bool flipped) {
   switch (op) {
-    case BinaryOp::kEq: return Pred::Op::kEq;
-    case BinaryOp::kLt: return flipped ? Pred::Op::kGt : Pred::Op::kLt;
-    case BinaryOp::kLe: return flipped ? Pred::Op::kGe : Pred::Op::kLe;
-    case BinaryOp::kGt: return flipped ? Pred::Op::kLt : Pred::Op::kGt;
-    case BinaryOp::kGe: return flipped ? Pred::Op::kLe : Pred::Op::kGe;
-    default: return std::nullopt;
+    case BinaryOp::kEq:
+      return Pred::Op::kEq;
+    case BinaryOp::kLt:
+      return flipped ? Pred::Op::kGt : Pred::Op::kLt;
+    case BinaryOp::kLe:
+      return flipped ? Pred::Op::kGe : Pred::Op::kLe;
+    case BinaryOp::kGt:
+      return flipped ? Pred::Op::kLt : Pred::Op::kGt;
+    case BinaryOp::kGe:
+      return flipped ? Pred::Op::kLe : Pred::Op::kGe;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -373,11 +414,13 @@ void CollectColumns(const Expr& e, std::set<std::string>* out) {
 
 Result<vigil::Value> CoerceLiteral(const Literal& l, const DataType& type) {
   switch (l.kind) {
-    case Literal::Kind::kNull: return vigil::Value();
+    case Literal::Kind::kNull:
+      return vigil::Value();
     case Literal::Kind::kBool:
       if (type.id != TypeId::kBool) return Mismatch(l, type);
       return vigil::Value(l.bool_value);
-    case Literal::Kind::kString: return ParseTextValue(l.text, type);
+    case Literal::Kind::kString:
+      return ParseTextValue(l.text, type);
     case Literal::Kind::kDate:
       if (!IsTemporal(type)) return Mismatch(l, type);
       return ParseTextValue(l.text, type);
@@ -400,8 +443,10 @@ Result<std::optional<bool>> EvalCondition(const Expr& e, const RowSource& row) {
       VIGIL_ASSIGN_OR_RETURN(Operand x, EvalOperand(e.args[0], row));
       return std::optional<bool>(IsNull(x.v) != e.negated);
     }
-    case ExprKind::kIn: return EvalIn(e, row);
-    case ExprKind::kBetween: return EvalBetween(e, row);
+    case ExprKind::kIn:
+      return EvalIn(e, row);
+    case ExprKind::kBetween:
+      return EvalBetween(e, row);
     case ExprKind::kBinary:
       if (e.op == BinaryOp::kAnd || e.op == BinaryOp::kOr) return EvalAndOr(e, row);
       if (IsComparison(e.op)) {

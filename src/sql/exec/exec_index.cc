@@ -14,10 +14,14 @@ namespace {
 
 index::IndexType TypeOf(IndexMethod m) {
   switch (m) {
-    case IndexMethod::kAnn: return index::IndexType::kIvfPq;
-    case IndexMethod::kBtree: return index::IndexType::kBtree;
-    case IndexMethod::kBitmap: return index::IndexType::kBitmap;
-    case IndexMethod::kFts: return index::IndexType::kFts;
+    case IndexMethod::kAnn:
+      return index::IndexType::kIvfPq;
+    case IndexMethod::kBtree:
+      return index::IndexType::kBtree;
+    case IndexMethod::kBitmap:
+      return index::IndexType::kBitmap;
+    case IndexMethod::kFts:
+      return index::IndexType::kFts;
   }
   return index::IndexType::kBtree;
 }
@@ -32,7 +36,7 @@ Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) 
 }
 
 // The registered target of an index statement, after authorization.
-Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableName& table) {
+Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableRef& table) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
@@ -55,8 +59,8 @@ Status Fenced(jobs::Admission& admission, const jobs::IndexTarget& target, const
                                : "run WAIT INDEX JOB " + id + ", then retry";
   return Status::FailedPrecondition("INDEX_FENCED: index '" + job.spec.index_name + "' on " + target.database + "." +
                                     target.table + " is held by job " + id + " (" +
-                                    std::string(jobs::Name(job.spec.operation)) + ", " + std::string(state) +
-                                    "); " + next);
+                                    std::string(jobs::Name(job.spec.operation)) + ", " + std::string(state) + "); " +
+                                    next);
 }
 
 // The result of an admitted job; starts the leader when the job still has work.
@@ -66,8 +70,8 @@ ResultSet Admitted(ExecContext& ctx, std::string_view statement, const jobs::Job
   r.message = std::string(statement) + ": job " + id + " admitted";
   r.admitted_jobs.push_back(job.job_id);
   if (jobs::IsFinal(job.state)) {
-    r.message += " (" + std::string(jobs::DerivedState(job.state)) + ": " +
-                 std::string(jobs::Name(job.state.outcome)) + ", nothing to do)";
+    r.message += " (" + std::string(jobs::DerivedState(job.state)) + ": " + std::string(jobs::Name(job.state.outcome)) +
+                 ", nothing to do)";
     return r;
   }
   if (ctx.options.ensure_leader) {
@@ -138,8 +142,8 @@ Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
   VIGIL_ASSIGN_OR_RETURN(auto indexes, index::ListIndexes(ds->path(), ds->version()));
   ResultSet r;
-  r.columns = {"Table", "Non_unique", "Key_name",   "Seq_in_index", "Column_name", "Collation", "Cardinality",
-               "Sub_part", "Packed", "Null",     "Index_type",   "Comment",     "Properties"};
+  r.columns = {"Table",    "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality",
+               "Sub_part", "Packed",     "Null",     "Index_type",   "Comment",     "Properties"};
   for (const index::LogicalIndexInfo& info : indexes) {
     for (size_t k = 0; k < info.columns.size(); ++k) {
       r.rows.push_back({Value(name.table), Value(int64_t{1}), Value(info.name), Value(static_cast<int64_t>(k + 1)),

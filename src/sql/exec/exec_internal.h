@@ -31,7 +31,7 @@ struct ExecContext {
   std::unique_ptr<jobs::JobStore> store;
   Config config;
   SessionOptions options;
-  std::unique_ptr<SelectEngine> select;  // opened by the first SELECT / EXPLAIN
+  std::unique_ptr<SelectEngine> select;              // opened by the first SELECT / EXPLAIN
   std::unique_ptr<auth::PrincipalStore> principals;  // opened by the first user or grant statement
   // The API request running the statement (no token for none): confirmed and recorded with
   // the jobs it admits.
@@ -47,7 +47,7 @@ struct ExecContext {
 };
 
 // `[catalog.]db.table` of the AST as a storage name; InvalidArgument when no database is written.
-Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableName& name);
+Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableRef& name);
 // NotFound (as for a missing table) unless the principal may see it; PermissionDenied
 // when it may see but not hold `p`.
 Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p);
@@ -113,8 +113,8 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s);
 // COPY of an input the caller opened (a server's spooled request body): no file access rule.
 // The token of `request` goes into the commit's transaction properties; its confirm runs just
 // before the commit.
-Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s,
-                                std::shared_ptr<const RandomAccessFile> input, const jobs::RequestClaim& request = {});
+Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s, std::shared_ptr<const RandomAccessFile> input,
+                                const jobs::RequestClaim& request = {});
 Result<ResultSet> ExecDelete(ExecContext& ctx, const DeleteStatement& s);
 Result<ResultSet> ExecUpdate(ExecContext& ctx, const UpdateStatement& s);
 

@@ -20,8 +20,8 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/jobs/runner.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/session.h"
@@ -234,8 +234,8 @@ class ExecEnv {
     out << "id,category,ts,body,emb\n";
     for (int i = 0; i < rows; ++i) {
       out << i << ",c" << i % 3 << ",2024-01-" << 10 + i % 20 << "T10:00:00," << kWords[i % 7] << " "
-          << kWords[(i / 7) % 7] << ",\"[" << i % 5 << ", " << (i * 7) % 11 << ", " << (i * 3) % 13 << ", "
-          << i % 2 << "]\"\n";
+          << kWords[(i / 7) % 7] << ",\"[" << i % 5 << ", " << (i * 7) % 11 << ", " << (i * 3) % 13 << ", " << i % 2
+          << "]\"\n";
     }
     return "wrote " + name;
   }
@@ -326,7 +326,9 @@ Literal Num(const char* text) {
   std::string t(text);
   bool is_float = t.find_first_of("eE") != std::string::npos;
   bool is_dec = !is_float && t.find('.') != std::string::npos;
-  return Literal::Number(is_float ? Literal::Kind::kFloat : is_dec ? Literal::Kind::kDecimal : Literal::Kind::kInteger,
+  return Literal::Number(is_float ? Literal::Kind::kFloat
+                         : is_dec ? Literal::Kind::kDecimal
+                                  : Literal::Kind::kInteger,
                          t);
 }
 
@@ -372,15 +374,21 @@ TEST(CoerceLiteralTest, TypedLiteralsStringsAndVectors) {
 TEST(TextBytesTest, CopyAndInsertAgreeOnUtf8AndNul) {
   ExecEnv env;
   ASSERT_TRUE(env.Exec("CREATE TABLE db.t (id BIGINT NOT NULL, s STRING)").ok());
-  env.WriteFile("bad.csv", "id,s\n1,ok\n2,a\xff" "b");
-  env.WriteFile("bad.jsonl", "{\"id\":1,\"s\":\"ok\"}\n{\"id\":2,\"s\":\"a\xff" "b\"}");
+  env.WriteFile("bad.csv",
+                "id,s\n1,ok\n2,a\xff"
+                "b");
+  env.WriteFile("bad.jsonl",
+                "{\"id\":1,\"s\":\"ok\"}\n{\"id\":2,\"s\":\"a\xff"
+                "b\"}");
   Result<ResultSet> csv = env.Exec(env.Substitute("COPY db.t FROM '$DIR/bad.csv'"));
   Result<ResultSet> jsonl = env.Exec(env.Substitute("COPY db.t FROM '$DIR/bad.jsonl'"));
   EXPECT_EQ(csv.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(jsonl.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(env.Mask(csv.status().message()), "$DIR/bad.csv:3:4: invalid UTF-8 (byte 0xff)");
   EXPECT_EQ(env.Mask(jsonl.status().message()), "$DIR/bad.jsonl:2:15: invalid UTF-8 (byte 0xff)");
-  Result<ResultSet> literal = env.Exec("INSERT INTO db.t VALUES (3, 'a\xff" "b')");
+  Result<ResultSet> literal = env.Exec(
+      "INSERT INTO db.t VALUES (3, 'a\xff"
+      "b')");
   EXPECT_EQ(literal.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(literal.status().message(), HasSubstr("invalid UTF-8"));
   EXPECT_EQ(env.Run("SELECT count(*) AS n FROM db.t"), "n\n0");
@@ -403,8 +411,8 @@ class DmlTest : public ::testing::Test {
     std::string values;
     for (int i = 0; i < 40; ++i) {
       values += std::string(i ? ", " : "") + "(" + std::to_string(i) + ", '" + "c" + std::to_string(i % 4) + "', " +
-                (i % 5 == 0 ? "NULL" : std::to_string(i) + ".5") + ", DATE '2024-01-" +
-                std::to_string(10 + i % 20) + "')";
+                (i % 5 == 0 ? "NULL" : std::to_string(i) + ".5") + ", DATE '2024-01-" + std::to_string(10 + i % 20) +
+                "')";
     }
     Ok("INSERT INTO db.t VALUES " + values);
   }
@@ -414,9 +422,7 @@ class DmlTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << sql << ": " << r.status().ToString();
     return r.ok() ? *r : ResultSet{};
   }
-  std::shared_ptr<Dataset> Table() {
-    return *env_.OpenTable(*ParseTableName("db.t"));
-  }
+  std::shared_ptr<Dataset> Table() { return *env_.OpenTable(*ParseTableName("db.t")); }
   std::vector<RowAddress> Match(const std::string& where) {
     auto stmt = ParseStatement("DELETE FROM db.t WHERE " + where);
     EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
@@ -430,10 +436,18 @@ class DmlTest : public ::testing::Test {
 };
 
 TEST_F(DmlTest, PushdownAgreesWithRowByRowEvaluation) {
-  const std::vector<std::string> wheres = {
-      "id = 3", "id < 10 AND cat = 'c1'", "x >= 20.5", "x IS NULL", "cat IN ('c0', 'c3') AND id > 30",
-      "id BETWEEN 5 AND 9", "d = '2024-01-12'", "d < DATE '2024-01-15' AND x > 1", "7 < id AND id <= 12",
-      "d >= TIMESTAMP '2024-01-20 00:00:00'", "id = 2.5", "x = 21.5"};
+  const std::vector<std::string> wheres = {"id = 3",
+                                           "id < 10 AND cat = 'c1'",
+                                           "x >= 20.5",
+                                           "x IS NULL",
+                                           "cat IN ('c0', 'c3') AND id > 30",
+                                           "id BETWEEN 5 AND 9",
+                                           "d = '2024-01-12'",
+                                           "d < DATE '2024-01-15' AND x > 1",
+                                           "7 < id AND id <= 12",
+                                           "d >= TIMESTAMP '2024-01-20 00:00:00'",
+                                           "id = 2.5",
+                                           "x = 21.5"};
   for (bool indexed : {false, true}) {
     if (indexed) {
       Ok("CREATE INDEX id_idx ON db.t (id) USING BTREE");

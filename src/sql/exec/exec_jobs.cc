@@ -87,20 +87,25 @@ struct Comparison {
 
 BinaryOp Mirrored(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kLt: return BinaryOp::kGt;
-    case BinaryOp::kLe: return BinaryOp::kGe;
-    case BinaryOp::kGt: return BinaryOp::kLt;
-    case BinaryOp::kGe: return BinaryOp::kLe;
-    default: return op;
+    case BinaryOp::kLt:
+      return BinaryOp::kGt;
+    case BinaryOp::kLe:
+      return BinaryOp::kGe;
+    case BinaryOp::kGt:
+      return BinaryOp::kLt;
+    case BinaryOp::kGe:
+      return BinaryOp::kLe;
+    default:
+      return op;
   }
 }
 
 // The comparison of a leaf; a "double-quoted" word is a string.
 Result<Comparison> ComparisonOf(const Expr& e) {
-  const bool ordering = e.op == BinaryOp::kLt || e.op == BinaryOp::kLe || e.op == BinaryOp::kGt ||
-                        e.op == BinaryOp::kGe;
-  if (e.kind != ExprKind::kBinary || e.args.size() != 2 || (!ordering && e.op != BinaryOp::kEq &&
-                                                            e.op != BinaryOp::kNe)) {
+  const bool ordering =
+      e.op == BinaryOp::kLt || e.op == BinaryOp::kLe || e.op == BinaryOp::kGt || e.op == BinaryOp::kGe;
+  if (e.kind != ExprKind::kBinary || e.args.size() != 2 ||
+      (!ordering && e.op != BinaryOp::kEq && e.op != BinaryOp::kNe)) {
     return WhereUnsupported(e);
   }
   const Expr* col = &e.args[0];
@@ -150,12 +155,18 @@ bool Compare(const Comparison& c, const Value& cell) {
   if (c.column == kJobIdColumn) {
     const int64_t v = std::get<int64_t>(cell);
     switch (c.op) {
-      case BinaryOp::kEq: return v == c.number;
-      case BinaryOp::kNe: return v != c.number;
-      case BinaryOp::kLt: return v < c.number;
-      case BinaryOp::kLe: return v <= c.number;
-      case BinaryOp::kGt: return v > c.number;
-      default: return v >= c.number;
+      case BinaryOp::kEq:
+        return v == c.number;
+      case BinaryOp::kNe:
+        return v != c.number;
+      case BinaryOp::kLt:
+        return v < c.number;
+      case BinaryOp::kLe:
+        return v <= c.number;
+      case BinaryOp::kGt:
+        return v > c.number;
+      default:
+        return v >= c.number;
     }
   }
   const std::string& text = std::get<std::string>(cell);
@@ -163,16 +174,20 @@ bool Compare(const Comparison& c, const Value& cell) {
   switch (c.op) {
     case BinaryOp::kEq:
     case BinaryOp::kNe: {
-      const bool equal = ExactName(c.column)            ? order == 0
-                         : c.column == kIndexNameColumn ? jobs::NormalizeIndexNameV1(text) ==
-                                                              jobs::NormalizeIndexNameV1(c.value)
-                                                        : IEquals(text, c.value);
+      const bool equal = ExactName(c.column) ? order == 0
+                         : c.column == kIndexNameColumn
+                             ? jobs::NormalizeIndexNameV1(text) == jobs::NormalizeIndexNameV1(c.value)
+                             : IEquals(text, c.value);
       return equal == (c.op == BinaryOp::kEq);
     }
-    case BinaryOp::kLt: return order < 0;
-    case BinaryOp::kLe: return order <= 0;
-    case BinaryOp::kGt: return order > 0;
-    default: return order >= 0;
+    case BinaryOp::kLt:
+      return order < 0;
+    case BinaryOp::kLe:
+      return order <= 0;
+    case BinaryOp::kGt:
+      return order > 0;
+    default:
+      return order >= 0;
   }
 }
 
@@ -239,9 +254,9 @@ Status PushDown(const Expr& e, jobs::JobFilter* f) {
 // The statement that lists the jobs after `last_job_id`.
 std::string Continuation(const ShowIndexJobsStatement& s, int64_t last_job_id) {
   ShowIndexJobsStatement next = s;
-  Expr after = Expr::Binary(BinaryOp::kGt, {Expr::Column("JobId"),
-                                            Expr::Lit(Literal::Number(Literal::Kind::kInteger,
-                                                                      std::to_string(last_job_id)))});
+  Expr after = Expr::Binary(
+      BinaryOp::kGt,
+      {Expr::Column("JobId"), Expr::Lit(Literal::Number(Literal::Kind::kInteger, std::to_string(last_job_id)))});
   next.where = s.where ? Expr::Binary(BinaryOp::kAnd, {*s.where, std::move(after)}) : std::move(after);
   return ToSql(StatementNode(std::move(next)));
 }
@@ -337,8 +352,8 @@ Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStateme
     }
     if (!keep) continue;
     if (r.rows.size() == kShowPageRows) {
-      r.notices.push_back(std::to_string(kShowPageRows) + " jobs shown and more match; continue with: " +
-                          Continuation(s, last_shown));
+      r.notices.push_back(std::to_string(kShowPageRows) +
+                          " jobs shown and more match; continue with: " + Continuation(s, last_shown));
       break;
     }
     r.rows.push_back(std::move(row));

@@ -85,8 +85,10 @@ Result<ResultSet> UnsetAdmin(auth::PrincipalStore& store, const std::string& nam
   VIGIL_ASSIGN_OR_RETURN(std::vector<auth::GrantInfo> grants, store.ListGrants(kRealm, name));
   for (const auth::GrantInfo& g : grants) {
     if (g.privilege == Privilege::kAdmin && g.object == jobs::kGlobalObject) {
-      r.warnings.push_back("user " + name + " still holds ADMIN ON *, which makes it an administrator: REVOKE ADMIN "
-                           "ON * FROM " + name);
+      r.warnings.push_back("user " + name +
+                           " still holds ADMIN ON *, which makes it an administrator: REVOKE ADMIN "
+                           "ON * FROM " +
+                           name);
     }
   }
   return r;
@@ -111,8 +113,8 @@ Result<ResultSet> ExecCreateUser(ExecContext& ctx, const CreateUserStatement& s)
   VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "CREATE USER"));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   VIGIL_ASSIGN_OR_RETURN(auth::IssuedToken issued, store->CreateUser(kRealm, s.name, s.admin));
-  return TokenResult(issued, "user " + issued.user + (s.admin ? " (administrator)" : "") +
-                                 " created; its token is " + std::string(kShownOnce) + " (ALTER USER " + issued.user +
+  return TokenResult(issued, "user " + issued.user + (s.admin ? " (administrator)" : "") + " created; its token is " +
+                                 std::string(kShownOnce) + " (ALTER USER " + issued.user +
                                  " ROTATE TOKEN issues a new one)");
 }
 
@@ -131,7 +133,8 @@ Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   const std::string name = StoredName(s.name);
   switch (s.action) {
-    case AlterUserAction::kRotateToken: return RotateToken(*store, s.name);
+    case AlterUserAction::kRotateToken:
+      return RotateToken(*store, s.name);
     case AlterUserAction::kDisable:
       VIGIL_RETURN_IF_ERROR(store->SetDisabled(kRealm, s.name, true));
       return Message("user " + name + " disabled: none of its tokens authenticates until ALTER USER " + name +
@@ -142,7 +145,8 @@ Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s) {
     case AlterUserAction::kSetAdmin:
       VIGIL_RETURN_IF_ERROR(store->SetAdmin(kRealm, s.name, true));
       return Message("user " + name + " is an administrator");
-    case AlterUserAction::kUnsetAdmin: return UnsetAdmin(*store, s.name);
+    case AlterUserAction::kUnsetAdmin:
+      return UnsetAdmin(*store, s.name);
   }
   return Status::Internal("unknown ALTER USER action");
 }
@@ -173,8 +177,8 @@ Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement&) {
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(std::vector<auth::UserInfo> users, store->ListUsers(kRealm, page));
     for (const auth::UserInfo& u : users) {
-      r.rows.push_back({Value(u.name), Value(YesNo(u.admin)), Value(YesNo(u.disabled)),
-                        Value(FormatTimeMs(u.created_at_ms))});
+      r.rows.push_back(
+          {Value(u.name), Value(YesNo(u.admin)), Value(YesNo(u.disabled)), Value(FormatTimeMs(u.created_at_ms))});
     }
     if (users.size() < static_cast<size_t>(page.limit)) return r;
     page.after = users.back().name;

@@ -8,10 +8,10 @@
 #include <set>
 
 #include "sql/exec/exec_internal.h"
+#include "vigil/common/file_lock.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/generations/version_pins.h"
 #include "vigil/jobs/executor.h"
-#include "vigil/common/file_lock.h"
 #include "vigil/storage/vacuum.h"
 
 namespace vigil::sql {
@@ -33,9 +33,9 @@ Result<int64_t> ParseIntervalMicros(const std::string& text) {
     if (!std::isspace(static_cast<unsigned char>(text[i]))) unit += static_cast<char>(std::tolower(text[i]));
   }
   static const std::pair<const char*, int64_t> kUnits[] = {
-      {"s", 1},        {"second", 1},     {"seconds", 1}, {"m", 60},       {"minute", 60}, {"minutes", 60},
-      {"h", 3600},     {"hour", 3600},    {"hours", 3600}, {"d", 86400},   {"day", 86400}, {"days", 86400},
-      {"w", 604800},   {"week", 604800},  {"weeks", 604800}};
+      {"s", 1},        {"second", 1},   {"seconds", 1}, {"m", 60},        {"minute", 60},
+      {"minutes", 60}, {"h", 3600},     {"hour", 3600}, {"hours", 3600},  {"d", 86400},
+      {"day", 86400},  {"days", 86400}, {"w", 604800},  {"week", 604800}, {"weeks", 604800}};
   for (const auto& u : kUnits) {
     if (unit == u.first) return count * u.second * 1'000'000;
   }
@@ -77,8 +77,8 @@ struct JobGuards {
 // Fills what the table's jobs require to stay.
 Result<JobGuards> ProtectJobs(ExecContext& ctx, const jobs::TableEntry& t, VacuumOptions* o) {
   JobGuards g;
-  for (const char* state : {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING",
-                            "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
+  for (const char* state :
+       {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING", "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
     VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> found, JobsIn(ctx, t, state));
     for (const jobs::JobRecord& j : found) {
       // The job's base and every later version: an executor commits on top of them, and the
@@ -105,9 +105,9 @@ std::vector<std::string> KeptVersionNotices(const std::vector<KeptVersion>& kept
   for (size_t i = 0; i < kept.size();) {
     size_t j = i;
     while (j + 1 < kept.size() && kept[j + 1].reason == kept[i].reason) ++j;
-    const std::string range = i == j ? "version " + std::to_string(kept[i].version)
-                                     : "versions " + std::to_string(kept[i].version) + "-" +
-                                           std::to_string(kept[j].version);
+    const std::string range =
+        i == j ? "version " + std::to_string(kept[i].version)
+               : "versions " + std::to_string(kept[i].version) + "-" + std::to_string(kept[j].version);
     out.push_back("kept " + range + ": " + kept[i].reason);
     i = j + 1;
   }
@@ -172,8 +172,8 @@ Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
            (orphan.kind == Orphan::Kind::kStaging && guards.watched_attempts.count(orphan.id) > 0);
   };
   VIGIL_ASSIGN_OR_RETURN(auto pins, generations::VersionPinStore::Open(&ctx.store->database(), ctx.Now()));
-  VIGIL_ASSIGN_OR_RETURN(VacuumReport report, generations::VacuumTable(ds->path(), o, {}, pins.get(), ds->path(),
-                                                                       ctx.Now()));
+  VIGIL_ASSIGN_OR_RETURN(VacuumReport report,
+                         generations::VacuumTable(ds->path(), o, {}, pins.get(), ds->path(), ctx.Now()));
   ctx.Invalidate(name);
   // An administrator's VACUUM also reclaims dropped tables that nothing can still write.
   int64_t dropped = 0;

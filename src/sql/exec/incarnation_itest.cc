@@ -294,8 +294,8 @@ TEST_F(IncarnationTest, RacingWritersLateCommitsAndRecreationKeepEveryIncarnatio
   EXPECT_EQ(Count(*main, "d.t"), static_cast<int64_t>(c.ids.size()));
   EXPECT_GT(acked.size(), 0u);
   for (const auto& [code, n] : refusals) {
-    EXPECT_THAT(code, ::testing::AnyOf(StatusCode::kStaleIncarnation, StatusCode::kNotFound,
-                                       StatusCode::kCommitConflict))
+    EXPECT_THAT(code,
+                ::testing::AnyOf(StatusCode::kStaleIncarnation, StatusCode::kNotFound, StatusCode::kCommitConflict))
         << StatusCodeName(code) << " x" << n << ": " << examples[code];
   }
   std::printf("acknowledged rows: %zu; refusals:", acked.size());

@@ -100,19 +100,19 @@ class JobListingTest : public ::testing::Test {
     ASSERT_TRUE(t.ok() && t->has_value());
     auto conn = store_->database().Acquire();
     ASSERT_TRUE(conn.ok());
-    ASSERT_TRUE((*conn)
-                    ->Execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"
-                              " INSERT INTO index_jobs (revision, creator, created_at, started_at, finished_at,"
-                              " catalog_name, database_name, table_name, catalog_incarnation, table_incarnation,"
-                              " locator, index_name, normalization_version, normalized_name, provider, operation,"
-                              " if_mode, columns_json, properties_json, start_version, schema_fingerprint,"
-                              " execution, outcome, refresh, reconcile, disposition)"
-                              " SELECT 3, 'bulk', $2, $2, $2, 'local', 'db', $3, $4, $5, $6, 'bulk_idx', 1,"
-                              " 'bulk_idx', 'DIRECTORY', 'CREATE', 'NONE', '[\"id\"]', '{}', 1, 'fp',"
-                              " 'TERMINAL', 'NOT_COMMITTED', 'DONE', 'NONE', 'NONE' FROM n",
-                              {int64_t{n}, now_, table, (*t)->catalog_incarnation, (*t)->table_incarnation,
-                               (*t)->locator})
-                    .ok());
+    ASSERT_TRUE(
+        (*conn)
+            ->Execute("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"
+                      " INSERT INTO index_jobs (revision, creator, created_at, started_at, finished_at,"
+                      " catalog_name, database_name, table_name, catalog_incarnation, table_incarnation,"
+                      " locator, index_name, normalization_version, normalized_name, provider, operation,"
+                      " if_mode, columns_json, properties_json, start_version, schema_fingerprint,"
+                      " execution, outcome, refresh, reconcile, disposition)"
+                      " SELECT 3, 'bulk', $2, $2, $2, 'local', 'db', $3, $4, $5, $6, 'bulk_idx', 1,"
+                      " 'bulk_idx', 'DIRECTORY', 'CREATE', 'NONE', '[\"id\"]', '{}', 1, 'fp',"
+                      " 'TERMINAL', 'NOT_COMMITTED', 'DONE', 'NONE', 'NONE' FROM n",
+                      {int64_t{n}, now_, table, (*t)->catalog_incarnation, (*t)->table_incarnation, (*t)->locator})
+            .ok());
   }
 
   static std::vector<int64_t> Ids(const ResultSet& r) {
@@ -276,8 +276,7 @@ TEST_F(JobListingTest, ForceReleaseIsAuditedInVigilAudit) {
   Ok("RESOLVE INDEX JOB " + std::to_string(a) + " AS FORCE_RELEASE COMMENT 'host lost'");  // joins
   ResultSet audit = Ok("SELECT * FROM vigil_audit() ORDER BY AuditId");
   EXPECT_EQ(audit.columns, (std::vector<std::string>{"AuditId", "Time", "Actor", "Action", "JobId", "CatalogName",
-                                                     "DatabaseName", "TableName", "IndexName", "Comment",
-                                                     "Warnings"}));
+                                                     "DatabaseName", "TableName", "IndexName", "Comment", "Warnings"}));
   ASSERT_EQ(audit.rows.size(), 2u);
   const std::vector<Value>& e = audit.rows[0];
   EXPECT_EQ(e[2], Value("local_admin"));

@@ -8,9 +8,9 @@
 
 #include "sql/exec/exec_internal.h"
 #include "vigil/common/env.h"
+#include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
-#include "vigil/ingest/ingest.h"
 
 namespace vigil::sql {
 
@@ -29,7 +29,7 @@ std::string FormatTimeMs(int64_t ms) {
   return buf;
 }
 
-Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableName& name) {
+Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableRef& name) {
   if (name.database.empty()) {
     return Status::InvalidArgument("table '" + name.table + "' needs its database: write db." + name.table);
   }
@@ -98,9 +98,12 @@ Result<Value> BoundValueOf(const BoundValue& bound, size_t index) {
     return Status::InvalidArgument("EXECUTE value " + std::to_string(index + 1) + ": " + why);
   };
   switch (l.kind) {
-    case Literal::Kind::kNull: return Value();
-    case Literal::Kind::kBool: return Value(int64_t{l.bool_value ? 1 : 0});
-    case Literal::Kind::kString: return Value(l.text);
+    case Literal::Kind::kNull:
+      return Value();
+    case Literal::Kind::kBool:
+      return Value(int64_t{l.bool_value ? 1 : 0});
+    case Literal::Kind::kString:
+      return Value(l.text);
     case Literal::Kind::kInteger: {
       int64_t v = 0;
       auto [end, ec] = std::from_chars(l.text.data(), l.text.data() + l.text.size(), v);
@@ -165,7 +168,7 @@ class SessionImpl : public Session {
     return engine->Select(*select, ctx_.options.principal, params);
   }
 
-  Result<ResultSet> CopyUpload(const TableName& table, const std::string& spooled_file, CopyFormat format,
+  Result<ResultSet> CopyUpload(const TableRef& table, const std::string& spooled_file, CopyFormat format,
                                const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(auto input, OpenIngestFile(spooled_file, /*no_symlinks=*/true));
     CopyStatement s{table, "upload", format};

@@ -48,14 +48,11 @@ std::set<std::pair<LibraryFunction, bool>> LibraryFunctions() {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT name, type, narg FROM pragma_function_list", -1, &stmt,
-                               nullptr),
-            SQLITE_OK);
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT name, type, narg FROM pragma_function_list", -1, &stmt, nullptr), SQLITE_OK);
   std::set<LibraryFunction> functions;
   while (sqlite3_step(stmt) == SQLITE_ROW) {
     functions.insert({reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)),
-                      reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1)),
-                      sqlite3_column_int(stmt, 2)});
+                      reinterpret_cast<const char*>(sqlite3_column_text(stmt, 1)), sqlite3_column_int(stmt, 2)});
   }
   sqlite3_finalize(stmt);
   std::set<std::pair<LibraryFunction, bool>> out;
@@ -90,12 +87,10 @@ TEST_F(SqlSurfaceTest, OnlyAllowlistedFunctionsRun) {
     const std::string sql = Call(f);
     auto r = session_->Execute(sql);
     if (internal::IsAllowedFunction(f.name)) {
-      EXPECT_NE(r.status().code(), StatusCode::kPermissionDenied)
-          << sql << ": " << r.status().ToString();
+      EXPECT_NE(r.status().code(), StatusCode::kPermissionDenied) << sql << ": " << r.status().ToString();
       admitted.insert(f.name);
     } else if (compiles) {
-      ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied)
-          << sql << ": " << r.status().ToString();
+      ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied) << sql << ": " << r.status().ToString();
       EXPECT_EQ(r.status().message(), "function " + f.name + " is not allowed in Vigil SQL") << sql;
       ++refused;
     } else {
@@ -103,30 +98,24 @@ TEST_F(SqlSurfaceTest, OnlyAllowlistedFunctionsRun) {
     }
   }
   // Every allowlisted function exists here and was called.
-  for (std::string_view name : internal::AllowedFunctions())
-    EXPECT_TRUE(admitted.count(std::string(name))) << name;
+  for (std::string_view name : internal::AllowedFunctions()) EXPECT_TRUE(admitted.count(std::string(name))) << name;
   EXPECT_GT(refused, 20u);
   // Spot checks of results through the allowlist.
-  auto ok = session_->Execute(
-      "SELECT lower('AB'), length('abc'), typeof(1.5), instr('abc', 'c'), nullif(1, 1)");
+  auto ok = session_->Execute("SELECT lower('AB'), length('abc'), typeof(1.5), instr('abc', 'c'), nullif(1, 1)");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
-  EXPECT_EQ(ok->rows.at(0),
-            (std::vector<Value>{Value(std::string("ab")), Value(int64_t{3}),
-                                Value(std::string("real")), Value(int64_t{3}), Value()}));
+  EXPECT_EQ(ok->rows.at(0), (std::vector<Value>{Value(std::string("ab")), Value(int64_t{3}), Value(std::string("real")),
+                                                Value(int64_t{3}), Value()}));
 }
 
 TEST_F(SqlSurfaceTest, RefusedCallsNeverRun) {
   for (const char* sql :
-       {"SELECT fts3_tokenizer('simple')", "SELECT fts3_tokenizer('x', X'00')",
-        "SELECT load_extension('x')", "SELECT 1 WHERE fts3_tokenizer('simple') IS NULL",
-        "SELECT (SELECT load_extension('x', 'y'))",
+       {"SELECT fts3_tokenizer('simple')", "SELECT fts3_tokenizer('x', X'00')", "SELECT load_extension('x')",
+        "SELECT 1 WHERE fts3_tokenizer('simple') IS NULL", "SELECT (SELECT load_extension('x', 'y'))",
         "WITH t(a) AS (SELECT fts3_tokenizer('simple')) SELECT a FROM t"}) {
     auto r = session_->Execute(sql);
-    ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied)
-        << sql << ": " << r.status().ToString();
-    EXPECT_THAT(r.status().message(),
-                ::testing::MatchesRegex("function (fts3_tokenizer|load_extension) is not "
-                                        "allowed in Vigil SQL"));
+    ASSERT_EQ(r.status().code(), StatusCode::kPermissionDenied) << sql << ": " << r.status().ToString();
+    EXPECT_THAT(r.status().message(), ::testing::MatchesRegex("function (fts3_tokenizer|load_extension) is not "
+                                                              "allowed in Vigil SQL"));
   }
   auto next = session_->Execute("SELECT 41 + 1");
   ASSERT_TRUE(next.ok()) << next.status().ToString();

@@ -51,16 +51,24 @@ std::string ToUpperAscii(std::string_view s) {
 
 std::string DescribeToken(const Token& t) {
   switch (t.kind) {
-    case TokenKind::kEnd: return t.text == ";" ? "';'" : "end of input";
-    case TokenKind::kWord: return Clip(t.text);
-    case TokenKind::kQuotedIdentifier: return "identifier " + Clip(t.text);
-    case TokenKind::kString: return "string " + Clip(t.text);
-    case TokenKind::kBlob: return "blob " + Clip(t.text);
+    case TokenKind::kEnd:
+      return t.text == ";" ? "';'" : "end of input";
+    case TokenKind::kWord:
+      return Clip(t.text);
+    case TokenKind::kQuotedIdentifier:
+      return "identifier " + Clip(t.text);
+    case TokenKind::kString:
+      return "string " + Clip(t.text);
+    case TokenKind::kBlob:
+      return "blob " + Clip(t.text);
     case TokenKind::kInteger:
     case TokenKind::kDecimal:
-    case TokenKind::kFloat: return "number " + Clip(t.text);
-    case TokenKind::kParameter: return "parameter " + Clip(t.text);
-    case TokenKind::kOperator: return "'" + t.text + "'";
+    case TokenKind::kFloat:
+      return "number " + Clip(t.text);
+    case TokenKind::kParameter:
+      return "parameter " + Clip(t.text);
+    case TokenKind::kOperator:
+      return "'" + t.text + "'";
   }
   return Clip(t.text);
 }
@@ -87,7 +95,10 @@ bool Lexer::Fail(SourcePos at, std::string message, ParseError* error) {
 size_t Lexer::Utf8Length(size_t i) const {
   auto byte = [&](size_t k) -> unsigned { return k < in_.size() ? static_cast<unsigned char>(in_[k]) : 0u; };
   unsigned c = byte(i);
-  auto cont = [&](size_t k) { unsigned b = byte(k); return b >= 0x80 && b <= 0xBF; };
+  auto cont = [&](size_t k) {
+    unsigned b = byte(k);
+    return b >= 0x80 && b <= 0xBF;
+  };
   if (c < 0x80) return 1;
   if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
   if (c >= 0xE0 && c <= 0xEF) {
@@ -159,8 +170,7 @@ bool Lexer::LexQuoted(char quote, TokenKind kind, size_t max_bytes, std::string_
     } else if (static_cast<unsigned char>(c) < 0x80 && c != '\n') {
       // A run of ASCII without newlines (one column a byte): copied at once.
       size_t end = pos_.offset + 1;
-      while (end < in_.size() && static_cast<unsigned char>(in_[end]) < 0x80 && in_[end] != '\n' &&
-             in_[end] != quote) {
+      while (end < in_.size() && static_cast<unsigned char>(in_[end]) < 0x80 && in_[end] != '\n' && in_[end] != quote) {
         ++end;
       }
       value.append(in_.substr(pos_.offset, end - pos_.offset));
@@ -222,9 +232,9 @@ bool Lexer::LexNumber(Token* token, ParseError* error) {
 }
 
 bool Lexer::LexOperator(Token* token, ParseError* error) {
-  static constexpr std::string_view kOps[] = {"->>", "->", "||", "==", "!=", "<>", "<=", ">=", "<<", ">>",
-                                              "<",   ">",  "=",  "+",  "-",  "*",  "/",  "%",  "&",  "|",
-                                              "~",   "(",  ")",  ",",  ".",  ";"};
+  static constexpr std::string_view kOps[] = {"->>", "->", "||", "==", "!=", "<>", "<=", ">=", "<<",
+                                              ">>",  "<",  ">",  "=",  "+",  "-",  "*",  "/",  "%",
+                                              "&",   "|",  "~",  "(",  ")",  ",",  ".",  ";"};
   std::string_view rest = in_.substr(pos_.offset);
   for (std::string_view op : kOps) {
     if (rest.substr(0, op.size()) == op) {

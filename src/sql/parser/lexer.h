@@ -29,8 +29,7 @@ class Lexer {
   void Advance(size_t n);
   bool SkipSpaceAndComments(ParseError* error);
   bool Fail(SourcePos at, std::string message, ParseError* error);
-  bool LexQuoted(char quote, TokenKind kind, size_t max_bytes, std::string_view what, Token* token,
-                 ParseError* error);
+  bool LexQuoted(char quote, TokenKind kind, size_t max_bytes, std::string_view what, Token* token, ParseError* error);
   bool LexNumber(Token* token, ParseError* error);
   bool LexOperator(Token* token, ParseError* error);
   // Bytes of the valid UTF-8 sequence at `i`, 0 when invalid.

@@ -20,9 +20,12 @@ Status Parser::ParseResolve(StatementNode* out) {
   ResolveIndexJobStatement s;
   VIGIL_RETURN_IF_ERROR(ParseIndexJobId(&s.job_id));
   VIGIL_RETURN_IF_ERROR(ExpectWord("AS"));
-  if (AcceptWord("ACKNOWLEDGED")) s.action = ResolveAction::kAcknowledged;
-  else if (AcceptWord("FORCE_RELEASE")) s.action = ResolveAction::kForceRelease;
-  else return Expected("ACKNOWLEDGED or FORCE_RELEASE");
+  if (AcceptWord("ACKNOWLEDGED"))
+    s.action = ResolveAction::kAcknowledged;
+  else if (AcceptWord("FORCE_RELEASE"))
+    s.action = ResolveAction::kForceRelease;
+  else
+    return Expected("ACKNOWLEDGED or FORCE_RELEASE");
   if (PeekWord("WITHOUT")) {
     SourcePos pos = Take().pos;
     if (s.action != ResolveAction::kForceRelease) {

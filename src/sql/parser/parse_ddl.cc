@@ -117,11 +117,16 @@ Status Parser::ParseCreateIndex(bool or_replace, StatementNode* out) {
   VIGIL_RETURN_IF_ERROR(ParseColumnList(kMaxIndexColumns, "index columns", &s.columns));
   VIGIL_RETURN_IF_ERROR(ExpectWord("USING"));
   const Token& m = Peek();
-  if (PeekWord("ANN")) s.method = IndexMethod::kAnn;
-  else if (PeekWord("BTREE")) s.method = IndexMethod::kBtree;
-  else if (PeekWord("BITMAP")) s.method = IndexMethod::kBitmap;
-  else if (PeekWord("FTS")) s.method = IndexMethod::kFts;
-  else return Fail(m.pos, "expected ANN, BTREE, BITMAP or FTS, found " + DescribeToken(m));
+  if (PeekWord("ANN"))
+    s.method = IndexMethod::kAnn;
+  else if (PeekWord("BTREE"))
+    s.method = IndexMethod::kBtree;
+  else if (PeekWord("BITMAP"))
+    s.method = IndexMethod::kBitmap;
+  else if (PeekWord("FTS"))
+    s.method = IndexMethod::kFts;
+  else
+    return Fail(m.pos, "expected ANN, BTREE, BITMAP or FTS, found " + DescribeToken(m));
   Take();
   if (AcceptWord("PROPERTIES")) {
     VIGIL_RETURN_IF_ERROR(ExpectOp("("));

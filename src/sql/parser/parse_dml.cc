@@ -47,11 +47,16 @@ Status Parser::ParseCopy(StatementNode* out) {
     const Token& f = Peek();
     if (f.kind != TokenKind::kWord && f.kind != TokenKind::kString) return Expected("format name");
     std::string name = ToUpperAscii(f.value);
-    if (name == "CSV") s.format = CopyFormat::kCsv;
-    else if (name == "JSONL" || name == "JSON" || name == "NDJSON") s.format = CopyFormat::kJsonl;
-    else if (name == "FVECS") s.format = CopyFormat::kFvecs;
-    else if (name == "NPY") s.format = CopyFormat::kNpy;
-    else return Fail(f.pos, "unknown COPY format " + DescribeToken(f) + ": expected csv, jsonl, fvecs or npy");
+    if (name == "CSV")
+      s.format = CopyFormat::kCsv;
+    else if (name == "JSONL" || name == "JSON" || name == "NDJSON")
+      s.format = CopyFormat::kJsonl;
+    else if (name == "FVECS")
+      s.format = CopyFormat::kFvecs;
+    else if (name == "NPY")
+      s.format = CopyFormat::kNpy;
+    else
+      return Fail(f.pos, "unknown COPY format " + DescribeToken(f) + ": expected csv, jsonl, fvecs or npy");
     Take();
     VIGIL_RETURN_IF_ERROR(ExpectOp(")"));
   }

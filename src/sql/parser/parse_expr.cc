@@ -156,9 +156,12 @@ Status Parser::ParseAdditive(Expr* out, int* height) {
   VIGIL_RETURN_IF_ERROR(ParseMultiplicative(out, height));
   for (;;) {
     BinaryOp op;
-    if (PeekOp("+")) op = BinaryOp::kAdd;
-    else if (PeekOp("-")) op = BinaryOp::kSub;
-    else return Status::OK();
+    if (PeekOp("+"))
+      op = BinaryOp::kAdd;
+    else if (PeekOp("-"))
+      op = BinaryOp::kSub;
+    else
+      return Status::OK();
     Take();
     Expr rhs;
     int hr = 0;
@@ -171,10 +174,14 @@ Status Parser::ParseMultiplicative(Expr* out, int* height) {
   VIGIL_RETURN_IF_ERROR(ParseUnary(out, height));
   for (;;) {
     BinaryOp op;
-    if (PeekOp("*")) op = BinaryOp::kMul;
-    else if (PeekOp("/")) op = BinaryOp::kDiv;
-    else if (PeekOp("%")) op = BinaryOp::kMod;
-    else return Status::OK();
+    if (PeekOp("*"))
+      op = BinaryOp::kMul;
+    else if (PeekOp("/"))
+      op = BinaryOp::kDiv;
+    else if (PeekOp("%"))
+      op = BinaryOp::kMod;
+    else
+      return Status::OK();
     Take();
     Expr rhs;
     int hr = 0;

@@ -66,9 +66,7 @@ Status Parser::ParseBoundValue(std::vector<BoundValue>* out) {
   return Status::OK();
 }
 
-int Parser::HexDigitValue(char c) {
-  return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
-}
+int Parser::HexDigitValue(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
 Status Parser::ParseDeallocate(StatementNode* out) {
   DeallocateStatement s;

@@ -30,7 +30,7 @@ Status Parser::ParseIdentifier(std::string_view what, std::string* out) {
   return Expected(what);
 }
 
-Status Parser::ParseTableName(TableName* out) {
+Status Parser::ParseTableName(TableRef* out) {
   std::vector<std::string> parts(1);
   VIGIL_RETURN_IF_ERROR(ParseIdentifier("table name", &parts[0]));
   while (parts.size() < 3 && PeekOp(".")) {
@@ -39,7 +39,7 @@ Status Parser::ParseTableName(TableName* out) {
     VIGIL_RETURN_IF_ERROR(ParseIdentifier("name after '.'", &parts.back()));
   }
   if (PeekOp(".")) return Fail(Peek().pos, "a table name has at most three parts: catalog.database.table");
-  *out = TableName{};
+  *out = TableRef{};
   out->table = parts.back();
   if (parts.size() >= 2) out->database = parts[parts.size() - 2];
   if (parts.size() == 3) out->catalog = parts[0];
@@ -126,8 +126,8 @@ Status Parser::TryParseLiteral(Literal* out, bool* matched) {
       const Token& s = Peek(1);
       auto v = ParseTextValue(s.value, DataType::Of(is_date ? TypeId::kDate : TypeId::kTimestamp));
       if (!v.ok()) {
-        return Fail(s.pos, std::string("invalid ") + (is_date ? "DATE" : "TIMESTAMP") +
-                               " literal: " + v.status().message());
+        return Fail(s.pos,
+                    std::string("invalid ") + (is_date ? "DATE" : "TIMESTAMP") + " literal: " + v.status().message());
       }
       *out = Literal{is_date ? Literal::Kind::kDate : Literal::Kind::kTimestamp, s.value, false};
       Take();

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <utility>
 
@@ -18,8 +18,7 @@ using internal::Lexer;
 using internal::ToUpperAscii;
 
 Status ParseError::ToStatus() const {
-  return Status(code, "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": " +
-                          message);
+  return Status(code, "line " + std::to_string(pos.line) + ", column " + std::to_string(pos.column) + ": " + message);
 }
 
 namespace internal {
@@ -93,7 +92,6 @@ SelectStatement Parser::TakeSelect() {
   i_ = toks_.size();
   return s;
 }
-
 
 }  // namespace internal
 

@@ -59,9 +59,7 @@ class Parser {
     return true;
   }
   Status ExpectWord(std::string_view kw) { return AcceptWord(kw) ? Status::OK() : Expected(kw); }
-  Status ExpectOp(std::string_view op) {
-    return AcceptOp(op) ? Status::OK() : Expected("'" + std::string(op) + "'");
-  }
+  Status ExpectOp(std::string_view op) { return AcceptOp(op) ? Status::OK() : Expected("'" + std::string(op) + "'"); }
 
   // ---- errors ----
   Status Fail(SourcePos pos, std::string message) {
@@ -76,7 +74,7 @@ class Parser {
 
   // ---- names ----
   Status ParseIdentifier(std::string_view what, std::string* out);
-  Status ParseTableName(TableName* out);
+  Status ParseTableName(TableRef* out);
   Status ParseDatabaseName(DatabaseName* out);
   Status ParseColumnList(size_t max, std::string_view what, std::vector<std::string>* out);
   // IF NOT EXISTS / IF EXISTS; `at` receives the position of IF when present.

@@ -15,9 +15,10 @@ namespace vigil::sql {
 namespace {
 
 std::string GenWord() {
-  static const std::vector<std::string> kPool = {
-      "a", "b", "Col_1", "_x", "docs", "emb", "select", "Index", "from", "my name", "tick`s", "quote\"d",
-      "caf\xc3\xa9", "123abc", "date", "timestamp", "jobs", "NULL", "x", "TableName", "where", "ann"};
+  static const std::vector<std::string> kPool = {"a",           "b",         "Col_1", "_x",        "docs",   "emb",
+                                                 "select",      "Index",     "from",  "my name",   "tick`s", "quote\"d",
+                                                 "caf\xc3\xa9", "123abc",    "date",  "timestamp", "jobs",   "NULL",
+                                                 "x",           "TableName", "where", "ann"};
   if (*rc::gen::inRange(0, 4) == 0) {
     auto chars = rc::gen::elementOf(std::string("abcXYZ_019 $`\"'"));
     std::string s = *rc::gen::resize(12, rc::gen::nonEmpty(rc::gen::container<std::string>(chars)));
@@ -34,12 +35,12 @@ std::string GenText() {
 }
 
 std::string GenDigits(int max_len) {
-  return *rc::gen::resize(max_len, rc::gen::nonEmpty(rc::gen::container<std::string>(
-                                       rc::gen::elementOf(std::string("0123456789")))));
+  return *rc::gen::resize(
+      max_len, rc::gen::nonEmpty(rc::gen::container<std::string>(rc::gen::elementOf(std::string("0123456789")))));
 }
 
-TableName GenTable() {
-  TableName t;
+TableRef GenTable() {
+  TableRef t;
   t.table = GenWord();
   int parts = *rc::gen::inRange(1, 4);
   if (parts >= 2) t.database = GenWord();
@@ -57,12 +58,15 @@ DatabaseName GenDatabase() {
 Literal GenLiteral() {
   std::string sign = *rc::gen::arbitrary<bool>() ? "-" : "";
   switch (*rc::gen::inRange(0, 8)) {
-    case 0: return Literal::Null();
-    case 1: return Literal::Bool(*rc::gen::arbitrary<bool>());
-    case 2: return Literal::Number(Literal::Kind::kInteger, sign + GenDigits(20));
+    case 0:
+      return Literal::Null();
+    case 1:
+      return Literal::Bool(*rc::gen::arbitrary<bool>());
+    case 2:
+      return Literal::Number(Literal::Kind::kInteger, sign + GenDigits(20));
     case 3: {
       int form = *rc::gen::inRange(0, 3);
-      std::string text = form == 0 ? GenDigits(6) + "." + GenDigits(6)
+      std::string text = form == 0   ? GenDigits(6) + "." + GenDigits(6)
                          : form == 1 ? "." + GenDigits(4)
                                      : GenDigits(4) + ".";
       return Literal::Number(Literal::Kind::kDecimal, sign + text);
@@ -71,11 +75,11 @@ Literal GenLiteral() {
       std::string exp = *rc::gen::elementOf(std::vector<std::string>{"e", "E", "e-", "e+"});
       return Literal::Number(Literal::Kind::kFloat, sign + GenDigits(3) + exp + GenDigits(3));
     }
-    case 5: return Literal::String(GenText());
+    case 5:
+      return Literal::String(GenText());
     case 6:
       return Literal{Literal::Kind::kDate,
-                     *rc::gen::elementOf(std::vector<std::string>{"2024-02-29", "1970-01-01", "0001-01-01"}),
-                     false};
+                     *rc::gen::elementOf(std::vector<std::string>{"2024-02-29", "1970-01-01", "0001-01-01"}), false};
     default:
       return Literal{Literal::Kind::kTimestamp,
                      *rc::gen::elementOf(std::vector<std::string>{"2024-01-01 10:00:00", "1970-01-01T00:00:00Z",
@@ -88,8 +92,10 @@ Expr GenExpr(int depth) {
   int kind = *rc::gen::inRange(0, depth > 0 ? 9 : 2);
   Expr e;
   switch (kind) {
-    case 0: return Expr::Lit(GenLiteral());
-    case 1: return Expr::Column(GenWord(), *rc::gen::arbitrary<bool>());
+    case 0:
+      return Expr::Lit(GenLiteral());
+    case 1:
+      return Expr::Column(GenWord(), *rc::gen::arbitrary<bool>());
     case 2:
       e.kind = ExprKind::kNot;
       e.args.push_back(GenExpr(depth - 1));
@@ -203,15 +209,18 @@ jobs::Privilege GenPrivilege() {
 // Users, tokens and grants.
 StatementNode GenUserStatement() {
   switch (*rc::gen::inRange(0, 6)) {
-    case 0: return CreateUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
-    case 1: return DropUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
+    case 0:
+      return CreateUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
+    case 1:
+      return DropUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
     case 2:
-      return AlterUserStatement{GenWord(),
-                                *rc::gen::element(AlterUserAction::kRotateToken, AlterUserAction::kDisable,
-                                                  AlterUserAction::kEnable, AlterUserAction::kSetAdmin,
-                                                  AlterUserAction::kUnsetAdmin)};
-    case 3: return GrantStatement{*rc::gen::arbitrary<bool>(), GenPrivilege(), GenGrantObject(), GenWord()};
-    case 4: return ShowUsersStatement{};
+      return AlterUserStatement{GenWord(), *rc::gen::element(AlterUserAction::kRotateToken, AlterUserAction::kDisable,
+                                                             AlterUserAction::kEnable, AlterUserAction::kSetAdmin,
+                                                             AlterUserAction::kUnsetAdmin)};
+    case 3:
+      return GrantStatement{*rc::gen::arbitrary<bool>(), GenPrivilege(), GenGrantObject(), GenWord()};
+    case 4:
+      return ShowUsersStatement{};
     default: {
       ShowGrantsStatement s;
       if (*rc::gen::arbitrary<bool>()) s.user = GenWord();
@@ -223,7 +232,8 @@ StatementNode GenUserStatement() {
 // PREPARE / EXECUTE / DEALLOCATE.
 StatementNode GenPreparedStatement() {
   switch (*rc::gen::inRange(0, 3)) {
-    case 0: return PrepareStatement{GenWord(), GenSelect()};
+    case 0:
+      return PrepareStatement{GenWord(), GenSelect()};
     case 1: {
       ExecuteStatement s;
       s.name = GenWord();
@@ -247,9 +257,12 @@ StatementNode GenPreparedStatement() {
 
 StatementNode GenStatement() {
   switch (*rc::gen::inRange(0, 25)) {
-    case 0: return CreateDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
-    case 1: return DropDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
-    case 2: return ShowDatabasesStatement{};
+    case 0:
+      return CreateDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
+    case 1:
+      return DropDatabaseStatement{GenDatabase(), *rc::gen::arbitrary<bool>()};
+    case 2:
+      return ShowDatabasesStatement{};
     case 3: {
       ShowTablesStatement s;
       if (*rc::gen::arbitrary<bool>()) s.database = GenDatabase();
@@ -260,7 +273,8 @@ StatementNode GenStatement() {
       for (const std::string& n : GenNames(1, 5)) s.columns.push_back({n, GenType(), *rc::gen::arbitrary<bool>()});
       return s;
     }
-    case 5: return DropTableStatement{GenTable(), *rc::gen::arbitrary<bool>()};
+    case 5:
+      return DropTableStatement{GenTable(), *rc::gen::arbitrary<bool>()};
     case 6: {
       InsertStatement s;
       s.table = GenTable();
@@ -281,7 +295,8 @@ StatementNode GenStatement() {
       }
       return s;
     }
-    case 8: return DeleteStatement{GenTable(), GenWhere()};
+    case 8:
+      return DeleteStatement{GenTable(), GenWhere()};
     case 9: {
       UpdateStatement s;
       s.table = GenTable();
@@ -289,7 +304,8 @@ StatementNode GenStatement() {
       s.where = GenWhere();
       return s;
     }
-    case 10: return RefreshTableStatement{GenTable()};
+    case 10:
+      return RefreshTableStatement{GenTable()};
     case 11: {
       CreateIndexStatement s;
       s.name = GenWord();
@@ -303,8 +319,10 @@ StatementNode GenStatement() {
       s.if_not_exists = !s.or_replace && *rc::gen::arbitrary<bool>();
       return s;
     }
-    case 12: return DropIndexStatement{GenWord(), GenTable(), *rc::gen::arbitrary<bool>()};
-    case 13: return BuildIndexStatement{GenWord(), GenTable()};
+    case 12:
+      return DropIndexStatement{GenWord(), GenTable(), *rc::gen::arbitrary<bool>()};
+    case 13:
+      return BuildIndexStatement{GenWord(), GenTable()};
     case 14: {
       VacuumStatement s;
       s.table = GenTable();
@@ -313,15 +331,18 @@ StatementNode GenStatement() {
       if (form == 2) s.older_than = GenText() + "d";
       return s;
     }
-    case 15: return ShowIndexStatement{GenTable()};
+    case 15:
+      return ShowIndexStatement{GenTable()};
     case 16: {
       ShowIndexJobsStatement s;
       if (*rc::gen::arbitrary<bool>()) s.database = GenDatabase();
       s.where = GenWhere();
       return s;
     }
-    case 17: return ShowIndexJobStatement{GenJobId()};
-    case 18: return CancelIndexJobStatement{GenJobId()};
+    case 17:
+      return ShowIndexJobStatement{GenJobId()};
+    case 18:
+      return CancelIndexJobStatement{GenJobId()};
     case 19: {
       ResolveIndexJobStatement s;
       s.job_id = GenJobId();
@@ -339,10 +360,14 @@ StatementNode GenStatement() {
       }
       return s;
     }
-    case 21: return GenSelect();
-    case 22: return GenUserStatement();
-    case 23: return GenPreparedStatement();
-    default: return ExplainStatement{*rc::gen::arbitrary<bool>(), GenSelect()};
+    case 21:
+      return GenSelect();
+    case 22:
+      return GenUserStatement();
+    case 23:
+      return GenPreparedStatement();
+    default:
+      return ExplainStatement{*rc::gen::arbitrary<bool>(), GenSelect()};
   }
 }
 
@@ -392,13 +417,43 @@ SourcePos PosOf(const std::string& s, size_t offset) {
 }
 
 RC_GTEST_PROP(ParserRoundTrip, TokenSoupFailsAtConsistentPositions, ()) {
-  static const std::vector<std::string> kPieces = {
-      "CREATE", "TABLE", "INDEX", "OR", "REPLACE", "IF", "NOT", "EXISTS", "ON", "USING", "ANN", "PROPERTIES",
-      "(", ")", ",", ";", "=", "<>", "-", "+", "*", "t", "db.t", "'s'", "\"k\"", "`q`", "1", "-2.5", "1e3",
-      "SHOW", "INDEX", "JOBS", "JOB", "FROM", "WHERE", "AND", "IN", "BETWEEN", "IS", "NULL", "INSERT", "INTO",
-      "VALUES", "DELETE", "UPDATE", "SET", "SELECT", "EXPLAIN", "VACUUM", "RETAIN", "VERSIONS", "\n", "--c\n",
-      "/*x*/", "DATE", "'2024-01-01'", "INT", "VECTOR(FLOAT32, 4)", "NOT NULL", "WAIT", "TIMEOUT", "COPY",
-      "USER", "USERS", "ALTER", "GRANT", "REVOKE", "GRANTS", "FOR", "TO", "ADMIN", "ROTATE", "TOKEN", "db.*"};
+  static const std::vector<std::string> kPieces = {"CREATE",   "TABLE",
+                                                   "INDEX",    "OR",
+                                                   "REPLACE",  "IF",
+                                                   "NOT",      "EXISTS",
+                                                   "ON",       "USING",
+                                                   "ANN",      "PROPERTIES",
+                                                   "(",        ")",
+                                                   ",",        ";",
+                                                   "=",        "<>",
+                                                   "-",        "+",
+                                                   "*",        "t",
+                                                   "db.t",     "'s'",
+                                                   "\"k\"",    "`q`",
+                                                   "1",        "-2.5",
+                                                   "1e3",      "SHOW",
+                                                   "INDEX",    "JOBS",
+                                                   "JOB",      "FROM",
+                                                   "WHERE",    "AND",
+                                                   "IN",       "BETWEEN",
+                                                   "IS",       "NULL",
+                                                   "INSERT",   "INTO",
+                                                   "VALUES",   "DELETE",
+                                                   "UPDATE",   "SET",
+                                                   "SELECT",   "EXPLAIN",
+                                                   "VACUUM",   "RETAIN",
+                                                   "VERSIONS", "\n",
+                                                   "--c\n",    "/*x*/",
+                                                   "DATE",     "'2024-01-01'",
+                                                   "INT",      "VECTOR(FLOAT32, 4)",
+                                                   "NOT NULL", "WAIT",
+                                                   "TIMEOUT",  "COPY",
+                                                   "USER",     "USERS",
+                                                   "ALTER",    "GRANT",
+                                                   "REVOKE",   "GRANTS",
+                                                   "FOR",      "TO",
+                                                   "ADMIN",    "ROTATE",
+                                                   "TOKEN",    "db.*"};
   std::string sql;
   int n = *rc::gen::inRange(0, 25);
   for (int i = 0; i < n; ++i) sql += *rc::gen::elementOf(kPieces) + " ";
@@ -425,7 +480,8 @@ TEST(ParserRoundTrip, CorpusIsAFixedPoint) {
       "COPY db.docs FROM 'docs.jsonl'",
       "CREATE INDEX emb_idx ON db.docs (emb) USING ANN PROPERTIES (\n  \"index_type\" = \"IVF_PQ\", \"metric\" = "
       "\"l2\", \"num_partitions\" = \"256\", \"num_sub_vectors\" = \"16\")",
-      "SHOW INDEX JOBS FROM db", "BUILD INDEX emb_idx ON db.docs",
+      "SHOW INDEX JOBS FROM db",
+      "BUILD INDEX emb_idx ON db.docs",
       "RESOLVE INDEX JOB 42 AS FORCE_RELEASE COMMENT 'worker host lost; accepted'",
       "update t set a = -(-1), b = not a is null where (a or b) and c not between 1 and 2 - 3"};
   const std::filesystem::path dir = std::filesystem::path(VIGIL_SQL_TESTDATA_DIR) / "parse";

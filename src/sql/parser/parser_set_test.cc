@@ -19,8 +19,7 @@ TEST(ParserSetTest, NameValueAndDefault) {
 
   s = ParseStatement("SET statement_timeout = -250");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(std::get<SetStatement>(s->node).value,
-            Literal::Number(Literal::Kind::kInteger, "-250"));
+  EXPECT_EQ(std::get<SetStatement>(s->node).value, Literal::Number(Literal::Kind::kInteger, "-250"));
 
   s = ParseStatement("SET statement_timeout = DEFAULT");
   ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -36,9 +35,8 @@ TEST(ParserSetTest, NameValueAndDefault) {
 
 RC_GTEST_PROP(ParserSetRoundTrip, PrintedSetParsesBackEqual, ()) {
   SetStatement s;
-  s.name = *rc::gen::elementOf(std::vector<std::string>{"statement_timeout", "STATEMENT_TIMEOUT",
-                                                        "x", "my name", "tick`s", "select",
-                                                        "caf\xc3\xa9", "_a1"});
+  s.name = *rc::gen::elementOf(std::vector<std::string>{"statement_timeout", "STATEMENT_TIMEOUT", "x", "my name",
+                                                        "tick`s", "select", "caf\xc3\xa9", "_a1"});
   switch (*rc::gen::inRange(0, 6)) {
     case 0:
       break;  // DEFAULT

@@ -40,11 +40,11 @@ TEST(TokenizeTest, KindsValuesAndPositions) {
   std::vector<TokenKind> kinds;
   for (const Token& t : *toks) kinds.push_back(t.kind);
   using K = TokenKind;
-  std::vector<TokenKind> want = {K::kWord,    K::kQuotedIdentifier, K::kOperator, K::kString,   K::kOperator,
-                                 K::kQuotedIdentifier, K::kOperator, K::kInteger, K::kOperator, K::kDecimal,
-                                 K::kOperator, K::kDecimal, K::kOperator, K::kFloat, K::kOperator, K::kInteger,
-                                 K::kOperator, K::kBlob,    K::kOperator, K::kParameter, K::kOperator,
-                                 K::kParameter, K::kOperator, K::kOperator, K::kOperator, K::kOperator};
+  std::vector<TokenKind> want = {
+      K::kWord,      K::kQuotedIdentifier, K::kOperator, K::kString,   K::kOperator, K::kQuotedIdentifier, K::kOperator,
+      K::kInteger,   K::kOperator,         K::kDecimal,  K::kOperator, K::kDecimal,  K::kOperator,         K::kFloat,
+      K::kOperator,  K::kInteger,          K::kOperator, K::kBlob,     K::kOperator, K::kParameter,        K::kOperator,
+      K::kParameter, K::kOperator,         K::kOperator, K::kOperator, K::kOperator};
   EXPECT_EQ(kinds, want);
   EXPECT_EQ((*toks)[1].value, "a\"b");
   EXPECT_EQ((*toks)[1].text, "\"a\"\"b\"");
@@ -55,7 +55,8 @@ TEST(TokenizeTest, KindsValuesAndPositions) {
   EXPECT_EQ(ne.text, "<>");
   EXPECT_EQ(ne.pos.line, 2u);
   EXPECT_EQ(ne.pos.column, 3u);
-  EXPECT_EQ(ne.pos.offset, std::string_view("SELECT \"a\"\"b\", 'it''s', `x`, 12, 1.5, .5, 1e-3, 0x1F, X'0aFF', ?2, :p\n  ").size());
+  EXPECT_EQ(ne.pos.offset,
+            std::string_view("SELECT \"a\"\"b\", 'it''s', `x`, 12, 1.5, .5, 1e-3, 0x1F, X'0aFF', ?2, :p\n  ").size());
   EXPECT_EQ((*toks)[23].text, "->>");
   EXPECT_EQ((*toks)[24].text, "||");
 }
@@ -230,8 +231,7 @@ TEST(ParserTest, ExpressionPrecedence) {
   EXPECT_EQ(ToSql(w), "a = 1 OR b = 2 AND NOT c IS NULL OR d < -e * 2 + 3");
   // Explicit grouping survives printing; redundant parentheses do not.
   EXPECT_EQ(ToSql(*ParseAs<DeleteStatement>("DELETE FROM t WHERE (a OR b) AND ((c))").where), "(a OR b) AND c");
-  EXPECT_EQ(ToSql(*ParseAs<DeleteStatement>("DELETE FROM t WHERE a - (b - c) = - -1").where),
-            "a - (b - c) = -(-1)");
+  EXPECT_EQ(ToSql(*ParseAs<DeleteStatement>("DELETE FROM t WHERE a - (b - c) = - -1").where), "a - (b - c) = -(-1)");
   EXPECT_EQ(ErrorOf("DELETE FROM t WHERE a = b = c").message, "expected end of statement, found '='");
   EXPECT_EQ(ErrorOf("DELETE FROM t WHERE a NOT LIKE 'x'").message, "expected IN or BETWEEN after NOT, found LIKE");
   EXPECT_EQ(ErrorOf("DELETE FROM t WHERE a IN ()").message, "expected an expression, found ')'");
@@ -307,14 +307,14 @@ TEST(ParserTest, IndexMaintenanceAndJobs) {
   EXPECT_EQ(ParseAs<WaitIndexJobStatement>("WAIT INDEX JOB 3 TIMEOUT 1.5").timeout_seconds, 1.5);
   EXPECT_FALSE(ParseAs<WaitIndexJobStatement>("WAIT INDEX JOB 3").timeout_seconds.has_value());
   EXPECT_EQ(ErrorOf("SHOW INDEX JOB 0").message, "job id must be positive");
-  EXPECT_EQ(ErrorOf("SHOW INDEX JOB 9223372036854775808").message,
-            "job id 9223372036854775808 is out of range");
+  EXPECT_EQ(ErrorOf("SHOW INDEX JOB 9223372036854775808").message, "job id 9223372036854775808 is out of range");
   EXPECT_EQ(ErrorOf("CANCEL INDEX JOB x").message, "expected job id, found x");
 }
 
 TEST(ParserTest, SelectKeepsTextAndTokens) {
-  const std::string sql = "  -- lead\nSELECT id, _distance FROM vector_search('db.docs', 'emb', '[0.1; 2]', 10)\n"
-                          "  WHERE category = 'news' /* c */ ;\nEXPLAIN ANALYZE select 1";
+  const std::string sql =
+      "  -- lead\nSELECT id, _distance FROM vector_search('db.docs', 'emb', '[0.1; 2]', 10)\n"
+      "  WHERE category = 'news' /* c */ ;\nEXPLAIN ANALYZE select 1";
   auto stmts = ParseScript(sql);
   ASSERT_TRUE(stmts.ok()) << stmts.status().ToString();
   ASSERT_EQ(stmts->size(), 2u);

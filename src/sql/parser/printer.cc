@@ -13,11 +13,10 @@ namespace vigil::sql {
 namespace {
 
 constexpr std::string_view kReserved[] = {
-    "ALL",   "AND",   "AS",     "BETWEEN", "BY",     "CASE",   "CREATE", "DELETE", "DISTINCT", "DROP",
-    "ELSE",  "EXISTS", "FALSE", "FROM",    "GROUP",  "HAVING", "IF",     "IN",     "INDEX",    "INSERT",
-    "INTO",  "IS",    "JOIN",   "LIKE",    "LIMIT",  "NOT",    "NULL",   "ON",     "OR",       "ORDER",
-    "SELECT", "SET",  "TABLE",  "THEN",    "TRUE",   "UNION",  "UPDATE", "USING",  "VALUES",   "WHEN",
-    "WHERE", "WITH"};
+    "ALL",    "AND",   "AS",    "BETWEEN", "BY",     "CASE",   "CREATE", "DELETE", "DISTINCT", "DROP", "ELSE",
+    "EXISTS", "FALSE", "FROM",  "GROUP",   "HAVING", "IF",     "IN",     "INDEX",  "INSERT",   "INTO", "IS",
+    "JOIN",   "LIKE",  "LIMIT", "NOT",     "NULL",   "ON",     "OR",     "ORDER",  "SELECT",   "SET",  "TABLE",
+    "THEN",   "TRUE",  "UNION", "UPDATE",  "USING",  "VALUES", "WHEN",   "WHERE",  "WITH"};
 
 // Binding strength; a child weaker than its context is parenthesized.
 enum Prec : int { kPrecOr = 1, kPrecAnd, kPrecNot, kPrecCompare, kPrecAdd, kPrecMul, kPrecUnary, kPrecPrimary };
@@ -28,25 +27,33 @@ bool IsNumeric(const Literal& l) {
 
 int PrecOf(const Expr& e) {
   switch (e.kind) {
-    case ExprKind::kLiteral: return IsNumeric(e.literal) && !e.literal.text.empty() && e.literal.text[0] == '-'
-                                        ? kPrecUnary
-                                        : kPrecPrimary;
-    case ExprKind::kColumn: return kPrecPrimary;
-    case ExprKind::kNot: return kPrecNot;
-    case ExprKind::kNegate: return kPrecUnary;
+    case ExprKind::kLiteral:
+      return IsNumeric(e.literal) && !e.literal.text.empty() && e.literal.text[0] == '-' ? kPrecUnary : kPrecPrimary;
+    case ExprKind::kColumn:
+      return kPrecPrimary;
+    case ExprKind::kNot:
+      return kPrecNot;
+    case ExprKind::kNegate:
+      return kPrecUnary;
     case ExprKind::kIsNull:
     case ExprKind::kIn:
-    case ExprKind::kBetween: return kPrecCompare;
+    case ExprKind::kBetween:
+      return kPrecCompare;
     case ExprKind::kBinary:
       switch (e.op) {
-        case BinaryOp::kOr: return kPrecOr;
-        case BinaryOp::kAnd: return kPrecAnd;
+        case BinaryOp::kOr:
+          return kPrecOr;
+        case BinaryOp::kAnd:
+          return kPrecAnd;
         case BinaryOp::kAdd:
-        case BinaryOp::kSub: return kPrecAdd;
+        case BinaryOp::kSub:
+          return kPrecAdd;
         case BinaryOp::kMul:
         case BinaryOp::kDiv:
-        case BinaryOp::kMod: return kPrecMul;
-        default: return kPrecCompare;
+        case BinaryOp::kMod:
+          return kPrecMul;
+        default:
+          return kPrecCompare;
       }
   }
   return kPrecPrimary;
@@ -56,7 +63,9 @@ void PrintExpr(const Expr& e, int min_prec, std::string* out);
 
 void PrintInner(const Expr& e, std::string* out) {
   switch (e.kind) {
-    case ExprKind::kLiteral: *out += ToSql(e.literal); return;
+    case ExprKind::kLiteral:
+      *out += ToSql(e.literal);
+      return;
     case ExprKind::kColumn:
       if (e.double_quoted) {
         *out += '"';
@@ -112,9 +121,12 @@ void PrintInner(const Expr& e, std::string* out) {
       for (size_t i = 0; i < e.args.size(); ++i) {
         if (i > 0) *out += sep;
         int child;
-        if (p == kPrecOr || p == kPrecAnd) child = p + 1;  // n-ary: a nested chain keeps its parentheses
-        else if (p == kPrecCompare) child = kPrecAdd;       // comparisons do not chain
-        else child = i == 0 ? p : p + 1;                    // left-associative
+        if (p == kPrecOr || p == kPrecAnd)
+          child = p + 1;  // n-ary: a nested chain keeps its parentheses
+        else if (p == kPrecCompare)
+          child = kPrecAdd;  // comparisons do not chain
+        else
+          child = i == 0 ? p : p + 1;  // left-associative
         PrintExpr(e.args[i], child, out);
       }
       return;
@@ -237,9 +249,7 @@ struct NodePrinter {
     if (s.where) out += " WHERE " + ToSql(*s.where);
     return out;
   }
-  std::string operator()(const ShowIndexJobStatement& s) const {
-    return "SHOW INDEX JOB " + std::to_string(s.job_id);
-  }
+  std::string operator()(const ShowIndexJobStatement& s) const { return "SHOW INDEX JOB " + std::to_string(s.job_id); }
   std::string operator()(const CancelIndexJobStatement& s) const {
     return "CANCEL INDEX JOB " + std::to_string(s.job_id);
   }
@@ -369,8 +379,10 @@ Expr Expr::Binary(BinaryOp op, std::vector<Expr> operands, SourcePos pos) {
 bool Expr::operator==(const Expr& o) const {
   if (kind != o.kind) return false;
   switch (kind) {
-    case ExprKind::kLiteral: return literal == o.literal;
-    case ExprKind::kColumn: return column == o.column && double_quoted == o.double_quoted;
+    case ExprKind::kLiteral:
+      return literal == o.literal;
+    case ExprKind::kColumn:
+      return column == o.column && double_quoted == o.double_quoted;
     case ExprKind::kBinary:
       if (op != o.op) return false;
       break;
@@ -379,7 +391,8 @@ bool Expr::operator==(const Expr& o) const {
     case ExprKind::kBetween:
       if (negated != o.negated) return false;
       break;
-    default: break;
+    default:
+      break;
   }
   return args == o.args;
 }
@@ -412,14 +425,20 @@ std::string QuoteString(std::string_view text) {
 
 std::string ToSql(const Literal& l) {
   switch (l.kind) {
-    case Literal::Kind::kNull: return "NULL";
-    case Literal::Kind::kBool: return l.bool_value ? "TRUE" : "FALSE";
+    case Literal::Kind::kNull:
+      return "NULL";
+    case Literal::Kind::kBool:
+      return l.bool_value ? "TRUE" : "FALSE";
     case Literal::Kind::kInteger:
     case Literal::Kind::kDecimal:
-    case Literal::Kind::kFloat: return l.text;
-    case Literal::Kind::kString: return QuoteString(l.text);
-    case Literal::Kind::kDate: return "DATE " + QuoteString(l.text);
-    case Literal::Kind::kTimestamp: return "TIMESTAMP " + QuoteString(l.text);
+    case Literal::Kind::kFloat:
+      return l.text;
+    case Literal::Kind::kString:
+      return QuoteString(l.text);
+    case Literal::Kind::kDate:
+      return "DATE " + QuoteString(l.text);
+    case Literal::Kind::kTimestamp:
+      return "TIMESTAMP " + QuoteString(l.text);
   }
   return "NULL";
 }
@@ -430,7 +449,7 @@ std::string ToSql(const Expr& e) {
   return out;
 }
 
-std::string ToSql(const TableName& n) {
+std::string ToSql(const TableRef& n) {
   std::string out;
   if (!n.catalog.empty()) out += QuoteIdentifier(n.catalog) + ".";
   if (!n.database.empty()) out += QuoteIdentifier(n.database) + ".";
@@ -454,20 +473,28 @@ std::string_view StatementName(const StatementNode& node) { return std::visit(No
 
 std::string_view CopyFormatName(CopyFormat f) {
   switch (f) {
-    case CopyFormat::kCsv: return "csv";
-    case CopyFormat::kJsonl: return "jsonl";
-    case CopyFormat::kFvecs: return "fvecs";
-    case CopyFormat::kNpy: return "npy";
+    case CopyFormat::kCsv:
+      return "csv";
+    case CopyFormat::kJsonl:
+      return "jsonl";
+    case CopyFormat::kFvecs:
+      return "fvecs";
+    case CopyFormat::kNpy:
+      return "npy";
   }
   return "csv";
 }
 
 std::string_view IndexMethodName(IndexMethod m) {
   switch (m) {
-    case IndexMethod::kAnn: return "ANN";
-    case IndexMethod::kBtree: return "BTREE";
-    case IndexMethod::kBitmap: return "BITMAP";
-    case IndexMethod::kFts: return "FTS";
+    case IndexMethod::kAnn:
+      return "ANN";
+    case IndexMethod::kBtree:
+      return "BTREE";
+    case IndexMethod::kBitmap:
+      return "BITMAP";
+    case IndexMethod::kFts:
+      return "FTS";
   }
   return "BTREE";
 }
@@ -478,30 +505,48 @@ std::string_view ResolveActionName(ResolveAction a) {
 
 std::string_view AlterUserActionName(AlterUserAction a) {
   switch (a) {
-    case AlterUserAction::kRotateToken: return "ROTATE TOKEN";
-    case AlterUserAction::kDisable: return "DISABLE";
-    case AlterUserAction::kEnable: return "ENABLE";
-    case AlterUserAction::kSetAdmin: return "SET ADMIN";
-    case AlterUserAction::kUnsetAdmin: return "UNSET ADMIN";
+    case AlterUserAction::kRotateToken:
+      return "ROTATE TOKEN";
+    case AlterUserAction::kDisable:
+      return "DISABLE";
+    case AlterUserAction::kEnable:
+      return "ENABLE";
+    case AlterUserAction::kSetAdmin:
+      return "SET ADMIN";
+    case AlterUserAction::kUnsetAdmin:
+      return "UNSET ADMIN";
   }
   return "ROTATE TOKEN";
 }
 
 std::string_view BinaryOpName(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kOr: return "OR";
-    case BinaryOp::kAnd: return "AND";
-    case BinaryOp::kEq: return "=";
-    case BinaryOp::kNe: return "!=";
-    case BinaryOp::kLt: return "<";
-    case BinaryOp::kLe: return "<=";
-    case BinaryOp::kGt: return ">";
-    case BinaryOp::kGe: return ">=";
-    case BinaryOp::kAdd: return "+";
-    case BinaryOp::kSub: return "-";
-    case BinaryOp::kMul: return "*";
-    case BinaryOp::kDiv: return "/";
-    case BinaryOp::kMod: return "%";
+    case BinaryOp::kOr:
+      return "OR";
+    case BinaryOp::kAnd:
+      return "AND";
+    case BinaryOp::kEq:
+      return "=";
+    case BinaryOp::kNe:
+      return "!=";
+    case BinaryOp::kLt:
+      return "<";
+    case BinaryOp::kLe:
+      return "<=";
+    case BinaryOp::kGt:
+      return ">";
+    case BinaryOp::kGe:
+      return ">=";
+    case BinaryOp::kAdd:
+      return "+";
+    case BinaryOp::kSub:
+      return "-";
+    case BinaryOp::kMul:
+      return "*";
+    case BinaryOp::kDiv:
+      return "/";
+    case BinaryOp::kMod:
+      return "%";
   }
   return "=";
 }

@@ -45,10 +45,10 @@ constexpr int64_t kDayMs = 86'400'000;
 
 const std::vector<std::string>& JobListColumns() {
   static const std::vector<std::string> kColumns = {
-      "JobId",      "CatalogName", "DatabaseName",   "TableName",      "IndexName",           "Operation",
-      "CreateTime", "StartTime",   "FinishTime",     "State",          "Outcome",             "RefreshState",
-      "ReconcileState", "Disposition", "Executor",   "Message",        "LastResolutionAction", "LastResolvedBy",
-      "LastResolvedAt"};
+      "JobId",     "CatalogName",          "DatabaseName",   "TableName",     "IndexName",
+      "Operation", "CreateTime",           "StartTime",      "FinishTime",    "State",
+      "Outcome",   "RefreshState",         "ReconcileState", "Disposition",   "Executor",
+      "Message",   "LastResolutionAction", "LastResolvedBy", "LastResolvedAt"};
   return kColumns;
 }
 

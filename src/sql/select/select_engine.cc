@@ -5,8 +5,8 @@
 // table, refreshed when the statement first touches the table), released when
 // the statement resets. The connection is locked down (sql_lockdown.h) and every
 // statement runs under its statement_timeout (statement_deadline.h).
-#include "vigil/common/env.h"
 #include "vigil/sql/select_engine.h"
+#include "vigil/common/env.h"
 
 #include <sqlite3.h>
 
@@ -30,7 +30,6 @@
 namespace vigil::sql {
 
 namespace {
-
 
 using internal::AccessStats;
 using internal::RewriteResult;
@@ -94,8 +93,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
   }
 
   Status Init() {
-    int rc = sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(":memory:", &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Status::Internal("cannot open the SQL engine: " + std::string(sqlite3_errstr(rc)));
     VIGIL_RETURN_IF_ERROR(internal::RegisterModules(db_, this));
     VIGIL_RETURN_IF_ERROR(lockdown_.Install(db_));
@@ -230,7 +229,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
     auto refreshed = it->second->Refresh();
     if (!refreshed.ok()) {
       managers_.erase(it);
-      if (refreshed.status().code() == StatusCode::kNotFound) return Status::NotFound("table " + key + " does not exist");
+      if (refreshed.status().code() == StatusCode::kNotFound)
+        return Status::NotFound("table " + key + " does not exist");
       return refreshed.status();
     }
     return it->second.get();
@@ -281,8 +281,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
     if (it != cache_.end()) return it->second;
     if (cache_.size() >= kMaxCachedStatements) ClearCache();
     sqlite3_stmt* stmt = nullptr;
-    int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
-                                nullptr);
+    int rc =
+        sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
     if (rc != SQLITE_OK) {
       sqlite3_finalize(stmt);
       return Failure(rc);
@@ -301,8 +301,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
     const int expected = sqlite3_bind_parameter_count(stmt);
     if (static_cast<int>(params.size()) != expected) {
       return Status::InvalidArgument("the statement has " + std::to_string(expected) + " parameter" +
-                                     (expected == 1 ? "" : "s") + "; " + std::to_string(params.size()) +
-                                     " value" + (params.size() == 1 ? " was" : "s were") + " bound");
+                                     (expected == 1 ? "" : "s") + "; " + std::to_string(params.size()) + " value" +
+                                     (params.size() == 1 ? " was" : "s were") + " bound");
     }
     for (size_t i = 0; i < params.size(); ++i) {
       int rc = BindValue(stmt, static_cast<int>(i) + 1, params[i]);
@@ -387,9 +387,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
       int64_t id = std::get<int64_t>(row[0]);
       int64_t parent = std::get<int64_t>(row[1]);
       depth[id] = depth.count(parent) ? depth[parent] + 1 : 0;
-      rs->rows.push_back({Value(std::string("plan")),
-                          Value(std::string(static_cast<size_t>(depth[id]) * 2, ' ') +
-                                CleanPlanDetail(std::get<std::string>(row[3])))});
+      rs->rows.push_back({Value(std::string("plan")), Value(std::string(static_cast<size_t>(depth[id]) * 2, ' ') +
+                                                            CleanPlanDetail(std::get<std::string>(row[3])))});
     }
     return Status::OK();
   }
@@ -401,8 +400,9 @@ class Engine : public SelectEngine, public internal::VtabHost {
     std::string out = t.name.ToString() + " version " + std::to_string(m.version) + ", " +
                       std::to_string(m.fragments.size()) + " fragments, " + std::to_string(m.CountLiveRows()) +
                       " live rows; ";
-    out += t.kind == VtabKind::kTable ? "table scan, =/</<=/>/>=/IN/IS NULL pushed to FilterRows"
-           : t.kind == VtabKind::kVectorSearch ? "vector_search" : "fts_search";
+    out += t.kind == VtabKind::kTable          ? "table scan, =/</<=/>/>=/IN/IS NULL pushed to FilterRows"
+           : t.kind == VtabKind::kVectorSearch ? "vector_search"
+                                               : "fts_search";
     std::map<std::string, std::pair<std::string, int>> indexes;
     for (const auto& seg : m.segments) {
       auto& e = indexes[seg.name];
@@ -410,7 +410,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
       e.second++;
     }
     for (const auto& [name, e] : indexes) {
-      out += "; " + e.first + " " + name + " (" + std::to_string(e.second) + " segment" + (e.second == 1 ? "" : "s") + ")";
+      out +=
+          "; " + e.first + " " + name + " (" + std::to_string(e.second) + " segment" + (e.second == 1 ? "" : "s") + ")";
     }
     for (const query::UnusableSegment& u : (*snap)->unusable_segments()) {
       out += "; segment " + u.uuid.ToString() + " of " + u.index_name + " unusable (" +
@@ -461,9 +462,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
   jobs::JobStore* store_;
   SelectOptions options_;
   // Shared by every table's generations; outlives the managers that charge it.
-  generations::ResourceBudget budget_{options_.generations.memory_budget_bytes,
-                                      options_.generations.disk_budget_bytes, "generations.memory_budget_bytes",
-                                      "generations.disk_budget_bytes"};
+  generations::ResourceBudget budget_{options_.generations.memory_budget_bytes, options_.generations.disk_budget_bytes,
+                                      "generations.memory_budget_bytes", "generations.disk_budget_bytes"};
   internal::Lockdown lockdown_;  // outlives db_ (its authorizer)
   sqlite3* db_ = nullptr;
   std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it

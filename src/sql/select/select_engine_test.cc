@@ -17,13 +17,13 @@
 #include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
 #include "vigil/index/provider.h"
+#include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
-#include "vigil/ingest/datagen.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::sql {
@@ -117,7 +117,8 @@ class SelectEnv {
     RecordBatch b = RecordBatch::Empty(schema);
     for (int c = 0; c < 4; ++c) {
       EXPECT_TRUE(b.AppendRow({vigil::Value(DataGenerator::CategoryName(static_cast<uint32_t>(c))),
-                               vigil::Value("label " + std::to_string(c))}).ok());
+                               vigil::Value("label " + std::to_string(c))})
+                      .ok());
     }
     std::string cats = *root_->LegacyTablePath(vigil::TableName{"local", "db", "cats"});
     auto ds = *Dataset::Create(cats, schema, {});
@@ -301,8 +302,9 @@ TEST_F(SelectEngineTest, IndexJobsAreListedAsAuthorized) {
   create.type = index::IndexType::kBtree;
   auto job = admission.Create(create, "tester", 1'700'000'000'000);
   ASSERT_TRUE(job.ok()) << job.status().ToString();
-  auto rs = env_.Run("SELECT JobId, DatabaseName, TableName, IndexName, Operation, CreateTime, State, Outcome, "
-                     "Executor, LastResolutionAction FROM vigil_index_jobs WHERE TableName = 'cats'");
+  auto rs = env_.Run(
+      "SELECT JobId, DatabaseName, TableName, IndexName, Operation, CreateTime, State, Outcome, "
+      "Executor, LastResolutionAction FROM vigil_index_jobs WHERE TableName = 'cats'");
   ASSERT_TRUE(rs.ok()) << rs.status().ToString();
   ASSERT_EQ(rs->rows.size(), 1u);
   EXPECT_EQ(rs->rows[0][0], Value(job->job_id));

@@ -19,16 +19,16 @@ constexpr size_t kMaxPrefilterValues = 32;
 // Words that end a FROM item (so they are never an implicit alias).
 const std::set<std::string>& ClauseWords() {
   static const std::set<std::string> kWords = {
-      "WHERE", "JOIN",   "INNER",     "LEFT",   "RIGHT",  "FULL",  "CROSS", "NATURAL", "ON",     "USING",
-      "GROUP", "ORDER",  "LIMIT",     "HAVING", "WINDOW", "UNION", "EXCEPT", "INTERSECT", "OUTER", "INDEXED",
-      "NOT",   "SELECT", "FROM",      "OFFSET", "AS",     "VALUES", "RETURNING"};
+      "WHERE", "JOIN",    "INNER", "LEFT",   "RIGHT",  "FULL",   "CROSS", "NATURAL", "ON",
+      "USING", "GROUP",   "ORDER", "LIMIT",  "HAVING", "WINDOW", "UNION", "EXCEPT",  "INTERSECT",
+      "OUTER", "INDEXED", "NOT",   "SELECT", "FROM",   "OFFSET", "AS",    "VALUES",  "RETURNING"};
   return kWords;
 }
 
 // Words that end a WHERE clause at its level.
 bool EndsWhere(const Token& t) {
-  static const std::set<std::string> kWords = {"GROUP", "HAVING", "ORDER", "LIMIT", "WINDOW", "UNION",
-                                               "EXCEPT", "INTERSECT"};
+  static const std::set<std::string> kWords = {"GROUP",  "HAVING", "ORDER",  "LIMIT",
+                                               "WINDOW", "UNION",  "EXCEPT", "INTERSECT"};
   return t.kind == TokenKind::kWord && kWords.count(ToUpperAscii(t.text)) > 0;
 }
 
@@ -200,7 +200,8 @@ class Rewriter {
     if (at < t_.size() && IsWord(t_[at], "AS") && at + 1 < t_.size() && IsName(t_[at + 1])) {
       return {t_[at + 1].value, 2};
     }
-    if (at < t_.size() && IsName(t_[at]) && !(t_[at].kind == TokenKind::kWord && ClauseWords().count(ToUpperAscii(t_[at].text)))) {
+    if (at < t_.size() && IsName(t_[at]) &&
+        !(t_[at].kind == TokenKind::kWord && ClauseWords().count(ToUpperAscii(t_[at].text)))) {
       return {t_[at].value, 1};
     }
     return {"", 0};
@@ -354,8 +355,8 @@ class Rewriter {
 
   // Matches a pushable conjunct [b, e) on f's columns.
   std::optional<Pushed> MatchSimple(const FunctionRef& f, size_t b, size_t e) const {
-    static const std::map<std::string, std::string> kFlip = {{"=", "="}, {"==", "="}, {"<", ">"},
-                                                             {"<=", ">="}, {">", "<"}, {">=", "<="}};
+    static const std::map<std::string, std::string> kFlip = {{"=", "="},   {"==", "="}, {"<", ">"},
+                                                             {"<=", ">="}, {">", "<"},  {">=", "<="}};
     size_t cs = 0;
     auto col = ColumnAt(f, b, e);
     if (col) {
@@ -447,13 +448,15 @@ class Rewriter {
       }
       auto simple = MatchSimple(*f, b, e);
       if (f->kind == VtabKind::kFtsSearch) {
-        return ErrorAt(t_[b], "fts_search has no prefilter, and a WHERE predicate on its table's columns would "
-                              "filter after top-k; filter its results in an outer query");
+        return ErrorAt(t_[b],
+                       "fts_search has no prefilter, and a WHERE predicate on its table's columns would "
+                       "filter after top-k; filter its results in an outer query");
       }
       if (!simple || simple->column < 0) {
-        return ErrorAt(t_[b], "this WHERE predicate on vector_search's columns cannot be applied before top-k "
-                              "(only column =, <, <=, >, >=, IN, BETWEEN with constants and IS NULL are); pass it "
-                              "in the \"filter\" option, or filter the results in an outer query");
+        return ErrorAt(t_[b],
+                       "this WHERE predicate on vector_search's columns cannot be applied before top-k "
+                       "(only column =, <, <=, >, >=, IN, BETWEEN with constants and IS NULL are); pass it "
+                       "in the \"filter\" option, or filter the results in an outer query");
       }
       nlohmann::json item{{"c", f->schema->field(static_cast<size_t>(simple->column)).name}, {"o", simple->op}};
       nlohmann::json idx = nlohmann::json::array();
@@ -478,8 +481,8 @@ class Rewriter {
     call += ")";
     if (f->alias.empty()) call += " AS " + f->func;
     replace_[f->begin] = {f->end, call};
-    notes_.push_back(f->func + "(" + f->name.ToString() + "): " +
-                     (described.empty() ? std::string("no prefilter") : "prefilter " + described));
+    notes_.push_back(f->func + "(" + f->name.ToString() +
+                     "): " + (described.empty() ? std::string("no prefilter") : "prefilter " + described));
     return Status::OK();
   }
 

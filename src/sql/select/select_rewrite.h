@@ -35,9 +35,7 @@ namespace vigil::sql::internal {
 struct RewriteTable {
   VtabKind kind = VtabKind::kTable;
   vigil::TableName name;
-  bool operator==(const RewriteTable& o) const {
-    return kind == o.kind && name.ToString() == o.name.ToString();
-  }
+  bool operator==(const RewriteTable& o) const { return kind == o.kind && name.ToString() == o.name.ToString(); }
 };
 
 struct RewriteResult {

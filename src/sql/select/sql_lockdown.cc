@@ -146,8 +146,7 @@ Status Lockdown::Install(sqlite3* db) {
     int rc = sqlite3_db_config(db, option, wanted, &now);
     if (rc != SQLITE_OK) return Internal("sqlite3_db_config(" + std::to_string(option) + ")", rc);
     if (now != wanted) {
-      return Internal("sqlite3_db_config(" + std::to_string(option) + ") did not apply",
-                      SQLITE_MISUSE);
+      return Internal("sqlite3_db_config(" + std::to_string(option) + ") did not apply", SQLITE_MISUSE);
     }
   }
   int rc = sqlite3_enable_load_extension(db, 0);
@@ -182,8 +181,7 @@ Status Lockdown::Install(sqlite3* db) {
 void Lockdown::ConnectEponymousTables(sqlite3* db) {
   InternalScope internal(this);
   std::vector<std::string> names;
-  for (const char* list : {"SELECT name FROM pragma_module_list",
-                           "SELECT 'pragma_' || name FROM pragma_pragma_list"}) {
+  for (const char* list : {"SELECT name FROM pragma_module_list", "SELECT 'pragma_' || name FROM pragma_pragma_list"}) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db, list, -1, &stmt, nullptr) == SQLITE_OK) {
       while (sqlite3_step(stmt) == SQLITE_ROW) {
@@ -205,8 +203,7 @@ void Lockdown::ConnectEponymousTables(sqlite3* db) {
 
 bool Lockdown::IsSqliteTable(const std::string& name) const {
   const std::string lower = Lower(name);
-  return lower.rfind("sqlite_", 0) == 0 || lower.rfind("pragma_", 0) == 0 ||
-         sqlite_tables_.count(lower) > 0;
+  return lower.rfind("sqlite_", 0) == 0 || lower.rfind("pragma_", 0) == 0 || sqlite_tables_.count(lower) > 0;
 }
 
 int Lockdown::Deny(Status status) {
@@ -214,8 +211,7 @@ int Lockdown::Deny(Status status) {
   return SQLITE_DENY;
 }
 
-int Lockdown::Authorize(void* self, int action, const char* a3, const char* a4, const char* db,
-                        const char*) {
+int Lockdown::Authorize(void* self, int action, const char* a3, const char* a4, const char* db, const char*) {
   auto* l = static_cast<Lockdown*>(self);
   if (l->internal_) return SQLITE_OK;
   const std::string arg3 = a3 ? a3 : "";
@@ -243,12 +239,11 @@ int Lockdown::Authorize(void* self, int action, const char* a3, const char* a4, 
             Status::PermissionDenied("SQLite's schema and tables are not allowed in Vigil SQL: "
                                      "only Vigil's tables and table functions are"));
       }
-      return l->Deny(
-          Status::PermissionDenied(ActionName(action) + " on " + arg3 +
-                                   " is not allowed in Vigil SQL: only SELECT runs here"));
+      return l->Deny(Status::PermissionDenied(ActionName(action) + " on " + arg3 +
+                                              " is not allowed in Vigil SQL: only SELECT runs here"));
     default:
-      return l->Deny(Status::PermissionDenied(
-          ActionName(action) + " is not allowed in Vigil SQL: only SELECT runs here"));
+      return l->Deny(
+          Status::PermissionDenied(ActionName(action) + " is not allowed in Vigil SQL: only SELECT runs here"));
   }
 }
 

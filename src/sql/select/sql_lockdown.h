@@ -60,8 +60,7 @@ class Lockdown {
   };
 
  private:
-  static int Authorize(void* self, int action, const char* a3, const char* a4, const char* db,
-                       const char* inner);
+  static int Authorize(void* self, int action, const char* a3, const char* a4, const char* db, const char* inner);
   int Deny(Status status);
   void ConnectEponymousTables(sqlite3* db);
   // Whether `name` may be one of SQLite's own tables: sqlite_*, pragma_*, a module's.

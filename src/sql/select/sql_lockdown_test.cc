@@ -31,11 +31,9 @@ std::set<std::string> LibraryFunctions() {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT name FROM pragma_function_list", -1, &stmt, nullptr),
-            SQLITE_OK);
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT name FROM pragma_function_list", -1, &stmt, nullptr), SQLITE_OK);
   std::set<std::string> out;
-  while (sqlite3_step(stmt) == SQLITE_ROW)
-    out.insert(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
+  while (sqlite3_step(stmt) == SQLITE_ROW) out.insert(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   return out;
@@ -46,20 +44,19 @@ TEST(SqlAllowlistTest, IsSortedUniqueAndNamesOnlyFunctionsTheLibraryHas) {
   EXPECT_TRUE(std::is_sorted(allowed.begin(), allowed.end()));
   EXPECT_EQ(std::adjacent_find(allowed.begin(), allowed.end()), allowed.end());
   const std::set<std::string> library = LibraryFunctions();
-  for (std::string_view f : allowed)
-    EXPECT_TRUE(library.count(std::string(f))) << f << " is not in this SQLite";
+  for (std::string_view f : allowed) EXPECT_TRUE(library.count(std::string(f))) << f << " is not in this SQLite";
   EXPECT_TRUE(IsAllowedFunction("COUNT"));
   EXPECT_TRUE(IsAllowedFunction("json_extract"));
-  for (const char* f : {"fts3_tokenizer", "load_extension", "readfile", "writefile",
-                        "sqlite_version", "fts5", "subtype", "changes", ""}) {
+  for (const char* f : {"fts3_tokenizer", "load_extension", "readfile", "writefile", "sqlite_version", "fts5",
+                        "subtype", "changes", ""}) {
     EXPECT_FALSE(IsAllowedFunction(f)) << f;
   }
 }
 
 TEST(SqlAllowlistTest, TablesAreVigilsAndTheJsonWalkers) {
   for (const auto& [name, module] : MetadataModules()) EXPECT_TRUE(IsAllowedTable(name)) << name;
-  for (const char* t : {"vigil:local.db.docs", "vigil_vs:local.db.docs", "vigil_fts:local.db.docs",
-                        "json_each", "JSON_TREE"}) {
+  for (const char* t :
+       {"vigil:local.db.docs", "vigil_vs:local.db.docs", "vigil_fts:local.db.docs", "json_each", "JSON_TREE"}) {
     EXPECT_TRUE(IsAllowedTable(t)) << t;
   }
   for (const char* t : {"sqlite_master", "sqlite_temp_master", "pragma_function_list", "dbstat",
@@ -122,8 +119,7 @@ TEST_F(LockdownTest, FlagsAndLimitsAreSet) {
 // The flags hold even where the authorizer admits everything (the engine's own statements).
 TEST_F(LockdownTest, FlagsHoldBehindTheAuthorizer) {
   Lockdown::InternalScope internal(&lockdown_);
-  EXPECT_THAT(Run("SELECT fts3_tokenizer('x', X'0000000000000000')"),
-              HasSubstr("fts3tokenize disabled"));
+  EXPECT_THAT(Run("SELECT fts3_tokenizer('x', X'0000000000000000')"), HasSubstr("fts3tokenize disabled"));
   EXPECT_THAT(Run("SELECT load_extension('/nonexistent/x')"), HasSubstr("not authorized"));
   EXPECT_THAT(Run("ATTACH ':memory:' AS other"), HasSubstr("too many attached databases"));
   EXPECT_EQ(Run("CREATE VIEW main.v AS SELECT 1"), "");
@@ -140,8 +136,7 @@ TEST_F(LockdownTest, LimitsBoundStatements) {
   EXPECT_THAT(Run(compound), HasSubstr("too many terms in compound SELECT"));
   EXPECT_THAT(Run("SELECT 'a' LIKE '" + std::string(kLimitLikePatternLength + 1, '%') + "'"),
               HasSubstr("LIKE or GLOB pattern too complex"));
-  EXPECT_THAT(Run("SELECT ?" + std::to_string(kLimitVariableNumber + 1)),
-              HasSubstr("variable number must be"));
+  EXPECT_THAT(Run("SELECT ?" + std::to_string(kLimitVariableNumber + 1)), HasSubstr("variable number must be"));
   EXPECT_THAT(Run("SELECT length(zeroblob(" + std::to_string(kLimitLength + 1) + "))"),
               HasSubstr("string or blob too big"));
   EXPECT_EQ(Run("SELECT length(zeroblob(" + std::to_string(kLimitLength) + "))"), "");
@@ -162,29 +157,24 @@ TEST_F(LockdownTest, RefusalsAreTyped) {
   EXPECT_EQ(denied_[0].message(), "PRAGMA function_list is not allowed in Vigil SQL");
   denied_.clear();
   // count(*) reads a table without naming its database, like a common table expression.
-  for (const char* table :
-       {"dbstat", "sqlite_master", "sqlite_temp_master", "pragma_pragma_list"}) {
+  for (const char* table : {"dbstat", "sqlite_master", "sqlite_temp_master", "pragma_pragma_list"}) {
     for (const char* what : {"*", "count(*)"}) {
       EXPECT_NE(Run(std::string("SELECT ") + what + " FROM " + table), "");
       ASSERT_FALSE(denied_.empty()) << table;
-      EXPECT_EQ(denied_[0].message(),
-                std::string("table ") + table + " is not allowed in Vigil SQL");
+      EXPECT_EQ(denied_[0].message(), std::string("table ") + table + " is not allowed in Vigil SQL");
       denied_.clear();
     }
   }
   for (const char* sql :
-       {"CREATE TEMP TABLE t(a)",
-        "WITH x AS (SELECT 1) INSERT INTO sqlite_temp_master VALUES (1, 2, 3, 4, 5)"}) {
+       {"CREATE TEMP TABLE t(a)", "WITH x AS (SELECT 1) INSERT INTO sqlite_temp_master VALUES (1, 2, 3, 4, 5)"}) {
     EXPECT_NE(Run(sql), "");
     ASSERT_FALSE(denied_.empty()) << sql;
-    EXPECT_THAT(denied_[0].message(),
-                HasSubstr("SQLite's schema and tables are not allowed in Vigil SQL"));
+    EXPECT_THAT(denied_[0].message(), HasSubstr("SQLite's schema and tables are not allowed in Vigil SQL"));
     denied_.clear();
   }
   EXPECT_NE(Run("BEGIN"), "");
   ASSERT_FALSE(denied_.empty());
-  EXPECT_EQ(denied_[0].message(),
-            "a transaction is not allowed in Vigil SQL: only SELECT runs here");
+  EXPECT_EQ(denied_[0].message(), "a transaction is not allowed in Vigil SQL: only SELECT runs here");
   denied_.clear();
   EXPECT_NE(Run("ATTACH ':memory:' AS other"), "");
   ASSERT_FALSE(denied_.empty());

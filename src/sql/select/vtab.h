@@ -40,11 +40,11 @@ std::string VtabName(VtabKind kind, const vigil::TableName& table);
 
 // What one table access did (for EXPLAIN ANALYZE): filled by the cursors.
 struct AccessStats {
-  std::string table;        // catalog.db.table
-  std::string access;       // "scan", "filter", "vector_search", "fts_search", "metadata"
-  std::string plan;         // the pushed predicates, e.g. "ts >= ? AND category IN (?)"
+  std::string table;   // catalog.db.table
+  std::string access;  // "scan", "filter", "vector_search", "fts_search", "metadata"
+  std::string plan;    // the pushed predicates, e.g. "ts >= ? AND category IN (?)"
   uint64_t filter_calls = 0;
-  uint64_t rows = 0;        // rows produced
+  uint64_t rows = 0;                            // rows produced
   std::shared_ptr<query::IoRecorder> recorder;  // set when the statement is analyzed
 };
 

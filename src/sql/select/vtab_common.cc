@@ -14,7 +14,9 @@
 namespace vigil::sql::internal {
 
 std::string VtabName(VtabKind kind, const vigil::TableName& table) {
-  const char* prefix = kind == VtabKind::kTable ? "vigil:" : kind == VtabKind::kVectorSearch ? "vigil_vs:" : "vigil_fts:";
+  const char* prefix = kind == VtabKind::kTable          ? "vigil:"
+                       : kind == VtabKind::kVectorSearch ? "vigil_vs:"
+                                                         : "vigil_fts:";
   return prefix + table.ToString();
 }
 
@@ -69,7 +71,7 @@ std::optional<vigil::Value> ToVigilValue(sqlite3_value* v, const DataType& type)
     case TypeId::kString:
       if (t != SQLITE_TEXT) return std::nullopt;
       return vigil::Value(std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
-                               static_cast<size_t>(sqlite3_value_bytes(v))));
+                                      static_cast<size_t>(sqlite3_value_bytes(v))));
     default:
       return std::nullopt;  // DECIMAL and VECTOR are not pushed
   }
@@ -149,7 +151,8 @@ std::optional<Op> PushableOp(int sqlite_op, const DataType& type) {
 std::string EncodePushed(const std::vector<PushedConstraint>& pushed, uint64_t col_used) {
   std::string out = std::to_string(col_used);
   for (const auto& p : pushed) {
-    out += "|" + std::to_string(p.column) + ":" + std::to_string(static_cast<int>(p.op)) + ":" + (p.in_list ? "1" : "0");
+    out +=
+        "|" + std::to_string(p.column) + ":" + std::to_string(static_cast<int>(p.op)) + ":" + (p.in_list ? "1" : "0");
   }
   return out;
 }
@@ -359,7 +362,8 @@ int DisconnectVigilVtab(sqlite3_vtab* vtab) {
 Status RegisterModules(sqlite3* db, VtabHost* host) {
   auto reg = [&](const char* name, const sqlite3_module* m) -> Status {
     int rc = sqlite3_create_module_v2(db, name, m, host, nullptr);
-    if (rc != SQLITE_OK) return Status::Internal(std::string("cannot register module ") + name + ": " + sqlite3_errmsg(db));
+    if (rc != SQLITE_OK)
+      return Status::Internal(std::string("cannot register module ") + name + ": " + sqlite3_errmsg(db));
     return Status::OK();
   };
   VIGIL_RETURN_IF_ERROR(reg("vigil_table", TableModule()));

@@ -94,13 +94,16 @@ bool PushedJobConstraint(int column, int op) {
                      op == SQLITE_INDEX_CONSTRAINT_LE;
   switch (static_cast<size_t>(column)) {
     case kJobIdColumn:
-    case kCreateTimeColumn: return range;
+    case kCreateTimeColumn:
+      return range;
     case kCatalogNameColumn:
     case kDatabaseNameColumn:
     case kTableNameColumn:
     case kIndexNameColumn:
-    case kStateColumn: return op == SQLITE_INDEX_CONSTRAINT_EQ;
-    default: return false;
+    case kStateColumn:
+      return op == SQLITE_INDEX_CONSTRAINT_EQ;
+    default:
+      return false;
   }
 }
 
@@ -247,10 +250,10 @@ void PushJobConstraint(const JobConstraint& c, jobs::JobFilter* f) {
   if (c.column == static_cast<int>(kJobIdColumn)) {
     if (type != SQLITE_INTEGER) return;
     const int64_t v = sqlite3_value_int64(c.value);
-    const bool lower = c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_GE ||
-                       c.op == SQLITE_INDEX_CONSTRAINT_GT;
-    const bool upper = c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_LE ||
-                       c.op == SQLITE_INDEX_CONSTRAINT_LT;
+    const bool lower =
+        c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_GE || c.op == SQLITE_INDEX_CONSTRAINT_GT;
+    const bool upper =
+        c.op == SQLITE_INDEX_CONSTRAINT_EQ || c.op == SQLITE_INDEX_CONSTRAINT_LE || c.op == SQLITE_INDEX_CONSTRAINT_LT;
     if (lower) {
       const bool after = c.op == SQLITE_INDEX_CONSTRAINT_GT && v < std::numeric_limits<int64_t>::max();
       const int64_t lo = after ? v + 1 : v;
@@ -276,19 +279,28 @@ void PushJobConstraint(const JobConstraint& c, jobs::JobFilter* f) {
   }
   std::optional<std::string>* field = nullptr;
   switch (static_cast<size_t>(c.column)) {
-    case kCatalogNameColumn: field = &f->catalog_name; break;
-    case kDatabaseNameColumn: field = &f->database_name; break;
-    case kTableNameColumn: field = &f->table_name; break;
-    case kIndexNameColumn: field = &f->index_name; break;
-    case kStateColumn: field = &f->state; break;
-    default: return;
+    case kCatalogNameColumn:
+      field = &f->catalog_name;
+      break;
+    case kDatabaseNameColumn:
+      field = &f->database_name;
+      break;
+    case kTableNameColumn:
+      field = &f->table_name;
+      break;
+    case kIndexNameColumn:
+      field = &f->index_name;
+      break;
+    case kStateColumn:
+      field = &f->state;
+      break;
+    default:
+      return;
   }
   if (!*field) *field = text;
 }
 
-jobs::JobControl Control(VtabHost* host) {
-  return jobs::JobControl(host->store());
-}
+jobs::JobControl Control(VtabHost* host) { return jobs::JobControl(host->store()); }
 
 RowSource NoRows() {
   return [] { return Result<std::optional<Row>>(std::optional<Row>()); };
@@ -349,9 +361,8 @@ RowSource AuditRows(VtabHost* host) {
     }
     const jobs::AuditRecord& a = st->page[st->pos++];
     return std::optional<Row>(Row{Value(a.audit_id), Value(FormatJobTime(a.at_ms)), Value(a.actor), Value(a.action),
-                                  Value(a.job_id), Value(a.catalog_name), Value(a.database_name),
-                                  Value(a.table_name), Value(a.index_name), Value(a.note),
-                                  Value(WarningsJson(a.warnings))});
+                                  Value(a.job_id), Value(a.catalog_name), Value(a.database_name), Value(a.table_name),
+                                  Value(a.index_name), Value(a.note), Value(WarningsJson(a.warnings))});
   };
 }
 

@@ -8,13 +8,12 @@
 #include <algorithm>
 #include <cstring>
 
-
-#include "sql/select/vtab_search_filter.h"
 #include "sql/select/vtab.h"
 #include "sql/select/vtab_internal.h"
 #include "sql/select/vtab_module.h"
-#include "vigil/query/query.h"
+#include "sql/select/vtab_search_filter.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/query/query.h"
 #include "vigil/sql/result.h"
 
 namespace vigil::sql::internal {
@@ -131,7 +130,8 @@ Status RunVector(VigilVtab* vt, const query::TableSnapshot& snap, sqlite3_value*
   VIGIL_ASSIGN_OR_RETURN(uint32_t k, ParseK(args[2], vt->host->max_rows()));
   VIGIL_ASSIGN_OR_RETURN(SearchOptions opts, ParseSearchOptions(Text(args[3]), k));
   bool empty = false;
-  VIGIL_ASSIGN_OR_RETURN(auto prefilter, ParsePrefilter(*vt->schema, Text(args[4]), args + 5, kMaxPrefilterValues, &empty));
+  VIGIL_ASSIGN_OR_RETURN(auto prefilter,
+                         ParsePrefilter(*vt->schema, Text(args[4]), args + 5, kMaxPrefilterValues, &empty));
   std::vector<std::vector<query::ColumnPredicate>> terms{{}};
   if (!opts.filter.empty()) {
     VIGIL_ASSIGN_OR_RETURN(terms, FilterToDnf(*vt->schema, opts.filter));
@@ -143,7 +143,8 @@ Status RunVector(VigilVtab* vt, const query::TableSnapshot& snap, sqlite3_value*
   std::vector<query::VectorHit> all;
   for (auto& term : terms) {
     term.insert(term.end(), prefilter.begin(), prefilter.end());
-    VIGIL_ASSIGN_OR_RETURN(auto hits, query::VectorSearch(snap, column, q, opts.query, term, cur->stats->recorder.get()));
+    VIGIL_ASSIGN_OR_RETURN(auto hits,
+                           query::VectorSearch(snap, column, q, opts.query, term, cur->stats->recorder.get()));
     all.insert(all.end(), hits.begin(), hits.end());
   }
   if (terms.size() > 1) MergeHits(&all, k);

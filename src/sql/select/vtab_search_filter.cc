@@ -7,8 +7,8 @@
 
 #include "sql/select/vtab.h"
 #include "vigil/index/ivf_pq.h"
-#include "vigil/sql/parser.h"
 #include "vigil/ingest/ingest.h"
+#include "vigil/sql/parser.h"
 
 namespace vigil::sql::internal {
 
@@ -27,9 +27,9 @@ Result<uint32_t> PositiveInt(const nlohmann::json& v, const std::string& key, bo
 }
 
 Result<Op> OpFromText(const std::string& op) {
-  static const std::pair<const char*, Op> kOps[] = {{"=", Op::kEq},  {"<", Op::kLt},  {"<=", Op::kLe},
-                                                    {">", Op::kGt},  {">=", Op::kGe}, {"IN", Op::kIn},
-                                                    {"BETWEEN", Op::kBetween}, {"ISNULL", Op::kIsNull}};
+  static const std::pair<const char*, Op> kOps[] = {
+      {"=", Op::kEq},  {"<", Op::kLt},  {"<=", Op::kLe},           {">", Op::kGt},
+      {">=", Op::kGe}, {"IN", Op::kIn}, {"BETWEEN", Op::kBetween}, {"ISNULL", Op::kIsNull}};
   for (const auto& [text, value] : kOps) {
     if (op == text) return value;
   }
@@ -53,10 +53,10 @@ Result<std::optional<Value>> LiteralValue(const Field& field, const Literal& lit
     if (field.type.id != TypeId::kBool) return Status::InvalidArgument("a boolean compared with '" + field.name + "'");
     return std::optional<Value>(Value(lit.bool_value));
   }
-  bool text_kind = lit.kind == Literal::Kind::kString || lit.kind == Literal::Kind::kDate ||
-                   lit.kind == Literal::Kind::kTimestamp;
-  if (text_kind != (field.type.id == TypeId::kString || field.type.id == TypeId::kDate ||
-                    field.type.id == TypeId::kTimestamp)) {
+  bool text_kind =
+      lit.kind == Literal::Kind::kString || lit.kind == Literal::Kind::kDate || lit.kind == Literal::Kind::kTimestamp;
+  if (text_kind !=
+      (field.type.id == TypeId::kString || field.type.id == TypeId::kDate || field.type.id == TypeId::kTimestamp)) {
     return Status::InvalidArgument("filter value '" + lit.text + "' does not match column '" + field.name + "' (" +
                                    field.type.ToString() + ")");
   }
@@ -86,11 +86,16 @@ Dnf Single(const std::string& column, Op op, std::vector<Value> values) {
 
 Op Flip(Op op) {
   switch (op) {
-    case Op::kLt: return Op::kGt;
-    case Op::kLe: return Op::kGe;
-    case Op::kGt: return Op::kLt;
-    case Op::kGe: return Op::kLe;
-    default: return op;
+    case Op::kLt:
+      return Op::kGt;
+    case Op::kLe:
+      return Op::kGe;
+    case Op::kGt:
+      return Op::kLt;
+    case Op::kGe:
+      return Op::kLe;
+    default:
+      return op;
   }
 }
 
@@ -139,8 +144,11 @@ Result<Dnf> BinaryComparison(const Schema& schema, const Expr& e, bool negate) {
   BinaryOp op = e.op;
   if (col->kind != ExprKind::kColumn) {
     std::swap(col, lit);
-    Op flipped = Flip(op == BinaryOp::kLt ? Op::kLt : op == BinaryOp::kLe ? Op::kLe : op == BinaryOp::kGt ? Op::kGt
-                                                                          : op == BinaryOp::kGe ? Op::kGe : Op::kEq);
+    Op flipped = Flip(op == BinaryOp::kLt   ? Op::kLt
+                      : op == BinaryOp::kLe ? Op::kLe
+                      : op == BinaryOp::kGt ? Op::kGt
+                      : op == BinaryOp::kGe ? Op::kGe
+                                            : Op::kEq);
     if (flipped == Op::kLt) op = BinaryOp::kLt;
     if (flipped == Op::kLe) op = BinaryOp::kLe;
     if (flipped == Op::kGt) op = BinaryOp::kGt;
@@ -276,9 +284,8 @@ Result<std::vector<query::ColumnPredicate>> ParsePrefilter(const Schema& schema,
       }
       auto v = ToVigilValue(values[i], f->type);
       if (!v) {
-        return Status::InvalidArgument("prefilter value for column '" + f->name + "' is not a " +
-                                       f->type.ToString() + " (" +
-                                       reinterpret_cast<const char*>(sqlite3_value_text(values[i])) + ")");
+        return Status::InvalidArgument("prefilter value for column '" + f->name + "' is not a " + f->type.ToString() +
+                                       " (" + reinterpret_cast<const char*>(sqlite3_value_text(values[i])) + ")");
       }
       cp.predicate.values.push_back(std::move(*v));
     }
@@ -317,7 +324,8 @@ void MergeHits(std::vector<query::VectorHit>* hits, uint32_t k) {
 std::string DescribeSearch(const std::string& column, const SearchOptions& opts,
                            const std::vector<query::ColumnPredicate>& prefilter, size_t filter_terms) {
   std::string out = "column " + column + ", k " + std::to_string(opts.query.k);
-  out += opts.query.use_index ? ", nprobes " + std::to_string(opts.query.nprobes) : std::string(", exact (use_index false)");
+  out += opts.query.use_index ? ", nprobes " + std::to_string(opts.query.nprobes)
+                              : std::string(", exact (use_index false)");
   if (opts.query.refine_factor > 0) out += ", refine_factor " + std::to_string(opts.query.refine_factor);
   if (!prefilter.empty()) {
     out += ", prefilter:";

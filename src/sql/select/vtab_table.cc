@@ -22,9 +22,9 @@ struct TableCursor : sqlite3_vtab_cursor {
   size_t pos = 0;
   // Streaming full scan (no pushed constraint, some column needed).
   std::unique_ptr<RecordBatchReader> scan;
-  RecordBatch batch;        // current batch (scan) or chunk (rows)
-  size_t batch_begin = 0;   // rows index of batch row 0 (rows mode)
-  size_t batch_row = 0;     // scan mode: row within batch
+  RecordBatch batch;       // current batch (scan) or chunk (rows)
+  size_t batch_begin = 0;  // rows index of batch row 0 (rows mode)
+  size_t batch_row = 0;    // scan mode: row within batch
   bool eof = true;
   bool scanning = false;
   std::vector<int> column_map;  // vtab column -> batch column, -1 when not projected
@@ -78,7 +78,8 @@ int BestIndex(sqlite3_vtab* base, sqlite3_index_info* info) {
 Status LoadChunk(const query::TableSnapshot& snap, const std::vector<std::string>& columns, TableCursor* cur) {
   cur->batch_begin = cur->pos;
   size_t end = std::min(cur->rows.size(), cur->pos + kTakeChunk);
-  std::vector<RowAddress> chunk(cur->rows.begin() + static_cast<long>(cur->pos), cur->rows.begin() + static_cast<long>(end));
+  std::vector<RowAddress> chunk(cur->rows.begin() + static_cast<long>(cur->pos),
+                                cur->rows.begin() + static_cast<long>(end));
   std::optional<ScopedIoObserver> observe;
   if (cur->recorder) observe.emplace(cur->recorder);
   VIGIL_ASSIGN_OR_RETURN(cur->batch, TakeRowsBlocked(snap, chunk, columns));
