@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The long tier, outside CI's time budget: a ThreadSanitizer build running the
 # unit tier (which holds the concurrency tests: racing appends, generation
-# publication under readers, racing reservations, group commit), then longer
-# libFuzzer runs. Run as root on Debian 12.
+# publication under readers, racing reservations, group commit), clang-tidy
+# over every source, then longer libFuzzer runs. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-2}"
@@ -14,6 +14,10 @@ cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANI
 cmake --build build/tsan -j"$JOBS" --target vigil_unit_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   ctest --test-dir build/tsan -L unit -LE fuzz -j"$JOBS" --output-on-failure --timeout 3600
+
+echo "== clang-tidy (.clang-tidy) over every source of the Release build"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIGIL_UNITY_BUILD=ON
+bash scripts/check-tidy.sh
 
 echo "== libFuzzer, long runs"
 FUZZ_SECONDS="${FUZZ_SECONDS:-300}" bash scripts/fuzz.sh

@@ -351,7 +351,7 @@ TEST_F(VectorFileTest, FvecsDimensionMismatchAndTruncation) {
   rec.append(reinterpret_cast<const char*>(&inf), 4);
   EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs),
               HasSubstr("record 0 (byte offset 8): vector element 1 is not a finite"));
-  EXPECT_THAT(ErrorOf("\x01\x00", IngestFormat::kFvecs), HasSubstr("too short"));
+  EXPECT_THAT(ErrorOf(std::string("\x01\x00", 2), IngestFormat::kFvecs), HasSubstr("too short"));
   rec.clear();
   add(-1, 0);
   EXPECT_THAT(ErrorOf(rec, IngestFormat::kFvecs), HasSubstr("dimension -1 is out of range"));

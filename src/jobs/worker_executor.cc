@@ -46,7 +46,8 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
   };
 
   const worker::LaunchResult r = supervisor_->Run(std::move(launch));
-  worker::ZeroizeString(&launch.secret);  // what a move may leave behind (short strings)
+  // What a move may leave behind (short strings).
+  worker::ZeroizeString(&launch.secret);  // NOLINT(bugprone-use-after-move): zeroizing the moved-from secret
   {
     MutexLock lock(&mu_);
     last_launch_ = r;

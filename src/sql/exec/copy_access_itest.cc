@@ -216,8 +216,8 @@ TEST_F(CopyAccessTest, ErrorsQuoteAtMostAShortExcerptOfAFileThatIsNotInput) {
                       "ELF\x02\x01\x01\0\0\0\xff\xfe\n"s);
   WriteFile(allowed_ + "/elf.bin",
             "\x7f"
-            "ELF\x02\x01\x01\0\0\0" +
-                key + "\n"s);
+            "ELF\x02\x01\x01\0\0\0"s +
+                key + "\n");
   for (FileAccess access : {FileAccess::kClient, FileAccess::kServer}) {
     auto s = Open(jobs::Principal::LocalAdmin(), access);
     for (const char* format : {"csv", "jsonl"}) {
