@@ -10,63 +10,18 @@
 #include <sstream>
 
 #include "vigil/common/env.h"
+#include "vigil/common/file_system.h"
+#include "worker/proc_cgroup.h"
 
 namespace vigil::worker {
 
 namespace {
-
-struct Mount {
-  std::string root;
-  std::string mountpoint;
-  std::string fstype;
-  std::string super_options;
-};
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) out.push_back(cur);
-  return out;
-}
 
 bool Contains(const std::vector<std::string>& v, const std::string& x) {
   for (const auto& e : v) {
     if (e == x) return true;
   }
   return false;
-}
-
-std::vector<Mount> CgroupMounts() {
-  std::vector<Mount> out;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::vector<std::string> f;
-    std::string w;
-    while (ls >> w) f.push_back(w);
-    size_t dash = 0;
-    while (dash < f.size() && f[dash] != "-") ++dash;
-    if (f.size() < 5 || dash + 3 > f.size()) continue;
-    Mount m{f[3], f[4], f[dash + 1], f[dash + 3]};
-    if (m.fstype == "cgroup" || m.fstype == "cgroup2") out.push_back(std::move(m));
-  }
-  return out;
-}
-
-// (controllers, path) pairs of /proc/<pid>/cgroup.
-std::vector<std::pair<std::vector<std::string>, std::string>> ProcCgroups(const std::string& pid) {
-  std::vector<std::pair<std::vector<std::string>, std::string>> out;
-  std::ifstream in("/proc/" + pid + "/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t a = line.find(':');
-    size_t b = a == std::string::npos ? a : line.find(':', a + 1);
-    if (b == std::string::npos) continue;
-    out.emplace_back(Split(line.substr(a + 1, b - a - 1), ','), line.substr(b + 1));
-  }
-  return out;
 }
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
@@ -83,26 +38,21 @@ Status WriteFile(const std::string& path, const std::string& value) {
   return Status::OK();
 }
 
+// A cgroup file's text; empty when it cannot be read.
 std::string ReadFileText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  Result<std::string> text = ReadKernelFile(path, 1 << 20);
+  return text.ok() ? *text : std::string();
 }
 
 // The dir of the v1 hierarchy holding `controller` for this process's own cgroup.
 Status ResolveV1(const std::string& controller, CgroupPlacement* out) {
-  for (const Mount& m : CgroupMounts()) {
-    if (m.fstype != "cgroup" || !Contains(Split(m.super_options, ','), controller)) continue;
-    for (const auto& entry : ProcCgroups("self")) {
-      if (!Contains(entry.first, controller)) continue;
-      std::string path = entry.second;
-      std::string rel = path;
-      if (m.root != "/") {
-        if (path.rfind(m.root, 0) != 0) continue;
-        rel = path.substr(m.root.size());
-      }
-      std::string dir = m.mountpoint + (rel == "/" ? "" : rel);
+  for (const CgroupMount& m : CgroupMounts()) {
+    if (m.fstype != "cgroup" || !Contains(m.super_options, controller)) continue;
+    for (const CgroupLine& entry : ProcCgroupLines("self")) {
+      if (entry.v2 || !Contains(entry.controllers, controller)) continue;
+      const std::string& path = entry.path;
+      const std::string dir = DirUnder(m, path);
+      if (dir.empty()) continue;
       if (::access(dir.c_str(), W_OK) != 0) {
         return Status::NotSupported("the cgroup v1 " + controller + " directory " + dir + " is not writable");
       }
@@ -128,11 +78,11 @@ Result<CgroupPlacement> ResolveCgroup(const std::string& parent) {
     return p;
   }
   if (parent.front() != '/') return Status::InvalidArgument("cgroup parent '" + parent + "' is not an absolute path");
-  const Mount* best = nullptr;
-  std::vector<Mount> mounts = CgroupMounts();
-  for (const Mount& m : mounts) {
-    bool under = parent == m.mountpoint || parent.rfind(JoinPath(m.mountpoint, ""), 0) == 0;
-    if (under && (best == nullptr || m.mountpoint.size() > best->mountpoint.size())) best = &m;
+  const CgroupMount* best = nullptr;
+  std::vector<CgroupMount> mounts = CgroupMounts();
+  for (const CgroupMount& m : mounts) {
+    bool under = parent == m.mount_point || parent.rfind(JoinPath(m.mount_point, ""), 0) == 0;
+    if (under && (best == nullptr || m.mount_point.size() > best->mount_point.size())) best = &m;
   }
   if (best == nullptr || best->fstype != "cgroup2") {
     return Status::NotSupported("cgroup parent " + parent + " is not on a cgroup2 file system");
@@ -141,10 +91,8 @@ Result<CgroupPlacement> ResolveCgroup(const std::string& parent) {
   if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::NotSupported("cgroup parent " + parent + " does not exist");
   }
-  std::vector<std::string> enabled = Split(ReadFileText(JoinPath(parent, "cgroup.subtree_control")), ' ');
-  for (auto& c : enabled) {
-    while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
-  }
+  const std::vector<std::string> enabled =
+      SplitNonEmpty(ReadFirstLine(JoinPath(parent, "cgroup.subtree_control")), ' ');
   for (const char* c : {"memory", "pids"}) {
     if (!Contains(enabled, c)) {
       return Status::NotSupported(std::string("cgroup parent ") + parent + " does not delegate the " + c +
@@ -152,7 +100,7 @@ Result<CgroupPlacement> ResolveCgroup(const std::string& parent) {
     }
   }
   if (::access(parent.c_str(), W_OK) != 0) return Status::NotSupported("cgroup parent " + parent + " is not writable");
-  std::string suffix = parent.substr(best->mountpoint.size());
+  std::string suffix = parent.substr(best->mount_point.size());
   std::string path = best->root == "/" ? (suffix.empty() ? "/" : suffix) : best->root + suffix;
   p.version = CgroupVersion::kV2;
   p.parent_dirs = {parent};
@@ -232,14 +180,13 @@ Status WorkerCgroup::AddProcess(pid_t pid) const {
 }
 
 Status WorkerCgroup::Verify(pid_t pid) const {
-  auto entries = ProcCgroups(std::to_string(pid));
+  const std::vector<CgroupLine> entries = ProcCgroupLines(std::to_string(pid));
   for (size_t i = 0; i < paths_.size(); ++i) {
     std::string controller = version_ == CgroupVersion::kV2 ? "" : (i == 0 ? "memory" : "pids");
     bool found = false;
     for (const auto& e : entries) {
-      bool right_hierarchy =
-          controller.empty() ? (e.first.size() == 1 && e.first[0].empty()) : Contains(e.first, controller);
-      if (right_hierarchy && e.second == paths_[i]) found = true;
+      const bool right_hierarchy = controller.empty() ? e.v2 : Contains(e.controllers, controller);
+      if (right_hierarchy && e.path == paths_[i]) found = true;
     }
     if (!found) return Status::Internal("process " + std::to_string(pid) + " is not in cgroup " + paths_[i]);
   }

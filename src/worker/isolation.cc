@@ -16,116 +16,16 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "vigil/common/file_system.h"
+#include "worker/proc_cgroup.h"
 
 namespace vigil::worker {
 
 namespace {
 
-struct Mount {
-  std::string root;  // the hierarchy path mounted there
-  std::string mount_point;
-  std::string fstype;
-  std::vector<std::string> super_options;
-};
-
-std::vector<std::string> Split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  std::istringstream in(s);
-  while (std::getline(in, cur, sep)) {
-    if (!cur.empty()) out.push_back(cur);
-  }
-  return out;
-}
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string Unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isdigit(static_cast<unsigned char>(s[i + 2])) && std::isdigit(static_cast<unsigned char>(s[i + 3]))) {
-      out.push_back(static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
-      i += 3;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-std::vector<Mount> CgroupMounts() {
-  std::vector<Mount> out;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::vector<std::string> f;
-    std::string w;
-    while (fields >> w) f.push_back(w);
-    auto dash = std::find(f.begin(), f.end(), "-");
-    if (f.size() < 5 || dash == f.end() || dash + 3 > f.end()) continue;
-    Mount m;
-    m.root = Unescape(f[3]);
-    m.mount_point = Unescape(f[4]);
-    m.fstype = *(dash + 1);
-    m.super_options = Split(*(dash + 3), ',');
-    if (m.fstype == "cgroup" || m.fstype == "cgroup2") out.push_back(std::move(m));
-  }
-  return out;
-}
-
-// /proc/self/cgroup: "<id>:<controllers>:<path>"; v2 is "0::<path>".
-struct CgroupLine {
-  std::vector<std::string> controllers;
-  std::string path;
-  bool v2 = false;
-};
-
-std::vector<CgroupLine> OwnCgroups() {
-  std::vector<CgroupLine> out;
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t a = line.find(':');
-    size_t b = a == std::string::npos ? a : line.find(':', a + 1);
-    if (b == std::string::npos) continue;
-    CgroupLine c;
-    c.controllers = Split(line.substr(a + 1, b - a - 1), ',');
-    c.path = line.substr(b + 1);
-    c.v2 = line.substr(0, a) == "0" && c.controllers.empty();
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-// The directory of hierarchy path `path` under mount `m`; empty when the
-// path is outside what the mount shows.
-std::string DirUnder(const Mount& m, const std::string& path) {
-  std::string rel;
-  if (m.root == "/") {
-    rel = path;
-  } else if (path == m.root) {
-    rel = "/";
-  } else if (path.rfind(m.root + "/", 0) == 0) {
-    rel = path.substr(m.root.size());
-  } else {
-    return "";
-  }
-  if (rel == "/") return m.mount_point;
-  return (m.mount_point == "/" ? "" : m.mount_point) + rel;
-}
-
 bool Has(const std::vector<std::string>& v, const std::string& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-std::string ReadFirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
 }
 
 bool IsDir(const std::string& path) {
@@ -162,11 +62,11 @@ std::string Join(const std::vector<std::string>& v) {
   return out.empty() ? "(none)" : out;
 }
 
-void ProbeV2(const std::vector<Mount>& mounts, const std::vector<CgroupLine>& own, const std::string& parent,
+void ProbeV2(const std::vector<CgroupMount>& mounts, const std::vector<CgroupLine>& own, const std::string& parent,
              CgroupV2Probe* p) {
-  const Mount* v2 = nullptr;
+  const CgroupMount* v2 = nullptr;
   bool any_v1_controller = false;
-  for (const Mount& m : mounts) {
+  for (const CgroupMount& m : mounts) {
     if (m.fstype == "cgroup2" && (v2 == nullptr || m.mount_point == "/sys/fs/cgroup")) v2 = &m;
     if (m.fstype == "cgroup") {
       for (const std::string& o : m.super_options) {
@@ -198,8 +98,8 @@ void ProbeV2(const std::vector<Mount>& mounts, const std::vector<CgroupLine>& ow
     p->detail = p->candidate_dir + " is not a cgroup v2 directory";
     return;
   }
-  p->controllers = Split(ReadFirstLine(p->candidate_dir + "/cgroup.controllers"), ' ');
-  p->subtree_controllers = Split(ReadFirstLine(p->candidate_dir + "/cgroup.subtree_control"), ' ');
+  p->controllers = SplitNonEmpty(ReadFirstLine(p->candidate_dir + "/cgroup.controllers"), ' ');
+  p->subtree_controllers = SplitNonEmpty(ReadFirstLine(p->candidate_dir + "/cgroup.subtree_control"), ' ');
   p->candidate_writable = Writable(p->candidate_dir) && Writable(p->candidate_dir + "/cgroup.procs") &&
                           Writable(p->candidate_dir + "/cgroup.subtree_control");
   if (!p->candidate_writable) {
@@ -231,11 +131,11 @@ void ProbeV2(const std::vector<Mount>& mounts, const std::vector<CgroupLine>& ow
   }
 }
 
-void ProbeV1(const std::vector<Mount>& mounts, const std::vector<CgroupLine>& own, const std::string& controller,
+void ProbeV1(const std::vector<CgroupMount>& mounts, const std::vector<CgroupLine>& own, const std::string& controller,
              const std::string& limit_file, CgroupV1Probe* p) {
   p->controller = controller;
-  const Mount* mount = nullptr;
-  for (const Mount& m : mounts) {
+  const CgroupMount* mount = nullptr;
+  for (const CgroupMount& m : mounts) {
     if (m.fstype == "cgroup" && Has(m.super_options, controller)) mount = &m;
   }
   if (mount == nullptr) {
@@ -370,15 +270,12 @@ void ProbeChild(IsolationReport* report) {
 
 // Effective capability bits from /proc/self/status; false when unreadable.
 bool EffectiveCaps(uint64_t* caps) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("CapEff:", 0) == 0) {
-      *caps = std::strtoull(line.c_str() + 7, nullptr, 16);
-      return true;
-    }
-  }
-  return false;
+  Result<std::string> status = ReadKernelFile("/proc/self/status", 1 << 20);
+  if (!status.ok()) return false;
+  const size_t at = status->find("\nCapEff:");
+  if (at == std::string::npos) return false;
+  *caps = std::strtoull(status->c_str() + at + 8, nullptr, 16);
+  return true;
 }
 
 std::string YesNo(bool b) { return b ? "yes" : "no"; }
@@ -395,8 +292,8 @@ bool IsolationReport::CgroupAvailable() const {
 
 IsolationReport ProbeIsolation(const std::string& cgroup_parent) {
   IsolationReport report;
-  std::vector<Mount> mounts = CgroupMounts();
-  std::vector<CgroupLine> own = OwnCgroups();
+  std::vector<CgroupMount> mounts = CgroupMounts();
+  std::vector<CgroupLine> own = ProcCgroupLines("self");
   ProbeV2(mounts, own, cgroup_parent == kCgroupParentV1 ? std::string() : cgroup_parent, &report.cgroup_v2);
   ProbeV1(mounts, own, "memory", "memory.limit_in_bytes", &report.cgroup_v1_memory);
   ProbeV1(mounts, own, "pids", "pids.max", &report.cgroup_v1_pids);
