@@ -53,13 +53,11 @@
 #include <faiss/index_io.h>
 
 #include "bench/bench.h"
+#include "bench/vector_search_bench.h"
 #include "src/index/ivf_pq_internal.h"
 #include "vigil/index/ivf_pq.h"
 #include "vigil/ingest/datagen.h"
-#include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
-#include "vigil/storage/root.h"
 
 namespace vigil::bench {
 namespace {
@@ -246,14 +244,7 @@ Result<double> ForkRawBuild(const DataGenerator& gen, const Config& c, RawSettin
 // A root whose table bench.vectors holds the generator's rows, for the SQL job.
 Result<std::string> MakeSqlRoot(const DataGenerator& gen, const std::string& work_dir) {
   const std::string dir = work_dir + "/sql_root";
-  VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(dir));
-  VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &store->catalog());
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
-                         catalog.Create(TableName{"local", "bench", "vectors"}, gen.schema(), Props("CREATE_TABLE")));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(entry.locator));
-  auto reader = gen.NewReader();
-  VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), Props("APPEND")).status());
+  VIGIL_RETURN_IF_ERROR(MakeVectorRoot(gen, dir));
   return dir;
 }
 
@@ -278,69 +269,9 @@ Result<double> TimeSqlJob(const std::string& root_dir, const Config& c, bool kee
   return seconds;
 }
 
-// How the shell's searches pass each query vector.
-enum class ShellVectors {
-  kLiteral,   // a SELECT per query, the vector a '[...]' text literal
-  kPrepared,  // PREPARE once, then EXECUTE per query with the vector as a FLOAT32 blob X'...'
-};
-
 // A script of one vector_search statement per query (k 10, the bench's nprobes).
 std::string ShellScript(const std::vector<float>& queries, const Config& c, ShellVectors how) {
-  const std::string call = "SELECT id, _distance FROM vector_search('bench.vectors', 'emb', ";
-  const std::string rest = ", " + std::to_string(kK) + ", '{\"nprobes\": " + std::to_string(c.nprobes) + "}')";
-  std::string out;
-  if (how == ShellVectors::kPrepared) out = "PREPARE q AS " + call + "$1" + rest + ";\n";
-  char buf[32];
-  for (uint64_t q = 0; q < c.queries; ++q) {
-    const float* v = &queries[q * c.dim];
-    if (how == ShellVectors::kLiteral) {
-      out += call + "'[";
-      for (uint32_t j = 0; j < c.dim; ++j) {
-        std::snprintf(buf, sizeof buf, "%s%.9g", j == 0 ? "" : ", ", v[j]);
-        out += buf;
-      }
-      out += "]'" + rest + ";\n";
-      continue;
-    }
-    out += "EXECUTE q(X'";
-    const auto* bytes = reinterpret_cast<const unsigned char*>(v);  // FLOAT32 little-endian, as stored
-    for (size_t b = 0; b < c.dim * sizeof(float); ++b) {
-      std::snprintf(buf, sizeof buf, "%02X", bytes[b]);
-      out += buf;
-    }
-    out += "');\n";
-  }
-  return out;
-}
-
-struct ShellSearch {
-  double qps = 0;
-  std::vector<std::vector<int64_t>> ids;  // per statement, the ids it returned
-};
-
-// `vigil sql --csv -f script` on the SQL root, timed as a whole (process start, opening the
-// root, every statement, printing).
-Result<ShellSearch> TimeShellSearch(const std::string& root_dir, const std::string& script, uint64_t queries) {
-  auto t0 = Clock::now();
-  VIGIL_ASSIGN_OR_RETURN(ProgramRun run,
-                         RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "--csv", "-f", script}));
-  ShellSearch s;
-  s.qps = static_cast<double>(queries) / Since(t0);
-  size_t at = 0;
-  for (size_t end; at < run.output.size(); at = end + 1) {
-    end = std::min(run.output.find('\n', at), run.output.size());
-    std::string_view line(run.output.data() + at, end - at);
-    if (line == "id,_distance") {
-      s.ids.emplace_back();
-    } else if (!s.ids.empty() && !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
-      s.ids.back().push_back(std::strtoll(std::string(line).c_str(), nullptr, 10));
-    }
-  }
-  if (s.ids.size() != queries) {
-    return Status::Internal("the shell answered " + std::to_string(s.ids.size()) + " of " + std::to_string(queries) +
-                            " statements:\n" + run.output.substr(0, 2000));
-  }
-  return s;
+  return VectorSearchScript(queries, c.dim, c.queries, kK, "{\"nprobes\": " + std::to_string(c.nprobes) + "}", how);
 }
 
 Result<std::unique_ptr<faiss::IndexIVFPQ>> ReadRawIndex(const std::string& path) {
@@ -401,11 +332,7 @@ nlohmann::json StatsJson(const std::vector<SearchStats>& s, double recall) {
 }
 
 double Recall(const std::vector<std::vector<int64_t>>& got, const std::vector<faiss::Index::idx_t>& exact) {
-  size_t hits = 0;
-  for (size_t q = 0; q < got.size(); ++q) {
-    for (int64_t id : got[q]) hits += std::count(exact.begin() + q * kK, exact.begin() + (q + 1) * kK, id);
-  }
-  return got.empty() ? 0 : static_cast<double>(hits) / (got.size() * kK);
+  return RecallAtK(got, exact, kK);
 }
 
 Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {

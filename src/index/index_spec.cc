@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "vigil/common/bounds.h"
+#include "vigil/index/ivf_pq.h"
 
 namespace vigil::index {
 
@@ -99,7 +100,7 @@ Result<IvfPqParams> ValidateIvfPq(const std::map<std::string, std::string>& prop
   VIGIL_ASSIGN_OR_RETURN(p.sample_rate, PositiveInt(props, "sample_rate", false, kDefaultIvfPq.sample_rate));
   VIGIL_ASSIGN_OR_RETURN(p.max_iterations, PositiveInt(props, "max_iterations", false, kDefaultIvfPq.max_iterations));
   const uint32_t dim = field.type.dim;
-  if (p.num_bits != 8) return Status::InvalidArgument("num_bits must be 8, got " + std::to_string(p.num_bits));
+  VIGIL_RETURN_IF_ERROR(CheckIvfPqBits(p.num_bits, p.num_sub_vectors));
   if (dim > caps.max_vector_dimension) {
     return Status::InvalidArgument(
         "vector dimension " + std::to_string(dim) + " of column '" + field.name + "' exceeds " +
@@ -122,8 +123,7 @@ Result<IvfPqParams> ValidateIvfPq(const std::map<std::string, std::string>& prop
                                    std::to_string(rows) + " rows of the snapshot");
   }
   if (rows < 256) {
-    return Status::InvalidArgument("IVF_PQ with num_bits=8 needs at least 256 rows; the snapshot has " +
-                                   std::to_string(rows));
+    return Status::InvalidArgument("IVF_PQ needs at least 256 rows to train; the snapshot has " + std::to_string(rows));
   }
   if (p.max_iterations > 1000) return Status::InvalidArgument("max_iterations must be at most 1000");
   return p;

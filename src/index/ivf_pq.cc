@@ -21,8 +21,10 @@
 #include <faiss/impl/IDSelector.h>
 #include <faiss/invlists/InvertedLists.h>
 
+#include "index/ivf_pq_fastscan.h"
 #include "index/ivf_pq_format.h"
 #include "index/ivf_pq_internal.h"
+#include "index/vector_kernels.h"
 #include "vigil/common/config.h"
 
 // OpenBLAS's thread control; weak so that other BLAS builds still link.
@@ -124,7 +126,7 @@ Status CheckParams(const Field& field, const IvfPqParams& p) {
     return Status::InvalidArgument("num_sub_vectors " + std::to_string(p.num_sub_vectors) +
                                    " must be positive and divide the dimension " + std::to_string(dim));
   }
-  if (p.num_bits != 8) return Status::InvalidArgument("num_bits must be 8, got " + std::to_string(p.num_bits));
+  VIGIL_RETURN_IF_ERROR(CheckIvfPqBits(p.num_bits, p.num_sub_vectors));
   if (p.sample_rate == 0) return Status::InvalidArgument("sample_rate must be positive");
   if (p.max_iterations == 0) return Status::InvalidArgument("max_iterations must be positive");
   return Status::OK();
@@ -294,7 +296,7 @@ Result<std::unique_ptr<FaissIvfPq>> MakeFaissIvfPq(const IvfPqModel& m) {
     f->ivf->by_residual = ByResidual(m.metric);
     f->ivf->pq.centroids = m.pq_centroids;
     f->ivf->is_trained = true;
-    PrecomputeIvfPqTable(f->ivf.get());
+    if (m.num_bits == 8) PrecomputeIvfPqTable(f->ivf.get());  // 4-bit segments search by fast scan
   } catch (const std::exception& e) {
     return FromException(e, "setting up IVF_PQ");
   }
@@ -419,20 +421,21 @@ std::vector<uint64_t> SampleOrdinals(uint64_t live_rows, uint64_t n) {
 }
 
 float ExactDistance(Metric metric, const float* a, const float* b, uint32_t dim) {
-  double dot = 0, na = 0, nb = 0, l2 = 0;
-  for (uint32_t i = 0; i < dim; ++i) {
-    double x = a[i], y = b[i];
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-    l2 += (x - y) * (x - y);
-  }
+  // Double sums, each metric computing only its own.
+  double dot = 0, na = 0, nb = 0;
   switch (metric) {
     case Metric::kL2:
-      return static_cast<float>(l2);
+      return static_cast<float>(SquaredL2(a, b, dim));
     case Metric::kCosine:
+      for (uint32_t i = 0; i < dim; ++i) {
+        double x = a[i], y = b[i];
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+      }
       return na == 0 || nb == 0 ? 1.0f : static_cast<float>(1.0 - dot / std::sqrt(na * nb));
     case Metric::kDot:
+      for (uint32_t i = 0; i < dim; ++i) dot += static_cast<double>(a[i]) * b[i];
       return static_cast<float>(1.0 - dot);
   }
   return std::numeric_limits<float>::quiet_NaN();
@@ -484,8 +487,12 @@ Status BuildIvfPqSegment(const Dataset& dataset, const Field& field, const std::
   return Status::OK();
 }
 
+// 8-bit segments search FAISS's lists in `f`; 4-bit ones their packed codes (`f`
+// then holds only the quantizer and an empty IndexIVFPQ).
 struct IvfPqSegment::Faiss {
   std::unique_ptr<FaissIvfPq> f;
+  std::unique_ptr<PackedPq4Lists> pq4;
+  Pq4Codebook book;  // of 4-bit segments
 };
 
 IvfPqSegment::IvfPqSegment(std::shared_ptr<SegmentFiles> files, IvfPqModel model)
@@ -502,16 +509,22 @@ Result<std::shared_ptr<IvfPqSegment>> IvfPqSegment::Open(std::shared_ptr<Segment
   VIGIL_ASSIGN_OR_RETURN(std::string list_bytes, files->ReadVerified(kIvfPqListsFile, kMaxListsBytes));
   auto lists = ParseIvfPqLists(list_bytes);
   if (!lists.ok()) return lists.status().WithContext(where);
-  if (lists->num_partitions != model->num_partitions || lists->code_size != model->num_sub_vectors) {
+  if (lists->num_partitions != model->num_partitions || lists->code_size != IvfPqCodeSize(*model)) {
     return Status::Corruption(where + ": lists do not match the model's partitions or code size");
   }
   Status rows = CheckRowAddresses(*lists, files->meta().covered_fragments);
   if (!rows.ok()) return rows.WithContext(where);
   std::shared_ptr<IvfPqSegment> seg(new IvfPqSegment(std::move(files), std::move(model).value()));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<FaissIvfPq> f, MakeFaissIvfPq(seg->model_));
-  FillLists(*lists, f.get());
+  std::unique_ptr<PackedPq4Lists> packed;
+  if (seg->model_.num_bits == 4) {
+    packed = std::make_unique<PackedPq4Lists>(PackedPq4Lists::Pack(seg->model_, *lists));
+  } else {
+    FillLists(*lists, f.get());
+  }
   seg->num_rows_ = lists->num_rows;
-  seg->faiss_ = std::make_unique<Faiss>(Faiss{std::move(f)});
+  Pq4Codebook book = packed != nullptr ? Pq4Codebook::Of(seg->model_) : Pq4Codebook{};
+  seg->faiss_ = std::make_unique<Faiss>(Faiss{std::move(f), std::move(packed), std::move(book)});
   return seg;
 }
 
@@ -540,6 +553,11 @@ Result<std::vector<ScoredRow>> IvfPqSegment::Search(const float* query, uint32_t
   std::vector<float> dist(k);
   std::vector<faiss::Index::idx_t> labels(k);
   try {
+    if (faiss_->pq4 != nullptr) {
+      std::vector<ScoredRow> rows = SearchPq4(model_, faiss_->book, *faiss_->pq4, q.data(), k, params.nprobe, filter);
+      for (ScoredRow& r : rows) r.distance = ToDistance(model_.metric, r.distance);
+      return rows;
+    }
     faiss_->f->ivf->search(1, q.data(), k, dist.data(), labels.data(), &params);
   } catch (const std::exception& e) {
     return FromException(e, "IVF_PQ search");
@@ -553,6 +571,7 @@ Result<std::vector<ScoredRow>> IvfPqSegment::Search(const float* query, uint32_t
 
 size_t IvfPqSegment::MemoryBytes() const {
   size_t bytes = (model_.centroids.size() * 2 + model_.pq_centroids.size() * 2) * sizeof(float);
+  if (faiss_->pq4 != nullptr) return bytes + faiss_->pq4->MemoryBytes() + faiss_->book.by_dim.size() * sizeof(float);
   const faiss::IndexIVFPQ& ivf = *faiss_->f->ivf;
   bytes += ivf.precomputed_table.size() * sizeof(float);
   bytes += static_cast<size_t>(ivf.ntotal) * (sizeof(faiss::Index::idx_t) + ivf.code_size);

@@ -55,7 +55,10 @@ bool AllFinite(const std::vector<float>& v) {
 }
 
 Status CheckModelShape(uint8_t num_bits, uint32_t dim, uint32_t partitions, uint32_t sub_vectors) {
-  if (num_bits != 8) return Status::Corruption("IVF_PQ model has num_bits " + std::to_string(num_bits));
+  if (!CheckIvfPqBits(num_bits, sub_vectors).ok()) {
+    return Status::Corruption("IVF_PQ model has num_bits " + std::to_string(num_bits) + " with " +
+                              std::to_string(sub_vectors) + " sub-vectors");
+  }
   if (dim == 0 || dim > bounds::kMaxVectorDimension) {
     return Status::Corruption("IVF_PQ model has dimension " + std::to_string(dim));
   }
@@ -70,6 +73,20 @@ Status CheckModelShape(uint8_t num_bits, uint32_t dim, uint32_t partitions, uint
 }
 
 }  // namespace
+
+Status CheckIvfPqBits(uint32_t num_bits, uint32_t num_sub_vectors) {
+  if (num_bits == 8) return Status::OK();
+  if (num_bits != 4) return Status::InvalidArgument("num_bits must be 4 or 8, got " + std::to_string(num_bits));
+  if (num_sub_vectors > kIvfPq4MaxSubVectors) {
+    return Status::InvalidArgument("num_bits 4 allows at most " + std::to_string(kIvfPq4MaxSubVectors) +
+                                   " sub-vectors, got " + std::to_string(num_sub_vectors));
+  }
+  return Status::OK();
+}
+
+uint32_t IvfPqCodeSize(const IvfPqModel& m) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(m.num_sub_vectors) * m.num_bits + 7) / 8);
+}
 
 Status CheckIvfPqModel(const IvfPqModel& m) {
   if (m.metric != Metric::kL2 && m.metric != Metric::kCosine && m.metric != Metric::kDot) {

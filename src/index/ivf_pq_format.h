@@ -8,6 +8,8 @@
 //   ivf_pq.lists  "VGLIVFL1" | u32 num_partitions | u32 code_size | u64 num_rows |
 //                 u64 count[num_partitions] |
 //                 per partition: u64 row_address[count] then u8 codes[count * code_size] |
+//                 (code_size = num_sub_vectors * num_bits / 8 rounded up; 4-bit codes
+//                 packed two per byte, the low nibble first)
 //                 u64 XXH3-64 of everything before
 //
 // Integers and floats are little-endian. Decoders bound every count by the
@@ -30,7 +32,7 @@ inline constexpr char kIvfPqModelFile[] = "ivf_pq.model";
 inline constexpr char kIvfPqListsFile[] = "ivf_pq.lists";
 constexpr uint32_t kIvfPqMaxPartitions = kIndexCapsLimits.max_partitions;
 
-// Structural checks of a model (sizes agree, num_bits = 8, sub-vectors divide dim,
+// Structural checks of a model (sizes agree, CheckIvfPqBits, sub-vectors divide dim,
 // finite values). Corruption names the defect; callers re-label for user input.
 Status CheckIvfPqModel(const IvfPqModel& model);
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include <omp.h>
 
@@ -185,20 +186,24 @@ std::shared_ptr<const DataGenerator> IvfPqTest::gen_;
 std::shared_ptr<Dataset> IvfPqTest::ds_;
 std::vector<std::pair<RowAddress, std::vector<float>>>* IvfPqTest::rows_ = nullptr;
 
-class IvfPqRecallTest : public IvfPqTest, public ::testing::WithParamInterface<Metric> {};
+// (metric, num_bits); 4-bit segments search by fast scan.
+class IvfPqRecallTest : public IvfPqTest, public ::testing::WithParamInterface<std::tuple<Metric, uint32_t>> {};
 
 TEST_P(IvfPqRecallTest, RecallAgainstExactSearch) {
-  IvfPqParams p = Params(GetParam(), 32, 32);
+  const auto [metric, bits] = GetParam();
+  IvfPqParams p = Params(metric, 32, 32);
+  p.num_bits = bits;
   auto model = TrainIvfPq(*ds_, emb(), AllFragments(*ds_), p, nullptr);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->num_bits, bits);
   auto built = WriteSegment(*ds_, AllFragments(*ds_), *model);
   ASSERT_TRUE(built.ok()) << built.status().ToString();
   const IvfPqSegment& seg = *built->segment;
   EXPECT_EQ(seg.num_rows(), kRows);
-  EXPECT_GT(seg.MemoryBytes(), kRows * 16);
+  EXPECT_GT(seg.MemoryBytes(), kRows * 32 * bits / 8);
   double recall = RecallAt10(seg, *gen_, *rows_, 32);
-  EXPECT_GE(recall, 0.9);
-  std::printf("recall@10 %s %.3f\n", std::string(MetricName(GetParam())).c_str(), recall);
+  EXPECT_GE(recall, bits == 8 ? 0.9 : 0.6);
+  std::printf("recall@10 %s %u bits %.3f\n", std::string(MetricName(metric)).c_str(), bits, recall);
 
   // Nearest first; distances follow the header's definition (close to exact).
   std::vector<float> q(kDim);
@@ -210,25 +215,34 @@ TEST_P(IvfPqRecallTest, RecallAgainstExactSearch) {
   const auto& top = (*got)[0];
   auto it = std::find_if(rows_->begin(), rows_->end(), [&](const auto& r) { return r.first == top.row; });
   ASSERT_NE(it, rows_->end());
-  float exact = ExactDistance(GetParam(), q.data(), it->second.data(), kDim);
-  EXPECT_NEAR(top.distance, exact, 0.1 * std::max(1.0f, std::fabs(exact)));
+  float exact = ExactDistance(metric, q.data(), it->second.data(), kDim);
+  EXPECT_NEAR(top.distance, exact, (bits == 8 ? 0.1 : 0.2) * std::max(1.0f, std::fabs(exact)));
 }
 
-INSTANTIATE_TEST_SUITE_P(Metrics, IvfPqRecallTest, ::testing::Values(Metric::kL2, Metric::kCosine, Metric::kDot),
-                         [](const auto& info) { return std::string(MetricName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(MetricsAndBits, IvfPqRecallTest,
+                         ::testing::Combine(::testing::Values(Metric::kL2, Metric::kCosine, Metric::kDot),
+                                            ::testing::Values(8u, 4u)),
+                         [](const auto& info) {
+                           return std::string(MetricName(std::get<0>(info.param))) + "_" +
+                                  std::to_string(std::get<1>(info.param)) + "bits";
+                         });
 
 class OddOffsets : public RowFilter {
  public:
   bool Accept(RowAddress row) const override { return RowOffset(row) % 2 == 1; }
 };
 
-TEST_F(IvfPqTest, FilterExcludesRowsAndProgressIsReported) {
+class IvfPqFilterTest : public IvfPqTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(IvfPqFilterTest, FilterExcludesRowsAndProgressIsReported) {
   std::set<std::string> phases;
   ProgressFn progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
     EXPECT_LE(done, total);
     phases.insert(std::string(phase));
   };
-  auto model = TrainIvfPq(*ds_, emb(), AllFragments(*ds_), Params(Metric::kL2, 16, 8), progress);
+  IvfPqParams p = Params(Metric::kL2, 16, 8);
+  p.num_bits = GetParam();
+  auto model = TrainIvfPq(*ds_, emb(), AllFragments(*ds_), p, progress);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   auto built = WriteSegment(*ds_, AllFragments(*ds_), *model);
   ASSERT_TRUE(built.ok()) << built.status().ToString();
@@ -243,6 +257,8 @@ TEST_F(IvfPqTest, FilterExcludesRowsAndProgressIsReported) {
     for (const auto& s : *got) EXPECT_TRUE(odd.Accept(s.row)) << s.row;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Bits, IvfPqFilterTest, ::testing::Values(8u, 4u));
 
 TEST_F(IvfPqTest, RowsDeletedAtBuildVersionAreAbsent) {
   std::vector<RowAddress> deleted;
@@ -301,9 +317,11 @@ TEST_F(IvfPqTest, BadParametersAreInvalidArgument) {
   bad(Params(Metric::kL2, 16, 5), emb());  // 5 does not divide 32
   bad(Params(Metric::kL2, 0, 8), emb());
   bad(Params(Metric::kL2, kRows + 1, 8), emb());  // more partitions than rows
-  IvfPqParams bits = Params(Metric::kL2, 16, 8);
-  bits.num_bits = 4;
-  bad(bits, emb());
+  for (uint32_t width : {0u, 1u, 3u, 5u, 16u}) {
+    IvfPqParams bits = Params(Metric::kL2, 16, 8);
+    bits.num_bits = width;
+    bad(bits, emb());
+  }
   bad(Params(Metric::kL2, 16, 8), ds_->schema()->field(0));  // BIGINT column
   auto unknown = TrainIvfPq(*ds_, emb(), {999}, Params(Metric::kL2, 16, 8), nullptr);
   EXPECT_EQ(unknown.status().code(), StatusCode::kInvalidArgument);
@@ -432,12 +450,15 @@ TEST(IvfPqFloat16Test, HalfVectorsAreWidenedAndSearched) {
 }
 
 // A small built segment whose files the corruption tests damage.
-class IvfPqCorruptionTest : public ::testing::Test {
+// With num_bits as the parameter.
+class IvfPqCorruptionTest : public ::testing::TestWithParam<uint32_t> {
  protected:
   void SetUp() override {
     auto gen = Generator(8);
     ds_ = AppendRows(CreateDataset(dir_.Join("c.vgl"), VectorElement::kFloat32, 8), *gen, 0, 400);
-    auto model = TrainIvfPq(*ds_, ds_->schema()->field(1), AllFragments(*ds_), Params(Metric::kDot, 4, 2), nullptr);
+    IvfPqParams params = Params(Metric::kDot, 4, 2);
+    params.num_bits = GetParam();
+    auto model = TrainIvfPq(*ds_, ds_->schema()->field(1), AllFragments(*ds_), params, nullptr);
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     auto built = WriteSegment(*ds_, AllFragments(*ds_), *model, false);
     ASSERT_TRUE(built.ok()) << built.status().ToString();
@@ -468,7 +489,7 @@ class IvfPqCorruptionTest : public ::testing::Test {
   IndexSegmentMeta meta_;
 };
 
-TEST_F(IvfPqCorruptionTest, FlippedAndTruncatedFilesAreCorruption) {
+TEST_P(IvfPqCorruptionTest, FlippedAndTruncatedFilesAreCorruption) {
   ASSERT_TRUE(OpenWith(meta_).ok());
   for (const std::string name : {kIvfPqModelFile, kIvfPqListsFile}) {
     const std::string good = Read(name);
@@ -497,6 +518,8 @@ TEST_F(IvfPqCorruptionTest, FlippedAndTruncatedFilesAreCorruption) {
   elsewhere.covered_fragments = {77};
   EXPECT_EQ(OpenWith(elsewhere).code(), StatusCode::kCorruption);
 }
+
+INSTANTIATE_TEST_SUITE_P(Bits, IvfPqCorruptionTest, ::testing::Values(8u, 4u));
 
 TEST(IvfPqFormatTest, EncodingsRoundTripAndStructuralDefectsAreCorruption) {
   IvfPqModel m;

@@ -118,7 +118,7 @@ TEST_F(ProviderTest, BadRequestsFailBeforeAnyFileIsWritten) {
   bad.properties["metric"] = "hamming";
   add(bad);
   bad = ivf;
-  bad.properties["num_bits"] = "4";
+  bad.properties["num_bits"] = "6";  // 4 or 8
   add(bad);
   bad = ivf;
   bad.properties["color"] = "blue";

@@ -23,12 +23,16 @@ namespace vigil::index {
 // The most rows one IvfPqSegment::Search returns (k, or k x refine_factor in a query).
 constexpr uint32_t kIvfPqMaxSearchK = uint32_t{1} << 20;
 
+// 4-bit codes (fast scan) allow at most this many sub-vectors: their 8-bit
+// distance sums must stay below 2^16.
+constexpr uint32_t kIvfPq4MaxSubVectors = 256;
+
 struct IvfPqModel {
   Metric metric = Metric::kL2;
   uint32_t dim = 0;
   uint32_t num_partitions = 0;
   uint32_t num_sub_vectors = 0;
-  uint32_t num_bits = 8;
+  uint32_t num_bits = 8;            // 8, or 4 (searched by fast scan)
   std::vector<float> centroids;     // num_partitions x dim
   std::vector<float> pq_centroids;  // num_sub_vectors x 2^num_bits x (dim / num_sub_vectors)
 };
@@ -37,6 +41,13 @@ struct ScoredRow {
   RowAddress row = 0;
   float distance = 0;
 };
+
+// OK for the supported code widths: 8 bits, or 4 bits with at most
+// kIvfPq4MaxSubVectors sub-vectors. InvalidArgument names what is wrong.
+Status CheckIvfPqBits(uint32_t num_bits, uint32_t num_sub_vectors);
+
+// Bytes of one row's PQ code (num_sub_vectors x num_bits, rounded up to bytes).
+uint32_t IvfPqCodeSize(const IvfPqModel& model);
 
 // Distance between two vectors under `metric`, as defined above (exact).
 float ExactDistance(Metric metric, const float* a, const float* b, uint32_t dim);
