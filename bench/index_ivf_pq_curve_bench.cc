@@ -101,8 +101,8 @@ index::IvfPqParams VigilParams(const Config& c, uint32_t bits) {
 
 // A dataset of the generator's rows with one IVF_PQ index of `bits`-bit codes, opened for queries.
 Result<std::shared_ptr<const query::TableSnapshot>> IndexedSnapshot(const DataGenerator& gen, const Config& c,
-                                                              const std::string& path, uint32_t bits,
-                                                              double* build_seconds) {
+                                                                    const std::string& path, uint32_t bits,
+                                                                    double* build_seconds) {
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(path, gen.schema(), Props("CREATE_TABLE")));
   auto reader = gen.NewReader();
   VIGIL_ASSIGN_OR_RETURN(ds, ds->Append(reader.get(), Props("APPEND")));
@@ -136,7 +136,10 @@ struct Point {
 };
 
 nlohmann::json PointJson(const Point& p) {
-  return {{"index", p.index}, {"nprobes", p.nprobes}, {"refine_factor", p.refine}, {"qps", p.qps},
+  return {{"index", p.index},
+          {"nprobes", p.nprobes},
+          {"refine_factor", p.refine},
+          {"qps", p.qps},
           {"recall_at_10", p.recall}};
 }
 
@@ -197,10 +200,9 @@ Result<nlohmann::json> SqlPoint(const DataGenerator& gen, const Config& c, const
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_dir));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
   VIGIL_ASSIGN_OR_RETURN(auto engine, sql::SelectEngine::Open(root, store.get()));
-  VIGIL_ASSIGN_OR_RETURN(
-      sql::Statement parsed,
-      sql::ParseStatement("SELECT id, _distance FROM vector_search('bench.vectors', 'emb', ?, " + std::to_string(kK) +
-                          ", '" + SearchOptions(p) + "')"));
+  VIGIL_ASSIGN_OR_RETURN(sql::Statement parsed,
+                         sql::ParseStatement("SELECT id, _distance FROM vector_search('bench.vectors', 'emb', ?, " +
+                                             std::to_string(kK) + ", '" + SearchOptions(p) + "')"));
   const auto& select = std::get<sql::SelectStatement>(parsed.node);
   const jobs::Principal admin = jobs::Principal::LocalAdmin();
   Status failed;
@@ -215,12 +217,12 @@ Result<nlohmann::json> SqlPoint(const DataGenerator& gen, const Config& c, const
     for (const auto& row : rs->rows) ids->push_back(std::get<int64_t>(row[0]));
   });
   VIGIL_RETURN_IF_ERROR(failed);
-  const std::string script = work_dir + "/curve_" + p.index + "_" + std::to_string(p.nprobes) + "_" +
-                             std::to_string(p.refine) + ".sql";
+  const std::string script =
+      work_dir + "/curve_" + p.index + "_" + std::to_string(p.nprobes) + "_" + std::to_string(p.refine) + ".sql";
   if (std::filesystem::exists(script)) std::filesystem::remove(script);
-  VIGIL_RETURN_IF_ERROR(WriteFileDurably(
-      DefaultFileSystem(), script,
-      VectorSearchScript(queries, c.dim, c.queries, kK, SearchOptions(p), ShellVectors::kPrepared)));
+  VIGIL_RETURN_IF_ERROR(
+      WriteFileDurably(DefaultFileSystem(), script,
+                       VectorSearchScript(queries, c.dim, c.queries, kK, SearchOptions(p), ShellVectors::kPrepared)));
   VIGIL_ASSIGN_OR_RETURN(ShellSearch shell, TimeShellSearch(root_dir, script, c.queries));
   return nlohmann::json{{"index", p.index},
                         {"nprobes", p.nprobes},
@@ -248,8 +250,8 @@ Result<nlohmann::json> RunCurveBench(const BenchArgs& args) {
   std::map<std::string, std::shared_ptr<const query::TableSnapshot>> vigil;
   for (uint32_t bits : {8u, 4u}) {
     const std::string name = bits == 4 ? "vigil_4bit" : "vigil_8bit";
-    VIGIL_ASSIGN_OR_RETURN(vigil[name], IndexedSnapshot(*gen, c, args.work_dir + "/" + name + ".vgl", bits,
-                                                        &build_s[name]));
+    VIGIL_ASSIGN_OR_RETURN(vigil[name],
+                           IndexedSnapshot(*gen, c, args.work_dir + "/" + name + ".vgl", bits, &build_s[name]));
   }
   faiss::IndexFlatL2 flat(c.dim);
   flat.codes.resize(c.rows * c.dim * sizeof(float));
@@ -294,7 +296,8 @@ Result<nlohmann::json> RunCurveBench(const BenchArgs& args) {
             failed = got.status();
             return;
           }
-          for (const auto& h : *got) ids->push_back(static_cast<int64_t>(first.at(RowFragment(h.row)) + RowOffset(h.row)));
+          for (const auto& h : *got)
+            ids->push_back(static_cast<int64_t>(first.at(RowFragment(h.row)) + RowOffset(h.row)));
         });
         VIGIL_RETURN_IF_ERROR(failed);
         p.index = name;

@@ -64,8 +64,7 @@ Result<ShellSearch> TimeShellSearch(const std::string& root_dir, const std::stri
   VIGIL_ASSIGN_OR_RETURN(ProgramRun run,
                          RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "--csv", "-f", script}));
   ShellSearch s;
-  s.qps = static_cast<double>(queries) /
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.qps = static_cast<double>(queries) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   size_t at = 0;
   for (size_t end; at < run.output.size(); at = end + 1) {
     end = std::min(run.output.find('\n', at), run.output.size());

@@ -18,8 +18,8 @@ PACKAGES=(
   # the query route's request body
   libsimdjson-dev
   procps util-linux
-  # `vigil bench server` drives the HTTP API with wrk
-  wrk
+  # `vigil bench server` drives the HTTP API with wrk; `vigil bench index-fts` compares with Xapian
+  wrk libxapian-dev
 )
 
 missing=()

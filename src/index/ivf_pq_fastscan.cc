@@ -14,7 +14,6 @@
 #include <queue>
 #include <vector>
 
-
 namespace vigil::index {
 namespace {
 
@@ -72,8 +71,7 @@ QuantizedTables Quantize(const std::vector<float>& tables, uint32_t probes, uint
     for (uint32_t s = 0; s < m; ++s) {
       const size_t t = static_cast<size_t>(p) * m + s;
       q.bias[p] += mins[t];
-      Quantize16(tables.data() + t * kKsub, mins[t], q.scale,
-                 q.lut.data() + (static_cast<size_t>(p) * m2 + s) * kKsub);
+      Quantize16(tables.data() + t * kKsub, mins[t], q.scale, q.lut.data() + (static_cast<size_t>(p) * m2 + s) * kKsub);
     }
   }
   return q;

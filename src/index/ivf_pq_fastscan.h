@@ -57,7 +57,7 @@ struct Pq4Codebook {
 // Approximate top-k rows of a num_bits = 4 model passing `filter` (may be null),
 // nearest first, `query` prepared as for FAISS (unit length under cosine). Distances
 // as FAISS reports them: squared L2, or the inner product under dot.
-std::vector<ScoredRow> SearchPq4(const IvfPqModel& model, const Pq4Codebook& book, const PackedPq4Lists& lists, const float* query, uint32_t k, uint32_t nprobes,
-                                 const RowFilter* filter);
+std::vector<ScoredRow> SearchPq4(const IvfPqModel& model, const Pq4Codebook& book, const PackedPq4Lists& lists,
+                                 const float* query, uint32_t k, uint32_t nprobes, const RowFilter* filter);
 
 }  // namespace vigil::index

@@ -22,8 +22,7 @@ bool UseAvx2() {
 
 // ---- portable ----
 
-void CentroidDistancesPortable(const float* x, const float* rows, size_t n, uint32_t dim, bool negate_dot,
-                               float* out) {
+void CentroidDistancesPortable(const float* x, const float* rows, size_t n, uint32_t dim, bool negate_dot, float* out) {
   for (size_t r = 0; r < n; ++r) {
     const float* c = rows + r * dim;
     float acc = 0;
@@ -136,7 +135,7 @@ __attribute__((target("avx2"))) uint32_t ScanPq4BlockAvx2(const uint8_t* block, 
   for (uint32_t m = 0; m < m2; m += 2) {  // lane 0: sub-quantizer m, lane 1: m + 1
     __m256i codes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + m * kHalfBlock));
     __m256i table = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lut + m * kPq4Ksub));
-    __m256i d_lo = _mm256_shuffle_epi8(table, _mm256_and_si256(codes, low4));  // rows 0..15
+    __m256i d_lo = _mm256_shuffle_epi8(table, _mm256_and_si256(codes, low4));                        // rows 0..15
     __m256i d_hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(codes, 4), low4));  // 16..31
     even_lo = _mm256_add_epi16(even_lo, _mm256_and_si256(d_lo, low8));
     odd_lo = _mm256_add_epi16(odd_lo, _mm256_srli_epi16(d_lo, 8));
