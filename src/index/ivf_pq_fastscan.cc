@@ -4,13 +4,14 @@
 // lut[m][j] = distance of the query's sub-vector m (its residual from the list's
 // centroid, except under dot) to PQ centroid j. Tables are quantized to 8 bits with
 // one scale for the whole query (per-table minimums go into the list's bias), so
-// that quantized sums of different lists compare. A block's 32 sums above the
-// current k-th distance are skipped without reading their rows.
+// that quantized sums of different lists compare. Rows whose sum maps above the
+// current k-th distance are dropped by a SIMD compare without reading their
+// addresses, and a list whose least possible distance (its bias) cannot enter the
+// top k is left at once.
 #include "index/ivf_pq_fastscan.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <queue>
 #include <vector>
 

@@ -2,11 +2,13 @@
 // The first byte picks the decoder and whether the trailing checksum is
 // resealed, so mutations reach the structural checks. A file that decodes must
 // re-encode to the same bytes. Nothing may crash; every failure must be Corruption.
+// Lists that parse are also packed as 4-bit codes and searched by fast scan.
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "index/ivf_pq_fastscan.h"
 #include "index/ivf_pq_format.h"
 #include "vigil/common/checksum.h"
 
@@ -26,6 +28,27 @@ void CheckModel(const std::string& bytes) {
   if (m.ok()) VIGIL_CHECK(vigil::index::EncodeIvfPqModel(*m) == bytes);
 }
 
+// Reads the lists as the 4-bit codes of a small L2 model (two sub-vectors per code
+// byte, one dimension each) and searches them: every row comes back at most once,
+// nearest first.
+void SearchAsFourBit(const IvfPqListsView& v) {
+  if (v.num_partitions == 0 || v.num_partitions > 64 || v.code_size == 0 || v.code_size > 128) return;
+  vigil::index::IvfPqModel m;
+  m.num_bits = 4;
+  m.num_sub_vectors = 2 * v.code_size;
+  m.dim = m.num_sub_vectors;
+  m.num_partitions = v.num_partitions;
+  for (uint32_t i = 0; i < m.num_partitions * m.dim; ++i) m.centroids.push_back(static_cast<float>(i % 7) * 0.5f);
+  for (uint32_t i = 0; i < m.num_sub_vectors * 16; ++i) m.pq_centroids.push_back(static_cast<float>(i % 16) * 0.25f);
+  auto lists = vigil::index::PackedPq4Lists::Pack(m, v);
+  auto book = vigil::index::Pq4Codebook::Of(m);
+  std::vector<float> query(m.dim, 1.0f);
+  const uint32_t k = 5;
+  auto rows = vigil::index::SearchPq4(m, book, lists, query.data(), k, m.num_partitions, nullptr);
+  VIGIL_CHECK(rows.size() == std::min<uint64_t>(k, v.num_rows));
+  for (size_t i = 1; i < rows.size(); ++i) VIGIL_CHECK(rows[i - 1].distance <= rows[i].distance);
+}
+
 void CheckLists(const std::string& bytes) {
   auto v = vigil::index::ParseIvfPqLists(bytes);
   VIGIL_CHECK(v.ok() || v.status().code() == vigil::StatusCode::kCorruption);
@@ -37,6 +60,7 @@ void CheckLists(const std::string& bytes) {
     codes[l].assign(v->Codes(l), v->Codes(l) + v->counts[l] * v->code_size);
   }
   VIGIL_CHECK(vigil::index::EncodeIvfPqLists(v->code_size, ids, codes) == bytes);
+  SearchAsFourBit(*v);
 }
 
 }  // namespace
@@ -65,4 +89,7 @@ void VigilFuzzSeeds(std::vector<std::string>* out) {
   std::vector<std::vector<int64_t>> ids = {{1, 2, int64_t{3} << 32}, {}, {7}};
   std::vector<std::vector<uint8_t>> codes = {{1, 2, 3, 4, 5, 6}, {}, {9, 8}};
   for (char selector : {'\1', '\3'}) out->push_back(selector + vigil::index::EncodeIvfPqLists(2, ids, codes));
+  m.num_bits = 4;
+  m.pq_centroids.resize(4 * 16);
+  out->push_back('\0' + vigil::index::EncodeIvfPqModel(m));
 }
