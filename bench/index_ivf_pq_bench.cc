@@ -87,8 +87,8 @@ double Median(std::vector<double> v) {
 
 struct Config {
   uint64_t rows, queries, recall_queries;
-  uint32_t dim, latent_dim, nprobes;
-  float noise;
+  uint32_t dim, nprobes;
+  DatagenOptions data;  // the generated vectors' shape
   int runs;
   int threads;  // of the parallel searches
   bool sql;
@@ -98,10 +98,9 @@ struct Config {
 
 Config ParseConfig(const BenchArgs& args) {
   Config c;
-  c.rows = static_cast<uint64_t>(args.Int("rows", 1000000));
-  c.dim = static_cast<uint32_t>(args.Int("dim", 128));
-  c.latent_dim = static_cast<uint32_t>(args.Int("latent_dim", 16));
-  c.noise = std::strtof(args.Str("noise", "0.05").c_str(), nullptr);
+  c.data = VectorDataOptions(args, 1000000);
+  c.rows = c.data.rows;
+  c.dim = c.data.dim;
   c.nprobes = static_cast<uint32_t>(args.Int("nprobes", 20));
   c.queries = static_cast<uint64_t>(args.Int("queries", 1000));
   c.recall_queries = static_cast<uint64_t>(args.Int("recall_queries", 100));
@@ -340,13 +339,7 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
   if (c.rows < c.params.num_partitions || c.queries == 0 || c.recall_queries > c.queries) {
     return Status::InvalidArgument("need rows >= partitions and 0 < recall_queries <= queries");
   }
-  DatagenOptions gopt;
-  gopt.rows = c.rows;
-  gopt.dim = c.dim;
-  gopt.latent_dim = c.latent_dim;
-  gopt.noise = c.noise;
-  gopt.columns = {"id", "emb"};
-  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(gopt));
+  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(c.data));
   std::string path = args.work_dir + "/ivfpq.vgl";
   auto t0 = Clock::now();
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Create(path, gen->schema(), Props("CREATE_TABLE")));
@@ -596,8 +589,8 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
                         {"config",
                          {{"rows", c.rows},
                           {"dim", c.dim},
-                          {"latent_dim", c.latent_dim},
-                          {"noise", c.noise},
+                          {"latent_dim", c.data.latent_dim},
+                          {"noise", c.data.noise},
                           {"partitions", c.params.num_partitions},
                           {"sub_vectors", c.params.num_sub_vectors},
                           {"max_iterations", c.params.max_iterations},

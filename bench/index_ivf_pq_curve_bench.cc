@@ -62,18 +62,17 @@ std::vector<uint32_t> ParseList(const std::string& text) {
 
 struct Config {
   uint64_t rows, queries;
-  uint32_t dim, latent_dim, partitions, sub_vectors, sub_vectors_4bit;
-  float noise;
+  uint32_t dim, partitions, sub_vectors, sub_vectors_4bit;
+  DatagenOptions data;  // the generated vectors' shape
   std::vector<uint32_t> nprobes, refine;
   bool sql;
 };
 
 Config ParseConfig(const BenchArgs& args) {
   Config c;
-  c.rows = static_cast<uint64_t>(args.Int("rows", 200000));
-  c.dim = static_cast<uint32_t>(args.Int("dim", 128));
-  c.latent_dim = static_cast<uint32_t>(args.Int("latent_dim", 16));
-  c.noise = std::strtof(args.Str("noise", "0.05").c_str(), nullptr);
+  c.data = VectorDataOptions(args, 200000);
+  c.rows = c.data.rows;
+  c.dim = c.data.dim;
   c.partitions = static_cast<uint32_t>(args.Int("partitions", 256));
   c.sub_vectors = static_cast<uint32_t>(args.Int("sub_vectors", 16));
   c.sub_vectors_4bit = static_cast<uint32_t>(args.Int("sub_vectors_4bit", 32));
@@ -238,13 +237,7 @@ Result<nlohmann::json> RunCurveBench(const BenchArgs& args) {
   if (c.rows < c.partitions * 39 || c.queries == 0 || c.nprobes.empty() || c.refine.empty()) {
     return Status::InvalidArgument("need rows >= 39 x partitions, queries > 0 and non-empty nprobes and refine lists");
   }
-  DatagenOptions gopt;
-  gopt.rows = c.rows;
-  gopt.dim = c.dim;
-  gopt.latent_dim = c.latent_dim;
-  gopt.noise = c.noise;
-  gopt.columns = {"id", "emb"};
-  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(gopt));
+  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(c.data));
   index::ConfigureFaissThreads(c.rows);
   std::map<std::string, double> build_s;
   std::map<std::string, std::shared_ptr<const query::TableSnapshot>> vigil;

@@ -14,6 +14,16 @@
 
 namespace vigil::bench {
 
+DatagenOptions VectorDataOptions(const BenchArgs& args, uint64_t default_rows) {
+  DatagenOptions o;
+  o.rows = static_cast<uint64_t>(args.Int("rows", static_cast<int64_t>(default_rows)));
+  o.dim = static_cast<uint32_t>(args.Int("dim", 128));
+  o.latent_dim = static_cast<uint32_t>(args.Int("latent_dim", 16));
+  o.noise = std::strtof(args.Str("noise", "0.05").c_str(), nullptr);
+  o.columns = {"id", "emb"};
+  return o;
+}
+
 Status MakeVectorRoot(const DataGenerator& gen, const std::string& dir) {
   auto props = [](std::string op) {
     TransactionProperties p;

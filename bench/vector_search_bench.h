@@ -10,10 +10,15 @@
 
 #include <faiss/Index.h>
 
+#include "bench/bench.h"
 #include "vigil/common/status.h"
 #include "vigil/ingest/datagen.h"
 
 namespace vigil::bench {
+
+// The (id, emb) rows of a vector benchmark, shaped by its options rows (`default_rows`),
+// dim (128), latent_dim (16) and noise (0.05).
+DatagenOptions VectorDataOptions(const BenchArgs& args, uint64_t default_rows);
 
 // Creates a root at `dir` whose table bench.vectors holds the generator's rows.
 Status MakeVectorRoot(const DataGenerator& gen, const std::string& dir);
