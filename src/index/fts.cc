@@ -5,8 +5,15 @@
 #include "vigil/index/fts.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 
+#include "index/build_threads.h"
+#include "index/fts_postings.h"
+#include "index/fts_postings_builder.h"
+#include "index/fts_postings_search.h"
 #include "index/fts_sqlite.h"
+#include "index/fts_tokenizer.h"
 #include "vigil/common/checksum.h"
 #include "vigil/common/mutex.h"
 
@@ -34,7 +41,14 @@ Status CheckField(const Dataset& dataset, const Field& field) {
   return Status::OK();
 }
 
+// The rows of `fragments`; InvalidArgument when one is not in the version or
+// listed twice (the contentless FTS5 table would index its rows twice).
 Result<uint64_t> CountPhysicalRows(const Dataset& dataset, const std::vector<uint32_t>& fragments) {
+  std::vector<uint32_t> sorted = fragments;
+  std::sort(sorted.begin(), sorted.end());
+  if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
+    return Status::InvalidArgument("fragment " + std::to_string(*dup) + " is listed twice");
+  }
   uint64_t rows = 0;
   for (uint32_t id : fragments) {
     const FragmentMeta* f = dataset.manifest().FindFragment(id);
@@ -49,6 +63,7 @@ Result<uint64_t> CountPhysicalRows(const Dataset& dataset, const std::vector<uin
 
 struct BuildProgress {
   const ProgressFn& fn;
+  fts_internal::PostingsBuilder* postings;
   uint64_t done = 0;
   uint64_t total = 0;
 };
@@ -65,11 +80,24 @@ Status InsertFragment(const Dataset& dataset, int32_t field_id, uint32_t fragmen
       auto offset = static_cast<uint32_t>(first + i);
       if (deleted.Contains(offset)) continue;
       if (!column->IsValid(i)) return Status::Corruption(reader->path() + " holds a null in a NOT NULL column");
-      VIGIL_RETURN_IF_ERROR(
-          fts_internal::InsertDocument(db, insert, MakeRowAddress(fragment_id, offset), column->StringAt(i)));
+      RowAddress row = MakeRowAddress(fragment_id, offset);
+      progress->postings->BeginDocument(row);
+      VIGIL_RETURN_IF_ERROR(fts_internal::InsertDocument(db, insert, row, column->StringAt(i)));
+      progress->postings->EndDocument();
     }
     progress->done += column->size();
     if (progress->fn) progress->fn("encoding", progress->done, progress->total);
+  }
+  return Status::OK();
+}
+
+// The postings saw what FTS5 indexed: the same documents and token total.
+Status CheckCapturedTokens(sqlite3* db, const fts_internal::PostingsBuilder& postings) {
+  VIGIL_ASSIGN_OR_RETURN(FtsStats stats, fts_internal::QueryStats(db, fts_internal::kSentinelText));
+  if (stats.documents != postings.documents() || stats.total_tokens != postings.total_tokens()) {
+    return Status::Internal("full-text postings captured " + std::to_string(postings.documents()) + " documents and " +
+                            std::to_string(postings.total_tokens()) + " tokens; FTS5 indexed " +
+                            std::to_string(stats.documents) + " and " + std::to_string(stats.total_tokens));
   }
   return Status::OK();
 }
@@ -82,7 +110,8 @@ Status WriteFtsDatabase(const Dataset& dataset, const Field& field, const std::v
       fts_internal::Exec(db.get(),
                          "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE;"
                          "PRAGMA cache_size = -262144; PRAGMA temp_store = MEMORY; BEGIN"));
-  VIGIL_RETURN_IF_ERROR(fts_internal::CreateFtsTables(db.get(), params));
+  VIGIL_RETURN_IF_ERROR(fts_internal::CaptureDocumentTokens(db.get(), params, progress->postings));
+  VIGIL_RETURN_IF_ERROR(fts_internal::CreateFtsTables(db.get(), params, fts_internal::kFtsFormat));
   // No incremental merging while loading: 'optimize' merges everything once at the end.
   VIGIL_RETURN_IF_ERROR(fts_internal::Exec(db.get(), "INSERT INTO t(t, rank) VALUES('automerge', 0)"));
   VIGIL_ASSIGN_OR_RETURN(Stmt insert, fts_internal::PrepareInsert(db.get()));
@@ -91,6 +120,8 @@ Status WriteFtsDatabase(const Dataset& dataset, const Field& field, const std::v
   }
   insert.reset();
   VIGIL_RETURN_IF_ERROR(fts_internal::Exec(db.get(), "COMMIT"));
+  VIGIL_RETURN_IF_ERROR(CheckCapturedTokens(db.get(), *progress->postings));
+  progress->postings->Finish();  // encodes while FTS5 merges
   if (progress->fn) progress->fn("writing", 0, 1);
   VIGIL_RETURN_IF_ERROR(fts_internal::Exec(db.get(), "INSERT INTO t(t) VALUES('optimize')"));
   int rc = sqlite3_close(db.get());
@@ -133,7 +164,8 @@ Status BuildFtsSegment(const Dataset& dataset, const Field& field, const std::ve
                        const FtsParams& params, SegmentWriter* writer, const ProgressFn& progress) {
   VIGIL_RETURN_IF_ERROR(CheckField(dataset, field));
   VIGIL_RETURN_IF_ERROR(fts_internal::TokenizerOption(params).status());
-  BuildProgress state{progress};
+  fts_internal::PostingsBuilder postings(BuildThreadLimit() > 1);
+  BuildProgress state{progress, &postings};
   VIGIL_ASSIGN_OR_RETURN(state.total, CountPhysicalRows(dataset, fragments));
   std::string path = writer->FilePath(kFtsFileName);
   VIGIL_ASSIGN_OR_RETURN(bool exists, dataset.fs()->Exists(path));
@@ -141,14 +173,38 @@ Status BuildFtsSegment(const Dataset& dataset, const Field& field, const std::ve
   VIGIL_RETURN_IF_ERROR(WriteFtsDatabase(dataset, field, fragments, params, path, &state));
   // SQLite ran with synchronous=OFF; make the finished file durable.
   VIGIL_RETURN_IF_ERROR(dataset.fs()->SyncFile(path));
-  return writer->AddExistingFile(kFtsFileName);
+  VIGIL_RETURN_IF_ERROR(writer->AddExistingFile(kFtsFileName));
+  return writer->WriteFile(fts_internal::kPostingsFileName, postings.TakeFile());
 }
 
-// Idle read-only connections to the segment's database.
+// A query the native postings answer: its words tokenized, one token each.
+struct NativeQuery {
+  bool any = false;
+  std::vector<std::string> terms;
+};
+
+// Idle read-only connections to the segment's database, and the native
+// postings with the tokenizer for query words (null in segments without them).
 struct FtsSegment::Db {
   std::string uri;
   Mutex mu;
   std::vector<SqliteDb> idle VIGIL_GUARDED_BY(mu);
+  std::unique_ptr<fts_internal::PostingsIndex> postings;
+  std::unique_ptr<fts_internal::QueryTokenizer> tokenizer;
+
+  // The native reading of `query`, or nullopt when only FTS5 can answer it.
+  Result<std::optional<NativeQuery>> Native(const std::string& query) const {
+    if (postings == nullptr || query.size() > fts_internal::kMaxQueryBytes) return std::optional<NativeQuery>();
+    std::optional<fts_internal::PlainQuery> plain = fts_internal::ParsePlainQuery(query);
+    if (!plain) return std::optional<NativeQuery>();
+    NativeQuery native{plain->any, {}};
+    for (const std::string& word : plain->words) {
+      VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> tokens, tokenizer->Tokenize(word));
+      if (tokens.size() != 1 || tokens[0].size() >= fts_internal::kMaxTermBytes) return std::optional<NativeQuery>();
+      native.terms.push_back(std::move(tokens[0]));
+    }
+    return std::optional<NativeQuery>(std::move(native));
+  }
 
   Result<SqliteDb> Acquire() {
     {
@@ -190,10 +246,25 @@ Result<std::shared_ptr<FtsSegment>> FtsSegment::Open(std::shared_ptr<SegmentFile
   VIGIL_ASSIGN_OR_RETURN(SqliteDb conn, segment->db_->Acquire());
   VIGIL_RETURN_IF_ERROR(fts_internal::CheckFtsTables(conn.get(), segment->params_));
   segment->db_->Release(std::move(conn));
+  VIGIL_RETURN_IF_ERROR(segment->OpenPostings());
   return segment;
 }
 
+Status FtsSegment::OpenPostings() {
+  bool present = false;
+  for (const auto& f : meta().files) present = present || f.name == fts_internal::kPostingsFileName;
+  if (!present) return Status::OK();  // a segment built before native postings: FTS5 answers everything
+  VIGIL_ASSIGN_OR_RETURN(std::string bytes,
+                         files().ReadVerified(fts_internal::kPostingsFileName, std::numeric_limits<size_t>::max()));
+  VIGIL_ASSIGN_OR_RETURN(db_->postings, fts_internal::PostingsIndex::Parse(
+                                            std::move(bytes), files().FilePath(fts_internal::kPostingsFileName)));
+  VIGIL_ASSIGN_OR_RETURN(db_->tokenizer, fts_internal::QueryTokenizer::Create(params_));
+  return Status::OK();
+}
+
 Result<FtsStats> FtsSegment::Stats(const std::string& query) const {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<NativeQuery> native, db_->Native(query));
+  if (native) return fts_internal::PostingsStats(*db_->postings, native->terms);
   VIGIL_ASSIGN_OR_RETURN(SqliteDb conn, db_->Acquire());
   auto stats = fts_internal::QueryStats(conn.get(), query);
   db_->Release(std::move(conn));
@@ -202,15 +273,22 @@ Result<FtsStats> FtsSegment::Stats(const std::string& query) const {
 
 Result<std::vector<FtsHit>> FtsSegment::Search(const std::string& query, const FtsStats& table_stats,
                                                const RowFilter* filter, uint32_t k) const {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<NativeQuery> native, db_->Native(query));
+  if (native) return fts_internal::PostingsTopK(*db_->postings, native->terms, native->any, table_stats, filter, k);
   VIGIL_ASSIGN_OR_RETURN(SqliteDb conn, db_->Acquire());
   auto hits = fts_internal::QueryTopK(conn.get(), query, table_stats, filter, k);
   db_->Release(std::move(conn));
   return hits;
 }
 
+bool FtsSegment::AnswersFromPostings(const std::string& query) const {
+  auto native = db_->Native(query);
+  return native.ok() && native->has_value();
+}
+
 size_t FtsSegment::MemoryBytes() const {
   MutexLock lock(&db_->mu);
-  size_t bytes = sizeof(*this) + db_->uri.size();
+  size_t bytes = sizeof(*this) + db_->uri.size() + (db_->postings ? db_->postings->MemoryBytes() : 0);
   for (const auto& conn : db_->idle) {
     int cache = 0, schema = 0, highwater = 0;
     sqlite3_db_status(conn.get(), SQLITE_DBSTATUS_CACHE_USED, &cache, &highwater, 0);
@@ -233,7 +311,9 @@ Result<std::unique_ptr<FtsMemoryIndex>> FtsMemoryIndex::Create(const FtsParams& 
   std::unique_ptr<FtsMemoryIndex> index(new FtsMemoryIndex());
   VIGIL_ASSIGN_OR_RETURN(index->db_->conn,
                          fts_internal::OpenConnection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE));
-  VIGIL_RETURN_IF_ERROR(fts_internal::CreateFtsTables(index->db_->conn.get(), params));
+  // With content: it refuses a row added twice, which a contentless table cannot see.
+  VIGIL_RETURN_IF_ERROR(
+      fts_internal::CreateFtsTables(index->db_->conn.get(), params, fts_internal::kFtsFormatWithContent));
   VIGIL_ASSIGN_OR_RETURN(index->db_->insert, fts_internal::PrepareInsert(index->db_->conn.get()));
   return index;
 }

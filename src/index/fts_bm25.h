@@ -30,6 +30,9 @@ class TopK {
  public:
   explicit TopK(uint32_t k) : k_(k) {}
   void Offer(const FtsHit& hit);
+  bool full() const { return k_ > 0 && heap_.size() == k_; }
+  // The hit a new one must rank before to be kept; only when full().
+  const FtsHit& worst() const { return heap_.front(); }
   // The kept hits, best first; leaves the collector empty.
   std::vector<FtsHit> Take();
 

@@ -1,10 +1,12 @@
-// Fuzz target for full-text segments. The first input byte picks the mode:
-//   even: the rest is an FTS5 query string, run (Stats and Search) against a
-//         small segment and an in-memory index: OK or InvalidArgument only;
-//   odd:  the rest is an `fts.db` file given an inventory that matches it (so
-//         SQLite itself reads the damage): Open is OK or Corruption, and
-//         queries on an opened file never crash.
-// Seeds are queries and a valid segment file. Single-threaded.
+// Fuzz target for full-text segments. The first input byte, modulo 3, picks the mode:
+//   0: the rest is an FTS5 query string, run (Stats and Search) against a
+//      small segment (its native postings answer plain words) and an in-memory
+//      FTS5 index of the same documents: OK or InvalidArgument only, equal scores;
+//   1: the rest is an `fts.db` file given an inventory that matches it (so
+//      SQLite itself reads the damage): Open is OK or Corruption, and
+//      queries on an opened file never crash;
+//   2: the rest is a `postings.bin` beside the valid `fts.db`, likewise.
+// Seeds are queries and valid segment files. Single-threaded.
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +31,7 @@ struct Fixture {
   std::shared_ptr<FtsSegment> segment;
   std::unique_ptr<FtsMemoryIndex> memory;
   std::string db_bytes;
+  std::string postings_bytes;
   ~Fixture() { std::filesystem::remove_all(dir); }
 };
 
@@ -76,6 +79,9 @@ Fixture* MakeFixture() {
   auto bytes = (*seg_files)->ReadVerified("fts.db", 1 << 24);
   VIGIL_CHECK(bytes.ok());
   f->db_bytes = *bytes;
+  auto postings = (*seg_files)->ReadVerified("postings.bin", 1 << 24);
+  VIGIL_CHECK(postings.ok());
+  f->postings_bytes = *postings;
   auto memory = FtsMemoryIndex::Create(FtsParams{"porter"});
   VIGIL_CHECK(memory.ok());
   for (uint32_t i = 0; i < 5; ++i) VIGIL_CHECK((*memory)->Add(vigil::MakeRowAddress(1, i), kDocs[i]).ok());
@@ -106,26 +112,35 @@ void FuzzQuery(const std::string& query) {
   for (size_t i = 0; i < a->size(); ++i) VIGIL_CHECK((*a)[i].score == (*b)[i].score);
 }
 
-// Written without fsync (unlike SegmentWriter) to keep iterations fast.
-void FuzzFile(const std::string& bytes) {
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  VIGIL_CHECK(out.good());
+}
+
+// `fts.db` (and `postings.bin` when `postings` is set) written without fsync
+// (unlike SegmentWriter) to keep iterations fast, opened and queried.
+void FuzzFiles(const std::string& db, const std::string* postings) {
   Fixture& f = Shared();
   static const vigil::Uuid uuid = vigil::Uuid::Generate();
   std::string dir = f.dataset->path() + "/" + SegmentDir(uuid);
   std::filesystem::create_directories(dir);
-  {
-    std::ofstream out(dir + "/fts.db", std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    VIGIL_CHECK(out.good());
+  WriteFile(dir + "/fts.db", db);
+  std::vector<vigil::SegmentFile> inventory = {{"fts.db", db.size(), vigil::Checksum64(db)}};
+  if (postings != nullptr) {
+    WriteFile(dir + "/postings.bin", *postings);
+    inventory.push_back({"postings.bin", postings->size(), vigil::Checksum64(*postings)});
   }
-  vigil::SegmentFile inventory{"fts.db", bytes.size(), vigil::Checksum64(bytes)};
-  auto seg_files = SegmentFiles::Open(f.dataset->fs(), f.dataset->path(), SegmentMeta(uuid, {inventory}));
+  auto seg_files = SegmentFiles::Open(f.dataset->fs(), f.dataset->path(), SegmentMeta(uuid, inventory));
   VIGIL_CHECK(seg_files.ok());
   auto segment = FtsSegment::Open(*seg_files);
   VIGIL_CHECK(segment.ok() || segment.status().code() == StatusCode::kCorruption);
   if (!segment.ok()) return;
-  for (const char* q : {"alpha OR beta*", "\"beta delta\"", "run NOT zeta"}) {
+  for (const char* q : {"alpha OR beta*", "\"beta delta\"", "run NOT zeta", "alpha OR beta OR gamma", "beta theta"}) {
     auto stats = (*segment)->Stats(q);
-    if (stats.ok()) (void)(*segment)->Search(q, *stats, nullptr, 3);
+    if (!stats.ok()) continue;
+    auto hits = (*segment)->Search(q, *stats, nullptr, 3);
+    VIGIL_CHECK(QueryOk(hits.status()) || hits.status().code() == StatusCode::kCorruption);
   }
 }
 
@@ -134,10 +149,15 @@ void FuzzFile(const std::string& bytes) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] % 2 == 0) {
-    FuzzQuery(rest);
-  } else {
-    FuzzFile(rest);
+  switch (data[0] % 3) {
+    case 0:
+      FuzzQuery(rest);
+      break;
+    case 1:
+      FuzzFiles(rest, nullptr);
+      break;
+    default:
+      FuzzFiles(Shared().db_bytes, &rest);
   }
   return 0;
 }
@@ -148,4 +168,5 @@ void VigilFuzzSeeds(std::vector<std::string>* out) {
     out->push_back(std::string(1, '\0') + q);
   }
   out->push_back(std::string(1, '\1') + Shared().db_bytes);
+  out->push_back(std::string(1, '\2') + Shared().postings_bytes);
 }

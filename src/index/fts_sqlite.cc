@@ -107,16 +107,6 @@ void ScoreFunction(const Fts5ExtensionApi* api, Fts5Context* ctx, sqlite3_contex
   sqlite3_result_double(out, score);
 }
 
-Result<fts5_api*> GetFts5Api(sqlite3* db) {
-  fts5_api* api = nullptr;
-  VIGIL_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db, "SELECT fts5(?1)"));
-  int rc = sqlite3_bind_pointer(stmt.get(), 1, &api, "fts5_api_ptr", nullptr);
-  if (rc == SQLITE_OK) rc = sqlite3_step(stmt.get());
-  if (rc != SQLITE_ROW) return SqliteStatus(db, rc, "fts5 api");
-  if (api == nullptr || api->iVersion < 2) return Status::NotSupported("SQLite lacks the FTS5 extension API v2");
-  return api;
-}
-
 Status RegisterFunctions(sqlite3* db) {
   VIGIL_ASSIGN_OR_RETURN(fts5_api * api, GetFts5Api(db));
   int rc = api->xCreateFunction(api, "vigil_fts_stats", nullptr, StatsFunction, nullptr);
@@ -155,8 +145,11 @@ Status CheckQuerySyntax(sqlite3* db, const std::string& query) {
   return rc == SQLITE_DONE ? Status::OK() : QueryError(db, rc, query);
 }
 
-std::string CreateTableSql(const std::string& tokenizer_option) {
-  return "CREATE VIRTUAL TABLE t USING fts5(doc, tokenize = '" + tokenizer_option + "')";
+// Format 1 kept a copy of every document in the database; format 2 is
+// contentless: the table holds the text, scoring needs only the index.
+std::string CreateTableSql(const std::string& tokenizer_option, int64_t format) {
+  std::string sql = "CREATE VIRTUAL TABLE t USING fts5(doc, tokenize = '" + tokenizer_option + "'";
+  return sql + (format == kFtsFormatWithContent ? ")" : ", content = '')");
 }
 
 // Reading a checksum-verified database failed: unless the failure is the
@@ -166,7 +159,8 @@ Status AsCorruption(const Status& st) {
   return Status::Corruption("not a valid full-text segment: " + st.message());
 }
 
-Status CheckMetaRow(sqlite3* db, const FtsParams& params) {
+// The database's format, after checking its tokenizer.
+Result<int64_t> CheckMetaRow(sqlite3* db, const FtsParams& params) {
   VIGIL_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db, "SELECT format, tokenizer FROM vigil_fts_meta"));
   int rc = sqlite3_step(stmt.get());
   if (rc == SQLITE_DONE) return Status::Corruption("full-text segment has no format row");
@@ -174,17 +168,19 @@ Status CheckMetaRow(sqlite3* db, const FtsParams& params) {
   int64_t format = sqlite3_column_int64(stmt.get(), 0);
   const unsigned char* tok = sqlite3_column_text(stmt.get(), 1);
   std::string tokenizer = tok ? reinterpret_cast<const char*>(tok) : "";
-  if (format != kFtsFormat) return Status::Corruption("unknown full-text segment format " + std::to_string(format));
+  if (format != kFtsFormat && format != kFtsFormatWithContent)
+    return Status::Corruption("unknown full-text segment format " + std::to_string(format));
   if (tokenizer != params.tokenizer) {
     return Status::Corruption("full-text segment tokenizer '" + tokenizer + "' differs from the manifest's '" +
                               params.tokenizer + "'");
   }
   rc = sqlite3_step(stmt.get());
   if (rc == SQLITE_ROW) return Status::Corruption("full-text segment has several format rows");
-  return rc == SQLITE_DONE ? Status::OK() : SqliteStatus(db, rc, "reading vigil_fts_meta");
+  if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "reading vigil_fts_meta");
+  return format;
 }
 
-Status CheckTableSql(sqlite3* db, const FtsParams& params) {
+Status CheckTableSql(sqlite3* db, const FtsParams& params, int64_t format) {
   VIGIL_ASSIGN_OR_RETURN(std::string option, TokenizerOption(params));
   VIGIL_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 't'"));
   int rc = sqlite3_step(stmt.get());
@@ -193,13 +189,23 @@ Status CheckTableSql(sqlite3* db, const FtsParams& params) {
                              : SqliteStatus(db, rc, "reading the schema");
   }
   const unsigned char* sql = sqlite3_column_text(stmt.get(), 0);
-  if (sql == nullptr || CreateTableSql(option) != reinterpret_cast<const char*>(sql)) {
+  if (sql == nullptr || CreateTableSql(option, format) != reinterpret_cast<const char*>(sql)) {
     return Status::Corruption("full-text segment table t has an unexpected definition");
   }
   return Status::OK();
 }
 
 }  // namespace
+
+Result<fts5_api*> GetFts5Api(sqlite3* db) {
+  fts5_api* api = nullptr;
+  VIGIL_ASSIGN_OR_RETURN(Stmt stmt, Prepare(db, "SELECT fts5(?1)"));
+  int rc = sqlite3_bind_pointer(stmt.get(), 1, &api, "fts5_api_ptr", nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(stmt.get());
+  if (rc != SQLITE_ROW) return SqliteStatus(db, rc, "fts5 api");
+  if (api == nullptr || api->iVersion < 2) return Status::NotSupported("SQLite lacks the FTS5 extension API v2");
+  return api;
+}
 
 Status SqliteStatus(sqlite3* db, int rc, std::string_view what) {
   std::string msg = std::string(what) + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
@@ -253,12 +259,13 @@ Result<Stmt> Prepare(sqlite3* db, std::string_view sql) {
   return stmt;
 }
 
-Status CreateFtsTables(sqlite3* db, const FtsParams& params) {
+Status CreateFtsTables(sqlite3* db, const FtsParams& params, int format) {
   VIGIL_ASSIGN_OR_RETURN(std::string option, TokenizerOption(params));
-  VIGIL_RETURN_IF_ERROR(Exec(db, CreateTableSql(option).c_str()));
+  VIGIL_CHECK(format == kFtsFormat || format == kFtsFormatWithContent);
+  VIGIL_RETURN_IF_ERROR(Exec(db, CreateTableSql(option, format).c_str()));
   VIGIL_RETURN_IF_ERROR(Exec(db, "CREATE TABLE vigil_fts_meta(format INTEGER NOT NULL, tokenizer TEXT NOT NULL)"));
   VIGIL_ASSIGN_OR_RETURN(Stmt meta, Prepare(db, "INSERT INTO vigil_fts_meta VALUES(?1, ?2)"));
-  int rc = sqlite3_bind_int(meta.get(), 1, kFtsFormat);
+  int rc = sqlite3_bind_int(meta.get(), 1, format);
   if (rc == SQLITE_OK) rc = sqlite3_bind_text(meta.get(), 2, params.tokenizer.c_str(), -1, SQLITE_STATIC);
   if (rc == SQLITE_OK) rc = sqlite3_step(meta.get());
   if (rc != SQLITE_DONE) return SqliteStatus(db, rc, "writing vigil_fts_meta");
@@ -289,8 +296,9 @@ Status InsertDocument(sqlite3* db, sqlite3_stmt* insert, RowAddress row, std::st
 }
 
 Status CheckFtsTables(sqlite3* db, const FtsParams& params) {
-  VIGIL_RETURN_IF_ERROR(AsCorruption(CheckTableSql(db, params)));
-  VIGIL_RETURN_IF_ERROR(AsCorruption(CheckMetaRow(db, params)));
+  Result<int64_t> format = CheckMetaRow(db, params);
+  VIGIL_RETURN_IF_ERROR(AsCorruption(format.status()));
+  VIGIL_RETURN_IF_ERROR(AsCorruption(CheckTableSql(db, params, *format)));
   return AsCorruption(QueryStats(db, kSentinelText).status());
 }
 

@@ -3,7 +3,8 @@
 // functions that read BM25 statistics and score rows.
 //
 // Layout of an FTS database: `t` is an FTS5 table with one column `doc`
-// (rowid = row address) holding, besides the documents, one sentinel row
+// (rowid = row address; contentless since format 2: the index without a copy
+// of the text) holding, besides the documents, one sentinel row
 // (rowid kSentinelRowid, text kSentinelText); `vigil_fts_meta` holds the
 // format number and tokenizer. The sentinel lets statistics be read for any
 // query, even one that matches no document: the query `(Q) OR "sentinel"`
@@ -32,7 +33,8 @@ namespace vigil::index::fts_internal {
 
 inline constexpr int64_t kSentinelRowid = std::numeric_limits<int64_t>::min();
 inline constexpr char kSentinelText[] = "vigilftssentinel";
-inline constexpr int kFtsFormat = 1;
+inline constexpr int kFtsFormat = 2;             // contentless; written by builds
+inline constexpr int kFtsFormatWithContent = 1;  // read only
 inline constexpr size_t kMaxQueryBytes = 64 << 10;
 
 struct SqliteCloser {
@@ -54,21 +56,24 @@ Status SqliteStatus(sqlite3* db, int rc, std::string_view what);
 Result<std::string> TokenizerOption(const FtsParams& params);
 // Opens `filename` with `flags`, enables defensive mode and registers the auxiliary functions.
 Result<SqliteDb> OpenConnection(const std::string& filename, int flags);
+// The connection's FTS5 extension API; NotSupported before its version 2.
+Result<fts5_api*> GetFts5Api(sqlite3* db);
 // A `file:` URI that opens `path` read-only and immutable.
 std::string ImmutableUri(const std::string& path);
 
 Status Exec(sqlite3* db, const char* sql);
 Result<Stmt> Prepare(sqlite3* db, std::string_view sql);
 
-// Creates `t`, `vigil_fts_meta` and the sentinel row in an empty database.
-Status CreateFtsTables(sqlite3* db, const FtsParams& params);
+// Creates `t` in `format`, `vigil_fts_meta` and the sentinel row in an empty
+// database. Only a table with content refuses a row address inserted twice.
+Status CreateFtsTables(sqlite3* db, const FtsParams& params, int format);
 // Corruption unless the database has this layout, format and tokenizer.
 Status CheckFtsTables(sqlite3* db, const FtsParams& params);
 
 // `INSERT INTO t(rowid, doc) VALUES(?1, ?2)`.
 Result<Stmt> PrepareInsert(sqlite3* db);
 // Adds one document through a PrepareInsert statement; InvalidArgument for the
-// sentinel row address or one already present.
+// sentinel row address or (in a table with content) one already present.
 Status InsertDocument(sqlite3* db, sqlite3_stmt* insert, RowAddress row, std::string_view text);
 
 // Statistics of the documents in `t` for `query`; InvalidArgument for a malformed query.

@@ -12,11 +12,14 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "index/fts_sqlite.h"
 #include "testutil/temp_dir.h"
+#include "vigil/common/checksum.h"
 #include "vigil/ingest/datagen.h"
 
 namespace vigil::index {
@@ -358,8 +361,9 @@ TEST_F(FtsTest, BuildReportsProgressOverEveryRow) {
   EXPECT_EQ(last_total, 3u);
   auto files = writer->Finish();
   ASSERT_TRUE(files.ok());
-  ASSERT_EQ(files->size(), 1u);
+  ASSERT_EQ(files->size(), 2u);
   EXPECT_EQ((*files)[0].name, "fts.db");
+  EXPECT_EQ((*files)[1].name, "postings.bin");
 }
 
 TEST_F(FtsTest, MalformedQueryIsInvalidArgument) {
@@ -429,6 +433,199 @@ TEST_F(FtsTest, ColumnContractIsEnforced) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(FtsMemoryIndex::Create(FtsParams{"porter'); DROP TABLE t; --"}).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Every row address of `ds` with its body, fragment by fragment.
+std::vector<std::pair<RowAddress, std::string>> AllBodies(const Dataset& ds) {
+  std::vector<std::pair<RowAddress, std::string>> out;
+  auto scan = ds.Scan({.columns = {"body"}});
+  VIGIL_CHECK(scan.ok());
+  for (;;) {
+    auto batch = (*scan)->Next();
+    VIGIL_CHECK(batch.ok());
+    if (!batch->has_value()) break;
+    for (size_t i = 0; i < (*batch)->num_rows; ++i) {
+      out.emplace_back((*batch)->row_addresses[i], std::string((*batch)->columns[0].StringAt(i)));
+    }
+  }
+  return out;
+}
+
+void ExpectSameHits(const std::vector<FtsHit>& native, const std::vector<FtsHit>& fts5) {
+  ASSERT_EQ(native.size(), fts5.size());
+  for (size_t i = 0; i < native.size(); ++i) {
+    EXPECT_EQ(native[i].row, fts5[i].row) << i;
+    EXPECT_EQ(native[i].score, fts5[i].score) << i;  // bit for bit: the same sums in the same order
+  }
+}
+
+// Top-k from the native postings (with its pruning) equals FTS5's exhaustive
+// scoring of the same documents: rows and scores, for AND and OR, several k,
+// with and without a filter, repeated and unknown words, both tokenizers.
+TEST_F(FtsTest, NativePostingsReturnWhatFts5Returns) {
+  DatagenOptions opts;
+  opts.rows = 4000;
+  opts.columns = {"body"};
+  opts.vocabulary = 300;
+  opts.words_per_body = 12;
+  auto gen = *DataGenerator::Make(opts);
+  std::vector<Docs> fragments(2);
+  for (uint64_t r = 0; r < opts.rows; ++r) fragments[r % 2].push_back(gen->Body(r) + (r % 7 ? "" : " running runs"));
+  auto ds = MakeDataset(fragments);
+  auto bodies = AllBodies(*ds);
+  std::mt19937_64 rng(17);
+  std::set<RowAddress> rejected;
+  for (const auto& [row, body] : bodies) {
+    if (rng() % 3 == 0) rejected.insert(row);
+  }
+  RejectRows filter(rejected);
+  for (const char* tokenizer : {"unicode61", "porter"}) {
+    SCOPED_TRACE(tokenizer);
+    FtsParams params{tokenizer};
+    auto seg = Build(*ds, FragmentIds(*ds), params);
+    ASSERT_NE(seg, nullptr);
+    auto memory = *FtsMemoryIndex::Create(params);
+    for (const auto& [row, body] : bodies) ASSERT_TRUE(memory->Add(row, body).ok());
+    for (int q = 0; q < 120; ++q) {
+      std::istringstream in(bodies[rng() % bodies.size()].second);
+      std::vector<std::string> words{std::istream_iterator<std::string>(in), {}};
+      std::vector<std::string> terms;
+      for (size_t t = 0, n = 1 + q % 3; t < n; ++t) terms.push_back(words[rng() % words.size()]);
+      if (q % 11 == 0) terms.push_back("zzzunknown");
+      if (q % 13 == 0) terms.push_back(terms[0]);
+      const char* join = q % 3 == 0 ? " " : q % 3 == 1 ? " OR " : " AND ";
+      std::string query = terms[0];
+      for (size_t t = 1; t < terms.size(); ++t) query += join + terms[t];
+      SCOPED_TRACE(query);
+      ASSERT_TRUE(seg->AnswersFromPostings(query));
+      auto native_stats = seg->Stats(query);
+      auto fts5_stats = memory->Stats(query);
+      ASSERT_TRUE(native_stats.ok() && fts5_stats.ok()) << native_stats.status().ToString();
+      EXPECT_EQ(native_stats->documents, fts5_stats->documents);
+      EXPECT_EQ(native_stats->total_tokens, fts5_stats->total_tokens);
+      EXPECT_EQ(native_stats->doc_freq, fts5_stats->doc_freq);
+      for (uint32_t k : {1u, 10u, 200u}) {
+        for (const RowFilter* f : {static_cast<const RowFilter*>(nullptr), static_cast<const RowFilter*>(&filter)}) {
+          auto native = seg->Search(query, *native_stats, f, k);
+          auto fts5 = memory->Search(query, *fts5_stats, f, k);
+          ASSERT_TRUE(native.ok() && fts5.ok()) << native.status().ToString();
+          ExpectSameHits(*native, *fts5);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(FtsTest, OnlyPlainWordQueriesUseThePostings) {
+  auto ds = MakeDataset({{"alpha beta", "beta gamma", "alpha-beta gamma"}});
+  auto seg = Build(*ds, FragmentIds(*ds), FtsParams{"trigram"});
+  ASSERT_NE(seg, nullptr);
+  // Trigram makes several tokens of a longer word: a phrase, which only FTS5 answers.
+  EXPECT_TRUE(seg->AnswersFromPostings("alp"));
+  EXPECT_FALSE(seg->AnswersFromPostings("alpha"));
+  auto uni = Build(*ds, FragmentIds(*ds));
+  ASSERT_NE(uni, nullptr);
+  EXPECT_TRUE(uni->AnswersFromPostings("alpha OR gamma"));
+  for (const char* q : {"\"alpha beta\"", "alph*", "alpha NOT gamma", "NEAR(alpha gamma)", "alpha OR beta gamma"}) {
+    SCOPED_TRACE(q);
+    EXPECT_FALSE(uni->AnswersFromPostings(q));
+    auto stats = uni->Stats(q);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_TRUE(uni->Search(q, *stats, nullptr, 10).ok());
+  }
+}
+
+TEST_F(FtsTest, SegmentsWithoutPostingsAnswerThroughFts5) {
+  auto ds = MakeDataset({{"red fox", "red red dog", "blue fox", "red blue fish"}});
+  auto files = BuildFiles(*ds, FragmentIds(*ds));
+  ASSERT_TRUE(files.ok());
+  auto with = FtsSegment::Open(*files);
+  ASSERT_TRUE(with.ok());
+  // The same segment as one built before native postings existed: only fts.db in its inventory.
+  IndexSegmentMeta meta = (*files)->meta();
+  meta.files.erase(std::remove_if(meta.files.begin(), meta.files.end(),
+                                  [](const SegmentFile& f) { return f.name == "postings.bin"; }),
+                   meta.files.end());
+  ASSERT_EQ(meta.files.size(), 1u);
+  auto old_files = SegmentFiles::Open(ds->fs(), ds->path(), meta);
+  ASSERT_TRUE(old_files.ok());
+  auto without = FtsSegment::Open(*old_files);
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_FALSE((*without)->AnswersFromPostings("red OR fox"));
+  EXPECT_TRUE((*with)->AnswersFromPostings("red OR fox"));
+  auto stats = *(*with)->Stats("red OR fox");
+  ExpectSameHits(*(*with)->Search("red OR fox", stats, nullptr, 3),
+                 *(*without)->Search("red OR fox", stats, nullptr, 3));
+}
+
+TEST_F(FtsTest, DatabasesWithContentFromEarlierBuildsStillOpen) {
+  auto ds = MakeDataset({{"red fox", "red red dog"}});
+  Uuid uuid = Uuid::Generate();
+  auto writer = *SegmentWriter::Create(ds->fs(), ds->path(), uuid);
+  {
+    auto db = fts_internal::OpenConnection(writer->FilePath("fts.db"), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(fts_internal::CreateFtsTables(db->get(), {}, fts_internal::kFtsFormatWithContent).ok());
+    auto insert = fts_internal::PrepareInsert(db->get());
+    ASSERT_TRUE(insert.ok());
+    ASSERT_TRUE(fts_internal::InsertDocument(db->get(), insert->get(), MakeRowAddress(0, 0), "red fox").ok());
+    ASSERT_TRUE(fts_internal::InsertDocument(db->get(), insert->get(), MakeRowAddress(0, 1), "red red dog").ok());
+  }
+  ASSERT_TRUE(writer->AddExistingFile("fts.db").ok());
+  IndexSegmentMeta meta;
+  meta.name = "body_idx";
+  meta.uuid = uuid;
+  meta.index_type = "FTS";
+  meta.properties_json = R"({"tokenizer":"unicode61"})";
+  meta.files = *writer->Finish();
+  auto seg = FtsSegment::Open(*SegmentFiles::Open(ds->fs(), ds->path(), meta));
+  ASSERT_TRUE(seg.ok()) << seg.status().ToString();
+  auto stats = (*seg)->Stats("red");
+  ASSERT_TRUE(stats.ok());
+  auto hits = (*seg)->Search("red", *stats, nullptr, 10);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 2u);
+  EXPECT_EQ((*hits)[0].row, MakeRowAddress(0, 1));
+}
+
+TEST_F(FtsTest, DamagedPostingsAreCorruption) {
+  auto ds = MakeDataset({{"red fox", "red red dog", "blue fox"}});
+  auto files = BuildFiles(*ds, FragmentIds(*ds));
+  ASSERT_TRUE(files.ok());
+  std::string path = (*files)->FilePath("postings.bin");
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 60u);
+  // A flipped byte fails the inventory checksum.
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x40;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << flipped;
+  auto seg = FtsSegment::Open(*files);
+  ASSERT_FALSE(seg.ok());
+  EXPECT_EQ(seg.status().code(), StatusCode::kCorruption);
+  // A file that matches its inventory but not the format is Corruption too, naming the file.
+  std::string bad = bytes;
+  bad.replace(0, 8, "NOTPOSTS");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
+  IndexSegmentMeta meta = (*files)->meta();
+  for (auto& f : meta.files) {
+    if (f.name == "postings.bin") f.checksum = Checksum64(bad);
+  }
+  seg = FtsSegment::Open(*SegmentFiles::Open(ds->fs(), ds->path(), meta));
+  ASSERT_FALSE(seg.ok());
+  EXPECT_EQ(seg.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(seg.status().message().find("postings.bin"), std::string::npos) << seg.status().ToString();
+}
+
+TEST_F(FtsTest, AFragmentListedTwiceIsRefused) {
+  auto ds = MakeDataset({{"red fox"}});
+  auto files = BuildFiles(*ds, {0, 0});
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(files.status().message().find("listed twice"), std::string::npos);
 }
 
 }  // namespace

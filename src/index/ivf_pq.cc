@@ -21,6 +21,7 @@
 #include <faiss/impl/IDSelector.h>
 #include <faiss/invlists/InvertedLists.h>
 
+#include "index/build_threads.h"
 #include "index/ivf_pq_fastscan.h"
 #include "index/ivf_pq_format.h"
 #include "index/ivf_pq_internal.h"
@@ -38,13 +39,6 @@ constexpr size_t kMaxModelBytes = size_t{4} << 30;
 constexpr size_t kMaxListsBytes = size_t{1} << 40;
 
 using SetThreadsFn = void (*)(int);
-
-// The OpenMP thread limit this process started with: OMP_NUM_THREADS (worker.omp_threads
-// in a worker), else the cores OpenMP found. Read once, before any omp_set_num_threads.
-int OmpThreadLimit() {
-  static const int limit = std::max(1, omp_get_max_threads());
-  return limit;
-}
 
 std::atomic<uint64_t> g_allocation_failures{0};
 
@@ -266,7 +260,7 @@ Result<IvfPqModel> TrainModel(const IvfPqParams& p, uint32_t dim, const RowBatch
     // coarse k-means trains on sample_rate rows per partition, as the sample was drawn.
     ivf.cp.max_points_per_centroid = static_cast<int>(p.sample_rate);
     ivf.pq.cp.niter = static_cast<int>(p.max_iterations);
-    TrainIvfPqIndex(&ivf, sample.rows(), sample.values.data(), FaissThreadLimit());
+    TrainIvfPqIndex(&ivf, sample.rows(), sample.values.data(), BuildThreadLimit());
     m.centroids.assign(quantizer.get_xb(), quantizer.get_xb() + static_cast<size_t>(p.num_partitions) * dim);
     m.pq_centroids = ivf.pq.centroids;
   } catch (const std::exception& e) {
@@ -387,13 +381,11 @@ class RowFilterSelector final : public faiss::IDSelector {
 
 uint64_t AllocationFailures() { return g_allocation_failures.load(); }
 
-int FaissThreadLimit() { return std::min(static_cast<int>(UsableCores()), OmpThreadLimit()); }
-
 int ConfigureFaissThreads(uint64_t rows) {
   SetThreadsFn set = &openblas_set_num_threads;
   if (set == nullptr) set = reinterpret_cast<SetThreadsFn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
   if (set != nullptr) set(1);
-  const int limit = FaissThreadLimit();  // first: it reads the OpenMP limit this call lowers
+  const int limit = BuildThreadLimit();  // first: it reads the OpenMP limit this call lowers
   const int threads = rows < kIvfPqParallelMinRows ? 1 : limit;
   omp_set_num_threads(threads);
   return threads;

@@ -27,9 +27,6 @@ constexpr uint64_t kIvfPqParallelMinRows = 65536;
 // Returns the OpenMP thread count.
 int ConfigureFaissThreads(uint64_t rows);
 
-// Usable cores, at most the process's initial OpenMP limit: the threads of a build.
-int FaissThreadLimit();
-
 // Rows of the training sample: sample_rate per partition, at least
 // kIvfPqMinTrainingRows, at most `live_rows`.
 uint64_t TrainingSampleSize(const IvfPqParams& params, uint64_t live_rows);

@@ -54,7 +54,11 @@ Result<std::vector<index::FtsHit>> SearchOnce(const TableSnapshot& snapshot, con
     params = static_cast<index::FtsSegment*>(snapshot.SegmentsOf(index_name).front().get())->params();
   }
   const internal::Deletions deletions = internal::Deletions::Of(snapshot);
-  VIGIL_ASSIGN_OR_RETURN(auto mem, IndexUncovered(snapshot, field, params, cov.uncovered));
+  // Every row covered: no in-memory index (an empty table still gets one, which checks the query).
+  std::unique_ptr<index::FtsMemoryIndex> mem;
+  if (!cov.uncovered.empty() || cov.segments.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(mem, IndexUncovered(snapshot, field, params, cov.uncovered));
+  }
 
   // Table-wide statistics: every part adds up, so scores match one index over everything.
   index::FtsStats stats;
@@ -64,8 +68,10 @@ Result<std::vector<index::FtsHit>> SearchOnce(const TableSnapshot& snapshot, con
     VIGIL_RETURN_IF_ERROR(internal::SegmentStatus(snapshot, *segment, s.status()));
     stats.Add(*s);
   }
-  VIGIL_ASSIGN_OR_RETURN(auto mem_stats, mem->Stats(query));
-  stats.Add(mem_stats);
+  if (mem) {
+    VIGIL_ASSIGN_OR_RETURN(auto mem_stats, mem->Stats(query));
+    stats.Add(mem_stats);
+  }
 
   std::vector<index::FtsHit> all;
   for (const auto& [segment, fragments] : cov.segments) {
@@ -74,9 +80,11 @@ Result<std::vector<index::FtsHit>> SearchOnce(const TableSnapshot& snapshot, con
     VIGIL_RETURN_IF_ERROR(internal::SegmentStatus(snapshot, *segment, hits.status()));
     all.insert(all.end(), hits->begin(), hits->end());
   }
-  internal::QueryRowFilter mem_filter(&deletions, nullptr, nullptr);
-  VIGIL_ASSIGN_OR_RETURN(auto mem_hits, mem->Search(query, stats, &mem_filter, k));
-  all.insert(all.end(), mem_hits.begin(), mem_hits.end());
+  if (mem) {
+    internal::QueryRowFilter mem_filter(&deletions, nullptr, nullptr);
+    VIGIL_ASSIGN_OR_RETURN(auto mem_hits, mem->Search(query, stats, &mem_filter, k));
+    all.insert(all.end(), mem_hits.begin(), mem_hits.end());
+  }
   std::sort(all.begin(), all.end(), Better);
   if (all.size() > k) all.resize(k);
   return all;

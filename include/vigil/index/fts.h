@@ -1,5 +1,8 @@
 // Full-text segments on SQLite FTS5: one read-only, immutable database file
-// per segment (`fts.db`), rowid = row address. Ranking is BM25 (k1 = 1.2,
+// per segment (`fts.db`), rowid = row address, and native postings
+// (`postings.bin`) that answer queries of plain words ORed or ANDed with
+// top-k pruning; every other query (phrases, prefixes, NEAR, NOT, ...) runs
+// on FTS5, with identical scores either way. Ranking is BM25 (k1 = 1.2,
 // b = 0.75) computed by a custom FTS5 auxiliary function fed table-wide
 // statistics, so a table split into several segments plus uncovered fragments
 // ranks exactly like one index over all of it. Uncovered fragments are indexed
@@ -52,10 +55,14 @@ class FtsSegment : public Segment {
   // The top `k` matches passing `filter`, scored with `table_stats` (the sum over all parts).
   Result<std::vector<FtsHit>> Search(const std::string& query, const FtsStats& table_stats, const RowFilter* filter,
                                      uint32_t k) const;
+  // Whether Stats and Search answer `query` from the native postings (else FTS5).
+  bool AnswersFromPostings(const std::string& query) const;
   size_t MemoryBytes() const override;
 
  private:
   FtsSegment(std::shared_ptr<SegmentFiles> files, FtsParams params);
+  // Loads the native postings when the segment has them.
+  Status OpenPostings();
   FtsParams params_;
   struct Db;
   std::unique_ptr<Db> db_;
