@@ -13,9 +13,14 @@
 //     FtsSegment::Stats + Search, Xapian's Enquire (BM25, which skips documents
 //     that cannot enter the top k), and for reference FTS5's built-in `ORDER BY
 //     rank` on the baseline database; p50, p95 and QPS, and Vigil's QPS over
-//     Xapian's.
+//     Xapian's;
+//  5. the same through SQL (option sql=1): a root whose bench.docs holds (id,
+//     body), the index made by `vigil sql -c "CREATE INDEX ... USING FTS"` (the
+//     job, its worker and the commit, timed as that process), and the queries
+//     as fts_search statements run by the SelectEngine a session runs (the
+//     query text a bound parameter, serial, after a warm-up).
 //
-// Options: docs (100000), queries (300), k (10), seed (42), rounds (1; best kept).
+// Options: docs (100000), queries (300), k (10), seed (42), rounds (1; best kept), sql (1).
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/resource.h>
@@ -31,10 +36,16 @@
 #include <xapian.h>
 
 #include "bench/bench.h"
+#include "bench/vector_search_bench.h"
 #include "vigil/common/file_system.h"
 #include "vigil/index/fts.h"
 #include "vigil/ingest/datagen.h"
+#include "vigil/jobs/authorization.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/sql/parser.h"
+#include "vigil/sql/select_engine.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/root.h"
 
 namespace vigil::bench {
 namespace {
@@ -248,6 +259,44 @@ Result<nlohmann::json> PlainFts5Queries(const std::string& path, const std::vect
   return LatencyJson(micros, total);
 }
 
+// A root at `dir` whose bench.docs holds (id, body) rows of `base`'s corpus,
+// indexed by CREATE INDEX through the shell; the seconds that took.
+Result<double> SqlFtsRoot(DatagenOptions base, const std::string& dir) {
+  base.columns = {"id", "body"};
+  VIGIL_ASSIGN_OR_RETURN(auto gen, DataGenerator::Make(base));
+  VIGIL_RETURN_IF_ERROR(MakeBenchRoot(*gen, dir, "docs"));
+  auto t0 = std::chrono::steady_clock::now();
+  VIGIL_RETURN_IF_ERROR(
+      RunProgram({"/proc/self/exe", "--root", dir, "sql", "-c", "CREATE INDEX body_idx ON bench.docs (body) USING FTS"})
+          .status());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", dir, "supervise", "--stop"}).status());
+  return seconds;
+}
+
+// fts_search statements for `queries` through the SelectEngine on the root at `dir`.
+Result<nlohmann::json> SqlQueries(const std::string& dir, const std::vector<std::string>& queries, uint32_t k,
+                                  uint64_t* hits_total) {
+  VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(dir));
+  VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
+  VIGIL_ASSIGN_OR_RETURN(auto engine, sql::SelectEngine::Open(root, store.get()));
+  VIGIL_ASSIGN_OR_RETURN(sql::Statement parsed,
+                         sql::ParseStatement("SELECT id, _score FROM fts_search('bench.docs', 'body', ?, " +
+                                             std::to_string(k) + ")"));
+  const auto& select = std::get<sql::SelectStatement>(parsed.node);
+  const jobs::Principal admin = jobs::Principal::LocalAdmin();
+  VIGIL_RETURN_IF_ERROR(engine->Select(select, admin, {sql::Value(queries.front())}).status());  // warm-up
+  std::vector<double> micros;
+  auto start = std::chrono::steady_clock::now();
+  for (const auto& q : queries) {
+    auto t0 = std::chrono::steady_clock::now();
+    VIGIL_ASSIGN_OR_RETURN(sql::ResultSet rs, engine->Select(select, admin, {sql::Value(q)}));
+    micros.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    *hits_total += rs.rows.size();
+  }
+  return LatencyJson(micros, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 nlohmann::json BuildJson(const Timing& t, uint64_t docs) {
   return {{"seconds", t.seconds},
           {"cpu_seconds", t.cpu_seconds},
@@ -302,6 +351,22 @@ Result<nlohmann::json> RunFtsBench(const BenchArgs& args) {
         {"vigil_qps_over_xapian", vigil_q["qps"].get<double>() / xapian_q["qps"].get<double>()},
         {"hits_returned", {{"vigil", vigil_hits}, {"xapian", xapian_hits}}}};
   }
+  nlohmann::json sql_json;
+  if (args.Int("sql", 1) != 0) {
+    const std::string root_dir = args.work_dir + "/fts_sql_root";
+    VIGIL_ASSIGN_OR_RETURN(double create_seconds, SqlFtsRoot(opts, root_dir));
+    sql_json["create_index_seconds"] = create_seconds;
+    sql_json["create_index_docs_per_s"] = opts.rows / create_seconds;
+    sql_json["create_index_ratio_vs_plain_fts5"] = best_plain.seconds / create_seconds;
+    sql_json["create_index_ratio_vs_xapian"] = best_xapian.seconds / create_seconds;
+    for (bool any : {false, true}) {
+      uint64_t hits = 0;
+      VIGIL_ASSIGN_OR_RETURN(nlohmann::json q, SqlQueries(root_dir, Fts5Text(queries, any), k, &hits));
+      q["hits_returned"] = hits;
+      q["qps_over_xapian"] = q["qps"].get<double>() / query[any ? "or" : "and"]["xapian_bm25"]["qps"].get<double>();
+      sql_json[any ? "or" : "and"] = q;
+    }
+  }
   query["or"]["target_qps_over_xapian"] = kFtsQueryRatioTarget;
   query["or"]["meets_target"] = query["or"]["vigil_qps_over_xapian"].get<double>() >= kFtsQueryRatioTarget;
   double loads[1] = {-1};
@@ -319,6 +384,7 @@ Result<nlohmann::json> RunFtsBench(const BenchArgs& args) {
                           {"target_ratio", kFtsBuildRatioTarget},
                           {"meets_target", ratio >= kFtsBuildRatioTarget}}},
                         {"query", query},
+                        {"sql", sql_json},
                         {"load_average_1m", loads[0]}};
 }
 

@@ -24,7 +24,7 @@ DatagenOptions VectorDataOptions(const BenchArgs& args, uint64_t default_rows) {
   return o;
 }
 
-Status MakeVectorRoot(const DataGenerator& gen, const std::string& dir) {
+Status MakeBenchRoot(const DataGenerator& gen, const std::string& dir, const std::string& table) {
   auto props = [](std::string op) {
     TransactionProperties p;
     p.operation = std::move(op);
@@ -34,11 +34,13 @@ Status MakeVectorRoot(const DataGenerator& gen, const std::string& dir) {
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
   jobs::TableCatalog catalog(&root, &store->catalog());
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
-                         catalog.Create(TableName{"local", "bench", "vectors"}, gen.schema(), props("CREATE_TABLE")));
+                         catalog.Create(TableName{"local", "bench", table}, gen.schema(), props("CREATE_TABLE")));
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(entry.locator));
   auto reader = gen.NewReader();
   return ds->Append(reader.get(), props("APPEND")).status();
 }
+
+Status MakeVectorRoot(const DataGenerator& gen, const std::string& dir) { return MakeBenchRoot(gen, dir, "vectors"); }
 
 std::string VectorSearchScript(const std::vector<float>& queries, uint32_t dim, uint64_t count, uint32_t k,
                                const std::string& options_json, ShellVectors how) {

@@ -20,7 +20,9 @@ namespace vigil::bench {
 // dim (128), latent_dim (16) and noise (0.05).
 DatagenOptions VectorDataOptions(const BenchArgs& args, uint64_t default_rows);
 
-// Creates a root at `dir` whose table bench.vectors holds the generator's rows.
+// Creates a root at `dir` whose table bench.<table> holds the generator's rows.
+Status MakeBenchRoot(const DataGenerator& gen, const std::string& dir, const std::string& table);
+// MakeBenchRoot with the table bench.vectors.
 Status MakeVectorRoot(const DataGenerator& gen, const std::string& dir);
 
 // How the shell's searches pass each query vector.

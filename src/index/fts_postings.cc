@@ -16,12 +16,14 @@ constexpr uint32_t kFormat = 1;
 constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 * 5;
 constexpr size_t kBlockInfoBytes = 4 + 4 + 8 + 4 + 4 + kMaxBlockImpacts * 8;
 
-void PutVarint(std::string* out, uint32_t v) {
+// Writes `v` as a LEB128 varint at `p` (at most 5 bytes); returns the end.
+char* WriteVarint(char* p, uint32_t v) {
   while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
+    *p++ = static_cast<char>(v | 0x80);
     v >>= 7;
   }
-  out->push_back(static_cast<char>(v));
+  *p++ = static_cast<char>(v);
+  return p;
 }
 
 // False when the varint runs past `end` or does not fit 32 bits.
@@ -41,23 +43,35 @@ bool GetVarint(const char** p, const char* end, uint32_t* v) {
 }
 
 // The Pareto frontier of (tf, length) over the block's documents: tf
-// descending, length descending; folded to kMaxBlockImpacts pairs that still
-// bound every document.
+// descending, length strictly descending, folded to kMaxBlockImpacts pairs
+// that still bound every document. Frequencies from kExactTfs up share one
+// pair (the largest tf, the shortest length), a looser but valid bound.
 uint32_t BlockImpacts(const uint32_t* docs, const uint32_t* tfs, size_t count, const std::vector<uint32_t>& lengths,
                       Impact* out) {
-  std::array<Impact, kPostingsBlockDocs> all;
-  for (size_t i = 0; i < count; ++i) all[i] = {tfs[i], lengths[docs[i]]};
-  std::sort(all.begin(), all.begin() + count,
-            [](const Impact& a, const Impact& b) { return a.tf != b.tf ? a.tf > b.tf : a.length < b.length; });
-  uint32_t n = 0;
+  constexpr uint32_t kExactTfs = 16;
+  std::array<uint32_t, kExactTfs> shortest;
+  shortest.fill(UINT32_MAX);
+  Impact high{0, UINT32_MAX};
   for (size_t i = 0; i < count; ++i) {
-    if (n == 0 || all[i].length < out[n - 1].length) {
-      if (n == kMaxBlockImpacts) {
-        out[n - 1].length = all[i].length;  // the last pair now bounds the rest too
-      } else {
-        out[n++] = all[i];
-      }
+    uint32_t length = lengths[docs[i]];
+    if (tfs[i] < kExactTfs) {
+      shortest[tfs[i]] = std::min(shortest[tfs[i]], length);
+    } else {
+      high = {std::max(high.tf, tfs[i]), std::min(high.length, length)};
     }
+  }
+  uint32_t n = 0;
+  auto offer = [&](Impact p) {
+    if (n > 0 && p.length >= out[n - 1].length) return;  // dominated by a pair already kept
+    if (n == kMaxBlockImpacts) {
+      out[n - 1].length = p.length;  // the last pair now bounds this one too
+    } else {
+      out[n++] = p;
+    }
+  };
+  if (high.tf > 0) offer(high);
+  for (uint32_t tf = kExactTfs - 1; tf >= 1; --tf) {
+    if (shortest[tf] != UINT32_MAX) offer({tf, shortest[tf]});
   }
   return n;
 }
@@ -98,11 +112,14 @@ std::string EncodePostings(const std::vector<RowAddress>& rows, const std::vecto
       info.last_doc = p.docs[end - 1];
       info.count = static_cast<uint32_t>(end - begin);
       info.offset = data.size();
+      data.resize(info.offset + (end - begin) * 10);
+      char* out = data.data() + info.offset;
       for (size_t i = begin; i < end; ++i) {
-        PutVarint(&data, p.docs[i] - base);
+        out = WriteVarint(out, p.docs[i] - base);
         base = p.docs[i] + 1;
       }
-      for (size_t i = begin; i < end; ++i) PutVarint(&data, p.tfs[i] - 1);
+      for (size_t i = begin; i < end; ++i) out = WriteVarint(out, p.tfs[i] - 1);
+      data.resize(static_cast<size_t>(out - data.data()));
       info.size = static_cast<uint32_t>(data.size() - info.offset);
       info.impact_count = BlockImpacts(&p.docs[begin], &p.tfs[begin], end - begin, lengths, info.impacts);
       PutBlockInfo(&table, info);

@@ -38,8 +38,12 @@ void PostingsBuilder::BeginDocument(RowAddress row) {
 
 void PostingsBuilder::AddToken(std::string_view token, bool colocated) {
   VIGIL_CHECK(in_document_);
-  filling_.bytes.append(token.substr(0, kMaxTermBytes));
-  filling_.token_ends.push_back(static_cast<uint32_t>(filling_.bytes.size()));
+  if (parallel_) {
+    filling_.bytes.append(token.substr(0, kMaxTermBytes));
+    filling_.token_ends.push_back(static_cast<uint32_t>(filling_.bytes.size()));
+  } else {
+    AddPosting(token.substr(0, kMaxTermBytes), static_cast<uint32_t>(rows_.size() - 1));
+  }
   if (!colocated) {
     ++lengths_.back();
     ++total_tokens_;
@@ -49,6 +53,7 @@ void PostingsBuilder::AddToken(std::string_view token, bool colocated) {
 void PostingsBuilder::EndDocument() {
   VIGIL_CHECK(in_document_);
   in_document_ = false;
+  if (!parallel_) return;
   filling_.doc_ends.push_back(static_cast<uint32_t>(filling_.token_ends.size()));
   if (filling_.doc_ends.size() >= kBatchDocs) Submit();
 }
@@ -57,10 +62,6 @@ void PostingsBuilder::Submit() {
   Batch next;
   next.first_doc = static_cast<uint32_t>(rows_.size());
   std::swap(next, filling_);
-  if (!parallel_) {
-    IndexBatch(next);
-    return;
-  }
   {
     MutexLock lock(&mu_);
     lock.Wait(changed_, [this]() VIGIL_REQUIRES(mu_) { return queue_.size() < kMaxQueuedBatches; });
@@ -72,11 +73,11 @@ void PostingsBuilder::Submit() {
 void PostingsBuilder::Finish() {
   VIGIL_CHECK(!in_document_ && !finished_);
   finished_ = true;
-  if (!filling_.doc_ends.empty()) Submit();
   if (!parallel_) {
     file_ = Encode();
     return;
   }
+  if (!filling_.doc_ends.empty()) Submit();
   {
     MutexLock lock(&mu_);
     input_done_ = true;
@@ -113,15 +114,19 @@ void PostingsBuilder::IndexBatch(const Batch& batch) {
     auto doc = static_cast<uint32_t>(batch.first_doc + d);
     for (; token < batch.doc_ends[d]; ++token) {
       uint32_t end = batch.token_ends[token];
-      TermPostings& t = terms_[FindOrAdd(std::string_view(batch.bytes).substr(start, end - start))];
+      AddPosting(std::string_view(batch.bytes).substr(start, end - start), doc);
       start = end;
-      if (!t.docs.empty() && t.docs.back() == doc) {
-        ++t.tfs.back();
-      } else {
-        t.docs.push_back(doc);
-        t.tfs.push_back(1);
-      }
     }
+  }
+}
+
+void PostingsBuilder::AddPosting(std::string_view key, uint32_t doc) {
+  TermPostings& t = terms_[FindOrAdd(key)];
+  if (!t.docs.empty() && t.docs.back() == doc) {
+    ++t.tfs.back();
+  } else {
+    t.docs.push_back(doc);
+    t.tfs.push_back(1);
   }
 }
 

@@ -1,8 +1,8 @@
 // Builds a full-text segment's native postings from the tokens FTS5 indexes.
-// The build thread hands each document's tokens over in batches; indexing
-// them (a hash lookup and an append per token) and encoding the file run on
-// an indexing thread of the builder's own when `parallel`, beside FTS5's
-// tokenizing and merging, else on the build thread.
+// When `parallel`, the build thread hands each document's tokens over in
+// batches, and indexing them (a hash lookup and an append per token) and
+// encoding the file run on an indexing thread of the builder's own, beside
+// FTS5's tokenizing and merging; otherwise each token is indexed as it comes.
 //
 // Thread safety: BeginDocument, AddToken, EndDocument, Finish and TakeFile
 // are called from one thread; the indexing thread touches only the batches
@@ -52,6 +52,8 @@ class PostingsBuilder {
   void Submit();
   void RunIndexer();
   void IndexBatch(const Batch& batch);
+  // One occurrence of `key` in document `doc` (documents arrive in ascending order).
+  void AddPosting(std::string_view key, uint32_t doc);
   uint32_t FindOrAdd(std::string_view key);
   void Grow();
   std::string Encode() const;
