@@ -280,9 +280,9 @@ Result<nlohmann::json> SqlQueries(const std::string& dir, const std::vector<std:
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(dir));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
   VIGIL_ASSIGN_OR_RETURN(auto engine, sql::SelectEngine::Open(root, store.get()));
-  VIGIL_ASSIGN_OR_RETURN(sql::Statement parsed,
-                         sql::ParseStatement("SELECT id, _score FROM fts_search('bench.docs', 'body', ?, " +
-                                             std::to_string(k) + ")"));
+  VIGIL_ASSIGN_OR_RETURN(
+      sql::Statement parsed,
+      sql::ParseStatement("SELECT id, _score FROM fts_search('bench.docs', 'body', ?, " + std::to_string(k) + ")"));
   const auto& select = std::get<sql::SelectStatement>(parsed.node);
   const jobs::Principal admin = jobs::Principal::LocalAdmin();
   VIGIL_RETURN_IF_ERROR(engine->Select(select, admin, {sql::Value(queries.front())}).status());  // warm-up

@@ -85,11 +85,12 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 
 stage "ThreadSanitizer build, concurrency tests"
 # The tests that race threads (publication under readers, builds during appends and
-# deletes, racing appends, shared caches); OpenMP single-threaded (libgomp is not
-# instrumented). The whole unit tier under TSan runs in scripts/test-long.sh.
+# deletes, racing appends, shared caches, full-text postings indexed beside FTS5);
+# OpenMP single-threaded (libgomp is not instrumented). The whole unit tier under
+# TSan runs in scripts/test-long.sh.
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_SANITIZE=thread \
   -DVIGIL_BUILD_BENCH=OFF -DVIGIL_UNITY_BUILD=ON
-cmake --build build/tsan -j"$JOBS" --target storage_test generations_test jobs_test
+cmake --build build/tsan -j"$JOBS" --target storage_test generations_test jobs_test index_test
 stage "ThreadSanitizer tests"
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
   run_ctest build/tsan/ctest.log --test-dir build/tsan -R 'Concurren|Racing' -j"$JOBS" --output-on-failure \

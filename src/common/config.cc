@@ -127,10 +127,11 @@ const std::vector<Setting>& Settings() {
        VIGIL_NUM_(worker, nofile)},
 
       {"worker", "omp_threads", Kind::kCount, 1, kMaxOmpThreads,
-       "OpenMP threads (OMP_NUM_THREADS) of one worker's IVF_PQ build; BLAS stays\n"
-       "single-threaded. Default: the cores this process may run on (its CPU\n"
-       "affinity; the value below is this machine's), at most pids_max - 16. Lower\n"
-       "it to leave cores to queries on the same machine.",
+       "Threads of one worker's index build: OpenMP threads (OMP_NUM_THREADS) of an\n"
+       "IVF_PQ build, BLAS staying single-threaded; an FTS build indexes its native\n"
+       "postings on a second thread when this is 2 or more. Default: the cores this\n"
+       "process may run on (its CPU affinity; the value below is this machine's), at\n"
+       "most pids_max - 16. Lower it to leave cores to queries on the same machine.",
        VIGIL_NUM_(worker, omp_threads)},
 
       {"caps", "max_rows", Kind::kCount, 1, index::kIndexCapsLimits.max_rows,

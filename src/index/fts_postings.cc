@@ -142,9 +142,7 @@ std::string EncodePostings(const std::vector<RowAddress>& rows, const std::vecto
   return out;
 }
 
-Status PostingsIndex::Corrupt(const std::string& why) const {
-  return Status::Corruption(what_ + ": " + why);
-}
+Status PostingsIndex::Corrupt(const std::string& why) const { return Status::Corruption(what_ + ": " + why); }
 
 Result<std::unique_ptr<PostingsIndex>> PostingsIndex::Parse(std::string bytes, const std::string& what) {
   std::unique_ptr<PostingsIndex> index(new PostingsIndex());
@@ -215,8 +213,8 @@ Status PostingsIndex::ParseBlocks(std::string_view bytes, uint64_t count) {
   ByteReader in(bytes);
   blocks_.resize(count);
   for (BlockInfo& b : blocks_) {
-    bool ok = in.U32(&b.last_doc) && in.U32(&b.count) && in.U64(&b.offset) && in.U32(&b.size) &&
-              in.U32(&b.impact_count);
+    bool ok =
+        in.U32(&b.last_doc) && in.U32(&b.count) && in.U64(&b.offset) && in.U32(&b.size) && in.U32(&b.impact_count);
     for (Impact& i : b.impacts) ok = ok && in.U32(&i.tf) && in.U32(&i.length);
     VIGIL_CHECK(ok);
     if (b.count == 0 || b.count > kPostingsBlockDocs || b.last_doc >= documents_ || b.impact_count == 0 ||
@@ -240,8 +238,8 @@ Status PostingsIndex::ParseBlocks(std::string_view bytes, uint64_t count) {
 }
 
 const PostingsIndex::Term* PostingsIndex::Find(std::string_view key) const {
-  auto it = std::lower_bound(terms_.begin(), terms_.end(), key,
-                             [](const Term& t, std::string_view k) { return t.key < k; });
+  auto it =
+      std::lower_bound(terms_.begin(), terms_.end(), key, [](const Term& t, std::string_view k) { return t.key < k; });
   return it != terms_.end() && it->key == key ? &*it : nullptr;
 }
 

@@ -39,7 +39,7 @@ struct Impact {
 
 struct BlockInfo {
   uint32_t last_doc = 0;
-  uint32_t count = 0;  // documents in the block, 1..kPostingsBlockDocs
+  uint32_t count = 0;   // documents in the block, 1..kPostingsBlockDocs
   uint64_t offset = 0;  // into the block data
   uint32_t size = 0;    // bytes
   uint32_t impact_count = 0;

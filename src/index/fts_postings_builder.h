@@ -44,7 +44,7 @@ class PostingsBuilder {
  private:
   struct Batch {
     uint32_t first_doc = 0;
-    std::vector<uint32_t> doc_ends;  // token index past each document's last
+    std::vector<uint32_t> doc_ends;    // token index past each document's last
     std::vector<uint32_t> token_ends;  // byte offset past each token's last
     std::string bytes;
   };

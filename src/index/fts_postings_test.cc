@@ -81,12 +81,12 @@ TEST(FtsPostingsTest, RoundTripKeepsEveryPostingAndBoundsEveryBlock) {
   EXPECT_GT(multi_block_terms, 10u);
 }
 
-TEST(FtsPostingsTest, BuildingOnTwoThreadsWritesTheSameFile) {
+TEST(FtsPostingsTest, ConcurrentIndexingWritesTheSameFileAsOneThread) {
   auto docs = RandomDocs(5000, 300, 11);
   EXPECT_EQ(BuildFile(docs, true), BuildFile(docs, false));
 }
 
-TEST(FtsPostingsTest, AnAbandonedParallelBuildStopsItsThread) {
+TEST(FtsPostingsTest, ConcurrentIndexingStopsWhenTheBuildIsAbandoned) {
   PostingsBuilder builder(true);
   for (uint32_t d = 0; d < 3000; ++d) {
     builder.BeginDocument(d);

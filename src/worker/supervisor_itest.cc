@@ -417,6 +417,23 @@ TEST_F(SupervisorTest, ProviderOutOfMemoryNamesTheMemorySetting) {
   EXPECT_EQ(r.response.message.find("INTERNAL"), std::string::npos) << r.response.message;
 }
 
+// Threads of the worker seen at each progress report of a run of `req`.
+size_t MostThreadsDuring(Supervisor* sup, LaunchRequest req, LaunchResult* result) {
+  pid_t worker = -1;
+  size_t most = 0;
+  req.on_launched = [&](pid_t pid) { worker = pid; };
+  req.on_progress = [&](const Progress&) {
+    DIR* d = ::opendir(("/proc/" + std::to_string(worker) + "/task").c_str());
+    if (d == nullptr) return;
+    size_t n = 0;
+    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+    most = std::max(most, n);
+  };
+  *result = sup->Run(std::move(req));
+  return most;
+}
+
 TEST_F(SupervisorTest, OmpThreadsBoundTheBuildsThreads) {
   // The provider runs OpenMP threads from kIvfPqParallelMinRows rows on.
   MakeDataset("big", index::kIvfPqParallelMinRows + 1000, 16, {"id", "emb"});
@@ -425,23 +442,31 @@ TEST_F(SupervisorTest, OmpThreadsBoundTheBuildsThreads) {
     o.omp_threads = threads;
     auto sup = Make(o);
     ASSERT_TRUE(sup);
-    LaunchRequest req = IvfJob("emb_idx_" + std::to_string(threads), {{"max_iterations", "2"}});
-    pid_t worker = -1;
-    size_t most = 0;
-    req.on_launched = [&](pid_t pid) { worker = pid; };
-    req.on_progress = [&](const Progress&) {
-      DIR* d = ::opendir(("/proc/" + std::to_string(worker) + "/task").c_str());
-      if (d == nullptr) return;
-      size_t n = 0;
-      while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
-      ::closedir(d);
-      most = std::max(most, n);
-    };
-    LaunchResult r = sup->Run(std::move(req));
+    LaunchResult r;
+    size_t most =
+        MostThreadsDuring(sup.get(), IvfJob("emb_idx_" + std::to_string(threads), {{"max_iterations", "2"}}), &r);
     ASSERT_TRUE(r.complete) << r.error.ToString();
     ASSERT_EQ(r.response.code, StatusCode::kOk) << r.response.message;
     if (threads == 1) EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
     if (threads == 2 && UsableCores() > 1) EXPECT_GE(most, 2u) << "the build never ran an OpenMP thread";
+  }
+}
+
+TEST_F(SupervisorTest, OmpThreadsBoundTheFtsBuildsThreads) {
+  // An FTS build indexes its native postings on a second thread when it may use two.
+  MakeDataset("texts", 20000, 4, {"id", "body"});
+  for (int threads : {1, 2}) {
+    SupervisorOptions o = options_;
+    o.omp_threads = threads;
+    auto sup = Make(o);
+    ASSERT_TRUE(sup);
+    LaunchResult r;
+    size_t most =
+        MostThreadsDuring(sup.get(), Job("body_idx_" + std::to_string(threads), "body", index::IndexType::kFts), &r);
+    ASSERT_TRUE(r.complete) << r.error.ToString();
+    ASSERT_EQ(r.response.code, StatusCode::kOk) << r.response.message;
+    if (threads == 1) EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
+    if (threads == 2 && UsableCores() > 1) EXPECT_EQ(most, 2u) << "the postings were not indexed beside FTS5";
   }
 }
 
