@@ -174,7 +174,8 @@ Status BuildFtsSegment(const Dataset& dataset, const Field& field, const std::ve
   // SQLite ran with synchronous=OFF; make the finished file durable.
   VIGIL_RETURN_IF_ERROR(dataset.fs()->SyncFile(path));
   VIGIL_RETURN_IF_ERROR(writer->AddExistingFile(kFtsFileName));
-  return writer->WriteFile(fts_internal::kPostingsFileName, postings.TakeFile());
+  VIGIL_ASSIGN_OR_RETURN(std::string file, postings.TakeFile());
+  return writer->WriteFile(fts_internal::kPostingsFileName, file);
 }
 
 // A query the native postings answer: its words tokenized, one token each.

@@ -2,8 +2,10 @@
 #include "index/fts_postings_builder.h"
 
 #include <algorithm>
+#include <new>
 
 #include "vigil/common/checksum.h"
+#include "vigil/common/failpoint.h"
 
 namespace vigil::index::fts_internal {
 
@@ -85,9 +87,10 @@ void PostingsBuilder::Finish() {
   changed_.notify_all();
 }
 
-std::string PostingsBuilder::TakeFile() {
+Result<std::string> PostingsBuilder::TakeFile() {
   VIGIL_CHECK(finished_);
   if (indexer_.joinable()) indexer_.join();
+  if (out_of_memory_) return Status::ResourceExhausted("out of memory while indexing full-text postings");
   return std::move(file_);
 }
 
@@ -103,9 +106,21 @@ void PostingsBuilder::RunIndexer() {
       queue_.pop_front();
     }
     changed_.notify_all();
-    IndexBatch(batch);
+    // After a failed allocation the rest is only drained, so the build thread never waits forever.
+    if (!out_of_memory_) IndexOrNoteFailure([&] { IndexBatch(batch); });
   }
-  file_ = Encode();
+  if (!out_of_memory_) IndexOrNoteFailure([&] { file_ = Encode(); });
+}
+
+template <typename Fn>
+void PostingsBuilder::IndexOrNoteFailure(Fn&& fn) {
+  try {
+    fn();
+  } catch (const std::bad_alloc&) {
+    out_of_memory_ = true;
+    terms_.clear();
+    terms_.shrink_to_fit();
+  }
 }
 
 void PostingsBuilder::IndexBatch(const Batch& batch) {
@@ -121,6 +136,9 @@ void PostingsBuilder::IndexBatch(const Batch& batch) {
 }
 
 void PostingsBuilder::AddPosting(std::string_view key, uint32_t doc) {
+#ifdef VIGIL_FAILPOINTS
+  if (!failpoint::Hit("fts.postings_allocation").ok()) throw std::bad_alloc();
+#endif
   TermPostings& t = terms_[FindOrAdd(key)];
   if (!t.docs.empty() && t.docs.back() == doc) {
     ++t.tfs.back();

@@ -19,6 +19,7 @@
 
 #include "index/fts_postings.h"
 #include "vigil/common/mutex.h"
+#include "vigil/common/status.h"
 
 namespace vigil::index::fts_internal {
 
@@ -38,8 +39,10 @@ class PostingsBuilder {
   uint64_t total_tokens() const { return total_tokens_; }
   // No more documents: the last batch is indexed and the file encoded.
   void Finish();
-  // The bytes of `postings.bin`, once Finish's work is done.
-  std::string TakeFile();
+  // The bytes of `postings.bin`, once Finish's work is done; ResourceExhausted
+  // when the indexing thread ran out of memory (the build thread's own failed
+  // allocations throw std::bad_alloc).
+  Result<std::string> TakeFile();
 
  private:
   struct Batch {
@@ -51,6 +54,9 @@ class PostingsBuilder {
 
   void Submit();
   void RunIndexer();
+  // Runs `fn` on the indexing thread; a failed allocation is noted, not thrown.
+  template <typename Fn>
+  void IndexOrNoteFailure(Fn&& fn);
   void IndexBatch(const Batch& batch);
   // One occurrence of `key` in document `doc` (documents arrive in ascending order).
   void AddPosting(std::string_view key, uint32_t doc);
@@ -72,6 +78,7 @@ class PostingsBuilder {
   std::vector<TermPostings> terms_;
   std::vector<uint64_t> slots_;  // open addressing: hash's high half << 32 | term index + 1; 0 is free
   std::string file_;
+  bool out_of_memory_ = false;  // read by the build thread after the join
 
   Mutex mu_;
   std::condition_variable changed_;

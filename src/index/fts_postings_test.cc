@@ -9,6 +9,8 @@
 
 #include "index/fts_postings_builder.h"
 #include "index/fts_postings_search.h"
+#include "index/fts_tokenizer.h"
+#include "vigil/common/failpoint.h"
 
 namespace vigil::index::fts_internal {
 namespace {
@@ -35,7 +37,9 @@ std::string BuildFile(const std::vector<std::vector<std::string>>& docs, bool pa
     builder.EndDocument();
   }
   builder.Finish();
-  return builder.TakeFile();
+  auto file = builder.TakeFile();
+  VIGIL_CHECK(file.ok());
+  return *file;
 }
 
 TEST(FtsPostingsTest, RoundTripKeepsEveryPostingAndBoundsEveryBlock) {
@@ -94,6 +98,38 @@ TEST(FtsPostingsTest, ConcurrentIndexingStopsWhenTheBuildIsAbandoned) {
     builder.EndDocument();
   }
   // Destroyed without Finish, as after a failed build: must not hang or crash.
+}
+
+TEST(FtsPostingsTest, AFailedAllocationOnTheIndexingThreadIsResourceExhausted) {
+  if (!failpoint::Enabled()) GTEST_SKIP() << "failpoints are not compiled in";
+  failpoint::Arm("fts.postings_allocation", failpoint::Action::kError, 700);
+  PostingsBuilder builder(true);
+  for (uint32_t d = 0; d < 3000; ++d) {  // more batches than the queue holds: the drain must go on
+    builder.BeginDocument(d);
+    builder.AddToken("x", false);
+    builder.EndDocument();
+  }
+  builder.Finish();
+  auto file = builder.TakeFile();
+  failpoint::DisarmAll();
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(FtsPostingsTest, AFailedAllocationInsideFts5sTokenizerIsSqlitesOutOfMemory) {
+  if (!failpoint::Enabled()) GTEST_SKIP() << "failpoints are not compiled in";
+  PostingsBuilder builder(false);  // indexes inside the tokenizer callback
+  auto db = OpenConnection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(CaptureDocumentTokens(db->get(), {}, &builder).ok());
+  ASSERT_TRUE(CreateFtsTables(db->get(), {}, kFtsFormat).ok());
+  auto insert = PrepareInsert(db->get());
+  ASSERT_TRUE(insert.ok());
+  failpoint::Arm("fts.postings_allocation", failpoint::Action::kError, 2);
+  builder.BeginDocument(1);
+  Status st = InsertDocument(db->get(), insert->get(), 1, "red fox dog");
+  failpoint::DisarmAll();
+  EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
 }
 
 TEST(FtsPostingsTest, TruncatedFilesAreCorruption) {

@@ -20,6 +20,7 @@
 #include "index/fts_sqlite.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/checksum.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/ingest/datagen.h"
 
 namespace vigil::index {
@@ -618,6 +619,19 @@ TEST_F(FtsTest, DamagedPostingsAreCorruption) {
   ASSERT_FALSE(seg.ok());
   EXPECT_EQ(seg.status().code(), StatusCode::kCorruption);
   EXPECT_NE(seg.status().message().find("postings.bin"), std::string::npos) << seg.status().ToString();
+}
+
+TEST_F(FtsTest, AFailedAllocationWhileCapturingTokensFailsTheBuildCleanly) {
+  if (!failpoint::Enabled()) GTEST_SKIP() << "failpoints are not compiled in";
+  auto ds = MakeDataset({{"red fox", "red red dog", "blue fox"}});
+  // On whichever thread indexes the postings (BuildThreadLimit decides): the build fails, typed.
+  failpoint::Arm("fts.postings_allocation", failpoint::Action::kError, 3);
+  auto files = BuildFiles(*ds, FragmentIds(*ds));
+  int hits = failpoint::HitCount("fts.postings_allocation");
+  failpoint::DisarmAll();
+  ASSERT_GE(hits, 3);
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.status().code(), StatusCode::kResourceExhausted) << files.status().ToString();
 }
 
 TEST_F(FtsTest, AFragmentListedTwiceIsRefused) {

@@ -1,6 +1,7 @@
 // Token capture during builds and query-word tokenization; see fts_tokenizer.h.
 #include "index/fts_tokenizer.h"
 
+#include <new>
 #include <sstream>
 
 namespace vigil::index::fts_internal {
@@ -45,7 +46,11 @@ void CaptureDelete(Fts5Tokenizer* tokenizer) {
 
 int CaptureToken(void* context, int flags, const char* token, int bytes, int start, int end) {
   auto* call = static_cast<CaptureCall*>(context);
-  call->builder->AddToken(std::string_view(token, static_cast<size_t>(bytes)), (flags & FTS5_TOKEN_COLOCATED) != 0);
+  try {  // nothing may unwind through SQLite
+    call->builder->AddToken(std::string_view(token, static_cast<size_t>(bytes)), (flags & FTS5_TOKEN_COLOCATED) != 0);
+  } catch (const std::bad_alloc&) {
+    return SQLITE_NOMEM;
+  }
   return call->fts5_token(call->fts5_context, flags, token, bytes, start, end);
 }
 
