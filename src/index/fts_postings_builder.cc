@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <new>
+#include <system_error>
 
 #include "vigil/common/checksum.h"
 #include "vigil/common/failpoint.h"
@@ -17,7 +18,17 @@ constexpr size_t kMaxQueuedBatches = 8;
 }  // namespace
 
 PostingsBuilder::PostingsBuilder(bool parallel) : parallel_(parallel) {
-  if (parallel_) indexer_ = std::thread([this] { RunIndexer(); });
+  if (!parallel_) return;
+  try {
+#ifdef VIGIL_FAILPOINTS
+    if (Status fp = failpoint::Hit("fts.postings_thread"); !fp.ok()) {
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), fp.message());
+    }
+#endif
+    indexer_ = std::thread([this] { RunIndexer(); });
+  } catch (const std::system_error&) {
+    parallel_ = false;  // no thread to be had (a pids limit): index on the build thread
+  }
 }
 
 PostingsBuilder::~PostingsBuilder() {

@@ -2,7 +2,8 @@
 // When `parallel`, the build thread hands each document's tokens over in
 // batches, and indexing them (a hash lookup and an append per token) and
 // encoding the file run on an indexing thread of the builder's own, beside
-// FTS5's tokenizing and merging; otherwise each token is indexed as it comes.
+// FTS5's tokenizing and merging; otherwise (or when no thread can be started)
+// each token is indexed as it comes.
 //
 // Thread safety: BeginDocument, AddToken, EndDocument, Finish and TakeFile
 // are called from one thread; the indexing thread touches only the batches
@@ -65,7 +66,7 @@ class PostingsBuilder {
   std::string Encode() const;
 
   // The build thread's.
-  const bool parallel_;
+  bool parallel_;  // cleared when the indexing thread cannot be started
   std::vector<RowAddress> rows_;
   std::vector<uint32_t> lengths_;
   uint64_t total_tokens_ = 0;

@@ -90,6 +90,17 @@ TEST(FtsPostingsTest, ConcurrentIndexingWritesTheSameFileAsOneThread) {
   EXPECT_EQ(BuildFile(docs, true), BuildFile(docs, false));
 }
 
+TEST(FtsPostingsTest, WithoutAThreadToStartTheBuildIndexesOnItsOwn) {
+  if (!failpoint::Enabled()) GTEST_SKIP() << "failpoints are not compiled in";
+  auto docs = RandomDocs(1500, 80, 13);
+  failpoint::Arm("fts.postings_thread", failpoint::Action::kError);
+  std::string file = BuildFile(docs, true);
+  int hits = failpoint::HitCount("fts.postings_thread");
+  failpoint::DisarmAll();
+  EXPECT_EQ(hits, 1);
+  EXPECT_EQ(file, BuildFile(docs, false));
+}
+
 TEST(FtsPostingsTest, ConcurrentIndexingStopsWhenTheBuildIsAbandoned) {
   PostingsBuilder builder(true);
   for (uint32_t d = 0; d < 3000; ++d) {
