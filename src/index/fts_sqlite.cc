@@ -168,8 +168,9 @@ Result<int64_t> CheckMetaRow(sqlite3* db, const FtsParams& params) {
   int64_t format = sqlite3_column_int64(stmt.get(), 0);
   const unsigned char* tok = sqlite3_column_text(stmt.get(), 1);
   std::string tokenizer = tok ? reinterpret_cast<const char*>(tok) : "";
-  if (format != kFtsFormat && format != kFtsFormatWithContent)
+  if (format != kFtsFormat && format != kFtsFormatWithContent) {
     return Status::Corruption("unknown full-text segment format " + std::to_string(format));
+  }
   if (tokenizer != params.tokenizer) {
     return Status::Corruption("full-text segment tokenizer '" + tokenizer + "' differs from the manifest's '" +
                               params.tokenizer + "'");

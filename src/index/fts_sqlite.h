@@ -34,7 +34,7 @@ namespace vigil::index::fts_internal {
 inline constexpr int64_t kSentinelRowid = std::numeric_limits<int64_t>::min();
 inline constexpr char kSentinelText[] = "vigilftssentinel";
 inline constexpr int kFtsFormat = 2;             // contentless; written by builds
-inline constexpr int kFtsFormatWithContent = 1;  // read only
+inline constexpr int kFtsFormatWithContent = 1;  // earlier segments; the in-memory index
 inline constexpr size_t kMaxQueryBytes = 64 << 10;
 
 struct SqliteCloser {
