@@ -1,5 +1,7 @@
-// `vigil init [DIR] [--bootstrap-token]`: creates a root and prints the bootstrap
-// administrator's bearer token (user "admin" of realm "default"), once. On an
+// `vigil init [DIR] [--meta-url URL] [--bootstrap-token]`: creates a root (its
+// metadata in its own SQLite file, or in the PostgreSQL database of --meta-url,
+// which its vigil.toml then names) and prints the bootstrap administrator's
+// bearer token (user "admin" of realm "default"), once. On an
 // existing root, plain `init` fails and changes nothing; `--bootstrap-token`
 // issues a new administrator token only when the realm has no enabled
 // administrator (a lost token with nobody left to rotate it).
@@ -7,6 +9,8 @@
 
 #include "cli/commands.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/common/config.h"
+#include "vigil/meta/database.h"
 
 namespace vigil::cli {
 
@@ -34,9 +38,17 @@ Status PrintBootstrapToken(const Root& root) {
   return Status::OK();
 }
 
-// A new root with its administrator token.
-Status InitRoot(const std::string& path, bool bootstrap_token) {
-  Result<Root> root = Root::Init(path);
+// A new root with its administrator token. A bad or unreachable --meta-url creates nothing.
+Status InitRoot(const std::string& path, bool bootstrap_token, const std::string& meta_url) {
+  Config config;
+  if (!meta_url.empty()) {
+    Status url = CheckMetaUrl(meta_url);
+    if (!url.ok()) return Status::InvalidArgument("--meta-url " + url.message());
+    VIGIL_RETURN_IF_ERROR(
+        meta::Database::Open(meta_url).status().WithContext("--meta-url: the metadata store is not reachable"));
+    config.meta.url = meta_url;
+  }
+  Result<Root> root = Root::Init(path, Env::Default(), config);
   if (root.status().Is(StatusCode::kAlreadyExists)) {
     if (!bootstrap_token) {
       return Status::AlreadyExists(root.status().message() + "; nothing changed (" + kBootstrapHint + ")");
@@ -60,13 +72,17 @@ void AddInitCommand(CLI::App* app, Context* ctx) {
   auto* sub = app->add_subcommand("init", "Create a new root (local catalog) in DIR (default: --root / $VIGIL_ROOT)");
   auto dir = std::make_shared<std::string>();
   auto bootstrap_token = std::make_shared<bool>(false);
+  auto meta_url = std::make_shared<std::string>();
   sub->add_option("DIR", *dir, "Directory to create; must be missing or empty");
+  sub->add_option("--meta-url", *meta_url,
+                  "Keep the metadata in this PostgreSQL database (postgresql://user@host:port/db), shared by "
+                  "several `vigil serve` nodes; written to vigil.toml [meta] url");
   sub->add_flag("--bootstrap-token", *bootstrap_token,
                 "On an existing root: issue a token for administrator 'admin' when no enabled administrator exists");
-  ctx->actions.emplace_back(sub, [ctx, dir, bootstrap_token]() -> Status {
+  ctx->actions.emplace_back(sub, [ctx, dir, bootstrap_token, meta_url]() -> Status {
     std::string path = dir->empty() ? ctx->root_dir : *dir;
     if (path.empty()) return Status::InvalidArgument("no directory given: vigil init DIR (or --root DIR)");
-    return InitRoot(path, *bootstrap_token);
+    return InitRoot(path, *bootstrap_token, *meta_url);
   });
 }
 

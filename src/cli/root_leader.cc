@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <climits>
+#include <optional>
 
 #include "cli/supervise_client.h"
 #include "vigil/common/file_lock.h"
@@ -39,16 +40,24 @@ jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config
 }  // namespace
 
 Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& store, const RootLeaderOptions& opts) {
-  Result<FileLock> leader_lock = FileLock::Acquire(LeaderLockPath(root));
-  if (leader_lock.status().code() == StatusCode::kBusy) {
-    VIGIL_LOG_INFO("another leader runs this root");
-    return Status::OK();
+  const bool shared = !config.meta.url.empty();
+  std::optional<FileLock> leader_lock;
+  if (!shared) {
+    Result<FileLock> lock = FileLock::Acquire(LeaderLockPath(root));
+    if (lock.status().code() == StatusCode::kBusy) {
+      VIGIL_LOG_INFO("another leader runs this root");
+      return Status::OK();
+    }
+    VIGIL_RETURN_IF_ERROR(lock.status());
+    VIGIL_RETURN_IF_ERROR(RecordRunningLeader(lock->fd(), opts.config_checksum));
+    leader_lock.emplace(std::move(*lock));
   }
-  VIGIL_RETURN_IF_ERROR(leader_lock.status());
-  VIGIL_RETURN_IF_ERROR(RecordRunningLeader(leader_lock->fd(), opts.config_checksum));
   jobs::LeaderOptions options;
-  options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
-  options.runner.node_id = HostName();
+  // Only the root's leader lock proves the previous holder dead, and only on one machine.
+  if (!shared) options.holder_is_dead = [](const jobs::LeaderLease&) { return true; };
+  options.runner.node_id = opts.node_id.empty() ? HostName() : opts.node_id;
+  options.runner.node_address = opts.node_address.empty() ? HostName() : opts.node_address;
+  options.runner.lease_ttl_ms = static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000;
   options.runner.leader_holder =
       opts.kind + ":" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
   options.idle_exit_ms = opts.idle_exit_ms;
@@ -62,7 +71,7 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   jobs::Leader leader(&store, executor.get(), options, root.env());
   if (opts.on_started) opts.on_started(&leader);
   Status st = leader.Run();
-  if (st.code() == StatusCode::kBusy) {
+  if (st.code() == StatusCode::kBusy && !shared) {
     VIGIL_LOG_INFO("another leader runs this root: {}", st.message());
     return Status::OK();
   }

@@ -1,8 +1,11 @@
-// The job leader of an embedded root run in this process, shared by `vigil
-// supervise` and `vigil serve`: it takes the root's leader lock (so exactly one
-// process leads, and the lock's holder knows any other lease holder is dead),
-// records itself there for `vigil doctor` and `supervise --stop`, and runs a
-// jobs::Leader with the settings of vigil.toml. Single-threaded per call.
+// The job leader of a root run in this process, shared by `vigil supervise` and
+// `vigil serve`. On an embedded root it takes the root's leader lock (so exactly
+// one process leads, and the lock's holder knows any other lease holder is
+// dead) and records itself there for `vigil doctor` and `supervise --stop`. With
+// a shared [meta] url no lock can prove another node dead: the lease in the
+// store alone decides, and a new leader waits for a dead one's lease to lapse.
+// Either way it runs a jobs::Leader with the settings of vigil.toml.
+// Single-threaded per call.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +24,14 @@ struct RootLeaderOptions {
   std::string kind = "supervise";  // names the lease holder: "<kind>:<host>:<pid>:<random>"
   int64_t idle_exit_ms = 0;        // 0: run until stopped
   std::string config_checksum;     // of the vigil.toml `config` came from (ConfigChecksum)
+  std::string node_id;             // this node in the store's registry; empty: the host name
+  std::string node_address;        // where the node serves ("host:port"), shown by SHOW NODES
   // Called once the leader exists (to make it stoppable), before it starts.
   std::function<void(jobs::Leader*)> on_started;
 };
 
 // Runs the leader until it is stopped or idles out. OK (doing nothing) when another process
-// holds the root's leader lock or lease.
+// holds the root's leader lock; Busy naming the holder when another process holds a live lease.
 Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& store, const RootLeaderOptions& options);
 
 }  // namespace vigil::cli

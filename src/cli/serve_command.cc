@@ -1,8 +1,10 @@
 // `vigil serve`: the HTTP API of a root (server/api_server.h) and, beside it,
 // the root's job leader (a running `vigil supervise` is stopped first, so that
-// the server leads). Runs in the foreground until SIGTERM or SIGINT, then stops
-// accepting, lets requests in flight finish for up to --grace seconds, and
-// stops the leader, which lets running builds finish and records them.
+// the server leads). With a shared [meta] url several nodes serve one root: one
+// leads and the others stand by until its lease lapses. Runs in the foreground
+// until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish
+// for up to --grace seconds, and stops the leader, which lets running builds
+// finish and records them.
 #include <signal.h>
 
 #include <atomic>
@@ -41,6 +43,11 @@ class LeaderSlot {
     VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(), pause.count());
     return lock.WaitFor(stopped_, pause, [this]() VIGIL_REQUIRES(mu_) { return stopping_; });
   }
+  // Waits `pause` as a standby; true when a stop is asked for meanwhile.
+  bool Standby(std::chrono::milliseconds pause) {
+    MutexLock lock(&mu_);
+    return lock.WaitFor(stopped_, pause, [this]() VIGIL_REQUIRES(mu_) { return stopping_; });
+  }
   // Asks the running leader, and any started later, to stop.
   void Stop() {
     {
@@ -62,7 +69,8 @@ class LeaderSlot {
 constexpr int64_t kLeaderRestartMs = 1000;
 
 struct ServeOptions {
-  std::string listen;  // empty: [server] listen
+  std::string listen;   // empty: [server] listen
+  std::string node_id;  // empty: "serve@<host>:<port>"
   int64_t grace_s = 10;
 };
 
@@ -102,46 +110,48 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
   LeaderSlot slot;
   std::atomic<bool> leading{false};
-  std::thread leader_thread([&] {
-    RootLeaderOptions lo;
-    lo.kind = "serve";
-    lo.config_checksum = config_checksum;
-    lo.on_started = [&](jobs::Leader* l) {
-      slot.Started(l);
-      leading.store(true);
-    };
-    // A leader that stops on an error (its store unreachable, its lease lost) is started
-    // again after a pause: a server never leaves admitted jobs without one.
-    for (;;) {
-      Status st = RunRootLeader(root, config, *store, lo);
-      leading.store(false);
-      if (slot.Ended(st, std::chrono::milliseconds(kLeaderRestartMs))) break;
-    }
-  });
-  const auto stop_leader = [&] {
-    slot.Stop();
-    leader_thread.join();
-  };
-
   server::ApiServerOptions api;
   api.root_dir = root.path();
   api.http = http;
   api.leader_running = [&] { return leading.load(); };
-  Result<std::unique_ptr<server::ApiServer>> started = server::ApiServer::Start(api);
-  if (!started.ok()) {
-    stop_leader();
-    return started.status();
-  }
-  std::printf("vigil serve: listening on %s://%s:%u (root %s)\n", http.tls_cert_file.empty() ? "http" : "https",
-              http.host.c_str(), static_cast<unsigned>((*started)->port()), root.path().c_str());
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<server::ApiServer> started, server::ApiServer::Start(api));
+  const std::string address = http.host + ":" + std::to_string(started->port());
+  std::thread leader_thread([&] {
+    RootLeaderOptions lo;
+    lo.kind = "serve";
+    lo.config_checksum = config_checksum;
+    lo.node_id = opts.node_id.empty() ? "serve@" + address : opts.node_id;
+    lo.node_address = address;
+    lo.on_started = [&](jobs::Leader* l) {
+      slot.Started(l);
+      leading.store(true);
+    };
+    // A node whose store holds another's live lease stands by and tries again; a leader that
+    // stops on an error (its store unreachable, its lease lost) is started again after a
+    // pause: a server never leaves admitted jobs without one.
+    const auto standby = std::chrono::milliseconds(
+        std::min<int64_t>(kLeaderRestartMs, static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000 / 3));
+    for (;;) {
+      Status st = RunRootLeader(root, config, *store, lo);
+      leading.store(false);
+      if (st.code() == StatusCode::kBusy) {
+        if (slot.Standby(standby)) break;
+        continue;
+      }
+      if (slot.Ended(st, std::chrono::milliseconds(kLeaderRestartMs))) break;
+    }
+  });
+  std::printf("vigil serve: listening on %s://%s (root %s)\n", http.tls_cert_file.empty() ? "http" : "https",
+              address.c_str(), root.path().c_str());
   std::fflush(stdout);
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
   std::printf("vigil serve: stopping (signal %d)\n", sig);
   std::fflush(stdout);
-  (*started)->Shutdown(std::chrono::seconds(opts.grace_s));
-  stop_leader();
+  started->Shutdown(std::chrono::seconds(opts.grace_s));
+  slot.Stop();
+  leader_thread.join();
   return Status::OK();
 }
 
@@ -151,6 +161,8 @@ void AddServeCommand(CLI::App* app, Context* ctx) {
   auto* sub = app->add_subcommand("serve", "Serve the root's HTTP API and lead its index jobs");
   auto opts = std::make_shared<ServeOptions>();
   sub->add_option("--listen", opts->listen, "host:port to listen on (default: [server] listen, 127.0.0.1:7431)");
+  sub->add_option("--node-id", opts->node_id,
+                  "This node's name in the metadata store's node registry (default: serve@host:port)");
   sub->add_option("--grace", opts->grace_s, "Seconds in-flight requests get to finish on SIGTERM (default 10)");
   sub->footer(
       "Authenticate with a bearer token (Authorization: Bearer <token>); `vigil init` prints the\n"

@@ -19,7 +19,11 @@ namespace {
 // supervisor's lease stays unexpired for a while; its lock is gone at once).
 Result<bool> LeaderLive(const Root& root, jobs::JobStore& store) {
   VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, store.GetLeader());
-  if (lease.holder.empty() || lease.expires_at_ms <= root.env()->NowMs()) return false;
+  VIGIL_ASSIGN_OR_RETURN(const int64_t now, store.LeaseClockMs(root.env()->NowMs()));
+  if (!lease.Live(now)) return false;
+  // With a shared store the leader may be a node elsewhere: its live lease is all there is.
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
+  if (!config.meta.url.empty()) return true;
   Result<bool> held = FileLock::IsHeld(LeaderLockPath(root));
   if (held.status().code() == StatusCode::kNotFound) return false;
   return held;

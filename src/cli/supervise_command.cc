@@ -106,6 +106,10 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   };
   Status st = RunRootLeader(root, config, *store, lo);
   g_leader.store(nullptr);
+  if (st.code() == StatusCode::kBusy) {
+    VIGIL_LOG_INFO("another node leads this root: {}", st.message());
+    return Status::OK();
+  }
   return st;
 }
 

@@ -43,7 +43,7 @@ constexpr uint64_t kMaxOmpThreads = 1024;
 // kDurationMs: milliseconds, written only with a unit (or 0), since a bare number means
 // seconds for kDuration but milliseconds in PostgreSQL's statement_timeout.
 // kPathList: an array of absolute paths. kAddress: "host:port" (ParseListenAddress).
-enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath, kPathList, kAddress };
+enum class Kind { kBool, kCount, kSize, kDuration, kDurationMs, kPath, kPathList, kAddress, kDatabaseUrl };
 
 // One setting: where it lives, its type and range, how to read and write it on
 // a Config, and the comment the default file carries above it.
@@ -175,6 +175,13 @@ const std::vector<Setting>& Settings() {
        "Upper bound of the reconciler backoff; at least the initial backoff.",
        VIGIL_NUM_(jobs, reconcile_max_backoff_seconds)},
 
+      {"jobs", "leader_lease_seconds", Kind::kDuration, 1, kDay,
+       "The leader lease of the process that dispatches jobs, renewed every third of\n"
+       "it. With a shared [meta] url a standby node takes over this long after a\n"
+       "leader died, and a leader that cannot renew it kills its workers and stops\n"
+       "before it lapses. An embedded root's next leader takes over at once.",
+       VIGIL_NUM_(jobs, leader_lease_seconds)},
+
       {"generations", "builders_per_table", Kind::kCount, 1, 16, "Index builds running at once per table.",
        VIGIL_NUM_(generations, builders_per_table)},
 
@@ -246,6 +253,14 @@ const std::vector<Setting>& Settings() {
 
       {"server", "tls_key_file", Kind::kPath, 0, 0, "PEM private key of tls_cert_file.",
        VIGIL_STR_(server, tls_key_file)},
+
+      {"meta", "url", Kind::kDatabaseUrl, 0, 0,
+       "The metadata store every process of this root shares: jobs, leases, nodes,\n"
+       "users and idempotency records. Empty: `_meta/vigil.db` (SQLite) in the root.\n"
+       "\"postgresql://user@host:port/db\" lets several `vigil serve` nodes on one data\n"
+       "directory share it; the password comes from ~/.pgpass or PGPASSWORD, never\n"
+       "from this file.",
+       VIGIL_STR_(meta, url)},
   };
   return kSettings;
 }
@@ -255,7 +270,7 @@ const std::vector<Setting>& Settings() {
 #undef VIGIL_STR_
 #undef VIGIL_LIST_
 
-constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql", "server"};
+constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql", "server", "meta"};
 
 const Setting* FindSetting(std::string_view section, std::string_view name) {
   for (const Setting& s : Settings()) {
@@ -306,6 +321,7 @@ std::string RenderValue(const Setting& s, const Config& c) {
     }
     case Kind::kPath:
     case Kind::kAddress:
+    case Kind::kDatabaseUrl:
       return TomlString(s.get_str(c));
     case Kind::kPathList: {
       std::string out = "[";
@@ -376,6 +392,8 @@ std::string ExpectedOf(const Setting& s) {
       return "a string \"host:port\" like \"127.0.0.1:7431\"";
     case Kind::kPathList:
       return "an array of absolute paths like [\"/srv/imports\"]";
+    case Kind::kDatabaseUrl:
+      return "a string \"postgresql://user@host:port/db\" or \"\"";
   }
   return "";
 }
@@ -426,6 +444,12 @@ Status Apply(const Setting& s, const toml::node& v, Config* c, const toml::node*
       if (!v.is_boolean()) return Status::InvalidArgument(wrong);
       s.set_bool(*c, v.as_boolean()->get());
       return Status::OK();
+    case Kind::kDatabaseUrl: {
+      if (!v.is_string()) return Status::InvalidArgument(wrong);
+      VIGIL_RETURN_IF_ERROR(CheckMetaUrl(v.as_string()->get()));
+      s.set_str(*c, v.as_string()->get());
+      return Status::OK();
+    }
     case Kind::kAddress: {
       if (!v.is_string()) return Status::InvalidArgument(wrong);
       VIGIL_RETURN_IF_ERROR(ParseListenAddress(v.as_string()->get()).status());
@@ -656,6 +680,11 @@ Status ValidateConfig(const Config& config) {
       if (!st.ok()) return Bad("config", s.Key(), st.message());
       continue;
     }
+    if (s.kind == Kind::kDatabaseUrl) {
+      Status st = CheckMetaUrl(s.get_str(config));
+      if (!st.ok()) return Bad("config", s.Key(), st.message());
+      continue;
+    }
     if (s.kind == Kind::kPath) {
       const std::string& p = s.get_str(config);
       if (!p.empty() && p != kCgroupParentV1 && p.front() != '/') {
@@ -750,7 +779,9 @@ Result<Config> LoadConfig(const std::string& root_dir, ConfigSource* source) {
   return config;
 }
 
-std::string RenderDefaultConfig() {
+std::string RenderDefaultConfig() { return RenderConfig(Config()); }
+
+std::string RenderConfig(const Config& config) {
   const Config defaults;
   std::string out =
       "# vigil.toml: administrator settings of this root (seed 000 section 10.2).\n"
@@ -774,7 +805,8 @@ std::string RenderDefaultConfig() {
       out += "# " + std::string(help.substr(0, nl)) + "\n";
       help = nl == std::string_view::npos ? std::string_view() : help.substr(nl + 1);
     }
-    out += "# " + std::string(s.name) + " = " + RenderValue(s, defaults) + "\n";
+    const std::string value = RenderValue(s, config);
+    out += (value == RenderValue(s, defaults) ? "# " : "") + std::string(s.name) + " = " + value + "\n";
   }
   return out;
 }
@@ -802,6 +834,33 @@ std::vector<ConfigEntry> EffectiveSettings(const Config& config, const ConfigSou
     out.push_back({key, RenderValue(s, config), std::move(from)});
   }
   return out;
+}
+
+Status CheckMetaUrl(std::string_view url) {
+  if (url.empty()) return Status::OK();
+  if (url.size() > 1024) return Status::InvalidArgument("is longer than 1024 bytes");
+  const bool postgres = url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0;
+  if (!postgres) {
+    return Status::InvalidArgument("must be empty or start with postgresql:// (got \"" +
+                                   std::string(url.substr(0, std::min<size_t>(url.find(':'), 32))) + ":...\")");
+  }
+  for (char ch : url) {
+    if (static_cast<unsigned char>(ch) <= 0x20 || ch == 0x7f) {
+      return Status::InvalidArgument("holds a space or control character");
+    }
+  }
+  const std::string_view rest = url.substr(url.find("//") + 2);
+  const std::string_view authority = rest.substr(0, std::min(rest.find('/'), rest.find('?')));
+  const size_t at = authority.rfind('@');
+  if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos) {
+    return Status::InvalidArgument("holds a password; put it in ~/.pgpass or PGPASSWORD instead");
+  }
+  std::string lower(url);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (lower.find("password=") != std::string::npos) {
+    return Status::InvalidArgument("holds a password; put it in ~/.pgpass or PGPASSWORD instead");
+  }
+  return Status::OK();
 }
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {

@@ -14,6 +14,7 @@ namespace {
 using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Parses `text` and returns the error message; fails the test if it parsed.
 std::string ErrorOf(const std::string& text) {
@@ -83,6 +84,7 @@ archive_after_seconds = "1d"
 supervise_idle_exit_seconds = 5
 reconcile_initial_backoff_seconds = "1s"
 reconcile_max_backoff_seconds = "1h"
+leader_lease_seconds = "10s"
 
 [generations]
 builders_per_table = 2
@@ -104,6 +106,9 @@ require_idempotency_key = false
 sse_max_subscribers = 4
 tls_cert_file = "/etc/vigil/cert.pem"
 tls_key_file = "/etc/vigil/key.pem"
+
+[meta]
+url = "postgresql://vigil@db/meta"
 )";
   std::vector<std::string> keys;
   Result<Config> r = ParseConfig(text, "f.toml", &keys);
@@ -127,6 +132,7 @@ tls_key_file = "/etc/vigil/key.pem"
   EXPECT_EQ(c.jobs.supervise_idle_exit_seconds, 5u);
   EXPECT_EQ(c.jobs.reconcile_initial_backoff_seconds, 1u);
   EXPECT_EQ(c.jobs.reconcile_max_backoff_seconds, 3600u);
+  EXPECT_EQ(c.jobs.leader_lease_seconds, 10u);
   EXPECT_EQ(c.generations.builders_per_table, 2u);
   EXPECT_EQ(c.generations.physical_per_table, 4u);
   EXPECT_EQ(c.generations.memory_budget_bytes, 268435456u);
@@ -142,10 +148,11 @@ tls_key_file = "/etc/vigil/key.pem"
   EXPECT_EQ(c.server.sse_max_subscribers, 4u);
   EXPECT_EQ(c.server.tls_cert_file, "/etc/vigil/cert.pem");
   EXPECT_EQ(c.server.tls_key_file, "/etc/vigil/key.pem");
+  EXPECT_EQ(c.meta.url, "postgresql://vigil@db/meta");
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
-  EXPECT_EQ(keys.back(), "server.tls_key_file");
+  EXPECT_EQ(keys.back(), "meta.url");
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
@@ -413,6 +420,34 @@ TEST(ConfigTest, CopyAllowedDirectoriesAreAbsolutePaths) {
   EXPECT_THAT(RenderDefaultConfig(), HasSubstr("# copy_allowed_directories = []\n"));
 }
 
+TEST(ConfigTest, MetaUrlIsAPostgresUrlWithoutAPassword) {
+  EXPECT_TRUE(Config{}.meta.url.empty());
+  auto meta = [](const std::string& value) { return ParseConfig("[meta]\nurl = " + value + "\n", "/r/vigil.toml"); };
+  ASSERT_TRUE(meta("\"\"").ok());
+  ASSERT_TRUE(meta("\"postgresql://vigil@db.internal:5432/meta?sslmode=require\"").ok());
+  EXPECT_EQ(meta("\"postgres://vigil@/meta?host=%2Frun%2Fpostgresql\"")->meta.url,
+            "postgres://vigil@/meta?host=%2Frun%2Fpostgresql");
+  EXPECT_THAT(ErrorOf("[meta]\nurl = \"postgresql://vigil:s3cret@db/meta\"\n"),
+              AllOf(HasSubstr("/r/vigil.toml:2:7: meta.url"), HasSubstr("holds a password"), Not(HasSubstr("s3cret"))));
+  EXPECT_THAT(ErrorOf("[meta]\nurl = \"postgresql://db/meta?PassWord=x\"\n"), HasSubstr("holds a password"));
+  EXPECT_THAT(ErrorOf("[meta]\nurl = \"sqlite:///tmp/x.db\"\n"),
+              HasSubstr("must be empty or start with postgresql://"));
+  EXPECT_THAT(ErrorOf("[meta]\nurl = \"postgresql://db/meta x\"\n"), HasSubstr("space or control character"));
+  EXPECT_THAT(ErrorOf("[meta]\nurl = 5\n"), HasSubstr("expected a string \"postgresql://"));
+  Config c;
+  c.meta.url = "mysql://db";
+  EXPECT_THAT(ValidateConfig(c).message(), HasSubstr("meta.url: must be empty or start with postgresql://"));
+  // A root made with a store renders it uncommented, and everything else as the defaults.
+  c.meta.url = "postgresql://vigil@db/meta";
+  c.jobs.leader_lease_seconds = 5;
+  const std::string text = RenderConfig(c);
+  EXPECT_THAT(text, AllOf(HasSubstr("\nurl = \"postgresql://vigil@db/meta\"\n"),
+                          HasSubstr("\nleader_lease_seconds = \"5s\"\n"), HasSubstr("\n# listen = ")));
+  auto parsed = ParseConfig(text, "/r/vigil.toml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(*parsed, c);
+}
+
 TEST(ConfigTest, RenderedDefaultLoadsAsDefaultsCommentedAndUncommented) {
   const std::string text = RenderDefaultConfig();
   std::vector<std::string> keys;
@@ -452,15 +487,15 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 33u);
+  ASSERT_EQ(e.size(), 35u);
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
   EXPECT_EQ(e[1].value, "\"8GiB\"");
   EXPECT_EQ(e[2].value, "\"90s\"");
   EXPECT_EQ(e[4].value, "\"/sys/fs/cgroup/v\"");
-  EXPECT_EQ(e[22].key, "sql.copy_allowed_directories");
-  EXPECT_EQ(e[22].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
+  EXPECT_EQ(e[23].key, "sql.copy_allowed_directories");
+  EXPECT_EQ(e[23].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
   // Every rendered value parses back to the same setting.
   std::string text;
   std::string section;

@@ -1,5 +1,8 @@
 // JobStore: the leader lease, node epochs, per-table refresh generations and
-// retention. Each write is one short transaction.
+// retention. Each write is one short transaction. On PostgreSQL every time that
+// decides a lease or a node heartbeat is the database's clock (LeaseClock::kStore), so
+// nodes whose clocks disagree still agree on who leads; an embedded root's
+// SQLite file is on the one machine whose clock every caller reads.
 #include "jobs/job_schema.h"
 #include "jobs/job_store_internal.h"
 #include "vigil/jobs/job_store.h"
@@ -44,8 +47,18 @@ Result<NodeInfo> ParseNode(const Row& row) {
 
 namespace internal {
 
-Status CheckLeaderOn(Connection& conn, int64_t epoch, int64_t now_ms) {
+Result<int64_t> LeaseNow(Connection& conn, int64_t caller_now_ms, LeaseClock clock) {
+  if (clock == LeaseClock::kCaller || conn.profile().dialect != meta::Dialect::kPostgres) return caller_now_ms;
+  // clock_timestamp(), unlike now(), advances within a transaction: the time after the row lock.
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows,
+                         conn.Query("SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint"));
+  if (rows.size() != 1) return Status::Internal("the database clock returned no row");
+  return rows[0].Int(0);
+}
+
+Status CheckLeaderOn(Connection& conn, int64_t epoch, int64_t caller_now_ms, LeaseClock clock) {
   VIGIL_ASSIGN_OR_RETURN(LeaderLease l, LoadLease(conn, true));
+  VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms, clock));
   if (l.epoch != epoch || !Live(l, now_ms)) {
     return Status::CommitConflict("leader epoch " + std::to_string(epoch) + " is not live (lease epoch " +
                                   std::to_string(l.epoch) + ")");
@@ -55,12 +68,13 @@ Status CheckLeaderOn(Connection& conn, int64_t epoch, int64_t now_ms) {
 
 }  // namespace internal
 
-Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t now_ms, int64_t ttl_ms) {
+Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t caller_now_ms, int64_t ttl_ms) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("leader holder", holder, kMaxIndexNameBytes));
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
   LeaderLease out;
   VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(out, LoadLease(conn, true));
+    VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     if (Live(out, now_ms) && out.holder != holder) {
       return Status::Busy("leader lease is held by " + out.holder + " until " + std::to_string(out.expires_at_ms));
     }
@@ -71,7 +85,7 @@ Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t n
   return out;
 }
 
-Result<LeaderLease> JobStore::TakeOverLeader(const std::string& holder, const LeaderLease& dead, int64_t now_ms,
+Result<LeaderLease> JobStore::TakeOverLeader(const std::string& holder, const LeaderLease& dead, int64_t caller_now_ms,
                                              int64_t ttl_ms) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("leader holder", holder, kMaxIndexNameBytes));
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
@@ -82,26 +96,30 @@ Result<LeaderLease> JobStore::TakeOverLeader(const std::string& holder, const Le
       return Status::CommitConflict("leader lease changed hands: now " + out.holder + " at epoch " +
                                     std::to_string(out.epoch));
     }
+    VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     out = LeaderLease{holder, out.epoch + 1, now_ms, now_ms + ttl_ms};
     return StoreLease(conn, out);
   }));
   return out;
 }
 
-Status JobStore::ReleaseLeader(const std::string& holder, int64_t epoch, int64_t now_ms) {
+Status JobStore::ReleaseLeader(const std::string& holder, int64_t epoch, int64_t caller_now_ms) {
   return WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(LeaderLease l, LoadLease(conn, true));
+    VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     if (l.holder != holder || l.epoch != epoch || !Live(l, now_ms)) return Status::OK();  // not ours any more
     l.expires_at_ms = now_ms;
     return StoreLease(conn, l);
   });
 }
 
-Result<LeaderLease> JobStore::RenewLeader(const std::string& holder, int64_t epoch, int64_t now_ms, int64_t ttl_ms) {
+Result<LeaderLease> JobStore::RenewLeader(const std::string& holder, int64_t epoch, int64_t caller_now_ms,
+                                          int64_t ttl_ms) {
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
   LeaderLease out;
   VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(out, LoadLease(conn, true));
+    VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     if (out.holder != holder || out.epoch != epoch || !Live(out, now_ms)) {
       return Status::CommitConflict("leader lease of " + holder + " at epoch " + std::to_string(epoch) + " is lost");
     }
@@ -116,17 +134,27 @@ Result<LeaderLease> JobStore::GetLeader() {
   return LoadLease(*conn, false);
 }
 
+Result<int64_t> JobStore::LeaseClockMs(int64_t caller_now_ms) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  return LeaseNow(*conn, caller_now_ms);
+}
+
+Result<int64_t> JobStore::LeaseNow(Connection& conn, int64_t caller_now_ms) const {
+  return internal::LeaseNow(conn, caller_now_ms, lease_clock_);
+}
+
 Status JobStore::CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms) {
   if (!txn.active()) return Status::FailedPrecondition("leader check: transaction is not active");
-  return internal::CheckLeaderOn(txn.conn(), epoch, now_ms);
+  return internal::CheckLeaderOn(txn.conn(), epoch, now_ms, lease_clock_);
 }
 
 Result<int64_t> JobStore::RegisterNode(const std::string& node_id, int64_t pid, const std::string& host,
-                                       int64_t now_ms) {
+                                       int64_t caller_now_ms) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("node id", node_id, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(internal::CheckText("host", host, kMaxIndexNameBytes));
   int64_t epoch = 0;
   VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kRegisterNode, {node_id, now_ms, pid, host}));
     if (rows.size() != 1) return Status::Internal("node registration returned no epoch");
     VIGIL_ASSIGN_OR_RETURN(epoch, rows[0].Int(0));
@@ -135,8 +163,9 @@ Result<int64_t> JobStore::RegisterNode(const std::string& node_id, int64_t pid, 
   return epoch;
 }
 
-Status JobStore::Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms) {
+Status JobStore::Heartbeat(const std::string& node_id, int64_t epoch, int64_t caller_now_ms) {
   return WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     VIGIL_ASSIGN_OR_RETURN(int64_t n, conn.Execute(sql::kHeartbeatNode, {node_id, epoch, now_ms}));
     if (n == 1) return Status::OK();
     VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectNode, {node_id}));

@@ -187,7 +187,7 @@ Status JobStore::MigrateSchema(meta::Database& db, int64_t now_ms) {
 Result<std::unique_ptr<JobStore>> JobStore::Open(const JobStoreOptions& options) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<meta::Database> db, meta::Database::Open(options.uri, options.database));
   VIGIL_RETURN_IF_ERROR(MigrateSchema(*db, 0).WithContext("jobs schema"));
-  return std::make_unique<JobStore>(std::move(db));
+  return std::make_unique<JobStore>(std::move(db), options.lease_clock);
 }
 
 Status JobStore::WithWrite(const std::function<Status(meta::Connection&)>& fn) {
@@ -411,7 +411,8 @@ Result<JobRecord> JobStore::ApplyWith(const Cas& cas, const TransitionFn& fn, co
   VIGIL_RETURN_IF_ERROR(CheckText("actor", cas.actor, kMaxIndexNameBytes));
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
   Connection& conn = txn.conn();
-  if (cas.leader_epoch) VIGIL_RETURN_IF_ERROR(internal::CheckLeaderOn(conn, *cas.leader_epoch, cas.now_ms));
+  if (cas.leader_epoch)
+    VIGIL_RETURN_IF_ERROR(internal::CheckLeaderOn(conn, *cas.leader_epoch, cas.now_ms, lease_clock_));
   VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> cur, internal::LoadJob(conn, cas.job_id, true));
   if (!cur) return Status::NotFound("no index job " + std::to_string(cas.job_id));
   if (cur->revision != cas.revision) {

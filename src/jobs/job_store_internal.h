@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "vigil/jobs/job_record.h"
+#include "vigil/jobs/job_store.h"
 #include "vigil/meta/database.h"
 
 namespace vigil::jobs::internal {
@@ -18,8 +19,12 @@ std::string Locked(meta::Connection& conn, std::string_view sql);
 Result<std::optional<JobRecord>> LoadJob(meta::Connection& conn, int64_t job_id, bool lock);
 // "EXECUTION/OUTCOME/REFRESH/RECONCILE/DISPOSITION".
 std::string StateText(const JobState& s);
-// CommitConflict unless `epoch` is the live leader epoch at now_ms; locks the lease row.
-Status CheckLeaderOn(meta::Connection& conn, int64_t epoch, int64_t now_ms);
+// The time a lease decision on `conn` reads: PostgreSQL's clock_timestamp() when `clock` is
+// kStore on PostgreSQL, else `caller_now_ms`.
+Result<int64_t> LeaseNow(meta::Connection& conn, int64_t caller_now_ms, LeaseClock clock);
+// Locks the lease row, then CommitConflict unless `epoch` is the live leader epoch at the
+// lease clock's now (LeaseNow, read after the lock).
+Status CheckLeaderOn(meta::Connection& conn, int64_t epoch, int64_t caller_now_ms, LeaseClock clock);
 // InvalidArgument unless `value` is 1..max_bytes of printable UTF-8 (what: its name).
 Status CheckText(std::string_view what, std::string_view value, size_t max_bytes);
 

@@ -1,6 +1,8 @@
 #include "vigil/jobs/leader.h"
 
+#include <algorithm>
 #include <limits>
+#include <string>
 #include <thread>
 
 #include "vigil/common/logging.h"
@@ -20,14 +22,20 @@ LeaderOptions WithEnv(LeaderOptions o, Env* env) {
 }  // namespace
 
 Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, Env* env)
-    : store_(store), options_(WithEnv(std::move(options), env)), env_(env), runner_(store, executor, options_.runner) {}
+    : store_(store),
+      executor_(executor),
+      options_(WithEnv(std::move(options), env)),
+      env_(env),
+      runner_(store, executor, options_.runner) {}
 
 Leader::~Leader() = default;
 
 Status Leader::Start() {
   Result<LeaderLease> current = store_->GetLeader();
   VIGIL_RETURN_IF_ERROR(current.status());
-  const int64_t now = env_->NowMs();
+  // Sent before the lease is taken: the lease cannot lapse before this plus its ttl.
+  renewal_sent_ms_.store(env_->NowMs());
+  VIGIL_ASSIGN_OR_RETURN(const int64_t now, store_->LeaseClockMs(env_->NowMs()));
   const bool held_by_other = current->holder != options_.runner.leader_holder && current->expires_at_ms > now;
   if (held_by_other && options_.holder_is_dead && options_.holder_is_dead(*current)) {
     VIGIL_LOG_INFO("taking over the lease of {} (epoch {}), which is gone", current->holder, current->epoch);
@@ -118,21 +126,47 @@ Result<bool> Leader::HasWork() {
 
 void Leader::HeartbeatLoop(int64_t epoch) {
   const int64_t period = std::max<int64_t>(options_.runner.lease_ttl_ms / 3, 10);
-  int64_t slept = 0;
+  int64_t last_try = env_->NowMs();
   while (!heartbeat_stop_.load()) {
     env_->SleepForMs(10);
-    slept += 10;
-    if (slept < period) continue;
-    slept = 0;
-    const int64_t now = env_->NowMs();
+    const int64_t sent = env_->NowMs();
+    // After a failed renewal the next try comes sooner, so a short store outage costs little.
+    const bool failing = sent - renewal_sent_ms_.load() > period;
+    if (sent - last_try < (failing ? std::max<int64_t>(period / 4, 10) : period)) continue;
+    last_try = sent;
     Result<LeaderLease> renewed =
-        store_->RenewLeader(options_.runner.leader_holder, epoch, now, options_.runner.lease_ttl_ms);
-    if (!renewed.ok() && renewed.status().code() == StatusCode::kCommitConflict) {
-      VIGIL_LOG_WARN("leadership lost: {}", renewed.status().ToString());
-      lost_.store(true);
+        store_->RenewLeader(options_.runner.leader_holder, epoch, sent, options_.runner.lease_ttl_ms);
+    if (renewed.ok()) {
+      renewal_sent_ms_.store(sent);
+    } else if (renewed.status().code() == StatusCode::kCommitConflict) {
+      FenceSelf("leadership lost: " + renewed.status().ToString());
+      return;
+    } else {
+      VIGIL_LOG_WARN("renewing the leader lease (epoch {}): {}", epoch, renewed.status().ToString());
+    }
+  }
+}
+
+void Leader::WatchdogLoop() {
+  // The lease lapses no earlier than its ttl after the last renewal that succeeded was sent;
+  // the leader fences itself a sixth of the ttl before then, whatever the store does.
+  const int64_t ttl = options_.runner.lease_ttl_ms;
+  const int64_t fence_after = ttl - std::max<int64_t>(ttl / 6, 10);
+  while (!heartbeat_stop_.load() && !lost_.load()) {
+    env_->SleepForMs(10);
+    const int64_t since = env_->NowMs() - renewal_sent_ms_.load();
+    if (since >= fence_after) {
+      FenceSelf("the leader lease was not renewed for " + std::to_string(since) + " ms (ttl " + std::to_string(ttl) +
+                " ms)");
       return;
     }
   }
+}
+
+void Leader::FenceSelf(const std::string& why) {
+  if (lost_.exchange(true)) return;
+  VIGIL_LOG_ERROR("fencing this leader: {}; its workers are killed and it dispatches nothing more", why);
+  executor_->Fence();
 }
 
 Status Leader::Run() {
@@ -140,6 +174,7 @@ Status Leader::Run() {
   VIGIL_LOG_INFO("leader {} started with epoch {}", options_.runner.leader_holder, runner_.leader_epoch());
   // The epoch is fixed for this leadership; the thread gets a copy (the runner's is not shared).
   std::thread heartbeat([this, epoch = runner_.leader_epoch()] { HeartbeatLoop(epoch); });
+  std::thread watchdog([this] { WatchdogLoop(); });
   Status result = Status::OK();
   int64_t idle_since = env_->NowMs();
   while (!stop_.load()) {
@@ -174,6 +209,7 @@ Status Leader::Run() {
   stop_.store(true);
   heartbeat_stop_.store(true);
   heartbeat.join();
+  watchdog.join();
   // Hand the lease back early so that the next leader need not wait for its expiry.
   if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), env_->NowMs());
   return result;

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 
+#include "vigil/common/config.h"
+
 namespace vigil::jobs {
 
 namespace {
@@ -44,7 +46,15 @@ std::string RootJobStoreUri(const Root& root) {
   return "sqlite://" + root.path() + "/" + std::string(kRootMetaDirName) + "/vigil.db";
 }
 
+Result<std::string> RootMetaUri(const Root& root) {
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
+  return config.meta.url.empty() ? RootJobStoreUri(root) : config.meta.url;
+}
+
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root) {
+  JobStoreOptions options;
+  VIGIL_ASSIGN_OR_RETURN(options.uri, RootMetaUri(root));
+  if (options.uri != RootJobStoreUri(root)) return JobStore::Open(options);
   const std::string meta = root.path() + "/" + std::string(kRootMetaDirName);
   VIGIL_RETURN_IF_ERROR(root.fs()->CreateDirs(meta));
   VIGIL_RETURN_IF_ERROR(RestrictMode(meta, kMetaDirMode, false));
@@ -53,8 +63,6 @@ Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root) {
   for (const char* suffix : {"", "-wal", "-shm"}) {
     VIGIL_RETURN_IF_ERROR(RestrictMode(db + suffix, kMetaFileMode, *suffix != '\0'));
   }
-  JobStoreOptions options;
-  options.uri = RootJobStoreUri(root);
   return JobStore::Open(options);
 }
 

@@ -137,7 +137,7 @@ Status ApiServer::Impl::Open() {
   auth_cache_ = std::make_unique<AuthCache>(options_.env, kAuthCacheMs, kAuthCacheEntries);
   VIGIL_ASSIGN_OR_RETURN(jobs_, jobs::OpenRootJobStore(root_));
   idempotency::StoreOptions io;
-  io.uri = jobs::RootJobStoreUri(root_);
+  VIGIL_ASSIGN_OR_RETURN(io.uri, jobs::RootMetaUri(root_));
   io.env = options_.env;
   VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
   executor_id_ =
@@ -248,8 +248,9 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   for (const auto& [k, v] : req.query) query += k + "=" + v + "&";
   IdempotentRequest ireq{caller.realm + ":" + caller.principal.name, **key, spec.method + " " + spec.pattern, req.path,
                          RequestFingerprint(req.method, req.path, query, digest_input)};
-  // Settling takes over a dead server's reservation: only the root's leader may, since it
-  // holds the leader lock that any earlier server held while it was alive.
+  // Settling takes over a stale reservation of another server: only the leader does, so that
+  // two servers never settle one key at once. An owner that only stalled and resumes cannot add
+  // its effect afterwards (the effect's transaction confirms the reservation).
   SettleFn settle;
   const bool leads = !options_.leader_running || options_.leader_running();
   if (spec.settle && leads) settle = [&](const std::string& token) { return spec.settle(params, token); };

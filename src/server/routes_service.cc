@@ -39,9 +39,11 @@ void ApiServer::Impl::AddServiceRoutes() {
          checks["metadata_store"] = reachable.ok() ? "ok" : reachable.status().ToString();
          bool ready = reachable.ok();
          if (options_.leader_running) {
+           // With a shared store another node may lead: this one stands by and serves.
            const bool leader = options_.leader_running();
-           checks["leader"] = leader ? "ok" : "not running";
-           ready = ready && leader;
+           const bool shared = !config_.meta.url.empty();
+           checks["leader"] = leader ? "ok" : shared ? "standby" : "not running";
+           ready = ready && (leader || shared);
          }
          return JsonResponse(nlohmann::json{{"status", ready ? "ready" : "not ready"}, {"checks", checks}}.dump(),
                              ready ? 200 : 503);

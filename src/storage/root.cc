@@ -45,13 +45,13 @@ Result<RootMarker> DecodeMarker(const std::string& bytes, const std::string& whe
   return m;
 }
 
-// Publishes the commented default vigil.toml in `dir` atomically: a durable
+// Publishes the commented vigil.toml of `config` in `dir` atomically: a durable
 // temp file linked (never replacing) into place, then the directory synced. An
 // existing vigil.toml is kept.
-Status WriteDefaultConfig(FileSystem* fs, const std::string& dir) {
+Status WriteConfig(FileSystem* fs, const std::string& dir, const Config& config) {
   std::string final_path = JoinPath(dir, kConfigFile);
   std::string temp_path = final_path + ".tmp." + Uuid::Generate().ToString();
-  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, temp_path, RenderDefaultConfig()));
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, temp_path, RenderConfig(config)));
   Status linked = fs->LinkNoReplace(temp_path, final_path);
   Status removed = fs->RemoveFile(temp_path);
   if (!linked.ok() && !linked.Is(StatusCode::kAlreadyExists)) return linked;
@@ -87,7 +87,7 @@ Result<TableName> ParseTableName(std::string_view text) {
   return name;
 }
 
-Result<Root> Root::Init(const std::string& dir, Env* env) {
+Result<Root> Root::Init(const std::string& dir, Env* env, const Config& config) {
   FileSystem* fs = env->fs();
   if (dir.empty()) return Status::InvalidArgument("root directory is empty");
   std::string marker_path = JoinPath(dir, kRootMarkerFile);
@@ -113,10 +113,10 @@ Result<Root> Root::Init(const std::string& dir, Env* env) {
   VIGIL_RETURN_IF_ERROR(fs->SyncDir(DirName(dir).empty() ? "." : DirName(dir)));
   // After the marker is durable: a crash before this leaves a root without
   // vigil.toml, which loads as the defaults.
-  Status config = WriteDefaultConfig(fs, dir);
-  if (!config.ok()) {
-    return config.WithContext("root " + dir + " was created, but writing its default " + std::string(kConfigFile) +
-                              " failed (the defaults apply without it)");
+  Status written = WriteConfig(fs, dir, config);
+  if (!written.ok()) {
+    return written.WithContext("root " + dir + " was created, but writing its " + std::string(kConfigFile) +
+                               " failed (the defaults apply without it)");
   }
   return Root(dir, m, env);
 }

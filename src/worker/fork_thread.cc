@@ -27,6 +27,8 @@ Result<pid_t> Supervisor::ForkThread::Fork(const ChildPlan& plan) {
   lock.Wait(cv_, [&]() VIGIL_REQUIRES(mu_) { return task.done; });
   if (task.pid < 0) return Status::FromErrno(task.err, "fork of vigil-worker");
   running_.insert(task.pid);
+  // A kill of every worker that came while this one was forked reaches it too.
+  if (stop_runs_) ::kill(task.pid, SIGKILL);
   return task.pid;
 }
 

@@ -31,7 +31,9 @@ std::string DefaultWorkerPath() {
 
 Supervisor::Supervisor(SupervisorOptions options) : options_(std::move(options)) {}
 
-Supervisor::~Supervisor() {
+Supervisor::~Supervisor() { KillAll(); }
+
+void Supervisor::KillAll() {
   if (fork_thread_) fork_thread_->KillAllAndWait();
 }
 

@@ -68,6 +68,8 @@ struct JobsConfig {
   // Reconciler backoff per UNKNOWN job: starts here, doubles up to max.
   uint64_t reconcile_initial_backoff_seconds = 30;
   uint64_t reconcile_max_backoff_seconds = 1800;
+  // The leader lease: renewed every third of it; a standby takes over once it lapses.
+  uint64_t leader_lease_seconds = 30;
 
   bool operator==(const JobsConfig&) const = default;
 };
@@ -114,6 +116,18 @@ struct ServerConfig {
   bool operator==(const ServerConfig&) const = default;
 };
 
+// Where the metadata a root's processes share lives (jobs, leases, nodes, users,
+// idempotency records). Empty: the root's own SQLite file `_meta/vigil.db`.
+struct MetaConfig {
+  std::string url;  // "postgresql://user@host:port/db?..." (never with a password)
+
+  bool operator==(const MetaConfig&) const = default;
+};
+
+// InvalidArgument unless `url` is empty or a postgresql:// / postgres:// URL without a
+// password (libpq reads that from ~/.pgpass or PGPASSWORD), control characters or spaces.
+Status CheckMetaUrl(std::string_view url);
+
 // A parsed [server] listen / --listen value.
 struct ListenAddress {
   std::string host;   // a name, an IPv4 address or an IPv6 address without brackets
@@ -130,6 +144,7 @@ struct Config {
   GenerationsConfig generations;
   SqlConfig sql;
   ServerConfig server;
+  MetaConfig meta;
 
   bool operator==(const Config&) const = default;
 };
@@ -156,6 +171,9 @@ Status ValidateConfig(const Config& config);
 // The commented default vigil.toml: every setting, its default and why.
 // ParseConfig(RenderDefaultConfig()) == Config{}.
 std::string RenderDefaultConfig();
+// The same file with each setting of `config` that differs from its default uncommented;
+// ParseConfig(RenderConfig(c)) == c.
+std::string RenderConfig(const Config& config);
 
 struct ConfigEntry {
   std::string key;     // "worker.memory_bytes"

@@ -46,6 +46,9 @@ class Executor {
   virtual ~Executor() = default;
   // Runs the attempt to completion (or to its proven or unproven end). Never throws.
   virtual ExecutionOutcome Execute(const ExecutionRequest& request) = 0;
+  // Kills what runs attempts out of process and refuses later attempts: a leader that can no
+  // longer prove its lease calls it before another can take over. Thread-safe.
+  virtual void Fence() {}
 };
 
 // Calls the provider API directly: index::PrepareJob revalidates on the admitted

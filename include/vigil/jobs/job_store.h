@@ -31,9 +31,16 @@
 
 namespace vigil::jobs {
 
+// The clock that decides leases and node heartbeats.
+enum class LeaseClock {
+  kStore,   // PostgreSQL's clock_timestamp(); on SQLite (one machine) the caller's now_ms
+  kCaller,  // the now_ms each call passes, on both backends (suites that drive time)
+};
+
 struct JobStoreOptions {
   std::string uri;  // see meta::Database::Open
   meta::DatabaseOptions database;
+  LeaseClock lease_clock = LeaseClock::kStore;
 };
 
 constexpr int kMaxListLimit = 1000;
@@ -322,6 +329,10 @@ class JobStore {
   // OK when `holder`/`epoch` no longer hold it.
   Status ReleaseLeader(const std::string& holder, int64_t epoch, int64_t now_ms);
   Result<LeaderLease> GetLeader();
+  // The clock every lease decision reads (LeaseClock): the database's on PostgreSQL,
+  // `caller_now_ms` on SQLite. The lease and node functions here read it themselves; their
+  // `now_ms` argument is the caller's clock.
+  Result<int64_t> LeaseClockMs(int64_t caller_now_ms);
   // Inside the caller's write transaction: locks the lease row; CommitConflict unless `epoch`
   // is the live leader epoch at now_ms.
   Status CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms);
@@ -343,7 +354,8 @@ class JobStore {
   // UNKNOWN ones still holding their fence become tombstones. Nothing is deleted.
   Result<ArchiveResult> Archive(int64_t before_ms, int64_t now_ms);
 
-  explicit JobStore(std::unique_ptr<meta::Database> db) : db_(std::move(db)), catalog_(db_.get()) {}
+  explicit JobStore(std::unique_ptr<meta::Database> db, LeaseClock lease_clock = LeaseClock::kStore)
+      : db_(std::move(db)), catalog_(db_.get()), lease_clock_(lease_clock) {}
 
  private:
   friend class JobCursor;
@@ -358,8 +370,12 @@ class JobStore {
   // List's page for a validated filter: one query per group of visible scopes, merged.
   Result<std::vector<JobRecord>> Page(const JobFilter& filter);
 
+  // LeaseClockMs on `conn` (inside the caller's transaction).
+  Result<int64_t> LeaseNow(meta::Connection& conn, int64_t caller_now_ms) const;
+
   const std::unique_ptr<meta::Database> db_;
   CatalogStore catalog_;
+  const LeaseClock lease_clock_;
 };
 
 }  // namespace vigil::jobs

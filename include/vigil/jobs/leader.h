@@ -4,7 +4,9 @@
 // loops: dispatch PENDING jobs (JobRunner: tables in parallel up to the
 // runner's concurrency, one attempt per table), examine attempts that ended,
 // run refreshes, reconcile UNKNOWN jobs whose watcher is due, archive old
-// terminal jobs. A heartbeat thread renews the lease while attempts run; a
+// terminal jobs. A heartbeat thread renews the lease while attempts run, and a
+// watchdog fences the leader (kills its workers through Executor::Fence, stops
+// dispatching) once a renewal is lost or the lease could lapse unrenewed; a
 // stop lets running attempts finish and records them. `vigil
 // supervise` and `vigil serve` run a Leader; nothing else dispatches.
 // Thread safety: Run is called from one thread; RequestStop from any thread.
@@ -14,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "vigil/common/env.h"
 #include "vigil/common/status.h"
@@ -66,10 +69,15 @@ class Leader {
   Status CompleteCancels();
   // Whether any job still needs this leader (pending, running or a refresh to run).
   Result<bool> HasWork();
-  // Renews the lease of `epoch` and sets lost_ when it is gone.
+  // Renews the lease of `epoch`; fences the leader when another process holds it.
   void HeartbeatLoop(int64_t epoch);
+  // Fences the leader before its lease can lapse when renewals fail (the store unreachable).
+  void WatchdogLoop();
+  // Sets lost_ and kills the running attempts' workers (once).
+  void FenceSelf(const std::string& why);
 
   JobStore* store_;
+  Executor* executor_;
   LeaderOptions options_;
   Env* const env_;
   JobRunner runner_;
@@ -77,6 +85,7 @@ class Leader {
   std::atomic<bool> stop_{false};
   std::atomic<bool> heartbeat_stop_{false};  // after the last attempt is recorded
   std::atomic<bool> lost_{false};
+  std::atomic<int64_t> renewal_sent_ms_{0};  // Env time the last successful renewal was sent
   int64_t last_archive_ms_ = 0;
 };
 

@@ -1,5 +1,6 @@
-// The job store of an embedded root: the metadata lives in
-// `<root>/_meta/vigil.db` (SQLite, WAL, shared by every process on the root).
+// The job store of a root: the metadata lives in `<root>/_meta/vigil.db`
+// (SQLite, WAL, shared by every process on the root), or in the PostgreSQL
+// database vigil.toml's [meta] url names (shared by every node of the root).
 // Which table a name means is the catalog's answer (jobs/table_catalog.h).
 // Thread safety: free functions over thread-safe objects.
 #pragma once
@@ -15,7 +16,11 @@ namespace vigil::jobs {
 
 // "sqlite://<root>/_meta/vigil.db"
 std::string RootJobStoreUri(const Root& root);
-// Opens (creating `_meta` and applying migrations on first use) the root's job store.
+// The metadata store of `root`: [meta] url from its vigil.toml, else RootJobStoreUri. The
+// errors of LoadConfig.
+Result<std::string> RootMetaUri(const Root& root);
+// Opens (creating `_meta` and applying migrations on first use) the root's job store, at
+// RootMetaUri.
 // `_meta` is 0700 and the database 0600 (with its -wal/-shm); looser modes of an
 // older root are tightened here.
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root);

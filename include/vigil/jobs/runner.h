@@ -32,6 +32,7 @@ namespace vigil::jobs {
 
 struct RunnerOptions {
   std::string node_id = "local";
+  std::string node_address = "localhost";  // where the node serves, for the node registry
   std::string leader_holder = "local-runner";
   int64_t lease_ttl_ms = 30'000;
   int64_t attempt_deadline_ms = 3'600'000;

@@ -44,6 +44,8 @@ class WorkerExecutor : public Executor {
   // Fails like worker::Supervisor::Create (missing worker, require_cgroup unmet).
   static Result<std::unique_ptr<WorkerExecutor>> Create(WorkerExecutorOptions options);
   ExecutionOutcome Execute(const ExecutionRequest& request) override;
+  // Kills and reaps every running worker; later attempts fail before their request.
+  void Fence() override { supervisor_->KillAll(); }
   // OK when mutations can run as configured; admission calls it before creating a job.
   Status CheckCapability() const { return supervisor_->CheckCapability(); }
   // What the supervisor learned about the last attempt that ended (pid, reap, deadline, OOM).

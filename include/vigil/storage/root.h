@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/config.h"
 #include "vigil/common/env.h"
 #include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
@@ -46,9 +47,10 @@ struct RootMarker {
 
 class Root {
  public:
-  // Creates a root at `dir` (created when missing). A non-empty directory that
-  // is not a root is FailedPrecondition; an existing root is AlreadyExists.
-  static Result<Root> Init(const std::string& dir, Env* env = Env::Default());
+  // Creates a root at `dir` (created when missing) with a vigil.toml holding `config`'s
+  // settings. A non-empty directory that is not a root is FailedPrecondition; an existing
+  // root is AlreadyExists.
+  static Result<Root> Init(const std::string& dir, Env* env = Env::Default(), const Config& config = Config());
   // Opens an existing root; FailedPrecondition "... is not a vigil root" when the
   // marker is missing, Corruption when it is unreadable, NotSupported for a newer format.
   static Result<Root> Open(const std::string& dir, Env* env = Env::Default());

@@ -94,6 +94,9 @@ class Supervisor {
 
   // Runs one worker for `request` to its end (response, death or deadline) and reaps it.
   LaunchResult Run(LaunchRequest request);
+  // Kills the running workers and waits until they are reaped; every later Run fails before
+  // its request. Thread-safe.
+  void KillAll();
   // OK when workers can run as configured (the cgroup is usable where required).
   Status CheckCapability() const;
   bool uses_cgroup() const { return cgroup_.has_value(); }

@@ -1,0 +1,349 @@
+// Several `vigil serve` nodes on one root whose metadata lives in PostgreSQL
+// (the throwaway server of the vigil_pg fixture), each a real process on
+// loopback: one leads and the others stand by; a leader killed with SIGKILL is
+// replaced once its lease lapses (never before) and the jobs admitted after
+// it finish; a leader stopped with SIGSTOP past its lease fences itself when
+// it wakes, says so in its log, and never takes the lease back.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+#include "testutil/test_database.h"
+#include "vigil/jobs/job_store.h"
+#include "vigil/server/http_client.h"
+
+namespace vigil {
+namespace {
+
+using Json = nlohmann::json;
+
+// A fresh database on the test server and its postgresql:// URL (Unix socket as `host`).
+class ClusterDatabase {
+ public:
+  ClusterDatabase() {
+    Result<std::string> admin = testing::PgTestConninfo();
+    if (!admin.ok()) {
+      error_ = admin.status().ToString();
+      return;
+    }
+    std::map<std::string, std::string> kv;
+    std::istringstream in(*admin);
+    std::string pair;
+    while (in >> pair) {
+      const size_t eq = pair.find('=');
+      if (eq != std::string::npos) kv[pair.substr(0, eq)] = pair.substr(eq + 1);
+    }
+    name_ = "vigil_c_" + Uuid::Generate().ToString().substr(0, 8);
+    auto db = meta::Database::Open(*admin);
+    if (!db.ok()) {
+      error_ = db.status().ToString();
+      return;
+    }
+    admin_ = std::move(*db);
+    auto conn = admin_->Acquire();
+    Status st = conn.ok() ? (*conn)->ExecuteScript("CREATE DATABASE " + name_) : conn.status();
+    if (!st.ok()) {
+      error_ = st.ToString();
+      return;
+    }
+    std::string host;
+    for (char ch : kv["host"]) host += ch == '/' ? std::string("%2F") : std::string(1, ch);
+    url_ = "postgresql://" + kv["user"] + "@/" + name_ + "?host=" + host + "&port=" + kv["port"];
+  }
+  ~ClusterDatabase() {
+    if (!admin_) return;
+    auto conn = admin_->Acquire();
+    if (conn.ok()) (void)(*conn)->ExecuteScript("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+  }
+  const std::string& url() const { return url_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::unique_ptr<meta::Database> admin_;
+  std::string name_;
+  std::string url_;
+  std::string error_;
+};
+
+std::string RunCapture(const std::string& cmd) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while (p != nullptr && (n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  if (p != nullptr) ::pclose(p);
+  return out;
+}
+
+// `vigil init --meta-url`, a 2-second leader lease in vigil.toml; the administrator token.
+std::string InitSharedRoot(const std::string& root, const std::string& url) {
+  const std::string out =
+      RunCapture("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " init " + root + " --meta-url '" + url + "' 2>&1");
+  std::ifstream in(root + "/vigil.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string toml = text.str();
+  const std::string lease = "# leader_lease_seconds = \"30s\"\n";
+  const size_t at = toml.find(lease);
+  if (at == std::string::npos) return "";
+  toml.replace(at, lease.size(), "leader_lease_seconds = \"2s\"\n");
+  std::ofstream(root + "/vigil.toml") << toml;
+  std::smatch m;
+  static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
+  return std::regex_search(out, m, kToken) ? m.str() : out;
+}
+
+// One `vigil serve` node: stdout read for its port, stderr (its log) kept in a file.
+class Node {
+ public:
+  Node(const std::string& root, const std::string& id, const std::string& log) : log_(log) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], STDOUT_FILENO);
+      const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      ::dup2(err, STDERR_FILENO);
+      ::close(out[0]);
+      ::close(out[1]);
+      ::unsetenv("VIGIL_ROOT");
+      ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", "127.0.0.1:0",
+              "--node-id", id.c_str(), "--grace", "1", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(out[1]);
+    out_ = ::fdopen(out[0], "r");
+    char line[512];
+    static const std::regex kListening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    while (out_ != nullptr && std::fgets(line, sizeof(line), out_) != nullptr) {
+      std::cmatch m;
+      if (std::regex_search(line, m, kListening)) {
+        port_ = std::stoi(m[1].str());
+        break;
+      }
+    }
+  }
+  ~Node() { Stop(SIGTERM); }
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  pid_t pid() const { return pid_; }
+  int port() const { return port_; }
+  bool running() const { return pid_ > 0; }
+  void Signal(int sig) const { ::kill(pid_, sig); }
+  void Stop(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, sig);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+    if (out_ != nullptr) std::fclose(out_);
+    out_ = nullptr;
+  }
+  std::string Log() const {
+    std::ifstream in(log_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  FILE* out_ = nullptr;
+};
+
+class ServeClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(db_.error().empty()) << db_.error();
+    root_ = dir_.Join("root");
+    token_ = InitSharedRoot(root_, db_.url());
+    ASSERT_EQ(token_.rfind("vgl_", 0), 0u) << "vigil init --meta-url: " << token_;
+    jobs::JobStoreOptions o;
+    o.uri = db_.url();
+    auto store = jobs::JobStore::Open(o);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    store_ = std::move(*store);
+  }
+
+  void StartNodes(int n) {
+    for (int i = 0; i < n; ++i) {
+      const std::string id = "node" + std::to_string(i);
+      nodes_.push_back(std::make_unique<Node>(root_, id, dir_.Join(id + ".log")));
+      ASSERT_GT(nodes_.back()->port(), 0) << nodes_.back()->Log();
+    }
+  }
+
+  // The node whose process holds a live lease, waiting up to `seconds` for one that is not
+  // `other_than`; -1 when none does.
+  int WaitForLeader(int seconds, int other_than = -1) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      auto lease = store_->GetLeader();
+      auto now = store_->LeaseClockMs(0);
+      if (lease.ok() && now.ok() && lease->Live(*now)) {
+        for (size_t i = 0; i < nodes_.size(); ++i) {
+          const std::string pid = ":" + std::to_string(nodes_[i]->pid()) + ":";
+          if (nodes_[i]->running() && lease->holder.find(pid) != std::string::npos &&
+              static_cast<int>(i) != other_than) {
+            return static_cast<int>(i);
+          }
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+
+  Json Sql(int node, const std::string& sql) {
+    auto client = server::HttpClient::Connect("http://127.0.0.1:" + std::to_string(nodes_[node]->port()));
+    if (!client.ok()) return Json{{"error", client.status().ToString()}};
+    auto r = (*client)->Call("POST", "/v1/sql",
+                             {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}},
+                             Json{{"sql", sql}}.dump());
+    if (!r.ok()) return Json{{"error", r.status().ToString()}};
+    Json body = Json::parse(r->body, nullptr, false);
+    body["http_status"] = r->status;
+    return body;
+  }
+
+  // Admits a BTREE index through `node` and waits for its job to end; its State.
+  std::string CreateIndexAndWait(int node, const std::string& name) {
+    Json admitted = Sql(node, "CREATE INDEX " + name + " ON d.t (id) USING BTREE");
+    if (admitted.value("http_status", 0) != 200) return admitted.dump();
+    const Json& jobs = admitted["results"][0]["admitted_jobs"];
+    if (jobs.size() != 1) return admitted.dump();
+    const std::string job = std::to_string(jobs[0].get<int64_t>());
+    std::string state;
+    for (int i = 0; i < 1200; ++i) {
+      Json shown = Sql(node, "SHOW INDEX JOB " + job);
+      if (shown.value("http_status", 0) == 200) {
+        for (const Json& row : shown["results"][0]["rows"]) {  // Item | Value
+          if (row[0] == "State") state = row[1].get<std::string>();
+        }
+        if (!state.empty() && state != "PENDING" && state != "RUNNING" && state != "REFRESHING") return state;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return "still " + state;
+  }
+
+  void CreateTable(int node) {
+    Json made = Sql(node,
+                    "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, v VECTOR(FLOAT32, 2) NOT NULL); "
+                    "INSERT INTO d.t VALUES (1, '[1, 2]'), (2, '[3, 4]'), (3, '[5, 6]')");
+    ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
+  }
+
+  testing::TempDir dir_;
+  ClusterDatabase db_;
+  std::string root_;
+  std::string token_;
+  std::unique_ptr<jobs::JobStore> store_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+};
+
+TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLeaseLapses) {
+  StartNodes(3);
+  const int leader = WaitForLeader(30);
+  ASSERT_GE(leader, 0) << "no node leads";
+  // jobs.leader_lease_seconds = 2: the lease, read on the database's clock, ends within 2 s.
+  auto lease = store_->GetLeader();
+  auto now = store_->LeaseClockMs(0);
+  ASSERT_TRUE(lease.ok() && now.ok());
+  EXPECT_GT(lease->expires_at_ms - *now, 0);
+  EXPECT_LE(lease->expires_at_ms - *now, 2000);
+  const int standby = (leader + 1) % 3;
+  Json ready = Sql(standby, "SELECT 1");
+  ASSERT_EQ(ready.value("http_status", 0), 200) << ready.dump();
+  CreateTable(standby);
+  EXPECT_EQ(CreateIndexAndWait(standby, "by_id"), "FINISHED");
+
+  nodes_[leader]->Stop(SIGKILL);
+  auto old = store_->GetLeader();
+  ASSERT_TRUE(old.ok());
+  const int next = WaitForLeader(30, leader);
+  ASSERT_GE(next, 0) << "no standby took over";
+  auto taken = store_->GetLeader();
+  ASSERT_TRUE(taken.ok());
+  EXPECT_GT(taken->epoch, old->epoch);
+  EXPECT_GE(taken->acquired_at_ms, old->expires_at_ms) << "the lease was taken before it lapsed";
+  EXPECT_EQ(CreateIndexAndWait(standby, "by_id2"), "FINISHED");
+  EXPECT_EQ(CreateIndexAndWait(next, "by_id3"), "FINISHED");
+}
+
+TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
+  StartNodes(2);
+  const int leader = WaitForLeader(30);
+  ASSERT_GE(leader, 0) << "no node leads";
+  const int other = 1 - leader;
+  CreateTable(other);
+
+  nodes_[leader]->Signal(SIGSTOP);
+  ASSERT_EQ(WaitForLeader(30, leader), other) << "the standby did not take over";
+  nodes_[leader]->Signal(SIGCONT);
+  bool fenced = false;
+  for (int i = 0; i < 200 && !fenced; ++i) {
+    fenced = nodes_[leader]->Log().find("fencing this leader") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(fenced) << nodes_[leader]->Log();
+  // The woken node serves and admits, but the job runs under the new leader, which keeps the
+  // lease: the old one stands by.
+  auto held = store_->GetLeader();
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(CreateIndexAndWait(leader, "after_wake"), "FINISHED");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past one more lease
+  auto later = store_->GetLeader();
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->epoch, held->epoch) << "the lease changed hands again: " << later->holder;
+  EXPECT_EQ(WaitForLeader(1), other);
+}
+
+TEST(ServeClusterInitTest, ABadOrUnreachableMetaUrlCreatesNothing) {
+  testing::TempDir dir;
+  ClusterDatabase db;
+  ASSERT_TRUE(db.error().empty()) << db.error();
+  const auto init = [&](const std::string& root, const std::string& url) {
+    return RunCapture("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " init " + root + " --meta-url '" + url +
+                      "' 2>&1; echo exit=$?");
+  };
+  std::string out = init(dir.Join("a"), "postgresql://vigil:s3cret@db/meta");
+  EXPECT_NE(out.find("--meta-url holds a password"), std::string::npos) << out;
+  EXPECT_EQ(out.find("s3cret"), std::string::npos) << out;
+  EXPECT_EQ(out.find("exit=0"), std::string::npos) << out;
+  EXPECT_NE(::access(dir.Join("a").c_str(), F_OK), 0);
+  // The same server, a database that does not exist.
+  std::string missing = db.url();
+  missing.replace(missing.find("/vigil_c_"), 9, "/nosuch_");
+  out = init(dir.Join("b"), missing);
+  EXPECT_NE(out.find("the metadata store is not reachable"), std::string::npos) << out;
+  EXPECT_EQ(out.find("exit=0"), std::string::npos) << out;
+  EXPECT_NE(::access(dir.Join("b").c_str(), F_OK), 0);
+  // A reachable one: the root's vigil.toml names it.
+  out = init(dir.Join("c"), db.url());
+  EXPECT_NE(out.find("exit=0"), std::string::npos) << out;
+  std::ifstream toml(dir.Join("c/vigil.toml"));
+  std::stringstream text;
+  text << toml.rdbuf();
+  EXPECT_NE(text.str().find("\nurl = \"" + db.url() + "\"\n"), std::string::npos) << text.str();
+}
+
+}  // namespace
+}  // namespace vigil
