@@ -89,7 +89,7 @@ std::string RunCapture(const std::string& cmd) {
   return out;
 }
 
-// `vigil init --meta-url`, a 2-second leader lease in vigil.toml; the administrator token.
+// `vigil init --meta-url`, a 3-second leader lease in vigil.toml; the administrator token.
 std::string InitSharedRoot(const std::string& root, const std::string& url) {
   const std::string out =
       RunCapture("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " init " + root + " --meta-url '" + url + "' 2>&1");
@@ -100,7 +100,7 @@ std::string InitSharedRoot(const std::string& root, const std::string& url) {
   const std::string lease = "# leader_lease_seconds = \"30s\"\n";
   const size_t at = toml.find(lease);
   if (at == std::string::npos) return "";
-  toml.replace(at, lease.size(), "leader_lease_seconds = \"2s\"\n");
+  toml.replace(at, lease.size(), "leader_lease_seconds = \"3s\"\n");
   std::ofstream(root + "/vigil.toml") << toml;
   std::smatch m;
   static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
@@ -263,12 +263,12 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   StartNodes(3);
   const int leader = WaitForLeader(30);
   ASSERT_GE(leader, 0) << "no node leads";
-  // jobs.leader_lease_seconds = 2: the lease, read on the database's clock, ends within 2 s.
+  // jobs.leader_lease_seconds = 3: the lease, read on the database's clock, ends within 3 s.
   auto lease = store_->GetLeader();
   auto now = store_->LeaseClockMs(0);
   ASSERT_TRUE(lease.ok() && now.ok());
   EXPECT_GT(lease->expires_at_ms - *now, 0);
-  EXPECT_LE(lease->expires_at_ms - *now, 2000);
+  EXPECT_LE(lease->expires_at_ms - *now, 3000);
   const int standby = (leader + 1) % 3;
   Json ready = Sql(standby, "SELECT 1");
   ASSERT_EQ(ready.value("http_status", 0), 200) << ready.dump();
@@ -309,7 +309,7 @@ TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
   auto held = store_->GetLeader();
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(CreateIndexAndWait(leader, "after_wake"), "FINISHED");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past one more lease
+  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past one more lease
   auto later = store_->GetLeader();
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->epoch, held->epoch) << "the lease changed hands again: " << later->holder;
