@@ -58,8 +58,9 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   options.runner.node_id = opts.node_id.empty() ? HostName() : opts.node_id;
   options.runner.node_address = opts.node_address.empty() ? HostName() : opts.node_address;
   options.runner.lease_ttl_ms = static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000;
+  options.runner.node_epoch = opts.node_epoch;
   options.runner.leader_holder =
-      opts.kind + ":" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
+      jobs::LeaderHolderName(opts.kind, options.runner.node_id, ::getpid(), Uuid::Generate().ToString().substr(0, 8));
   options.idle_exit_ms = opts.idle_exit_ms;
   options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
   options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;

@@ -26,6 +26,7 @@ struct RootLeaderOptions {
   std::string config_checksum;     // of the vigil.toml `config` came from (ConfigChecksum)
   std::string node_id;             // this node in the store's registry; empty: the host name
   std::string node_address;        // where the node serves ("host:port"), shown by SHOW NODES
+  int64_t node_epoch = 0;          // > 0: the node registered itself with this epoch
   // Called once the leader exists (to make it stoppable), before it starts.
   std::function<void(jobs::Leader*)> on_started;
 };

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -91,8 +92,8 @@ std::string RunCapture(const std::string& cmd) {
 
 // `vigil init --meta-url`, a 3-second leader lease in vigil.toml; the administrator token.
 std::string InitSharedRoot(const std::string& root, const std::string& url) {
-  const std::string out =
-      RunCapture("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " init " + root + " --meta-url '" + url + "' 2>&1");
+  const std::string out = RunCapture("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " init " + root +
+                                     " --meta-url '" + url + "' 2>&1");
   std::ifstream in(root + "/vigil.toml");
   std::stringstream text;
   text << in.rdbuf();
@@ -244,6 +245,31 @@ class ServeClusterTest : public ::testing::Test {
     return "still " + state;
   }
 
+  // SHOW NODES through `node`: node id -> its row as column name -> value.
+  std::map<std::string, Json> Nodes(int node) {
+    std::map<std::string, Json> out;
+    Json shown = Sql(node, "SHOW NODES");
+    if (shown.value("http_status", 0) != 200) return out;
+    const Json& r = shown["results"][0];
+    for (const Json& row : r["rows"]) {
+      Json named;
+      for (size_t c = 0; c < r["columns"].size(); ++c) named[r["columns"][c].get<std::string>()] = row[c];
+      out[row[0].get<std::string>()] = named;
+    }
+    return out;
+  }
+
+  // Waits up to `seconds` until SHOW NODES through `via` gives `id` the role `role`.
+  bool WaitForRole(int via, const std::string& id, const std::string& role, int seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      auto nodes = Nodes(via);
+      if (nodes.count(id) != 0 && nodes[id]["Role"] == role) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
   void CreateTable(int node) {
     Json made = Sql(node,
                     "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, v VECTOR(FLOAT32, 2) NOT NULL); "
@@ -270,8 +296,18 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   EXPECT_GT(lease->expires_at_ms - *now, 0);
   EXPECT_LE(lease->expires_at_ms - *now, 3000);
   const int standby = (leader + 1) % 3;
-  Json ready = Sql(standby, "SELECT 1");
-  ASSERT_EQ(ready.value("http_status", 0), 200) << ready.dump();
+  // SHOW NODES on any node: each node with its address, one leader, the others standing by.
+  ASSERT_TRUE(WaitForRole(standby, "node" + std::to_string(leader), "leader", 10));
+  auto nodes = Nodes(standby);
+  ASSERT_EQ(nodes.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const Json& row = nodes["node" + std::to_string(i)];
+    EXPECT_EQ(row["Address"], "127.0.0.1:" + std::to_string(nodes_[i]->port())) << row.dump();
+    EXPECT_EQ(row["Pid"], nodes_[i]->pid()) << row.dump();
+    EXPECT_EQ(row["Alive"], "YES") << row.dump();
+    EXPECT_EQ(row["Role"], i == leader ? "leader" : "standby") << row.dump();
+    EXPECT_EQ(row["LeaseExpiresAt"].is_null(), i != leader) << row.dump();
+  }
   CreateTable(standby);
   EXPECT_EQ(CreateIndexAndWait(standby, "by_id"), "FINISHED");
 
@@ -286,6 +322,10 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   EXPECT_GE(taken->acquired_at_ms, old->expires_at_ms) << "the lease was taken before it lapsed";
   EXPECT_EQ(CreateIndexAndWait(standby, "by_id2"), "FINISHED");
   EXPECT_EQ(CreateIndexAndWait(next, "by_id3"), "FINISHED");
+  // The killed node stops heartbeating: once a lease has passed, it is gone.
+  EXPECT_TRUE(WaitForRole(next, "node" + std::to_string(leader), "gone", 10)) << Nodes(next).size();
+  EXPECT_EQ(Nodes(next)["node" + std::to_string(leader)]["Alive"], "NO");
+  EXPECT_EQ(Nodes(next)["node" + std::to_string(next)]["Role"], "leader");
 }
 
 TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {

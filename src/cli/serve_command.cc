@@ -6,6 +6,7 @@
 // for up to --grace seconds, and stops the leader, which lets running builds
 // finish and records them.
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -43,7 +44,7 @@ class LeaderSlot {
     VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(), pause.count());
     return lock.WaitFor(stopped_, pause, [this]() VIGIL_REQUIRES(mu_) { return stopping_; });
   }
-  // Waits `pause` as a standby; true when a stop is asked for meanwhile.
+  // Waits up to `pause` (a standby's retry, a heartbeat's period); true once a stop is asked for.
   bool Standby(std::chrono::milliseconds pause) {
     MutexLock lock(&mu_);
     return lock.WaitFor(stopped_, pause, [this]() VIGIL_REQUIRES(mu_) { return stopping_; });
@@ -116,12 +117,24 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   api.leader_running = [&] { return leading.load(); };
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<server::ApiServer> started, server::ApiServer::Start(api));
   const std::string address = http.host + ":" + std::to_string(started->port());
+  const std::string node_id = opts.node_id.empty() ? "serve@" + address : opts.node_id;
+  // The node registers once and heartbeats while it serves, leading or standing by.
+  VIGIL_ASSIGN_OR_RETURN(const int64_t node_epoch,
+                         store->RegisterNode(node_id, ::getpid(), address, root.env()->NowMs()));
+  const auto heartbeat = std::chrono::milliseconds(static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000 / 3);
+  std::thread node_thread([&] {
+    while (!slot.Standby(heartbeat)) {
+      Status st = store->Heartbeat(node_id, node_epoch, root.env()->NowMs());
+      if (!st.ok()) VIGIL_LOG_WARN("node heartbeat of {}: {}", node_id, st.ToString());
+    }
+  });
   std::thread leader_thread([&] {
     RootLeaderOptions lo;
     lo.kind = "serve";
     lo.config_checksum = config_checksum;
-    lo.node_id = opts.node_id.empty() ? "serve@" + address : opts.node_id;
+    lo.node_id = node_id;
     lo.node_address = address;
+    lo.node_epoch = node_epoch;
     lo.on_started = [&](jobs::Leader* l) {
       slot.Started(l);
       leading.store(true);
@@ -152,6 +165,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   started->Shutdown(std::chrono::seconds(opts.grace_s));
   slot.Stop();
   leader_thread.join();
+  node_thread.join();
   return Status::OK();
 }
 

@@ -182,6 +182,20 @@ Result<std::optional<NodeInfo>> JobStore::GetNode(const std::string& node_id) {
   return std::optional<NodeInfo>(std::move(n));
 }
 
+Result<std::vector<NodeInfo>> JobStore::ListNodes() {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectNodes, {int64_t{kMaxListLimit} + 1}));
+  if (rows.size() > static_cast<size_t>(kMaxListLimit)) {
+    return Status::ResourceExhausted("more than " + std::to_string(kMaxListLimit) + " nodes are registered");
+  }
+  std::vector<NodeInfo> out;
+  for (const Row& row : rows) {
+    VIGIL_ASSIGN_OR_RETURN(NodeInfo n, ParseNode(row));
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
 Result<int64_t> JobStore::BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation,
                                                 int64_t now_ms) {
   if (!txn.active()) return Status::FailedPrecondition("refresh generation: transaction is not active");

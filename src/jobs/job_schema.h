@@ -146,6 +146,9 @@ constexpr std::string_view kRegisterNode =
 // $1 node id, $2 epoch, $3 now.
 constexpr std::string_view kHeartbeatNode =
     "UPDATE cluster_nodes SET heartbeat_at = $3 WHERE node_id = $1 AND epoch = $2";
+// $1 limit.
+constexpr std::string_view kSelectNodes =
+    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host FROM cluster_nodes ORDER BY node_id LIMIT $1";
 constexpr std::string_view kSelectNode =
     "SELECT node_id, epoch, started_at, heartbeat_at, pid, host FROM cluster_nodes WHERE node_id = $1";
 

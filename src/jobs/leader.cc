@@ -105,6 +105,20 @@ Result<bool> Leader::Tick() {
   return worked;
 }
 
+std::string LeaderHolderName(const std::string& kind, const std::string& node_id, int64_t pid,
+                             const std::string& suffix) {
+  return kind + ":" + node_id + ":" + std::to_string(pid) + ":" + suffix;
+}
+
+std::string NodeOfLeaderHolder(const std::string& holder) {
+  const size_t first = holder.find(':');
+  const size_t last = holder.rfind(':');
+  if (first == std::string::npos || last == first) return "";
+  const size_t pid = holder.rfind(':', last - 1);
+  if (pid == std::string::npos || pid <= first) return "";
+  return holder.substr(first + 1, pid - first - 1);
+}
+
 Result<bool> WorkWaitsForLeader(JobStore& store, int64_t reconcile_due_by_ms) {
   // Not terminal, or a refresh to run (a pending RESOLVE waits on one, even a delayed retry).
   JobFilter f;
@@ -138,6 +152,8 @@ void Leader::HeartbeatLoop(int64_t epoch) {
         store_->RenewLeader(options_.runner.leader_holder, epoch, sent, options_.runner.lease_ttl_ms);
     if (renewed.ok()) {
       renewal_sent_ms_.store(sent);
+      Status node = store_->Heartbeat(options_.runner.node_id, runner_.node_epoch(), sent);
+      if (!node.ok()) VIGIL_LOG_WARN("node heartbeat of {}: {}", options_.runner.node_id, node.ToString());
     } else if (renewed.status().code() == StatusCode::kCommitConflict) {
       FenceSelf("leadership lost: " + renewed.status().ToString());
       return;

@@ -17,6 +17,10 @@ Status JobRunner::Start(int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(LeaderLease lease,
                          store_->AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
   leader_epoch_.store(lease.epoch);
+  if (options_.node_epoch > 0) {
+    node_epoch_ = options_.node_epoch;
+    return Status::OK();
+  }
   VIGIL_ASSIGN_OR_RETURN(node_epoch_,
                          store_->RegisterNode(options_.node_id, ::getpid(), options_.node_address, now_ms));
   return Status::OK();

@@ -343,6 +343,8 @@ class JobStore {
   // CommitConflict when `epoch` was replaced; NotFound for an unknown node.
   Status Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms);
   Result<std::optional<NodeInfo>> GetNode(const std::string& node_id);
+  // Every registered node by id; ResourceExhausted past kMaxListLimit (never cut short).
+  Result<std::vector<NodeInfo>> ListNodes();
 
   // ---- Refresh generations ----
   Result<int64_t> BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation, int64_t now_ms);

@@ -39,6 +39,13 @@ struct LeaderOptions {
   std::function<bool(const LeaderLease&)> holder_is_dead;
 };
 
+// The lease holder name of a leader: "<kind>:<node id>:<pid>:<suffix>" (the suffix tells two
+// leaderships of one process apart). NodeOfLeaderHolder gives back the node id ("" for a
+// name not of this form).
+std::string LeaderHolderName(const std::string& kind, const std::string& node_id, int64_t pid,
+                             const std::string& suffix);
+std::string NodeOfLeaderHolder(const std::string& holder);
+
 // Whether a job needs a leader: PENDING or RUNNING jobs, refreshes to run (now or after a
 // retry delay), or UNKNOWN jobs whose reconciliation is due by `reconcile_due_by_ms`.
 Result<bool> WorkWaitsForLeader(JobStore& store, int64_t reconcile_due_by_ms);

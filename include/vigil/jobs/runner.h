@@ -33,6 +33,7 @@ namespace vigil::jobs {
 struct RunnerOptions {
   std::string node_id = "local";
   std::string node_address = "localhost";  // where the node serves, for the node registry
+  int64_t node_epoch = 0;                  // > 0: the node registered itself (vigil serve); else Start registers it
   std::string leader_holder = "local-runner";
   int64_t lease_ttl_ms = 30'000;
   int64_t attempt_deadline_ms = 3'600'000;
@@ -74,6 +75,8 @@ class JobRunner {
   // Runs every required or retry-due refresh once. Returns how many completed.
   Result<int> RunRefreshes(int64_t now_ms);
   int64_t leader_epoch() const { return leader_epoch_.load(); }
+  // The node epoch attempts are dispatched under (set by Start).
+  int64_t node_epoch() const { return node_epoch_; }
 
  private:
   struct Dispatched {

@@ -349,6 +349,10 @@ struct GrantStatement {
 struct ShowUsersStatement {
   bool operator==(const ShowUsersStatement&) const = default;
 };
+// SHOW NODES: the node registry of the root's metadata store, with the leader.
+struct ShowNodesStatement {
+  bool operator==(const ShowNodesStatement&) const = default;
+};
 struct ShowGrantsStatement {
   std::optional<std::string> user;  // FOR user; empty: every user's grants
   bool operator==(const ShowGrantsStatement&) const = default;
@@ -362,7 +366,7 @@ using StatementNode =
                  CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement, SelectStatement,
                  ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement, DeallocateStatement,
                  CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement, ShowUsersStatement,
-                 ShowGrantsStatement>;
+                 ShowGrantsStatement, ShowNodesStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {

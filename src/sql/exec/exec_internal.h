@@ -140,6 +140,8 @@ Result<ResultSet> ExecDropUser(ExecContext& ctx, const DropUserStatement& s);
 Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s);
 Result<ResultSet> ExecGrant(ExecContext& ctx, const GrantStatement& s);
 Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement& s);
+// ---- Nodes (exec_nodes.cc) ----
+Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement& s);
 Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s);
 
 }  // namespace vigil::sql

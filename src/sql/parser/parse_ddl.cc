@@ -213,6 +213,10 @@ Status Parser::ParseShow(StatementNode* out) {
     *out = ShowUsersStatement{};
     return Status::OK();
   }
+  if (AcceptWord("NODES")) {
+    *out = ShowNodesStatement{};
+    return Status::OK();
+  }
   if (AcceptWord("GRANTS")) {
     ShowGrantsStatement s;
     if (AcceptWord("FOR")) {

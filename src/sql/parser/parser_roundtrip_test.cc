@@ -208,7 +208,7 @@ jobs::Privilege GenPrivilege() {
 
 // Users, tokens and grants.
 StatementNode GenUserStatement() {
-  switch (*rc::gen::inRange(0, 6)) {
+  switch (*rc::gen::inRange(0, 7)) {
     case 0:
       return CreateUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
     case 1:
@@ -221,6 +221,8 @@ StatementNode GenUserStatement() {
       return GrantStatement{*rc::gen::arbitrary<bool>(), GenPrivilege(), GenGrantObject(), GenWord()};
     case 4:
       return ShowUsersStatement{};
+    case 5:
+      return ShowNodesStatement{};
     default: {
       ShowGrantsStatement s;
       if (*rc::gen::arbitrary<bool>()) s.user = GenWord();

@@ -307,6 +307,7 @@ struct NodePrinter {
            ToSql(s.object) + (s.revoke ? " FROM " : " TO ") + QuoteIdentifier(s.user);
   }
   std::string operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
+  std::string operator()(const ShowNodesStatement&) const { return "SHOW NODES"; }
   std::string operator()(const ShowGrantsStatement& s) const {
     return s.user ? "SHOW GRANTS FOR " + QuoteIdentifier(*s.user) : "SHOW GRANTS";
   }
@@ -345,6 +346,7 @@ struct NodeNamer {
   std::string_view operator()(const AlterUserStatement&) const { return "ALTER USER"; }
   std::string_view operator()(const GrantStatement& s) const { return s.revoke ? "REVOKE" : "GRANT"; }
   std::string_view operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
+  std::string_view operator()(const ShowNodesStatement&) const { return "SHOW NODES"; }
   std::string_view operator()(const ShowGrantsStatement&) const { return "SHOW GRANTS"; }
 };
 
