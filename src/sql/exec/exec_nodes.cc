@@ -42,8 +42,8 @@ Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement&) {
   // A node is alive while its last heartbeat is younger than one lease.
   const int64_t lease_ms = static_cast<int64_t>(ctx.config.jobs.leader_lease_seconds) * 1000;
   ResultSet r;
-  r.columns = {"Node", "Address", "Epoch", "Pid", "Role", "Alive", "RunningAttempts", "HeartbeatAt", "StartedAt",
-               "LeaseExpiresAt"};
+  r.columns = {"Node",  "Address",         "Epoch",       "Pid",       "Role",
+               "Alive", "RunningAttempts", "HeartbeatAt", "StartedAt", "LeaseExpiresAt"};
   for (const jobs::NodeInfo& n : nodes) {
     const bool alive = n.heartbeat_at_ms + lease_ms > now;
     const std::string role = RoleOf(n, lease, alive, now);
