@@ -6,6 +6,9 @@
 #                                 stopped and wiped first.
 #   pg-test-server.sh stop DIR    stops it (immediate mode) and removes its data; succeeds
 #                                 when nothing is running.
+#   pg-test-server.sh restart DIR [SECONDS]
+#                                 stops it in immediate mode (as a crash would), keeps it down
+#                                 for SECONDS (default 0), and starts it again on the same data.
 #
 # The server listens only on a Unix socket (no TCP), trusts local connections
 # as user `postgres`, and keeps PostgreSQL's durable defaults (fsync on,
@@ -18,8 +21,8 @@ set -euo pipefail
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 PORT=5432  # only names the socket file; there is no TCP listener
 
-usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
-[[ $# -eq 2 ]] || usage
+usage() { echo "usage: $0 start|stop DIR | restart DIR [SECONDS]" >&2; exit 2; }
+[[ $# -eq 2 || ( $# -eq 3 && $1 == restart ) ]] || usage
 cmd=$1
 dir=$2
 
@@ -80,6 +83,14 @@ case "$cmd" in
   stop)
     [[ -d "$dir" ]] || exit 0
     stop_server
+    ;;
+  restart)
+    sdir=$(server_dir)
+    [[ -f "$sdir/data/postmaster.pid" ]] || { echo "no server runs in $dir" >&2; exit 1; }
+    as_pg "$PG_BIN/pg_ctl" -D "$sdir/data" -m immediate -w -t 30 stop >/dev/null
+    sleep "${3:-0}"
+    as_pg "$PG_BIN/pg_ctl" -D "$sdir/data" -l "$sdir/server.log" -w -t 60 \
+      -o "-c listen_addresses='' -k $sdir -p $PORT -c max_connections=200" start >/dev/null
     ;;
   *)
     usage

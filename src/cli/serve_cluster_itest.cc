@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -32,11 +33,11 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A fresh database on the test server and its postgresql:// URL (Unix socket as `host`).
+// A fresh database on the server of `admin` (a libpq conninfo; default: the test server) and
+// its postgresql:// URL (Unix socket as `host`).
 class ClusterDatabase {
  public:
-  ClusterDatabase() {
-    Result<std::string> admin = testing::PgTestConninfo();
+  explicit ClusterDatabase(Result<std::string> admin = testing::PgTestConninfo()) {
     if (!admin.ok()) {
       error_ = admin.status().ToString();
       return;
@@ -111,7 +112,9 @@ std::string InitSharedRoot(const std::string& root, const std::string& url) {
 // One `vigil serve` node: stdout read for its port, stderr (its log) kept in a file.
 class Node {
  public:
-  Node(const std::string& root, const std::string& id, const std::string& log) : log_(log) {
+  // `failpoints`: the node's VIGIL_FAILPOINTS, which its workers inherit.
+  Node(const std::string& root, const std::string& id, const std::string& log, const std::string& failpoints = "")
+      : log_(log) {
     int out[2];
     if (::pipe(out) != 0) return;
     pid_ = ::fork();
@@ -122,6 +125,7 @@ class Node {
       ::close(out[0]);
       ::close(out[1]);
       ::unsetenv("VIGIL_ROOT");
+      if (!failpoints.empty()) ::setenv("VIGIL_FAILPOINTS", failpoints.c_str(), 1);
       ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", "127.0.0.1:0",
               "--node-id", id.c_str(), "--grace", "1", static_cast<char*>(nullptr));
       ::_exit(127);
@@ -171,22 +175,26 @@ class Node {
 
 class ServeClusterTest : public ::testing::Test {
  protected:
+  // The libpq conninfo of the server the root's database is made on.
+  virtual Result<std::string> ServerConninfo() { return testing::PgTestConninfo(); }
+
   void SetUp() override {
-    ASSERT_TRUE(db_.error().empty()) << db_.error();
+    db_ = std::make_unique<ClusterDatabase>(ServerConninfo());
+    ASSERT_TRUE(db_->error().empty()) << db_->error();
     root_ = dir_.Join("root");
-    token_ = InitSharedRoot(root_, db_.url());
+    token_ = InitSharedRoot(root_, db_->url());
     ASSERT_EQ(token_.rfind("vgl_", 0), 0u) << "vigil init --meta-url: " << token_;
     jobs::JobStoreOptions o;
-    o.uri = db_.url();
+    o.uri = db_->url();
     auto store = jobs::JobStore::Open(o);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
   }
 
-  void StartNodes(int n) {
+  void StartNodes(int n, const std::string& failpoints = "") {
     for (int i = 0; i < n; ++i) {
-      const std::string id = "node" + std::to_string(i);
-      nodes_.push_back(std::make_unique<Node>(root_, id, dir_.Join(id + ".log")));
+      const std::string id = "node" + std::to_string(nodes_.size());
+      nodes_.push_back(std::make_unique<Node>(root_, id, dir_.Join(id + ".log"), failpoints));
       ASSERT_GT(nodes_.back()->port(), 0) << nodes_.back()->Log();
     }
   }
@@ -224,25 +232,43 @@ class ServeClusterTest : public ::testing::Test {
     return body;
   }
 
-  // Admits a BTREE index through `node` and waits for its job to end; its State.
-  std::string CreateIndexAndWait(int node, const std::string& name) {
+  // Admits a BTREE index through `node`; its job id, or the answer when none was admitted.
+  std::string CreateIndex(int node, const std::string& name) {
     Json admitted = Sql(node, "CREATE INDEX " + name + " ON d.t (id) USING BTREE");
-    if (admitted.value("http_status", 0) != 200) return admitted.dump();
     const Json& jobs = admitted["results"][0]["admitted_jobs"];
-    if (jobs.size() != 1) return admitted.dump();
-    const std::string job = std::to_string(jobs[0].get<int64_t>());
+    if (admitted.value("http_status", 0) != 200 || jobs.size() != 1) return admitted.dump();
+    return std::to_string(jobs[0].get<int64_t>());
+  }
+
+  // The State of SHOW INDEX JOB `job` through `node` ("" when it cannot be read).
+  std::string JobState(int node, const std::string& job) {
+    Json shown = Sql(node, "SHOW INDEX JOB " + job);
+    if (shown.value("http_status", 0) != 200) return "";
+    for (const Json& row : shown["results"][0]["rows"]) {  // Item | Value
+      if (row[0] == "State") return row[1].get<std::string>();
+    }
+    return "";
+  }
+
+  // Waits up to `seconds` for job `job` to end (`settled`: and to leave OUTCOME_UNKNOWN); its
+  // State.
+  std::string WaitForJob(int node, const std::string& job, int seconds = 60, bool settled = false) {
     std::string state;
-    for (int i = 0; i < 1200; ++i) {
-      Json shown = Sql(node, "SHOW INDEX JOB " + job);
-      if (shown.value("http_status", 0) == 200) {
-        for (const Json& row : shown["results"][0]["rows"]) {  // Item | Value
-          if (row[0] == "State") state = row[1].get<std::string>();
-        }
-        if (!state.empty() && state != "PENDING" && state != "RUNNING" && state != "REFRESHING") return state;
-      }
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+      state = JobState(node, job);
+      const bool open = state.empty() || state == "PENDING" || state == "RUNNING" || state == "REFRESHING" ||
+                        (settled && state == "OUTCOME_UNKNOWN");
+      if (!open) return state;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return "still " + state;
+  }
+
+  std::string CreateIndexAndWait(int node, const std::string& name) {
+    const std::string job = CreateIndex(node, name);
+    if (job.empty() || !std::isdigit(static_cast<unsigned char>(job[0]))) return job;
+    return WaitForJob(node, job);
   }
 
   // SHOW NODES through `node`: node id -> its row as column name -> value.
@@ -278,7 +304,7 @@ class ServeClusterTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  ClusterDatabase db_;
+  std::unique_ptr<ClusterDatabase> db_;
   std::string root_;
   std::string token_;
   std::unique_ptr<jobs::JobStore> store_;
@@ -354,6 +380,113 @@ TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->epoch, held->epoch) << "the lease changed hands again: " << later->holder;
   EXPECT_EQ(WaitForLeader(1), other);
+}
+
+// The leader's worker hangs after writing its segment, before the commit; the leader is
+// killed (its worker dies with it). The next leader settles the attempt from evidence: the
+// job ends FAILED / NOT_COMMITTED without staying UNKNOWN, the name never has two logical
+// indexes, and its fence is free for a new request.
+TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
+  StartNodes(1, "provider.after_segment_write=hang");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(2);
+  CreateTable(1);
+  const std::string job = CreateIndex(1, "during");
+  ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
+  std::string state;
+  for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
+    state = JobState(1, job);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(state, "RUNNING");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
+  nodes_[0]->Stop(SIGKILL);
+  ASSERT_GE(WaitForLeader(30, 0), 1);
+  // The next leader finds the attempt dead (UNKNOWN for a moment), proves from its lock and
+  // the table's history that it never committed, and settles the job.
+  state = WaitForJob(1, job, 90, true);
+  EXPECT_EQ(state, "FAILED");
+  Json shown = Sql(2, "SHOW INDEX JOB " + job);
+  const auto indexes_named_during = [&] {
+    Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'during'");
+    return named.value("http_status", 0) == 200 ? named["results"][0]["rows"][0][0].get<int64_t>() : -1;
+  };
+  EXPECT_EQ(indexes_named_during(), 0) << shown.dump();
+  // The fence is free again: the name can be (re)made, and that job ends.
+  const std::string again = CreateIndexAndWait(2, "during");
+  EXPECT_EQ(again, "FINISHED") << shown.dump();
+  EXPECT_EQ(indexes_named_during(), 1);
+  std::string outcome;
+  for (const Json& row : shown["results"][0]["rows"]) {
+    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
+  }
+  EXPECT_EQ(outcome, "NOT_COMMITTED") << shown.dump();
+}
+
+// Nodes on a PostgreSQL server of their own, restarted (immediate stop, as a crash) under
+// them: they report not ready while it is down, then lead, admit and run jobs again, and
+// nothing acknowledged before is lost.
+class ServeClusterRestartTest : public ServeClusterTest {
+ protected:
+  Result<std::string> ServerConninfo() override {
+    pg_dir_ = dir_.Join("pg");
+    if (std::system(("bash " + std::string(VIGIL_PG_SCRIPT) + " start " + pg_dir_ + " >/dev/null").c_str()) != 0) {
+      return Status::IOError("could not start a PostgreSQL server in " + pg_dir_);
+    }
+    std::ifstream in(pg_dir_ + "/conninfo");
+    std::string line;
+    std::getline(in, line);
+    return line;
+  }
+  void TearDown() override {
+    nodes_.clear();
+    store_.reset();
+    db_.reset();
+    if (!pg_dir_.empty()) (void)std::system(("bash " + std::string(VIGIL_PG_SCRIPT) + " stop " + pg_dir_).c_str());
+  }
+  int Ready(int node) {
+    auto client = server::HttpClient::Connect("http://127.0.0.1:" + std::to_string(nodes_[node]->port()));
+    if (!client.ok()) return 0;
+    auto r = (*client)->Call("GET", "/readyz");
+    return r.ok() ? r->status : 0;
+  }
+
+  std::string pg_dir_;
+};
+
+TEST_F(ServeClusterRestartTest, NodesWaitForARestartedStoreAndLoseNothing) {
+  StartNodes(2);
+  ASSERT_GE(WaitForLeader(30), 0);
+  CreateTable(0);
+  ASSERT_EQ(CreateIndexAndWait(0, "before"), "FINISHED");
+  EXPECT_EQ(Ready(0), 200);
+  EXPECT_EQ(Ready(1), 200);
+
+  std::thread restart(
+      [&] { (void)std::system(("bash " + std::string(VIGIL_PG_SCRIPT) + " restart " + pg_dir_ + " 3").c_str()); });
+  bool unready = false;
+  for (int i = 0; i < 60 && !unready; ++i) {
+    unready = Ready(0) == 503;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  restart.join();
+  EXPECT_TRUE(unready) << "GET /readyz stayed 200 while the store was down";
+
+  ASSERT_GE(WaitForLeader(60), 0) << nodes_[0]->Log() << nodes_[1]->Log();
+  Json count;
+  for (int i = 0; i < 100; ++i) {
+    count = Sql(1, "SELECT count(*) FROM d.t");
+    if (count.value("http_status", 0) == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(count.value("http_status", 0), 200) << count.dump();
+  EXPECT_EQ(count["results"][0]["rows"][0][0], 3);
+  EXPECT_EQ(CreateIndexAndWait(1, "after"), "FINISHED");
+  Json indexes = Sql(0, "SELECT IndexName FROM vigil_indexes('d.t') ORDER BY IndexName");
+  ASSERT_EQ(indexes.value("http_status", 0), 200) << indexes.dump();
+  EXPECT_EQ(indexes["results"][0]["rows"], Json::parse(R"([["after"], ["before"]])"));
+  EXPECT_EQ(Ready(0), 200);
+  EXPECT_EQ(Ready(1), 200);
 }
 
 TEST(ServeClusterInitTest, ABadOrUnreachableMetaUrlCreatesNothing) {

@@ -118,7 +118,9 @@ Result<PooledConnection> Database::Acquire() {
       if (!pool_->idle.empty()) {
         auto conn = std::move(pool_->idle.back());
         pool_->idle.pop_back();
-        return PooledConnection(this, std::move(conn));
+        if (conn->StillConnected()) return PooledConnection(this, std::move(conn));
+        --pool_->open;  // closed by the server while idle: dropped
+        continue;
       }
       if (pool_->open < options_.max_connections) {
         ++pool_->open;
@@ -185,18 +187,38 @@ PooledConnection& PooledConnection::operator=(PooledConnection&& o) noexcept {
 
 // ---- Transaction ----
 
+void Database::DropIdle() {
+  std::vector<std::unique_ptr<Connection>> stale;
+  {
+    MutexLock lock(&pool_->mu);
+    stale.swap(pool_->idle);
+    pool_->open -= static_cast<int>(stale.size());
+    pool_->cv.notify_all();
+  }
+  // Closed outside the lock.
+}
+
+Result<PooledConnection> Database::AcquireAndBegin(TxnMode mode) {
+  const std::string_view begin = mode == TxnMode::kWrite ? profile_->begin_write : profile_->begin_read;
+  VIGIL_ASSIGN_OR_RETURN(PooledConnection conn, Acquire());
+  Status st = conn->ExecuteScript(begin);
+  if (!st.ok() && !conn->healthy()) {
+    conn = PooledConnection();  // returned unhealthy: dropped
+    DropIdle();
+    VIGIL_ASSIGN_OR_RETURN(conn, Acquire());
+    st = conn->ExecuteScript(begin);
+  }
+  if (!st.ok()) return st.WithContext("begin transaction");
+  return conn;
+}
+
 Result<Transaction> Database::Begin(TxnMode mode) {
   bool writer = mode == TxnMode::kWrite && uses_writer_slot();
   if (writer) VIGIL_RETURN_IF_ERROR(AcquireWriterSlot());
-  auto conn = Acquire();
+  auto conn = AcquireAndBegin(mode);
   if (!conn.ok()) {
     if (writer) ReleaseWriterSlot();
     return conn.status();
-  }
-  Status st = (*conn)->ExecuteScript(mode == TxnMode::kWrite ? profile_->begin_write : profile_->begin_read);
-  if (!st.ok()) {
-    if (writer) ReleaseWriterSlot();
-    return st.WithContext("begin transaction");
   }
   Transaction txn;
   txn.db_ = this;

@@ -2,6 +2,7 @@
 // once per session (named by a per-session counter) and executed with the
 // extended protocol; results are converted to typed Values by column type.
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -58,6 +59,16 @@ class PostgresConnection final : public Connection {
 
   const DialectProfile& profile() const override { return *profile_; }
   bool healthy() const override { return PQstatus(conn_) == CONNECTION_OK; }
+  bool StillConnected() override {
+    // Anything an idle session received is a notice or the server's goodbye (a restart sends
+    // "terminating connection" and closes): read until nothing is left, so a close shows as EOF.
+    for (int i = 0; i < 4; ++i) {
+      if (PQconsumeInput(conn_) != 1 || !healthy()) return false;
+      pollfd p{PQsocket(conn_), POLLIN, 0};
+      if (::poll(&p, 1, 0) <= 0) return true;
+    }
+    return healthy();
+  }
 
   Result<std::vector<Row>> Query(std::string_view sql, const Params& params) override {
     VIGIL_ASSIGN_OR_RETURN(PgResult res, Run(sql, params));

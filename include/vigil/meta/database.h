@@ -122,6 +122,9 @@ class Connection {
   // False once the session is known to be unusable (e.g. the server connection dropped);
   // the pool then discards it instead of reusing it.
   virtual bool healthy() const = 0;
+  // Reads what the server sent an idle session without blocking; false when that shows the
+  // session is gone (the server closed it). The pool asks before lending an idle session.
+  virtual bool StillConnected() { return healthy(); }
 
   // Query expecting at most one row.
   Result<std::optional<Row>> QueryOptional(std::string_view sql, const Params& params = {});
@@ -208,6 +211,8 @@ class Database {
   Result<PooledConnection> Acquire();
   // Opens a transaction. A kWrite transaction on SQLite also holds this database's writer slot,
   // so it serializes with Write() and other write transactions in this process without polling.
+  // A pooled connection whose server went away while it sat idle (a restart) fails its BEGIN
+  // with nothing run: the idle pool is dropped and a fresh connection tries once more.
   Result<Transaction> Begin(TxnMode mode);
   // Runs `fn` and makes its effects durable before returning OK. SQLite folds concurrent callers
   // into one transaction and one fsync (group commit), each callback inside its own savepoint so
@@ -231,6 +236,10 @@ class Database {
   friend class PooledConnection;
   friend class Transaction;
   void Return(std::unique_ptr<Connection> conn);
+  // Closes every idle connection (they may all be as stale as one that failed).
+  void DropIdle();
+  // Acquire, then the BEGIN of `mode` on the connection.
+  Result<PooledConnection> AcquireAndBegin(TxnMode mode);
   // Monotonic microseconds at which a pool wait started now gives up.
   int64_t AcquireDeadline() const;
 
