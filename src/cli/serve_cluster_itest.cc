@@ -423,6 +423,42 @@ TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
   EXPECT_EQ(outcome, "NOT_COMMITTED") << shown.dump();
 }
 
+// A leader stopped (SIGSTOP) while its worker hangs before the commit: the standby takes
+// over, but cannot prove the attempt over while the worker lives. When the old leader wakes it
+// fences itself and kills the worker; its own record of the attempt is refused (its epoch is
+// no longer the lease's), and the new leader settles the job NOT_COMMITTED.
+TEST_F(ServeClusterTest, AWokenLeaderKillsItsWorkerAndItsRecordIsRefused) {
+  StartNodes(1, "provider.after_segment_write=hang");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(1);
+  CreateTable(1);
+  const std::string job = CreateIndex(1, "stale");
+  ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
+  std::string state;
+  for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
+    state = JobState(1, job);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(state, "RUNNING");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
+  nodes_[0]->Signal(SIGSTOP);
+  ASSERT_EQ(WaitForLeader(30, 0), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_NE(JobState(1, job), "FAILED") << "settled while the worker may still commit";
+  nodes_[0]->Signal(SIGCONT);
+  EXPECT_EQ(WaitForJob(1, job, 60, true), "FAILED") << nodes_[0]->Log();
+  const std::string log = nodes_[0]->Log();
+  EXPECT_NE(log.find("fencing this leader"), std::string::npos) << log;
+  EXPECT_NE(log.find("recording the result of job " + job + ": COMMIT_CONFLICT"), std::string::npos) << log;
+  Json shown = Sql(1, "SHOW INDEX JOB " + job);
+  std::string outcome;
+  for (const Json& row : shown["results"][0]["rows"]) {
+    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
+  }
+  EXPECT_EQ(outcome, "NOT_COMMITTED") << shown.dump();
+  EXPECT_EQ(WaitForLeader(1), 1);
+}
+
 // Nodes on a PostgreSQL server of their own, restarted (immediate stop, as a crash) under
 // them: they report not ready while it is down, then lead, admit and run jobs again, and
 // nothing acknowledged before is lost.
