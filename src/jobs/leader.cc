@@ -190,7 +190,10 @@ Status Leader::Run() {
   VIGIL_LOG_INFO("leader {} started with epoch {}", options_.runner.leader_holder, runner_.leader_epoch());
   // The epoch is fixed for this leadership; the thread gets a copy (the runner's is not shared).
   std::thread heartbeat([this, epoch = runner_.leader_epoch()] { HeartbeatLoop(epoch); });
-  std::thread watchdog([this] { WatchdogLoop(); });
+  // Where a live holder can be proven dead (an embedded root's leader lock), nobody takes the
+  // lease from a leader that merely failed to renew it, so only a shared store needs the watchdog.
+  std::thread watchdog;
+  if (!options_.holder_is_dead) watchdog = std::thread([this] { WatchdogLoop(); });
   Status result = Status::OK();
   int64_t idle_since = env_->NowMs();
   while (!stop_.load()) {
@@ -225,7 +228,7 @@ Status Leader::Run() {
   stop_.store(true);
   heartbeat_stop_.store(true);
   heartbeat.join();
-  watchdog.join();
+  if (watchdog.joinable()) watchdog.join();
   // Hand the lease back early so that the next leader need not wait for its expiry.
   if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), env_->NowMs());
   return result;

@@ -4,9 +4,10 @@
 // loops: dispatch PENDING jobs (JobRunner: tables in parallel up to the
 // runner's concurrency, one attempt per table), examine attempts that ended,
 // run refreshes, reconcile UNKNOWN jobs whose watcher is due, archive old
-// terminal jobs. A heartbeat thread renews the lease while attempts run, and a
-// watchdog fences the leader (kills its workers through Executor::Fence, stops
-// dispatching) once a renewal is lost or the lease could lapse unrenewed; a
+// terminal jobs. A heartbeat thread renews the lease while attempts run and
+// fences the leader (kills its workers through Executor::Fence, stops
+// dispatching) once another holds it; without a holder_is_dead proof (a shared
+// store) a watchdog also fences it before an unrenewed lease could lapse; a
 // stop lets running attempts finish and records them. `vigil
 // supervise` and `vigil serve` run a Leader; nothing else dispatches.
 // Thread safety: Run is called from one thread; RequestStop from any thread.
