@@ -271,6 +271,16 @@ class ServeClusterTest : public ::testing::Test {
     return WaitForJob(node, job);
   }
 
+  // GET /readyz of `node`: its status (0 when unreachable) and body.
+  std::pair<int, Json> Readiness(int node) {
+    auto client = server::HttpClient::Connect("http://127.0.0.1:" + std::to_string(nodes_[node]->port()));
+    if (!client.ok()) return {0, Json()};
+    auto r = (*client)->Call("GET", "/readyz");
+    if (!r.ok()) return {0, Json()};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+  int Ready(int node) { return Readiness(node).first; }
+
   // SHOW NODES through `node`: node id -> its row as column name -> value.
   std::map<std::string, Json> Nodes(int node) {
     std::map<std::string, Json> out;
@@ -333,6 +343,10 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
     EXPECT_EQ(row["Alive"], "YES") << row.dump();
     EXPECT_EQ(row["Role"], i == leader ? "leader" : "standby") << row.dump();
     EXPECT_EQ(row["LeaseExpiresAt"].is_null(), i != leader) << row.dump();
+    // Ready on every node: the leader leads, the others stand by.
+    auto [status, body] = Readiness(i);
+    EXPECT_EQ(status, 200) << body.dump();
+    EXPECT_EQ(body["checks"]["leader"], i == leader ? "ok" : "standby") << body.dump();
   }
   CreateTable(standby);
   EXPECT_EQ(CreateIndexAndWait(standby, "by_id"), "FINISHED");
@@ -480,13 +494,6 @@ class ServeClusterRestartTest : public ServeClusterTest {
     db_.reset();
     if (!pg_dir_.empty()) (void)std::system(("bash " + std::string(VIGIL_PG_SCRIPT) + " stop " + pg_dir_).c_str());
   }
-  int Ready(int node) {
-    auto client = server::HttpClient::Connect("http://127.0.0.1:" + std::to_string(nodes_[node]->port()));
-    if (!client.ok()) return 0;
-    auto r = (*client)->Call("GET", "/readyz");
-    return r.ok() ? r->status : 0;
-  }
-
   std::string pg_dir_;
 };
 
