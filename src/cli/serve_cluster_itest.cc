@@ -11,11 +11,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -471,6 +473,133 @@ TEST_F(ServeClusterTest, AWokenLeaderKillsItsWorkerAndItsRecordIsRefused) {
   }
   EXPECT_EQ(outcome, "NOT_COMMITTED") << shown.dump();
   EXPECT_EQ(WaitForLeader(1), 1);
+}
+
+// A history under failures: client threads append rows (JSON, an Idempotency-Key per row)
+// and admit index jobs (an Idempotency-Key each) through random nodes, retrying a failed or
+// unanswered request with the same key on another node, while one node at a time is killed
+// (SIGKILL) and started again. Every acknowledged append is present exactly once, no row
+// appears twice, and every job ends settled with at most one index under its name.
+TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNothing) {
+  StartNodes(3);
+  ASSERT_GE(WaitForLeader(30), 0);
+  CreateTable(0);
+  std::atomic<bool> stop{false};
+  std::mutex mu;  // guards nodes_ against the killer's restarts
+  auto call = [&](int node, const std::string& method, const std::string& path, const std::string& key,
+                  const Json& body) -> int {
+    int port = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      port = nodes_[static_cast<size_t>(node)]->running() ? nodes_[static_cast<size_t>(node)]->port() : 0;
+    }
+    if (port == 0) return 0;
+    auto client = server::HttpClient::Connect("http://127.0.0.1:" + std::to_string(port));
+    if (!client.ok()) return 0;
+    auto r = (*client)->Call(
+        method, path,
+        {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}, {"Idempotency-Key", key}},
+        body.dump());
+    return r.ok() ? r->status : 0;
+  };
+  constexpr int kClients = 3;
+  constexpr int kAppendsPerClient = 100;
+  std::atomic<int> kills{0};
+  std::atomic<int> retries{0};
+  std::vector<std::vector<int64_t>> acked(kClients);
+  std::vector<std::string> jobs_acked;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      unsigned seed = static_cast<unsigned>(c * 7919 + 1);
+      for (int i = 0; i < kAppendsPerClient; ++i) {
+        const int64_t id = 1000 + c * 1000 + i;
+        const std::string key = "append-" + std::to_string(id);
+        const Json body = {{"rows", Json::array({{{"id", id}, {"v", Json::array({1, 2})}}})}};
+        // Retried with the same key until a node answers it (a replay answers the same).
+        for (int attempt = 0; attempt < 400; ++attempt) {
+          const int status =
+              call(static_cast<int>(rand_r(&seed) % 3), "POST", "/v1/databases/d/tables/t/rows", key, body);
+          if (status == 200) {
+            acked[static_cast<size_t>(c)].push_back(id);
+            break;
+          }
+          ++retries;
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (i % 10 == 9) {
+          const std::string name = "h" + std::to_string(c) + "_" + std::to_string(i);
+          const Json index = {{"name", name}, {"columns", {"id"}}, {"using", "BTREE"}};
+          for (int attempt = 0; attempt < 400; ++attempt) {
+            const int status = call(static_cast<int>(rand_r(&seed) % 3), "POST", "/v1/databases/d/tables/t/indexes",
+                                    "index-" + name, index);
+            if (status == 202) {
+              std::lock_guard<std::mutex> lock(mu);
+              jobs_acked.push_back(name);
+              break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+        }
+      }
+    });
+  }
+  std::thread killer([&] {
+    unsigned seed = 42;
+    while (!stop.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500 + rand_r(&seed) % 1000));
+      if (stop.load()) break;
+      const size_t victim = rand_r(&seed) % 3;
+      std::unique_ptr<Node> fresh;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        nodes_[victim]->Stop(SIGKILL);
+      }
+      ++kills;
+      const std::string id = "node" + std::to_string(victim);
+      fresh = std::make_unique<Node>(root_, id, dir_.Join(id + ".log"));
+      std::lock_guard<std::mutex> lock(mu);
+      nodes_[victim] = std::move(fresh);
+    }
+  });
+  for (auto& t : clients) t.join();
+  stop.store(true);
+  killer.join();
+  EXPECT_GE(kills.load(), 3) << "too few kills for a history under failures";
+  std::printf("history: %d kills, %d retried appends\n", kills.load(), retries.load());
+
+  // Every acknowledged append exactly once; nothing else appended twice.
+  ASSERT_GE(WaitForLeader(30), 0);
+  Json dup = Sql(0, "SELECT id, count(*) AS n FROM d.t GROUP BY id HAVING count(*) > 1");
+  ASSERT_EQ(dup.value("http_status", 0), 200) << dup.dump();
+  EXPECT_TRUE(dup["results"][0]["rows"].empty()) << dup.dump();
+  size_t total = 0;
+  for (int c = 0; c < kClients; ++c) {
+    total += acked[static_cast<size_t>(c)].size();
+    EXPECT_EQ(acked[static_cast<size_t>(c)].size(), static_cast<size_t>(kAppendsPerClient)) << "client " << c;
+    for (int64_t id : acked[static_cast<size_t>(c)]) {
+      Json n = Sql(0, "SELECT count(*) FROM d.t WHERE id = " + std::to_string(id));
+      ASSERT_EQ(n.value("http_status", 0), 200) << n.dump();
+      EXPECT_EQ(n["results"][0]["rows"][0][0], 1) << "acknowledged row " << id;
+    }
+  }
+  Json count = Sql(0, "SELECT count(*) FROM d.t WHERE id >= 1000");
+  EXPECT_EQ(count["results"][0]["rows"][0][0], total) << count.dump();
+  // Every acknowledged job settles; no name has two indexes.
+  for (const std::string& name : jobs_acked) {
+    Json listed = Sql(0, "SHOW INDEX JOBS WHERE IndexName = '" + name + "'");
+    ASSERT_EQ(listed.value("http_status", 0), 200) << listed.dump();
+    const Json& r = listed["results"][0];
+    ASSERT_EQ(r["rows"].size(), 1u) << name << ": " << listed.dump();
+    size_t id_col = 0;
+    while (id_col < r["columns"].size() && r["columns"][id_col] != "JobId") ++id_col;
+    const std::string job = r["rows"][0][id_col].dump();
+    const std::string state = WaitForJob(0, job, 120, true);
+    EXPECT_TRUE(state == "FINISHED" || state == "FAILED") << name << ": " << state;
+    Json named = Sql(0, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = '" + name + "'");
+    ASSERT_EQ(named.value("http_status", 0), 200) << named.dump();
+    EXPECT_EQ(named["results"][0]["rows"][0][0], state == "FINISHED" ? 1 : 0) << name;
+  }
 }
 
 // Nodes on a PostgreSQL server of their own, restarted (immediate stop, as a crash) under
