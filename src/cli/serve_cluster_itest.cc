@@ -602,6 +602,38 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
   }
 }
 
+// The leader's worker hangs right after its commit, before it answers; the leader is killed.
+// The next leader proves the worker gone and finds the attempt's commit in the table's
+// history: the job is FINISHED / COMMITTED by evidence, with exactly one index.
+TEST_F(ServeClusterTest, ALeaderKilledAfterItsWorkersCommitIsSettledCommitted) {
+  StartNodes(1, "provider.after_commit=hang");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(2);
+  CreateTable(1);
+  const std::string job = CreateIndex(1, "committed");
+  ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
+  // The commit is visible before the job knows it: wait for the index, then kill.
+  bool visible = false;
+  for (int i = 0; i < 600 && !visible; ++i) {
+    Json named = Sql(1, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'committed'");
+    visible = named.value("http_status", 0) == 200 && named["results"][0]["rows"][0][0] == 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(visible) << "the hanging worker's commit never showed";
+  EXPECT_EQ(JobState(1, job), "RUNNING");
+  nodes_[0]->Stop(SIGKILL);
+  ASSERT_GE(WaitForLeader(30, 0), 1);
+  EXPECT_EQ(WaitForJob(1, job, 90, true), "FINISHED");
+  Json shown = Sql(2, "SHOW INDEX JOB " + job);
+  std::string outcome;
+  for (const Json& row : shown["results"][0]["rows"]) {
+    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
+  }
+  EXPECT_EQ(outcome, "COMMITTED") << shown.dump();
+  Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'committed'");
+  EXPECT_EQ(named["results"][0]["rows"][0][0], 1) << named.dump();
+}
+
 // Nodes on a PostgreSQL server of their own, restarted (immediate stop, as a crash) under
 // them: they report not ready while it is down, then lead, admit and run jobs again, and
 // nothing acknowledged before is lost.
