@@ -140,6 +140,9 @@ Result<ResultSet> ExecDropUser(ExecContext& ctx, const DropUserStatement& s);
 Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s);
 Result<ResultSet> ExecGrant(ExecContext& ctx, const GrantStatement& s);
 Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement& s);
+// PermissionDenied naming `what` and ADMIN unless the principal holds global ADMIN (the flag
+// or an ADMIN grant on everything). In exec_users.cc.
+Status RequireGlobalAdmin(const ExecContext& ctx, std::string_view what);
 // ---- Nodes (exec_nodes.cc) ----
 Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement& s);
 Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s);

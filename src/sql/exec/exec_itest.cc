@@ -573,9 +573,10 @@ TEST(UserStatementsTest, OnlyAdministratorsManageUsers) {
   ASSERT_TRUE(env.Exec("CREATE USER bob").ok());
   env.principal_ = jobs::Principal{"bob", false, {{"local.db.*", {jobs::Privilege::kAdmin}}}};
   env.Reopen();
-  for (const char* sql : {"CREATE USER eve", "DROP USER bob", "DROP USER IF EXISTS nobody", "ALTER USER bob ENABLE",
-                          "ALTER USER bob ROTATE TOKEN", "ALTER USER bob SET ADMIN", "GRANT SHOW ON db.* TO bob",
-                          "REVOKE SHOW ON db.* FROM bob", "SHOW USERS", "SHOW GRANTS", "SHOW GRANTS FOR nobody"}) {
+  for (const char* sql :
+       {"CREATE USER eve", "DROP USER bob", "DROP USER IF EXISTS nobody", "ALTER USER bob ENABLE",
+        "ALTER USER bob ROTATE TOKEN", "ALTER USER bob SET ADMIN", "GRANT SHOW ON db.* TO bob",
+        "REVOKE SHOW ON db.* FROM bob", "SHOW USERS", "SHOW GRANTS", "SHOW GRANTS FOR nobody", "SHOW NODES"}) {
     auto r = env.Exec(sql);
     EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied) << sql;
     EXPECT_THAT(r.status().message(), HasSubstr("requires ADMIN")) << sql;

@@ -33,7 +33,7 @@ Result<std::map<std::string, int64_t>> RunningAttempts(jobs::JobStore& store) {
 }  // namespace
 
 Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement&) {
-  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "SHOW NODES"));
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "SHOW NODES"));
   VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::NodeInfo> nodes, ctx.store->ListNodes());
   VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, ctx.store->GetLeader());
   using Counts = std::map<std::string, int64_t>;

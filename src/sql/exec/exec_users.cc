@@ -26,12 +26,6 @@ ResultSet Message(std::string text) {
   return r;
 }
 
-// PermissionDenied naming the statement and ADMIN unless the caller holds global ADMIN.
-Status RequireAdmin(const ExecContext& ctx, std::string_view what) {
-  if (ctx.options.principal.IsAdmin()) return Status::OK();
-  return Status::PermissionDenied(std::string(what) + " requires ADMIN");
-}
-
 // A user name as the store keeps it (lower case), for messages and comparisons.
 std::string StoredName(std::string_view name) {
   std::string out(name);
@@ -109,8 +103,13 @@ Result<std::vector<auth::GrantInfo>> AllGrants(auth::PrincipalStore& store, cons
 
 }  // namespace
 
+Status RequireGlobalAdmin(const ExecContext& ctx, std::string_view what) {
+  if (ctx.options.principal.IsAdmin()) return Status::OK();
+  return Status::PermissionDenied(std::string(what) + " requires ADMIN");
+}
+
 Result<ResultSet> ExecCreateUser(ExecContext& ctx, const CreateUserStatement& s) {
-  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "CREATE USER"));
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "CREATE USER"));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   VIGIL_ASSIGN_OR_RETURN(auth::IssuedToken issued, store->CreateUser(kRealm, s.name, s.admin));
   return TokenResult(issued, "user " + issued.user + (s.admin ? " (administrator)" : "") + " created; its token is " +
@@ -119,7 +118,7 @@ Result<ResultSet> ExecCreateUser(ExecContext& ctx, const CreateUserStatement& s)
 }
 
 Result<ResultSet> ExecDropUser(ExecContext& ctx, const DropUserStatement& s) {
-  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "DROP USER"));
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "DROP USER"));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   const std::string name = StoredName(s.name);
   Status st = store->DropUser(kRealm, s.name);
@@ -129,7 +128,7 @@ Result<ResultSet> ExecDropUser(ExecContext& ctx, const DropUserStatement& s) {
 }
 
 Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s) {
-  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "ALTER USER"));
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "ALTER USER"));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   const std::string name = StoredName(s.name);
   switch (s.action) {
@@ -152,7 +151,7 @@ Result<ResultSet> ExecAlterUser(ExecContext& ctx, const AlterUserStatement& s) {
 }
 
 Result<ResultSet> ExecGrant(ExecContext& ctx, const GrantStatement& s) {
-  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, s.revoke ? "REVOKE" : "GRANT"));
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, s.revoke ? "REVOKE" : "GRANT"));
   VIGIL_ASSIGN_OR_RETURN(std::string object, StoredObject(ctx, s.object));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   const std::string name = StoredName(s.user);
@@ -168,7 +167,7 @@ Result<ResultSet> ExecGrant(ExecContext& ctx, const GrantStatement& s) {
 }
 
 Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement&) {
-  VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "SHOW USERS"));
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "SHOW USERS"));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   ResultSet r;
   r.columns = {"User", "Admin", "Disabled", "CreatedAt"};
@@ -193,7 +192,7 @@ Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s)
                                       " lists your own grants");
     }
   } else if (StoredName(*s.user) != StoredName(who.name)) {
-    VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "SHOW GRANTS FOR another user"));
+    VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "SHOW GRANTS FOR another user"));
   }
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   VIGIL_ASSIGN_OR_RETURN(std::vector<auth::GrantInfo> grants, AllGrants(*store, s.user));
