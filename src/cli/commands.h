@@ -29,6 +29,7 @@ void AddBenchCommand(CLI::App* app, Context* ctx);
 void AddDoctorCommand(CLI::App* app, Context* ctx);
 void AddSuperviseCommand(CLI::App* app, Context* ctx);
 void AddSqlCommand(CLI::App* app, Context* ctx);
+void AddNodesCommand(CLI::App* app, Context* ctx);
 void AddServeCommand(CLI::App* app, Context* ctx);
 
 }  // namespace vigil::cli

@@ -28,6 +28,7 @@ int Run(int argc, char** argv) {
   AddDoctorCommand(&app, &ctx);
   AddSuperviseCommand(&app, &ctx);
   AddSqlCommand(&app, &ctx);
+  AddNodesCommand(&app, &ctx);
   AddServeCommand(&app, &ctx);
   try {
     app.parse(argc, argv);

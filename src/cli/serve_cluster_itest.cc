@@ -6,6 +6,7 @@
 // it wakes, says so in its log, and never takes the lease back.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -114,9 +115,17 @@ std::string InitSharedRoot(const std::string& root, const std::string& url) {
 // One `vigil serve` node: stdout read for its port, stderr (its log) kept in a file.
 class Node {
  public:
-  // `failpoints`: the node's VIGIL_FAILPOINTS, which its workers inherit.
-  Node(const std::string& root, const std::string& id, const std::string& log, const std::string& failpoints = "")
+  // `failpoints`: the node's VIGIL_FAILPOINTS, which its workers inherit; `extra`: more
+  // arguments of `vigil serve`.
+  Node(const std::string& root, const std::string& id, const std::string& log, const std::string& failpoints = "",
+       const std::vector<std::string>& extra = {})
       : log_(log) {
+    std::vector<std::string> args = {VIGIL_CLI_BINARY, "--root",    root, "serve",   "--listen",
+                                     "127.0.0.1:0",    "--node-id", id,   "--grace", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     int out[2];
     if (::pipe(out) != 0) return;
     pid_ = ::fork();
@@ -127,9 +136,9 @@ class Node {
       ::close(out[0]);
       ::close(out[1]);
       ::unsetenv("VIGIL_ROOT");
+      ::setenv("VIGIL_LOG", "info", 1);  // role changes are logged at info
       if (!failpoints.empty()) ::setenv("VIGIL_FAILPOINTS", failpoints.c_str(), 1);
-      ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", "127.0.0.1:0",
-              "--node-id", id.c_str(), "--grace", "1", static_cast<char*>(nullptr));
+      ::execv(VIGIL_CLI_BINARY, argv.data());
       ::_exit(127);
     }
     ::close(out[1]);
@@ -193,10 +202,10 @@ class ServeClusterTest : public ::testing::Test {
     store_ = std::move(*store);
   }
 
-  void StartNodes(int n, const std::string& failpoints = "") {
+  void StartNodes(int n, const std::string& failpoints = "", const std::vector<std::string>& extra = {}) {
     for (int i = 0; i < n; ++i) {
       const std::string id = "node" + std::to_string(nodes_.size());
-      nodes_.push_back(std::make_unique<Node>(root_, id, dir_.Join(id + ".log"), failpoints));
+      nodes_.push_back(std::make_unique<Node>(root_, id, dir_.Join(id + ".log"), failpoints, extra));
       ASSERT_GT(nodes_.back()->port(), 0) << nodes_.back()->Log();
     }
   }
@@ -600,6 +609,75 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
     ASSERT_EQ(named.value("http_status", 0), 200) << named.dump();
     EXPECT_EQ(named["results"][0]["rows"][0][0], state == "FINISHED" ? 1 : 0) << name;
   }
+}
+
+// `vigil nodes --drain` on a leader mid-build: the build finishes and is recorded, the
+// lease passes to the one node not drained (another started with --drain never leads),
+// drained nodes stay ready and serve, and with no undrained node left jobs wait until
+// `vigil nodes --resume`.
+TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
+  StartNodes(1, "provider.after_segment_write=delay(4000)");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(1);
+  StartNodes(1, "", {"--drain"});
+  const std::string token_file = dir_.Join("token");
+  { std::ofstream(token_file) << token_ << "\n"; }
+  ASSERT_EQ(::chmod(token_file.c_str(), 0600), 0);
+  const auto vigil_nodes = [&](int via, const std::string& args) {
+    return RunCapture("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) +
+                      " nodes --json --url http://127.0.0.1:" + std::to_string(nodes_[via]->port()) + " --token-file " +
+                      token_file + " " + args + " 2>&1; echo \"exit=$?\"");
+  };
+  CreateTable(1);
+  const std::string job = CreateIndex(1, "drained_build");
+  ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
+  std::string state;
+  for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
+    state = JobState(1, job);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(state, "RUNNING");
+
+  const std::string drained = vigil_nodes(1, "--drain node0");
+  EXPECT_NE(drained.find("exit=0"), std::string::npos) << drained;
+  EXPECT_NE(drained.find("\"Node\":\"node0\""), std::string::npos) << drained;
+  EXPECT_NE(drained.find("\"Draining\":\"YES\""), std::string::npos) << drained;
+  // The running build is not killed: it commits and is recorded.
+  EXPECT_EQ(WaitForJob(1, job, 60), "FINISHED") << nodes_[0]->Log();
+  // node2 is drained too: the lease goes to node1 only.
+  EXPECT_EQ(WaitForLeader(30, 0), 1) << nodes_[0]->Log();
+  EXPECT_NE(nodes_[0]->Log().find("this node is drained"), std::string::npos);
+  auto nodes = Nodes(1);
+  EXPECT_EQ(nodes["node0"]["Draining"], "YES") << nodes["node0"].dump();
+  EXPECT_EQ(nodes["node0"]["Role"], "standby") << nodes["node0"].dump();
+  EXPECT_EQ(nodes["node2"]["Draining"], "YES") << nodes["node2"].dump();
+  EXPECT_EQ(nodes["node1"]["Draining"], "NO") << nodes["node1"].dump();
+  for (int i : {0, 2}) {
+    auto [status, body] = Readiness(i);
+    EXPECT_EQ(status, 200) << body.dump();
+    EXPECT_EQ(body["checks"]["leader"], "drained") << body.dump();
+  }
+
+  // With node1 gone only drained nodes remain: a job admitted through one of them waits.
+  nodes_[1]->Stop(SIGKILL);
+  const std::string waiting = CreateIndex(0, "after_drain");
+  ASSERT_TRUE(!waiting.empty() && std::isdigit(static_cast<unsigned char>(waiting[0]))) << waiting;
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // node1's 3-s lease has lapsed
+  auto lease = store_->GetLeader();
+  auto now = store_->LeaseClockMs(0);
+  ASSERT_TRUE(lease.ok() && now.ok());
+  EXPECT_FALSE(lease->Live(*now)) << "a drained node took the lease: " << lease->holder;
+  EXPECT_EQ(JobState(0, waiting), "PENDING");
+  const std::string resumed = vigil_nodes(0, "--resume node2");
+  EXPECT_NE(resumed.find("exit=0"), std::string::npos) << resumed;
+  EXPECT_EQ(WaitForLeader(30), 2) << nodes_[2]->Log();
+  EXPECT_EQ(WaitForJob(0, waiting, 60), "FINISHED");
+  // The CLI refuses conflicting requests and unknown nodes, naming them.
+  const std::string both = vigil_nodes(0, "--drain node0 --resume node0");
+  EXPECT_NE(both.find("--drain and --resume cannot be used together"), std::string::npos) << both;
+  const std::string unknown = vigil_nodes(0, "--drain nowhere");
+  EXPECT_NE(unknown.find("node nowhere is not registered"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.find("exit=0"), std::string::npos) << unknown;
 }
 
 // The leader's worker hangs right after its commit, before it answers; the leader is killed.

@@ -1,7 +1,10 @@
 // `vigil serve`: the HTTP API of a root (server/api_server.h) and, beside it,
 // the root's job leader (a running `vigil supervise` is stopped first, so that
 // the server leads). With a shared [meta] url several nodes serve one root: one
-// leads and the others stand by until its lease lapses. Runs in the foreground
+// leads and the others stand by until its lease lapses. A node drained in the
+// store (DRAIN NODE, --drain) lets its leader finish its running attempts and
+// hand the lease back, and leads nothing until RESUME NODE; it reads the mark
+// with its heartbeat, every third of the lease. Runs in the foreground
 // until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish
 // for up to --grace seconds, and stops the leader, which lets running builds
 // finish and records them.
@@ -26,23 +29,39 @@ namespace vigil::cli {
 
 namespace {
 
-// The running job leader as the server's threads share it.
+// The running job leader as the server's threads share it, and the node's drain mark.
 class LeaderSlot {
  public:
-  // The leader is running: a stop asked for already reaches it.
+  // The leader is running: a stop or a drain asked for already reaches it.
   void Started(jobs::Leader* leader) {
     MutexLock lock(&mu_);
     leader_ = leader;
-    if (stopping_) leader->RequestStop();
+    if (stopping_ || draining_) leader->RequestStop();
   }
-  // The leader ended with `st`: true when it is not to be started again (it stopped as asked,
-  // or a stop is asked for within `pause`); else it is started again after the pause.
+  // The leader ended with `st`: true when the server stops (asked before the leader ended or
+  // within `pause`); else it may be started again after the pause.
   bool Ended(const Status& st, std::chrono::milliseconds pause) {
     MutexLock lock(&mu_);
     leader_ = nullptr;
-    if (st.ok() || stopping_) return true;
-    VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(), pause.count());
+    if (stopping_) return true;
+    if (!st.ok()) {
+      VIGIL_LOG_ERROR("the job leader stopped: {}; starting it again in {} ms", st.ToString(), pause.count());
+    }
     return lock.WaitFor(stopped_, pause, [this]() VIGIL_REQUIRES(mu_) { return stopping_; });
+  }
+  // Sets the node's drain mark (read from the store); a drained node's leader stops: its
+  // running attempts finish and are recorded, then it hands the lease back.
+  void SetDraining(bool draining) {
+    MutexLock lock(&mu_);
+    if (draining == draining_) return;
+    draining_ = draining;
+    VIGIL_LOG_INFO(draining ? "this node is drained: it leads no jobs until RESUME NODE"
+                            : "this node is resumed: it may lead again");
+    if (draining && leader_ != nullptr) leader_->RequestStop();
+  }
+  bool draining() {
+    MutexLock lock(&mu_);
+    return draining_;
   }
   // Waits up to `pause` (a standby's retry, a heartbeat's period); true once a stop is asked for.
   bool Standby(std::chrono::milliseconds pause) {
@@ -63,6 +82,7 @@ class LeaderSlot {
   Mutex mu_;
   jobs::Leader* leader_ VIGIL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ VIGIL_GUARDED_BY(mu_) = false;
+  bool draining_ VIGIL_GUARDED_BY(mu_) = false;
   std::condition_variable stopped_;  // signalled when stopping_ is set
 };
 
@@ -73,6 +93,7 @@ struct ServeOptions {
   std::string listen;   // empty: [server] listen
   std::string node_id;  // empty: "serve@<host>:<port>"
   int64_t grace_s = 10;
+  bool drain = false;  // start drained (DRAIN NODE): serve, but lead nothing until RESUME NODE
 };
 
 // The server's settings from vigil.toml, with --listen over [server] listen.
@@ -115,16 +136,26 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   api.root_dir = root.path();
   api.http = http;
   api.leader_running = [&] { return leading.load(); };
+  api.node_draining = [&] { return slot.draining(); };
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<server::ApiServer> started, server::ApiServer::Start(api));
   const std::string address = http.host + ":" + std::to_string(started->port());
   const std::string node_id = opts.node_id.empty() ? "serve@" + address : opts.node_id;
   // The node registers once and heartbeats while it serves, leading or standing by.
   VIGIL_ASSIGN_OR_RETURN(const int64_t node_epoch,
                          store->RegisterNode(node_id, ::getpid(), address, root.env()->NowMs()));
+  if (opts.drain) VIGIL_RETURN_IF_ERROR(store->SetNodeDraining(node_id, true));
+  // The drain mark outlives restarts: a node drained before starts drained.
+  auto read_drain_mark = [&] {
+    Result<std::optional<jobs::NodeInfo>> self = store->GetNode(node_id);
+    if (self.ok() && self->has_value()) slot.SetDraining((*self)->draining);
+    return self.status();
+  };
+  VIGIL_RETURN_IF_ERROR(read_drain_mark());
   const auto heartbeat = std::chrono::milliseconds(static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000 / 3);
   std::thread node_thread([&] {
     while (!slot.Standby(heartbeat)) {
       Status st = store->Heartbeat(node_id, node_epoch, root.env()->NowMs());
+      if (st.ok()) st = read_drain_mark();
       if (!st.ok()) VIGIL_LOG_WARN("node heartbeat of {}: {}", node_id, st.ToString());
     }
   });
@@ -145,6 +176,10 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
     const auto standby = std::chrono::milliseconds(
         std::min<int64_t>(kLeaderRestartMs, static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000 / 3));
     for (;;) {
+      if (slot.draining()) {
+        if (slot.Standby(standby)) break;
+        continue;
+      }
       Status st = RunRootLeader(root, config, *store, lo);
       leading.store(false);
       if (st.code() == StatusCode::kBusy) {
@@ -178,6 +213,9 @@ void AddServeCommand(CLI::App* app, Context* ctx) {
   sub->add_option("--node-id", opts->node_id,
                   "This node's name in the metadata store's node registry (default: serve@host:port)");
   sub->add_option("--grace", opts->grace_s, "Seconds in-flight requests get to finish on SIGTERM (default 10)");
+  sub->add_flag("--drain", opts->drain,
+                "Start drained: serve reads and admit jobs but lead none, until RESUME NODE (the mark is kept in "
+                "the store; DRAIN NODE sets it on a running node)");
   sub->footer(
       "Authenticate with a bearer token (Authorization: Bearer <token>); `vigil init` prints the\n"
       "administrator's. The API is described at GET /v1/openapi.json.");

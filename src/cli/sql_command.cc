@@ -5,7 +5,8 @@
 // their progress) unless --detach; the exit status is non-zero when any
 // statement fails or a waited job ends FAILED or OUTCOME_UNKNOWN. With --url the
 // statements run on a `vigil serve` server as a token's user (sql_remote.h), under
-// the same output contract.
+// the same output contract. `vigil nodes` is SHOW NODES, DRAIN NODE or RESUME
+// NODE run the same way.
 #include <readline/history.h>
 #include <readline/readline.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/sql_remote.h"
 #include "cli/sql_shell.h"
+#include "vigil/sql/ast.h"
 #include "vigil/sql/parser.h"
 
 namespace vigil::cli {
@@ -170,7 +172,46 @@ Status RunSql(const Context& ctx, const SqlArgs& args) {
   return shell.RunScript(text) ? Status::OK() : Status::Cancelled("");
 }
 
+// The options every shell-backed command shares: output format, where to run, as whom.
+void AddShellOptions(CLI::App* sub, SqlArgs* args) {
+  sub->add_flag("--csv", args->csv, "RFC 4180 CSV output with a header row");
+  sub->add_flag("--json", args->json, "One JSON array of row objects per statement");
+  sub->add_option("--url", args->url, "A `vigil serve` server to run the statements on (http[s]://host:port)")
+      ->envname("VIGIL_URL");
+  sub->add_option("--token-file", args->token_file, "With --url: a file (mode 600) holding the bearer token")
+      ->envname("VIGIL_TOKEN_FILE");
+}
+
+struct NodesArgs {
+  SqlArgs sql;
+  std::string drain;   // a node id to drain
+  std::string resume;  // a node id to resume
+};
+
+Status RunNodes(const Context& ctx, NodesArgs args) {
+  if (!args.drain.empty() && !args.resume.empty()) {
+    return Status::InvalidArgument("--drain and --resume cannot be used together");
+  }
+  if (!args.drain.empty()) args.sql.commands.push_back("DRAIN NODE " + sql::QuoteString(args.drain));
+  if (!args.resume.empty()) args.sql.commands.push_back("RESUME NODE " + sql::QuoteString(args.resume));
+  args.sql.commands.push_back("SHOW NODES");
+  return RunSql(ctx, args.sql);
+}
+
 }  // namespace
+
+void AddNodesCommand(CLI::App* app, Context* ctx) {
+  auto* sub = app->add_subcommand(
+      "nodes", "List the nodes of the root's metadata store (SHOW NODES), or drain or resume one; needs ADMIN");
+  auto args = std::make_shared<NodesArgs>();
+  sub->add_option("--drain", args->drain,
+                  "DRAIN NODE: the node finishes its running attempts, hands over the leader lease and leads "
+                  "nothing until resumed");
+  sub->add_option("--resume", args->resume, "RESUME NODE: the node may lead again");
+  AddShellOptions(sub, &args->sql);
+  sub->footer(kRemoteHelp);
+  ctx->actions.emplace_back(sub, [ctx, args] { return RunNodes(*ctx, *args); });
+}
 
 void AddSqlCommand(CLI::App* app, Context* ctx) {
   auto* sub = app->add_subcommand("sql",
@@ -179,15 +220,10 @@ void AddSqlCommand(CLI::App* app, Context* ctx) {
   auto args = std::make_shared<SqlArgs>();
   sub->add_option("-c,--command", args->commands, "Statements to run (repeatable)");
   sub->add_option("-f,--file", args->file, "A file of statements to run");
-  sub->add_flag("--csv", args->csv, "RFC 4180 CSV output with a header row");
-  sub->add_flag("--json", args->json, "One JSON array of row objects per statement");
   sub->add_flag("--detach", args->detach, "Do not wait for admitted index jobs");
   sub->add_option("--wait-timeout", args->wait_timeout_s, "Seconds to wait for each admitted job")
       ->capture_default_str();
-  sub->add_option("--url", args->url, "A `vigil serve` server to run the statements on (http[s]://host:port)")
-      ->envname("VIGIL_URL");
-  sub->add_option("--token-file", args->token_file, "With --url: a file (mode 600) holding the bearer token")
-      ->envname("VIGIL_TOKEN_FILE");
+  AddShellOptions(sub, args.get());
   sub->footer(kRemoteHelp);
   ctx->actions.emplace_back(sub, [ctx, args] { return RunSql(*ctx, *args); });
 }

@@ -20,7 +20,10 @@ struct Entry {
   int hit = 0;  // 0: every evaluation
   StatusCode error_code = StatusCode::kIOError;
   int evaluations = 0;
+  int delay_ms = 0;  // kDelay
 };
+
+constexpr long kMaxDelayMs = 3'600'000;
 
 class Registry {
  public:
@@ -67,11 +70,22 @@ Status ParseEntry(std::string_view text) {
     rest = rest.substr(0, at);
   }
   StatusCode code = StatusCode::kIOError;
+  int delay_ms = 0;
   Action action;
   if (rest == "kill") {
     action = Action::kKill;
   } else if (rest == "hang") {
     action = Action::kHang;
+  } else if (rest.starts_with("delay(") && rest.ends_with(")")) {
+    action = Action::kDelay;
+    const std::string ms(rest.substr(6, rest.size() - 7));
+    char* end = nullptr;
+    const long v = std::strtol(ms.c_str(), &end, 10);
+    if (ms.empty() || *end != '\0' || v <= 0 || v > kMaxDelayMs) {
+      return Status::InvalidArgument("failpoint '" + std::string(name) + "' has a bad delay '" + ms +
+                                     "' (milliseconds, 1 to " + std::to_string(kMaxDelayMs) + ")");
+    }
+    delay_ms = static_cast<int>(v);
   } else if (rest == "off") {
     action = Action::kOff;
   } else if (rest == "error") {
@@ -91,7 +105,7 @@ Status ParseEntry(std::string_view text) {
   if (action == Action::kOff) {
     Disarm(name);
   } else {
-    Arm(name, action, hit, code);
+    Arm(name, action, hit, code, delay_ms);
   }
   return Status::OK();
 }
@@ -112,6 +126,7 @@ Status Hit(std::string_view name) {
   if (r.armed_count.load(std::memory_order_acquire) == 0) return Status::OK();
   Action action;
   StatusCode code;
+  int delay_ms;
   {
     MutexLock lock(&r.mu);
     auto it = r.entries.find(name);
@@ -121,6 +136,7 @@ Status Hit(std::string_view name) {
     if (e.hit != 0 && e.evaluations != e.hit) return Status::OK();
     action = e.action;
     code = e.error_code;
+    delay_ms = e.delay_ms;
   }
   switch (action) {
     case Action::kOff:
@@ -140,6 +156,9 @@ Status Hit(std::string_view name) {
         Env::Default()->SleepForMs(20);
       }
       return Status::OK();
+    case Action::kDelay:
+      Env::Default()->SleepForMs(delay_ms);
+      return Status::OK();
   }
   return Status::OK();
 }
@@ -155,11 +174,11 @@ Status ArmFromSpec(std::string_view spec) {
   return Status::OK();
 }
 
-void Arm(std::string_view name, Action action, int hit, StatusCode error_code) {
+void Arm(std::string_view name, Action action, int hit, StatusCode error_code, int delay_ms) {
   Registry& r = Registry::Get();
   MutexLock lock(&r.mu);
   auto [it, inserted] = r.entries.try_emplace(std::string(name));
-  it->second = Entry{action, hit, error_code, 0};
+  it->second = Entry{action, hit, error_code, 0, delay_ms};
   if (inserted) r.armed_count.fetch_add(1, std::memory_order_release);
 }
 
@@ -199,6 +218,9 @@ std::string ArmedSpec() {
         break;
       case Action::kHang:
         out += "hang";
+        break;
+      case Action::kDelay:
+        out += "delay(" + std::to_string(e.delay_ms) + ")";
         break;
     }
     if (e.hit != 0) out += "@" + std::to_string(e.hit);

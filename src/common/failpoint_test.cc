@@ -33,10 +33,10 @@ TEST_F(FailpointTest, ErrorWithCodeAndHitCount) {
 }
 
 TEST_F(FailpointTest, SpecRoundTrips) {
-  ASSERT_TRUE(failpoint::ArmFromSpec("a=kill@3;b=hang;c=error").ok());
-  EXPECT_EQ(failpoint::ArmedSpec(), "a=kill@3;b=hang;c=error(IO_ERROR)");
+  ASSERT_TRUE(failpoint::ArmFromSpec("a=kill@3;b=hang;c=error;d=delay(250)@2").ok());
+  EXPECT_EQ(failpoint::ArmedSpec(), "a=kill@3;b=hang;c=error(IO_ERROR);d=delay(250)@2");
   ASSERT_TRUE(failpoint::ArmFromSpec("b=off").ok());
-  EXPECT_EQ(failpoint::ArmedSpec(), "a=kill@3;c=error(IO_ERROR)");
+  EXPECT_EQ(failpoint::ArmedSpec(), "a=kill@3;c=error(IO_ERROR);d=delay(250)@2");
 }
 
 TEST_F(FailpointTest, MalformedSpecsAreRejected) {
@@ -44,6 +44,11 @@ TEST_F(FailpointTest, MalformedSpecsAreRejected) {
   EXPECT_EQ(failpoint::ArmFromSpec("x=explode").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(failpoint::ArmFromSpec("x=kill@0").code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(failpoint::ArmFromSpec("x=error(NOPE)").code(), StatusCode::kInvalidArgument);
+  for (const char* bad : {"x=delay()", "x=delay(0)", "x=delay(-5)", "x=delay(12ms)", "x=delay(3600001)"}) {
+    Status st = failpoint::ArmFromSpec(bad);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("bad delay"), std::string::npos) << st.ToString();
+  }
   EXPECT_EQ(failpoint::ArmedSpec(), "");
 }
 
@@ -95,6 +100,15 @@ TEST_F(FailpointTest, HangBlocksUntilDisarmed) {
   failpoint::Disarm("test.guarded");
   t.join();
   EXPECT_TRUE(done.load());
+}
+
+TEST_F(FailpointTest, DelaySleepsThenContinues) {
+  ASSERT_TRUE(failpoint::ArmFromSpec("test.guarded=delay(120)@2").ok());
+  EXPECT_TRUE(Guarded().ok());
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(Guarded().ok());  // the 2nd evaluation sleeps, then passes
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(120));
+  EXPECT_EQ(failpoint::HitCount("test.guarded"), 2);
 }
 
 }  // namespace

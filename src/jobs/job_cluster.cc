@@ -40,6 +40,8 @@ Result<NodeInfo> ParseNode(const Row& row) {
   VIGIL_ASSIGN_OR_RETURN(n.heartbeat_at_ms, row.Int(3));
   VIGIL_ASSIGN_OR_RETURN(n.pid, row.Int(4));
   VIGIL_ASSIGN_OR_RETURN(n.host, row.Text(5));
+  VIGIL_ASSIGN_OR_RETURN(const int64_t draining, row.Int(6));
+  n.draining = draining != 0;
   return n;
 }
 
@@ -180,6 +182,14 @@ Result<std::optional<NodeInfo>> JobStore::GetNode(const std::string& node_id) {
   if (!row) return std::optional<NodeInfo>();
   VIGIL_ASSIGN_OR_RETURN(NodeInfo n, ParseNode(*row));
   return std::optional<NodeInfo>(std::move(n));
+}
+
+Status JobStore::SetNodeDraining(const std::string& node_id, bool draining) {
+  return WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(int64_t n, conn.Execute(sql::kSetNodeDraining, {node_id, int64_t{draining ? 1 : 0}}));
+    if (n == 1) return Status::OK();
+    return Status::NotFound("node " + node_id + " is not registered (SHOW NODES lists the nodes)");
+  });
 }
 
 Result<std::vector<NodeInfo>> JobStore::ListNodes() {

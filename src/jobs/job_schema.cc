@@ -361,6 +361,10 @@ CREATE TABLE index_job_requests (
 );
 )sql";
 
+// Version 5: a node an operator drains (DRAIN NODE, `vigil serve --drain`) finishes its
+// attempts, hands over the leader lease and takes no new work until RESUME NODE.
+constexpr std::string_view kV5NodeDrain = "ALTER TABLE cluster_nodes ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
@@ -369,12 +373,14 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {2, "index due reconciliations and pending refreshes", kV2ReconcileDue},
       {3, "index paged job listings; the FORCE_RELEASE audit", kSqliteV3},
       {4, "the API request that admitted a job", kSqliteV4},
+      {5, "drain a node", kV5NodeDrain},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create the job store", kPostgresV1},
       {2, "index due reconciliations and pending refreshes", kV2ReconcileDue},
       {3, "index paged job listings; the FORCE_RELEASE audit", kPostgresV3},
       {4, "the API request that admitted a job", kPostgresV4},
+      {5, "drain a node", kV5NodeDrain},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

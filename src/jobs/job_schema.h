@@ -148,9 +148,11 @@ constexpr std::string_view kHeartbeatNode =
     "UPDATE cluster_nodes SET heartbeat_at = $3 WHERE node_id = $1 AND epoch = $2";
 // $1 limit.
 constexpr std::string_view kSelectNodes =
-    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host FROM cluster_nodes ORDER BY node_id LIMIT $1";
+    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host, draining FROM cluster_nodes ORDER BY node_id LIMIT $1";
 constexpr std::string_view kSelectNode =
-    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host FROM cluster_nodes WHERE node_id = $1";
+    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host, draining FROM cluster_nodes WHERE node_id = $1";
+// $1 node id, $2 draining (0 or 1).
+constexpr std::string_view kSetNodeDraining = "UPDATE cluster_nodes SET draining = $2 WHERE node_id = $1";
 
 // Refresh generations. $1 table incarnation, $2 now. Returns the new generation.
 constexpr std::string_view kBumpRefreshGeneration =

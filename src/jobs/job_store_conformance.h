@@ -750,6 +750,22 @@ TEST_P(JobStoreConformanceTest, NodeEpochsIncreasePerStart) {
   EXPECT_FALSE(store_->GetNode("node-9").value().has_value());
 }
 
+TEST_P(JobStoreConformanceTest, ADrainMarkLastsUntilClearedAcrossRestarts) {
+  EXPECT_FALSE(store_->GetNode("node-1").value()->draining);
+  ASSERT_OK(store_->SetNodeDraining("node-1", true));
+  ASSERT_OK(store_->Heartbeat("node-1", node_epoch_, now_ + 1));
+  auto restarted = store_->RegisterNode("node-1", 5001, "host-1", now_ + 2);
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_TRUE(store_->GetNode("node-1").value()->draining);
+  auto listed = store_->ListNodes();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE((*listed)[0].draining);
+  ASSERT_OK(store_->SetNodeDraining("node-1", false));
+  EXPECT_FALSE(store_->GetNode("node-1").value()->draining);
+  EXPECT_EQ(store_->SetNodeDraining("node-9", true).code(), StatusCode::kNotFound);
+}
+
 TEST_P(JobStoreConformanceTest, ResolutionNotesAreValidated) {
   JobRecord u = Finished("idx", AttemptResult::kUnknown);
   EXPECT_EQ(store_->RequestAck(User(u), "   ").status().code(), StatusCode::kInvalidArgument);

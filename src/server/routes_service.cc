@@ -42,8 +42,9 @@ void ApiServer::Impl::AddServiceRoutes() {
            // With a shared store another node may lead: this one stands by and serves.
            const bool leader = options_.leader_running();
            const bool shared = !config_.meta.url.empty();
-           checks["leader"] = leader ? "ok" : shared ? "standby" : "not running";
-           ready = ready && (leader || shared);
+           const bool drained = options_.node_draining && options_.node_draining();
+           checks["leader"] = leader ? "ok" : drained ? "drained" : shared ? "standby" : "not running";
+           ready = ready && (leader || shared || drained);
          }
          return JsonResponse(nlohmann::json{{"status", ready ? "ready" : "not ready"}, {"checks", checks}}.dump(),
                              ready ? 200 : 503);

@@ -144,6 +144,7 @@ struct NodeInfo {
   int64_t heartbeat_at_ms = 0;
   int64_t pid = 0;
   std::string host;
+  bool draining = false;  // finishes its attempts and leads nothing until resumed
 };
 
 struct ArchiveResult {
@@ -343,6 +344,9 @@ class JobStore {
   // CommitConflict when `epoch` was replaced; NotFound for an unknown node.
   Status Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms);
   Result<std::optional<NodeInfo>> GetNode(const std::string& node_id);
+  // Marks a node draining (or not). The mark outlives the node's restarts until cleared.
+  // NotFound for an unknown node.
+  Status SetNodeDraining(const std::string& node_id, bool draining);
   // Every registered node by id; ResourceExhausted past kMaxListLimit (never cut short).
   Result<std::vector<NodeInfo>> ListNodes();
 

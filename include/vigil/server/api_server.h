@@ -27,6 +27,8 @@ struct ApiServerOptions {
   HttpServerOptions http;  // listen address, limits, TLS (from [server] unless overridden)
   // Whether this process's job leader runs (GET /readyz); empty: not checked.
   std::function<bool()> leader_running;
+  // Whether this node is drained (DRAIN NODE; GET /readyz says so); empty: never.
+  std::function<bool()> node_draining;
   // Called after a request admitted index jobs (a leader picks them up); may be empty.
   std::function<void()> jobs_admitted;
   // Clocks and sleeps of the API: idempotency expiry and staleness, request latency, event

@@ -353,6 +353,13 @@ struct ShowUsersStatement {
 struct ShowNodesStatement {
   bool operator==(const ShowNodesStatement&) const = default;
 };
+// DRAIN NODE 'id' (it finishes its attempts, hands over the leader lease and takes no new
+// work), or RESUME NODE 'id' when `!drain`.
+struct DrainNodeStatement {
+  std::string node_id;
+  bool drain = true;
+  bool operator==(const DrainNodeStatement&) const = default;
+};
 struct ShowGrantsStatement {
   std::optional<std::string> user;  // FOR user; empty: every user's grants
   bool operator==(const ShowGrantsStatement&) const = default;
@@ -366,7 +373,7 @@ using StatementNode =
                  CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement, SelectStatement,
                  ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement, DeallocateStatement,
                  CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement, ShowUsersStatement,
-                 ShowGrantsStatement, ShowNodesStatement>;
+                 ShowGrantsStatement, ShowNodesStatement, DrainNodeStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {

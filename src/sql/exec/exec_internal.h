@@ -145,6 +145,7 @@ Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement& s);
 Status RequireGlobalAdmin(const ExecContext& ctx, std::string_view what);
 // ---- Nodes (exec_nodes.cc) ----
 Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement& s);
+Result<ResultSet> ExecDrainNode(ExecContext& ctx, const DrainNodeStatement& s);
 Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s);
 
 }  // namespace vigil::sql

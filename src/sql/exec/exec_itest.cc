@@ -573,10 +573,10 @@ TEST(UserStatementsTest, OnlyAdministratorsManageUsers) {
   ASSERT_TRUE(env.Exec("CREATE USER bob").ok());
   env.principal_ = jobs::Principal{"bob", false, {{"local.db.*", {jobs::Privilege::kAdmin}}}};
   env.Reopen();
-  for (const char* sql :
-       {"CREATE USER eve", "DROP USER bob", "DROP USER IF EXISTS nobody", "ALTER USER bob ENABLE",
-        "ALTER USER bob ROTATE TOKEN", "ALTER USER bob SET ADMIN", "GRANT SHOW ON db.* TO bob",
-        "REVOKE SHOW ON db.* FROM bob", "SHOW USERS", "SHOW GRANTS", "SHOW GRANTS FOR nobody", "SHOW NODES"}) {
+  for (const char* sql : {"CREATE USER eve", "DROP USER bob", "DROP USER IF EXISTS nobody", "ALTER USER bob ENABLE",
+                          "ALTER USER bob ROTATE TOKEN", "ALTER USER bob SET ADMIN", "GRANT SHOW ON db.* TO bob",
+                          "REVOKE SHOW ON db.* FROM bob", "SHOW USERS", "SHOW GRANTS", "SHOW GRANTS FOR nobody",
+                          "SHOW NODES", "DRAIN NODE 'local'", "RESUME NODE 'local'"}) {
     auto r = env.Exec(sql);
     EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied) << sql;
     EXPECT_THAT(r.status().message(), HasSubstr("requires ADMIN")) << sql;
@@ -588,6 +588,31 @@ TEST(UserStatementsTest, OnlyAdministratorsManageUsers) {
   env.Reopen();
   auto r = env.Exec("CREATE USER eve");
   EXPECT_TRUE(r.ok()) << r.status().ToString();
+}
+
+// DRAIN NODE marks a registered node (SHOW NODES says Draining YES) until RESUME NODE; an
+// unknown node is NotFound and changes nothing.
+TEST(NodeStatementsTest, DrainAndResumeMarkARegisteredNode) {
+  ExecEnv env;
+  ASSERT_EQ(env.RunJobs(), "ran 0 jobs, 0 refreshes");  // registers node "local"
+  auto draining = [&env]() -> std::string {
+    auto r = env.Exec("SHOW NODES");
+    if (!r.ok()) return r.status().ToString();
+    const auto at = std::find(r->columns.begin(), r->columns.end(), "Draining") - r->columns.begin();
+    if (r->rows.size() != 1 || at == static_cast<long>(r->columns.size())) return "unexpected SHOW NODES";
+    return Cell(r->rows[0][static_cast<size_t>(at)]);
+  };
+  EXPECT_EQ(draining(), "NO");
+  auto missing = env.Exec("DRAIN NODE 'elsewhere'");
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("elsewhere"));
+  EXPECT_EQ(draining(), "NO");
+  auto drained = env.Exec("DRAIN NODE 'local'");
+  ASSERT_TRUE(drained.ok()) << drained.status().ToString();
+  EXPECT_THAT(drained->message, HasSubstr("node local is draining"));
+  EXPECT_EQ(draining(), "YES");
+  ASSERT_TRUE(env.Exec("RESUME NODE 'local'").ok());
+  EXPECT_EQ(draining(), "NO");
 }
 
 }  // namespace

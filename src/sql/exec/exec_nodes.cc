@@ -1,7 +1,9 @@
 // SHOW NODES: the nodes registered in the root's metadata store (every `vigil
 // serve` of a shared store, or the embedded root's supervisor), which of them
-// holds the leader lease, whether each still heartbeats, and the attempts each
-// runs. Times are the lease clock's (the database's with PostgreSQL).
+// holds the leader lease, whether each still heartbeats or is drained, and the
+// attempts each runs. Times are the lease clock's (the database's with
+// PostgreSQL). DRAIN NODE / RESUME NODE set a node's drain mark, which the node
+// reads with its heartbeat.
 #include <map>
 
 #include "sql/exec/exec_internal.h"
@@ -42,16 +44,29 @@ Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement&) {
   // A node is alive while its last heartbeat is younger than one lease.
   const int64_t lease_ms = static_cast<int64_t>(ctx.config.jobs.leader_lease_seconds) * 1000;
   ResultSet r;
-  r.columns = {"Node",  "Address",         "Epoch",       "Pid",       "Role",
-               "Alive", "RunningAttempts", "HeartbeatAt", "StartedAt", "LeaseExpiresAt"};
+  r.columns = {"Node",     "Address",         "Epoch",       "Pid",       "Role",          "Alive",
+               "Draining", "RunningAttempts", "HeartbeatAt", "StartedAt", "LeaseExpiresAt"};
   for (const jobs::NodeInfo& n : nodes) {
     const bool alive = n.heartbeat_at_ms + lease_ms > now;
     const std::string role = RoleOf(n, lease, alive, now);
     r.rows.push_back({Value(n.node_id), Value(n.host), Value(n.epoch), Value(n.pid), Value(role),
-                      Value(std::string(alive ? "YES" : "NO")), Value(running[n.node_id]),
-                      Value(FormatTimeMs(n.heartbeat_at_ms)), Value(FormatTimeMs(n.started_at_ms)),
+                      Value(std::string(alive ? "YES" : "NO")), Value(std::string(n.draining ? "YES" : "NO")),
+                      Value(running[n.node_id]), Value(FormatTimeMs(n.heartbeat_at_ms)),
+                      Value(FormatTimeMs(n.started_at_ms)),
                       role == "leader" ? Value(FormatTimeMs(lease.expires_at_ms)) : Value()});
   }
+  return r;
+}
+
+Result<ResultSet> ExecDrainNode(ExecContext& ctx, const DrainNodeStatement& s) {
+  VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, s.drain ? "DRAIN NODE" : "RESUME NODE"));
+  VIGIL_RETURN_IF_ERROR(ctx.store->SetNodeDraining(s.node_id, s.drain));
+  ResultSet r;
+  r.message = s.drain ? "node " + s.node_id +
+                            " is draining: within a third of the leader lease it dispatches nothing new, lets its "
+                            "running attempts finish and hands the lease over; it keeps serving reads and admitting "
+                            "jobs until RESUME NODE"
+                      : "node " + s.node_id + " resumed: it may lead again";
   return r;
 }
 

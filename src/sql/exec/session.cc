@@ -209,6 +209,7 @@ class SessionImpl : public Session {
   Result<ResultSet> Run(const ShowUsersStatement& s) { return ExecShowUsers(ctx_, s); }
   Result<ResultSet> Run(const ShowGrantsStatement& s) { return ExecShowGrants(ctx_, s); }
   Result<ResultSet> Run(const ShowNodesStatement& s) { return ExecShowNodes(ctx_, s); }
+  Result<ResultSet> Run(const DrainNodeStatement& s) { return ExecDrainNode(ctx_, s); }
   Result<ResultSet> Run(const ResolveIndexJobStatement& s) {
     ResultSet leader = EnsureLeader();
     VIGIL_ASSIGN_OR_RETURN(ResultSet r, ExecResolveIndexJob(ctx_, s));

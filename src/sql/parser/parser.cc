@@ -63,6 +63,14 @@ Status Parser::ParseNode(StatementNode* out) {
     return Status::OK();
   }
   if (kw == "RESOLVE") return ParseResolve(out);
+  if (kw == "DRAIN" || kw == "RESUME") {
+    DrainNodeStatement s;
+    s.drain = kw == "DRAIN";
+    VIGIL_RETURN_IF_ERROR(ExpectWord("NODE"));
+    VIGIL_RETURN_IF_ERROR(ParseStringToken("node id string", &s.node_id));
+    *out = std::move(s);
+    return Status::OK();
+  }
   if (kw == "ALTER") return ParseAlterUser(out);
   if (kw == "GRANT" || kw == "REVOKE") return ParseGrant(kw == "REVOKE", out);
   if (kw == "SET") return ParseSet(out);

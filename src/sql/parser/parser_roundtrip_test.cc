@@ -208,7 +208,7 @@ jobs::Privilege GenPrivilege() {
 
 // Users, tokens and grants.
 StatementNode GenUserStatement() {
-  switch (*rc::gen::inRange(0, 7)) {
+  switch (*rc::gen::inRange(0, 8)) {
     case 0:
       return CreateUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
     case 1:
@@ -223,6 +223,8 @@ StatementNode GenUserStatement() {
       return ShowUsersStatement{};
     case 5:
       return ShowNodesStatement{};
+    case 6:
+      return DrainNodeStatement{GenText(), *rc::gen::arbitrary<bool>()};
     default: {
       ShowGrantsStatement s;
       if (*rc::gen::arbitrary<bool>()) s.user = GenWord();

@@ -308,6 +308,9 @@ struct NodePrinter {
   }
   std::string operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
   std::string operator()(const ShowNodesStatement&) const { return "SHOW NODES"; }
+  std::string operator()(const DrainNodeStatement& s) const {
+    return std::string(s.drain ? "DRAIN" : "RESUME") + " NODE " + QuoteString(s.node_id);
+  }
   std::string operator()(const ShowGrantsStatement& s) const {
     return s.user ? "SHOW GRANTS FOR " + QuoteIdentifier(*s.user) : "SHOW GRANTS";
   }
@@ -347,6 +350,7 @@ struct NodeNamer {
   std::string_view operator()(const GrantStatement& s) const { return s.revoke ? "REVOKE" : "GRANT"; }
   std::string_view operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
   std::string_view operator()(const ShowNodesStatement&) const { return "SHOW NODES"; }
+  std::string_view operator()(const DrainNodeStatement& s) const { return s.drain ? "DRAIN NODE" : "RESUME NODE"; }
   std::string_view operator()(const ShowGrantsStatement&) const { return "SHOW GRANTS"; }
 };
 
