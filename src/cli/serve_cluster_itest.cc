@@ -678,6 +678,7 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   const std::string unknown = vigil_nodes(0, "--drain nowhere");
   EXPECT_NE(unknown.find("node nowhere is not registered"), std::string::npos) << unknown;
   EXPECT_EQ(unknown.find("exit=0"), std::string::npos) << unknown;
+  EXPECT_EQ(unknown.find("\"Node\""), std::string::npos) << "a refused drain lists nothing: " << unknown;
 }
 
 // The leader's worker hangs right after its commit, before it answers; the leader is killed.

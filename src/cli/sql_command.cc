@@ -192,9 +192,14 @@ Status RunNodes(const Context& ctx, NodesArgs args) {
   if (!args.drain.empty() && !args.resume.empty()) {
     return Status::InvalidArgument("--drain and --resume cannot be used together");
   }
-  if (!args.drain.empty()) args.sql.commands.push_back("DRAIN NODE " + sql::QuoteString(args.drain));
-  if (!args.resume.empty()) args.sql.commands.push_back("RESUME NODE " + sql::QuoteString(args.resume));
-  args.sql.commands.push_back("SHOW NODES");
+  // The change first, alone: a refused one lists nothing.
+  if (!args.drain.empty() || !args.resume.empty()) {
+    SqlArgs change = args.sql;
+    change.commands = {args.drain.empty() ? "RESUME NODE " + sql::QuoteString(args.resume)
+                                          : "DRAIN NODE " + sql::QuoteString(args.drain)};
+    VIGIL_RETURN_IF_ERROR(RunSql(ctx, change));
+  }
+  args.sql.commands = {"SHOW NODES"};
   return RunSql(ctx, args.sql);
 }
 
