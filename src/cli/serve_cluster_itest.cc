@@ -158,6 +158,19 @@ class Node {
   Node& operator=(const Node&) = delete;
 
   pid_t pid() const { return pid_; }
+  // Whether the process has exited (reaped here); waits up to `seconds` for it.
+  bool WaitForExit(int seconds) {
+    for (int i = 0; i < seconds * 20 && pid_ > 0; ++i) {
+      if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        if (out_ != nullptr) std::fclose(out_);
+        out_ = nullptr;
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return pid_ <= 0;
+  }
   int port() const { return port_; }
   bool running() const { return pid_ > 0; }
   void Signal(int sig) const { ::kill(pid_, sig); }
@@ -200,6 +213,18 @@ class ServeClusterTest : public ::testing::Test {
     auto store = jobs::JobStore::Open(o);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
+  }
+
+  // Replaces the line `from` of the root's vigil.toml by `to`.
+  void SetSetting(const std::string& from, const std::string& to) {
+    std::ifstream in(root_ + "/vigil.toml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string toml = text.str();
+    const size_t at = toml.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    toml.replace(at, from.size(), to);
+    std::ofstream(root_ + "/vigil.toml") << toml;
   }
 
   void StartNodes(int n, const std::string& failpoints = "", const std::vector<std::string>& extra = {}) {
@@ -710,6 +735,51 @@ TEST_F(ServeClusterTest, ALeaderKilledAfterItsWorkersCommitIsSettledCommitted) {
   }
   EXPECT_EQ(outcome, "COMMITTED") << shown.dump();
   Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'committed'");
+  EXPECT_EQ(named["results"][0]["rows"][0][0], 1) << named.dump();
+}
+
+// A leader killed (SIGKILL, by a failpoint in its own reconciler) in the middle of settling
+// an UNKNOWN attempt whose worker committed and died: after its termination proof, or after
+// its final read, chosen at random. The next leader completes the reconciliation from the
+// durable record: FINISHED / COMMITTED, dispatched once, one index under the name.
+TEST_F(ServeClusterTest, ALeaderKilledWhileReconcilingAnUnknownAttemptIsFollowedThrough) {
+  SetSetting("# reconcile_initial_backoff_seconds = \"30s\"", "reconcile_initial_backoff_seconds = \"1s\"");
+  const unsigned seed = static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
+  const char* cut = seed % 2 == 0 ? "reconcile.after_termination_proof" : "reconcile.after_final_read";
+  SCOPED_TRACE(std::string("leader killed at ") + cut);
+  StartNodes(1, std::string("provider.after_commit=kill;") + cut + "=kill");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(2);
+  CreateTable(1);
+  const std::string job = CreateIndex(1, "reconciled");
+  ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
+  // The worker dies after its commit: UNKNOWN; the leader's reconciler then dies at the cut.
+  ASSERT_TRUE(nodes_[0]->WaitForExit(60)) << "the leader never reached " << cut << "\n" << nodes_[0]->Log();
+  ASSERT_GE(WaitForLeader(30, 0), 1);
+  EXPECT_EQ(WaitForJob(1, job, 90, true), "FINISHED");
+  Json shown = Sql(2, "SHOW INDEX JOB " + job);
+  std::string outcome, reconcile;
+  std::map<std::string, std::vector<std::string>> by_event;  // event name -> who wrote each
+  static const std::regex kEvent("^[0-9-]+ [0-9:]+ ([A-Z_]+) by serve:(node[0-9]+):");
+  for (const Json& row : shown["results"][0]["rows"]) {
+    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
+    if (row[0] == "ReconcileState") reconcile = row[1].get<std::string>();
+    std::smatch m;
+    const std::string text = row[1].is_string() ? row[1].get<std::string>() : "";
+    if (row[0].get<std::string>().rfind("Event", 0) == 0 && std::regex_search(text, m, kEvent)) {
+      by_event[m[1].str()].push_back(m[2].str());
+    }
+  }
+  EXPECT_EQ(outcome, "COMMITTED") << shown.dump();
+  EXPECT_EQ(reconcile, "STOPPED_TERMINATION_PROVEN") << shown.dump();
+  // Dispatched once, by the killed leader; each reconciliation step written once; the proof
+  // by the killed leader, the attribution by its successor.
+  EXPECT_EQ(by_event["DISPATCHED"], std::vector<std::string>{"node0"}) << shown.dump();
+  EXPECT_EQ(by_event["TERMINATION_PROVEN"], std::vector<std::string>{"node0"}) << shown.dump();
+  EXPECT_EQ(by_event["FINAL_READ"].size(), 1u) << shown.dump();
+  ASSERT_EQ(by_event["ATTRIBUTED"].size(), 1u) << shown.dump();
+  EXPECT_NE(by_event["ATTRIBUTED"][0], "node0") << shown.dump();
+  Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'reconciled'");
   EXPECT_EQ(named["results"][0]["rows"][0][0], 1) << named.dump();
 }
 

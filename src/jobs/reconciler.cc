@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "vigil/common/checksum.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
@@ -225,6 +226,7 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
     VIGIL_ASSIGN_OR_RETURN(
         current, Write(&job, now_ms, [&](const Cas& cas) { return store_->ProveTermination(cas, attempt_id); }));
     if (!current) return Status::OK();
+    VIGIL_FAILPOINT("reconcile.after_termination_proof");
   }
   if (job.state.reconcile == ReconcileState::kFinalReadPending) {
     // The final authoritative read comes after the proof: nothing of the attempt can commit now.
@@ -237,6 +239,7 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
                              return store_->FinishFinalRead(cas, o.version, o.fingerprint);
                            }));
     if (!current) return Status::OK();
+    VIGIL_FAILPOINT("reconcile.after_final_read");
   }
   if (job.state.reconcile == ReconcileState::kStoppedTerminationProven) return Attribute(&job, now_ms);
   return Status::OK();
