@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/storage/dataset.h"
@@ -32,16 +33,9 @@ struct RunResult {
 
 // Runs the vigil binary with `args` (a shell-quoted string) and no VIGIL_ROOT.
 RunResult Vigil(const std::string& args) {
-  std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1";
-  RunResult r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  testing::CommandResult ran =
+      testing::RunCommand("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1");
+  return RunResult{ran.exit_code, std::move(ran.output)};
 }
 
 // The whole bearer tokens in `text`; a shortened token would not match.
@@ -307,17 +301,8 @@ TEST_F(CliTest, BenchOptionsMayFollowTheName) {
   EXPECT_NE(wrk.exit_code, 0);
   EXPECT_THAT(wrk.output, HasSubstr("wrk=/nonexistent/wrk is not an executable"));
   // Without wrk on PATH the benchmark names the package to install.
-  RunResult path;
-  {
-    const std::string cmd =
-        "env -u VIGIL_ROOT PATH=/nonexistent " + std::string(VIGIL_CLI_BINARY) + " bench server 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::array<char, 4096> buf;
-    for (size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) path.output.append(buf.data(), n);
-    const int status = ::pclose(p);
-    path.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
+  const testing::CommandResult path = testing::RunCommand("env -u VIGIL_ROOT PATH=/nonexistent " +
+                                                          std::string(VIGIL_CLI_BINARY) + " bench server 2>&1");
   EXPECT_NE(path.exit_code, 0);
   EXPECT_THAT(path.output, HasSubstr("install the Debian package `wrk`"));
   RunResult stray = Vigil("bench server oops");

@@ -12,6 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/config.h"
 
@@ -27,16 +28,9 @@ struct Ran {
 };
 
 Ran RunVigil(const std::string& args) {
-  std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1";
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  testing::CommandResult ran =
+      testing::RunCommand("env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1");
+  return Ran{ran.exit_code, std::move(ran.output)};
 }
 
 class IndexSettingsTest : public ::testing::Test {

@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "testutil/test_database.h"
 #include "vigil/jobs/job_store.h"
@@ -84,15 +85,7 @@ class ClusterDatabase {
   std::string error_;
 };
 
-std::string RunCapture(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while (p != nullptr && (n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (p != nullptr) ::pclose(p);
-  return out;
-}
+std::string RunCapture(const std::string& cmd) { return testing::RunCommand(cmd).output; }
 
 // `vigil init --meta-url`, a 3-second leader lease in vigil.toml; the administrator token.
 std::string InitSharedRoot(const std::string& root, const std::string& url) {
@@ -276,14 +269,32 @@ class ServeClusterTest : public ::testing::Test {
     return std::to_string(jobs[0].get<int64_t>());
   }
 
-  // The State of SHOW INDEX JOB `job` through `node` ("" when it cannot be read).
-  std::string JobState(int node, const std::string& job) {
+  // The text of `item` (State, Outcome, ...) in SHOW INDEX JOB `job` through `node` ("" when
+  // it cannot be read or is NULL).
+  std::string JobItem(int node, const std::string& job, const std::string& item) {
     Json shown = Sql(node, "SHOW INDEX JOB " + job);
     if (shown.value("http_status", 0) != 200) return "";
     for (const Json& row : shown["results"][0]["rows"]) {  // Item | Value
-      if (row[0] == "State") return row[1].get<std::string>();
+      if (row[0] == item) return row[1].is_string() ? row[1].get<std::string>() : "";
     }
     return "";
+  }
+  std::string JobState(int node, const std::string& job) { return JobItem(node, job, "State"); }
+
+  // The logical indexes of d.t named `name`, through `node` (-1 when they cannot be read).
+  int64_t IndexesNamed(int node, const std::string& name) {
+    Json named = Sql(node, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = '" + name + "'");
+    return named.value("http_status", 0) == 200 ? named["results"][0]["rows"][0][0].get<int64_t>() : -1;
+  }
+
+  // Waits up to 30 s for `job` to run; its state then.
+  std::string WaitForRunning(int node, const std::string& job) {
+    std::string state;
+    for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
+      state = JobState(node, job);
+      if (state != "RUNNING") std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return state;
   }
 
   // Waits up to `seconds` for job `job` to end (`settled`: and to leave OUTCOME_UNKNOWN); its
@@ -443,34 +454,18 @@ TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
   CreateTable(1);
   const std::string job = CreateIndex(1, "during");
   ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
-  std::string state;
-  for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
-    state = JobState(1, job);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(state, "RUNNING");
+  ASSERT_EQ(WaitForRunning(1, job), "RUNNING");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
   nodes_[0]->Stop(SIGKILL);
   ASSERT_GE(WaitForLeader(30, 0), 1);
   // The next leader finds the attempt dead (UNKNOWN for a moment), proves from its lock and
   // the table's history that it never committed, and settles the job.
-  state = WaitForJob(1, job, 90, true);
-  EXPECT_EQ(state, "FAILED");
-  Json shown = Sql(2, "SHOW INDEX JOB " + job);
-  const auto indexes_named_during = [&] {
-    Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'during'");
-    return named.value("http_status", 0) == 200 ? named["results"][0]["rows"][0][0].get<int64_t>() : -1;
-  };
-  EXPECT_EQ(indexes_named_during(), 0) << shown.dump();
+  EXPECT_EQ(WaitForJob(1, job, 90, true), "FAILED");
+  EXPECT_EQ(JobItem(2, job, "Outcome"), "NOT_COMMITTED");
+  EXPECT_EQ(IndexesNamed(2, "during"), 0);
   // The fence is free again: the name can be (re)made, and that job ends.
-  const std::string again = CreateIndexAndWait(2, "during");
-  EXPECT_EQ(again, "FINISHED") << shown.dump();
-  EXPECT_EQ(indexes_named_during(), 1);
-  std::string outcome;
-  for (const Json& row : shown["results"][0]["rows"]) {
-    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
-  }
-  EXPECT_EQ(outcome, "NOT_COMMITTED") << shown.dump();
+  EXPECT_EQ(CreateIndexAndWait(2, "during"), "FINISHED");
+  EXPECT_EQ(IndexesNamed(2, "during"), 1);
 }
 
 // A leader stopped (SIGSTOP) while its worker hangs before the commit: the standby takes
@@ -484,12 +479,7 @@ TEST_F(ServeClusterTest, AWokenLeaderKillsItsWorkerAndItsRecordIsRefused) {
   CreateTable(1);
   const std::string job = CreateIndex(1, "stale");
   ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
-  std::string state;
-  for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
-    state = JobState(1, job);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(state, "RUNNING");
+  ASSERT_EQ(WaitForRunning(1, job), "RUNNING");
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
   nodes_[0]->Signal(SIGSTOP);
   ASSERT_EQ(WaitForLeader(30, 0), 1);
@@ -500,12 +490,7 @@ TEST_F(ServeClusterTest, AWokenLeaderKillsItsWorkerAndItsRecordIsRefused) {
   const std::string log = nodes_[0]->Log();
   EXPECT_NE(log.find("fencing this leader"), std::string::npos) << log;
   EXPECT_NE(log.find("recording the result of job " + job + ": COMMIT_CONFLICT"), std::string::npos) << log;
-  Json shown = Sql(1, "SHOW INDEX JOB " + job);
-  std::string outcome;
-  for (const Json& row : shown["results"][0]["rows"]) {
-    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
-  }
-  EXPECT_EQ(outcome, "NOT_COMMITTED") << shown.dump();
+  EXPECT_EQ(JobItem(1, job, "Outcome"), "NOT_COMMITTED");
   EXPECT_EQ(WaitForLeader(1), 1);
 }
 
@@ -630,9 +615,7 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
     const std::string job = r["rows"][0][id_col].dump();
     const std::string state = WaitForJob(0, job, 120, true);
     EXPECT_TRUE(state == "FINISHED" || state == "FAILED") << name << ": " << state;
-    Json named = Sql(0, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = '" + name + "'");
-    ASSERT_EQ(named.value("http_status", 0), 200) << named.dump();
-    EXPECT_EQ(named["results"][0]["rows"][0][0], state == "FINISHED" ? 1 : 0) << name;
+    EXPECT_EQ(IndexesNamed(0, name), state == "FINISHED" ? 1 : 0) << name;
   }
 }
 
@@ -656,12 +639,7 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   CreateTable(1);
   const std::string job = CreateIndex(1, "drained_build");
   ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
-  std::string state;
-  for (int i = 0; i < 600 && state != "RUNNING"; ++i) {
-    state = JobState(1, job);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_EQ(state, "RUNNING");
+  ASSERT_EQ(WaitForRunning(1, job), "RUNNING");
 
   const std::string drained = vigil_nodes(1, "--drain node0");
   EXPECT_NE(drained.find("exit=0"), std::string::npos) << drained;
@@ -719,8 +697,7 @@ TEST_F(ServeClusterTest, ALeaderKilledAfterItsWorkersCommitIsSettledCommitted) {
   // The commit is visible before the job knows it: wait for the index, then kill.
   bool visible = false;
   for (int i = 0; i < 600 && !visible; ++i) {
-    Json named = Sql(1, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'committed'");
-    visible = named.value("http_status", 0) == 200 && named["results"][0]["rows"][0][0] == 1;
+    visible = IndexesNamed(1, "committed") == 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(visible) << "the hanging worker's commit never showed";
@@ -728,14 +705,8 @@ TEST_F(ServeClusterTest, ALeaderKilledAfterItsWorkersCommitIsSettledCommitted) {
   nodes_[0]->Stop(SIGKILL);
   ASSERT_GE(WaitForLeader(30, 0), 1);
   EXPECT_EQ(WaitForJob(1, job, 90, true), "FINISHED");
-  Json shown = Sql(2, "SHOW INDEX JOB " + job);
-  std::string outcome;
-  for (const Json& row : shown["results"][0]["rows"]) {
-    if (row[0] == "Outcome") outcome = row[1].get<std::string>();
-  }
-  EXPECT_EQ(outcome, "COMMITTED") << shown.dump();
-  Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'committed'");
-  EXPECT_EQ(named["results"][0]["rows"][0][0], 1) << named.dump();
+  EXPECT_EQ(JobItem(2, job, "Outcome"), "COMMITTED");
+  EXPECT_EQ(IndexesNamed(2, "committed"), 1);
 }
 
 // A leader killed (SIGKILL, by a failpoint in its own reconciler) in the middle of settling
@@ -779,8 +750,7 @@ TEST_F(ServeClusterTest, ALeaderKilledWhileReconcilingAnUnknownAttemptIsFollowed
   EXPECT_EQ(by_event["FINAL_READ"].size(), 1u) << shown.dump();
   ASSERT_EQ(by_event["ATTRIBUTED"].size(), 1u) << shown.dump();
   EXPECT_NE(by_event["ATTRIBUTED"][0], "node0") << shown.dump();
-  Json named = Sql(2, "SELECT count(*) FROM vigil_indexes('d.t') WHERE IndexName = 'reconciled'");
-  EXPECT_EQ(named["results"][0]["rows"][0][0], 1) << named.dump();
+  EXPECT_EQ(IndexesNamed(2, "reconciled"), 1);
 }
 
 // Nodes on a PostgreSQL server of their own, restarted (immediate stop, as a crash) under

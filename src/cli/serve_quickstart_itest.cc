@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "cli/serve_fixture.h"
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "vigil/server/http_client.h"
 
@@ -21,12 +22,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 std::string InitAndReadToken(const std::string& root) {
   const std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " init " + root + " 2>&1";
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while (p != nullptr && (n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (p != nullptr) ::pclose(p);
+  const std::string out = testing::RunCommand(cmd).output;
   std::smatch m;
   static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
   return std::regex_search(out, m, kToken) ? m.str() : "";

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/serve_fixture.h"
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/idempotency/store.h"
@@ -184,12 +185,7 @@ TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
   const auto curl = [&](const std::string& scheme) {
     const std::string cmd =
         "curl -sk -o /dev/null -w '%{http_code}' " + scheme + "://127.0.0.1:" + port + "/healthz 2>/dev/null";
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    char buf[64];
-    while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-    if (p != nullptr) ::pclose(p);
-    return out;
+    return testing::RunCommand(cmd).output;
   };
   EXPECT_EQ(curl("https"), "200");
   EXPECT_NE(curl("http"), "200");  // plain HTTP is not answered
@@ -201,12 +197,8 @@ TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
   const auto shell = [&](const std::string& env) {
     const std::string cmd = env + " " + std::string(VIGIL_CLI_BINARY) + " sql --url https://localhost:" + port +
                             " --token-file " + token_file + " -c 'SELECT 40 + 2' 2>&1";
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    char buf[512];
-    while (p != nullptr && std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-    const int status = p != nullptr ? ::pclose(p) : -1;
-    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
+    testing::CommandResult ran = testing::RunCommand(cmd);
+    return std::make_pair(ran.exit_code, std::move(ran.output));
   };
   const auto trusted = shell("env -u VIGIL_ROOT SSL_CERT_FILE=" + cert);
   EXPECT_EQ(trusted.first, 0) << trusted.second;

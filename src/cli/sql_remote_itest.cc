@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/serve_fixture.h"
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 
 namespace vigil {
@@ -51,13 +52,9 @@ Out Vigil(const std::string& dir, const std::string& args, const std::string& st
   const std::string cmd = "env -u VIGIL_ROOT -u VIGIL_URL -u VIGIL_TOKEN_FILE " + std::string(VIGIL_CLI_BINARY) + " " +
                           args + " 2>" + err + " <" + (stdin_file.empty() ? "/dev/null" : stdin_file);
   Out o;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return o;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.stdout_text.append(buf.data(), n);
-  const int status = ::pclose(p);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  testing::CommandResult ran = testing::RunCommand(cmd);
+  o.stdout_text = std::move(ran.output);
+  o.exit_code = ran.exit_code;
   std::ifstream e(err);
   o.stderr_text.assign(std::istreambuf_iterator<char>(e), {});
   return o;
@@ -338,14 +335,9 @@ TEST_F(SqlRemoteTest, FlagsThatDoNotGoTogetherAreRefused) {
   EXPECT_NE(env.exit_code, 0);  // no root, no URL
   const std::string cmd = "VIGIL_URL=" + server_->url() + " VIGIL_TOKEN_FILE=" + token_file_ + " " +
                           std::string(VIGIL_CLI_BINARY) + " sql --csv -c 'SELECT 5 AS five' 2>&1";
-  FILE* p = ::popen(("env -u VIGIL_ROOT " + cmd).c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string text;
-  std::array<char, 256> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) text.append(buf.data(), n);
-  EXPECT_EQ(::pclose(p), 0) << text;
-  EXPECT_EQ(text, "five\n5\n");
+  const testing::CommandResult ran = testing::RunCommand("env -u VIGIL_ROOT " + cmd);
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_EQ(ran.output, "five\n5\n");
   Out help = Vigil(dir_.path(), "sql --help");
   EXPECT_THAT(help.stdout_text, HasSubstr("--url"));
   EXPECT_THAT(help.stdout_text, HasSubstr("BLOB comes back as hex"));

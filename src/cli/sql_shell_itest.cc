@@ -14,6 +14,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 
 namespace vigil {
@@ -34,13 +35,9 @@ Out Sql(const std::string& dir, const std::string& args, const std::string& env 
   const std::string err = dir + "/stderr.txt";
   std::string cmd = "env -u VIGIL_ROOT " + env + " " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>" + err;
   Out o;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return o;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) o.stdout_text.append(buf.data(), n);
-  int status = ::pclose(p);
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  testing::CommandResult ran = testing::RunCommand(cmd);
+  o.stdout_text = std::move(ran.output);
+  o.exit_code = ran.exit_code;
   std::ifstream e(err);
   o.stderr_text.assign(std::istreambuf_iterator<char>(e), {});
   return o;

@@ -16,6 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/root_jobs.h"
@@ -36,13 +37,9 @@ struct Ran {
 Ran RunVigil(const std::string& env, const std::string& args) {
   std::string cmd = "env -u VIGIL_ROOT " + env + " " + std::string(VIGIL_CLI_BINARY) + " " + args + " 2>&1";
   Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  testing::CommandResult ran = testing::RunCommand(cmd);
+  r.exit_code = ran.exit_code;
+  r.output = std::move(ran.output);
   // env execs vigil; the shell reports a signal death as 128 + signal.
   r.killed = r.exit_code == 128 + SIGKILL;
   return r;
