@@ -365,6 +365,32 @@ CREATE TABLE index_job_requests (
 // attempts, hands over the leader lease and takes no new work until RESUME NODE.
 constexpr std::string_view kV5NodeDrain = "ALTER TABLE cluster_nodes ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;";
 
+// Version 6: table versions committed through the store (jobs/version_store.h), the commit
+// point of every dataset whose writers use it.
+constexpr std::string_view kSqliteV6 = R"sql(
+CREATE TABLE table_versions (
+  table_incarnation TEXT NOT NULL,
+  version INTEGER NOT NULL CHECK (version > 0),
+  manifest TEXT NOT NULL CHECK (length(manifest) <= 1024),
+  job_id INTEGER,
+  attempt_id TEXT CHECK (length(attempt_id) <= 1024),
+  committed_at INTEGER NOT NULL,
+  PRIMARY KEY (table_incarnation, version)
+);
+)sql";
+
+constexpr std::string_view kPostgresV6 = R"sql(
+CREATE TABLE table_versions (
+  table_incarnation TEXT NOT NULL,
+  version BIGINT NOT NULL CHECK (version > 0),
+  manifest TEXT NOT NULL CHECK (length(manifest) <= 1024),
+  job_id BIGINT,
+  attempt_id TEXT CHECK (length(attempt_id) <= 1024),
+  committed_at BIGINT NOT NULL,
+  PRIMARY KEY (table_incarnation, version)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
@@ -374,6 +400,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {3, "index paged job listings; the FORCE_RELEASE audit", kSqliteV3},
       {4, "the API request that admitted a job", kSqliteV4},
       {5, "drain a node", kV5NodeDrain},
+      {6, "table versions committed through the store", kSqliteV6},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create the job store", kPostgresV1},
@@ -381,6 +408,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {3, "index paged job listings; the FORCE_RELEASE audit", kPostgresV3},
       {4, "the API request that admitted a job", kPostgresV4},
       {5, "drain a node", kV5NodeDrain},
+      {6, "table versions committed through the store", kPostgresV6},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

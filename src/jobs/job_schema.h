@@ -154,6 +154,19 @@ constexpr std::string_view kSelectNode =
 // $1 node id, $2 draining (0 or 1).
 constexpr std::string_view kSetNodeDraining = "UPDATE cluster_nodes SET draining = $2 WHERE node_id = $1";
 
+// Table versions. $1 table incarnation.
+constexpr std::string_view kSelectNewestVersion =
+    "SELECT version, manifest FROM table_versions WHERE table_incarnation = $1 ORDER BY version DESC LIMIT 1";
+// $1 table incarnation, $2 version, $3 manifest, $4 job id (or NULL), $5 attempt id (or NULL),
+// $6 now.
+constexpr std::string_view kInsertVersion =
+    "INSERT INTO table_versions (table_incarnation, version, manifest, job_id, attempt_id, committed_at)"
+    " VALUES ($1, $2, $3, $4, $5, $6)";
+// $1 table incarnation, $2 attempt id: the versions that attempt committed (at most one).
+constexpr std::string_view kSelectAttemptVersion =
+    "SELECT version, manifest, job_id, attempt_id, committed_at FROM table_versions"
+    " WHERE table_incarnation = $1 AND attempt_id = $2 ORDER BY version LIMIT 2";
+
 // Refresh generations. $1 table incarnation, $2 now. Returns the new generation.
 constexpr std::string_view kBumpRefreshGeneration =
     "INSERT INTO table_refresh_generations (table_incarnation, generation, updated_at)"

@@ -14,6 +14,7 @@
 #include "jobs/job_list.h"
 #include "testutil/test_database.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/jobs/version_store.h"
 
 namespace vigil::jobs {
 
@@ -764,6 +765,68 @@ TEST_P(JobStoreConformanceTest, ADrainMarkLastsUntilClearedAcrossRestarts) {
   ASSERT_OK(store_->SetNodeDraining("node-1", false));
   EXPECT_FALSE(store_->GetNode("node-1").value()->draining);
   EXPECT_EQ(store_->SetNodeDraining("node-9", true).code(), StatusCode::kNotFound);
+}
+
+VersionClaim Claim(uint64_t version, const std::string& attempt = "", std::optional<int64_t> job = std::nullopt) {
+  VersionClaim c;
+  c.version = version;
+  c.manifest = "_versions/" + std::to_string(version) + ".claim-x";
+  c.txn.operation = attempt.empty() ? "APPEND" : "CREATE_INDEX";
+  c.txn.attempt_id = attempt;
+  c.txn.job_id = job;
+  return c;
+}
+
+TEST_P(JobStoreConformanceTest, TableVersionsAreClaimedOnlyOnePastTheNewest) {
+  StoreVersionCatalog versions(store_.get(), table_.table_incarnation, [this] { return now_; });
+  StoreVersionCatalog other(store_.get(), "another-incarnation", [this] { return now_; });
+  EXPECT_FALSE(versions.Latest().value().has_value());
+  // The first claim adopts whatever version the dataset's files had reached.
+  ASSERT_OK(versions.Claim(Claim(5)));
+  EXPECT_EQ(versions.Latest().value(), (CatalogVersion{5, "_versions/5.claim-x"}));
+  EXPECT_EQ(versions.Claim(Claim(5)).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(versions.Claim(Claim(7)).code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(versions.Claim(Claim(4)).code(), StatusCode::kAlreadyExists);
+  ASSERT_OK(versions.Claim(Claim(6)));
+  EXPECT_EQ(versions.Latest().value()->version, 6u);
+  EXPECT_FALSE(other.Latest().value().has_value());
+  ASSERT_OK(other.Claim(Claim(1)));
+  EXPECT_EQ(versions.Latest().value()->version, 6u);
+  // A job id needs an attempt id and the other way round.
+  EXPECT_EQ(versions.Claim(Claim(7, "", 3)).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(versions.Claim(Claim(7, "attempt-1")).code(), StatusCode::kInvalidArgument);
+}
+
+// The fence of seed 000's crash cut C11 and of a leader that lost its lease: an attempt
+// commits only while its job runs it under the leader epoch it was dispatched by.
+TEST_P(JobStoreConformanceTest, AnAttemptCommitsOnlyWhileItsJobRunsItUnderTheLiveLease) {
+  StoreVersionCatalog versions(store_.get(), table_.table_incarnation, [this] { return now_; });
+  ASSERT_OK(versions.Claim(Claim(7)));
+  JobRecord r = Running("idx");
+  // Not the job's attempt, or a job that does not exist: refused, nothing committed.
+  EXPECT_EQ(versions.Claim(Claim(8, "attempt-2", r.job_id)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(versions.Claim(Claim(8, "attempt-1", r.job_id + 100)).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(versions.Latest().value()->version, 7u);
+  ASSERT_OK(versions.Claim(Claim(8, "attempt-1", r.job_id)));
+  auto found = versions.FindAttempt("attempt-1");
+  ASSERT_TRUE(found.ok() && found->has_value()) << found.status().ToString();
+  EXPECT_EQ((*found)->version, 8u);
+  EXPECT_EQ((*found)->job_id, r.job_id);
+  EXPECT_FALSE(versions.FindAttempt("attempt-2").value().has_value());
+
+  // Once the job's result is recorded the attempt is over: no later commit.
+  JobRecord done = Finished("idx2", AttemptResult::kUnknown);
+  EXPECT_EQ(versions.Claim(Claim(9, "attempt-1", done.job_id)).code(), StatusCode::kFailedPrecondition);
+
+  // A running attempt whose leader lost the lease: refused once another epoch holds it.
+  JobRecord running = Running("idx3");
+  now_ += kLeaseTtl + 1;
+  auto taken = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  Status late = versions.Claim(Claim(9, "attempt-1", running.job_id));
+  EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
+  EXPECT_NE(late.message().find("no longer holds the lease"), std::string::npos) << late.ToString();
+  EXPECT_EQ(versions.Latest().value()->version, 8u);
 }
 
 TEST_P(JobStoreConformanceTest, ResolutionNotesAreValidated) {

@@ -76,17 +76,83 @@ Result<Uuid> ReadIdentity(FileSystem* fs, const std::string& path) {
   return *id;
 }
 
-// Publishes `m` as `_versions/<m.version>.manifest` without ever replacing a
-// file. AlreadyExists means another writer published that version first.
-Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& m) {
-  std::string dir = JoinPath(path, kVersionsDir);
-  std::string tmp = JoinPath(path, TempManifestPath());
-  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, tmp, EncodeManifest(m)));
-  VIGIL_FAILPOINT("commit.after_manifest_temp");
-  Status linked = fs->LinkNoReplace(tmp, JoinPath(path, ManifestPath(m.version)));
-  Status removed = fs->RemoveFile(tmp);  // a leftover temp file is harmless: never read
-  (void)removed;
+// Links the committed claim `c` to its manifest name when no file is there yet (its writer
+// stopped between the claim and the link).
+Status RollForward(FileSystem* fs, const std::string& path, const CatalogVersion& c) {
+  const std::string final_rel = ManifestPath(c.version);
+  if (c.manifest == final_rel) return Status::OK();
+  const std::string final_abs = JoinPath(path, final_rel);
+  VIGIL_ASSIGN_OR_RETURN(bool there, fs->Exists(final_abs));
+  if (there) return Status::OK();
+  Status linked = fs->LinkNoReplace(JoinPath(path, c.manifest), final_abs);
+  if (linked.Is(StatusCode::kAlreadyExists)) return Status::OK();
+  if (linked.Is(StatusCode::kNotFound)) {
+    VIGIL_ASSIGN_OR_RETURN(there, fs->Exists(final_abs));  // linked, and the claim removed, meanwhile
+    if (there) return Status::OK();
+    return Status::Corruption("version " + std::to_string(c.version) + " of " + path + " is committed as " +
+                              c.manifest + ", which is missing");
+  }
   VIGIL_RETURN_IF_ERROR(linked);
+  return fs->SyncDir(JoinPath(path, kVersionsDir));
+}
+
+// The newest version the catalog committed, linked first; nullopt without a catalog or
+// before its first claim.
+Result<std::optional<uint64_t>> CatalogNewest(const DatasetOptions& o, const std::string& path) {
+  if (!o.versions) return std::optional<uint64_t>();
+  VIGIL_ASSIGN_OR_RETURN(std::optional<CatalogVersion> newest, o.versions->Latest());
+  if (!newest) return std::optional<uint64_t>();
+  VIGIL_RETURN_IF_ERROR(RollForward(o.fs, path, *newest));
+  return std::optional<uint64_t>(newest->version);
+}
+
+// The manifest versions on disk, none past the catalog's newest when there is one.
+Result<std::vector<uint64_t>> CommittedVersions(const DatasetOptions& o, const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<uint64_t> newest, CatalogNewest(o, path));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<uint64_t> versions, ListManifestVersions(o.fs, path));
+  if (newest) std::erase_if(versions, [&](uint64_t v) { return v > *newest; });
+  return versions;
+}
+
+// Claims `m` in the catalog under a unique name and links it once accepted; AlreadyExists
+// when another writer committed that version first. A claim whose answer is unknown
+// (IOError) is kept: the catalog may have committed it, and a reader then links it.
+Status ClaimManifest(FileSystem* fs, const std::string& path, const Manifest& m, VersionCatalog* versions) {
+  const std::string claim_rel = ClaimManifestPath(m.version);
+  const std::string claim = JoinPath(path, claim_rel);
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, claim, EncodeManifest(m)));
+  VIGIL_FAILPOINT("commit.after_manifest_temp");
+  Status claimed = versions->Claim(VersionClaim{m.version, claim_rel, m.txn});
+  if (claimed.Is(StatusCode::kIOError)) {
+    return claimed.WithContext("version " + std::to_string(m.version) + " may or may not be committed; " + claim_rel +
+                               " is kept");
+  }
+  if (!claimed.ok()) {
+    (void)fs->RemoveFile(claim);  // never committed: never read
+    return claimed;
+  }
+  VIGIL_FAILPOINT("commit.after_catalog_claim");
+  VIGIL_RETURN_IF_ERROR(RollForward(fs, path, CatalogVersion{m.version, claim_rel}));
+  (void)fs->RemoveFile(claim);  // the manifest name holds it now
+  return Status::OK();
+}
+
+// Publishes `m` as `_versions/<m.version>.manifest` without ever replacing a file, through
+// `versions` when there is a catalog. AlreadyExists means another writer published that
+// version first.
+Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& m, VersionCatalog* versions) {
+  std::string dir = JoinPath(path, kVersionsDir);
+  if (versions != nullptr) {
+    VIGIL_RETURN_IF_ERROR(ClaimManifest(fs, path, m, versions));
+  } else {
+    std::string tmp = JoinPath(path, TempManifestPath());
+    VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, tmp, EncodeManifest(m)));
+    VIGIL_FAILPOINT("commit.after_manifest_temp");
+    Status linked = fs->LinkNoReplace(tmp, JoinPath(path, ManifestPath(m.version)));
+    Status removed = fs->RemoveFile(tmp);  // a leftover temp file is harmless: never read
+    (void)removed;
+    VIGIL_RETURN_IF_ERROR(linked);
+  }
   VIGIL_FAILPOINT("commit.after_manifest_link");
   Status synced = fs->SyncDir(dir);
   if (synced.Is(StatusCode::kNotFound)) {
@@ -229,7 +295,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, Schema
   m.txn = std::move(props);
   if (m.txn.operation.empty()) m.txn.operation = "CREATE_TABLE";
   m.txn.timestamp_micros = options.env->NowMicros();
-  Status st = PublishManifest(fs, path, m);
+  Status st = PublishManifest(fs, path, m, options.versions.get());
   if (st.code() == StatusCode::kAlreadyExists) return Status::AlreadyExists("a dataset already exists at " + path);
   VIGIL_RETURN_IF_ERROR(st);
   return std::shared_ptr<Dataset>(new Dataset(path, std::move(m), options));
@@ -237,6 +303,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Create(const std::string& path, Schema
 
 Result<uint64_t> Dataset::LatestVersion(const std::string& path, DatasetOptions options) {
   options = Resolve(options);
+  VIGIL_ASSIGN_OR_RETURN(std::optional<uint64_t> newest, CatalogNewest(options, path));
+  if (newest) return *newest;
   VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
   if (versions.empty()) return Status::NotFound("no dataset at " + path);
   return versions.back();
@@ -244,6 +312,7 @@ Result<uint64_t> Dataset::LatestVersion(const std::string& path, DatasetOptions 
 
 Result<uint64_t> Dataset::LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options) {
   options = Resolve(options);
+  if (options.versions) return LatestVersion(path, options);  // the catalog decides
   VIGIL_ASSIGN_OR_RETURN(bool next, options.fs->Exists(JoinPath(path, ManifestPath(known + 1))));
   if (!next) {
     VIGIL_ASSIGN_OR_RETURN(bool still, options.fs->Exists(JoinPath(path, ManifestPath(known))));
@@ -256,10 +325,16 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, std::opt
                                                DatasetOptions options) {
   options = Resolve(options);
   if (version) {
-    VIGIL_ASSIGN_OR_RETURN(Manifest m, ReadManifest(options.fs, path, *version));
-    return std::shared_ptr<Dataset>(new Dataset(path, std::move(m), options));
+    Result<Manifest> m = ReadManifest(options.fs, path, *version);
+    if (m.status().Is(StatusCode::kNotFound) && options.versions) {
+      // The newest committed version may not be linked yet.
+      VIGIL_RETURN_IF_ERROR(CatalogNewest(options, path).status());
+      m = ReadManifest(options.fs, path, *version);
+    }
+    VIGIL_RETURN_IF_ERROR(m.status());
+    return std::shared_ptr<Dataset>(new Dataset(path, std::move(*m), options));
   }
-  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  VIGIL_ASSIGN_OR_RETURN(auto versions, CommittedVersions(options, path));
   if (versions.empty()) return Status::NotFound("no dataset at " + path);
   auto m = ReadManifest(options.fs, path, versions.back());
   if (m.ok()) return std::shared_ptr<Dataset>(new Dataset(path, std::move(*m), options));
@@ -277,7 +352,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Open(const std::string& path, std::opt
 
 Result<std::shared_ptr<Dataset>> Dataset::OpenNewestValid(const std::string& path, DatasetOptions options) {
   options = Resolve(options);
-  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  VIGIL_ASSIGN_OR_RETURN(auto versions, CommittedVersions(options, path));
   Status last = Status::NotFound("no dataset at " + path);
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
     auto m = ReadManifest(options.fs, path, *it);
@@ -291,7 +366,7 @@ Result<std::shared_ptr<Dataset>> Dataset::OpenNewestValid(const std::string& pat
 Result<std::vector<VersionInfo>> Dataset::ListVersions(const std::string& path, DatasetOptions options,
                                                        std::vector<uint64_t>* corrupt) {
   options = Resolve(options);
-  VIGIL_ASSIGN_OR_RETURN(auto versions, ListManifestVersions(options.fs, path));
+  VIGIL_ASSIGN_OR_RETURN(auto versions, CommittedVersions(options, path));
   std::vector<VersionInfo> out;
   for (uint64_t v : versions) {
     auto m = ReadManifest(options.fs, path, v);
@@ -340,7 +415,7 @@ Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
     }
     VIGIL_ASSIGN_OR_RETURN(Manifest next, ApplyTransaction(latest, txn, options_.env->NowMicros()));
     VIGIL_RETURN_IF_ERROR(CheckIdentity());
-    Status st = PublishManifest(fs, path_, next);
+    Status st = PublishManifest(fs, path_, next, options_.versions.get());
     if (st.ok()) return std::shared_ptr<Dataset>(new Dataset(path_, std::move(next), options_));
     if (st.code() != StatusCode::kAlreadyExists) return ExplainMissing(st);  // moved away meanwhile?
     // Another writer published next.version first: rebase on the newest version.

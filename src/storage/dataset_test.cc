@@ -3,11 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "testutil/temp_dir.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/storage/fault_fs.h"
+#include "vigil/storage/vacuum.h"
 
 namespace vigil {
 namespace {
@@ -318,6 +321,127 @@ TEST_F(DatasetTest, FaultAtEveryOperationOfAnAppendLeavesPreviousVersion) {
     }
   }
   EXPECT_GE(reported, ops);  // nearly every operation is on the acknowledged path
+}
+
+// ---- With a version catalog as the commit point ----
+
+class CatalogDatasetTest : public DatasetTest {
+ protected:
+  void TearDown() override { failpoint::DisarmAll(); }
+  DatasetOptions WithCatalog() {
+    DatasetOptions o = SmallFragments();
+    o.versions = catalog_;
+    return o;
+  }
+  // Entries of `_versions` that are claims.
+  std::vector<std::string> Claims() {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(Path() + "/_versions")) {
+      const std::string name = e.path().filename().string();
+      if (ParseClaimManifestName(name)) out.push_back(name);
+    }
+    return out;
+  }
+  std::shared_ptr<MemoryVersionCatalog> catalog_ = std::make_shared<MemoryVersionCatalog>();
+};
+
+TEST_F(CatalogDatasetTest, EveryCommitIsAClaimTheCatalogAcceptsThenALinkedManifest) {
+  auto ds = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), WithCatalog());
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  auto reader = Reader(TestSchema(), {{0, 10}});
+  TransactionProperties props = Props("APPEND");
+  props.attempt_id = "attempt-1";
+  auto v2 = (*ds)->Append(reader.get(), props);
+  ASSERT_TRUE(v2.ok()) << v2.status().ToString();
+  auto claims = catalog_->claims();
+  ASSERT_EQ(claims.size(), 2u);
+  EXPECT_EQ(claims[2].txn.attempt_id, "attempt-1");
+  EXPECT_EQ(ParseClaimManifestName(claims[2].manifest.substr(std::string("_versions/").size())), 2u);
+  // Linked under the plain name, the claim file gone: file readers see the same history.
+  EXPECT_TRUE(Claims().empty());
+  EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 2u);
+  EXPECT_EQ(Dataset::LatestVersion(Path(), WithCatalog()).value(), 2u);
+  EXPECT_EQ(Ids(*Dataset::Open(Path(), std::nullopt, WithCatalog()).value()).size(), 10u);
+}
+
+TEST_F(CatalogDatasetTest, AWriterThatLostTheClaimRebasesOnTheWinner) {
+  auto base = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), WithCatalog());
+  ASSERT_TRUE(base.ok());
+  auto first = Reader(TestSchema(), {{0, 5}});
+  ASSERT_TRUE((*base)->Append(first.get(), Props("APPEND")).ok());
+  // `base` still stands at version 1: its claim of version 2 is refused, and it rebases.
+  auto second = Reader(TestSchema(), {{100, 3}});
+  auto v3 = (*base)->Append(second.get(), Props("APPEND"));
+  ASSERT_TRUE(v3.ok()) << v3.status().ToString();
+  EXPECT_EQ((*v3)->version(), 3u);
+  EXPECT_EQ(Ids(**v3).size(), 8u);
+  EXPECT_EQ(catalog_->claims().size(), 3u);
+  EXPECT_TRUE(Claims().empty()) << "the refused claim's file is removed";
+}
+
+TEST_F(CatalogDatasetTest, AVersionClaimedButNotYetLinkedIsLinkedByTheNextReader) {
+  auto ds = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), WithCatalog());
+  ASSERT_TRUE(ds.ok());
+  failpoint::Arm("commit.after_catalog_claim", failpoint::Action::kError);
+  auto reader = Reader(TestSchema(), {{0, 4}});
+  EXPECT_FALSE((*ds)->Append(reader.get(), Props("APPEND")).ok());  // a writer cut after its claim
+  failpoint::DisarmAll();
+  // Committed in the catalog, not yet under its name: a file reader sees version 1 ...
+  EXPECT_EQ(Claims().size(), 1u);
+  EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 1u);
+  // ... a catalog reader sees version 2 and links it, for every reader after it.
+  auto opened = Dataset::Open(Path(), std::nullopt, WithCatalog());
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  EXPECT_EQ((*opened)->version(), 2u);
+  EXPECT_EQ(Ids(**opened).size(), 4u);
+  EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 2u);
+  // The claim is spent once linked: VACUUM finds it an orphan.
+  auto orphans = ListOrphans(Path());
+  ASSERT_TRUE(orphans.ok()) << orphans.status().ToString();
+  ASSERT_EQ(orphans->size(), 1u);
+  EXPECT_EQ((*orphans)[0].kind, Orphan::Kind::kManifestTemp);
+}
+
+TEST_F(CatalogDatasetTest, AFencedAttemptCommitsNothing) {
+  auto ds = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), WithCatalog());
+  ASSERT_TRUE(ds.ok());
+  catalog_->FenceAttempt("late-attempt");
+  TransactionProperties props = Props("CREATE_INDEX");
+  props.attempt_id = "late-attempt";
+  auto reader = Reader(TestSchema(), {{0, 4}});
+  auto refused = (*ds)->Append(reader.get(), props);
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+  EXPECT_EQ(catalog_->claims().size(), 1u);
+  EXPECT_TRUE(Claims().empty());
+  EXPECT_EQ(Dataset::LatestVersion(Path(), WithCatalog()).value(), 1u);
+  EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 1u);
+}
+
+TEST_F(CatalogDatasetTest, ADatasetMadeBeforeItsCatalogIsAdoptedByItsFirstClaim) {
+  auto legacy = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), SmallFragments());
+  ASSERT_TRUE(legacy.ok());
+  auto reader = Reader(TestSchema(), {{0, 3}});
+  ASSERT_TRUE((*legacy)->Append(reader.get(), Props("APPEND")).ok());
+  // No catalog versions yet: the newest file counts, and the first claim continues from it.
+  auto opened = Dataset::Open(Path(), std::nullopt, WithCatalog());
+  ASSERT_TRUE(opened.ok());
+  EXPECT_EQ((*opened)->version(), 2u);
+  auto more = Reader(TestSchema(), {{10, 2}});
+  auto v3 = (*opened)->Append(more.get(), Props("APPEND"));
+  ASSERT_TRUE(v3.ok()) << v3.status().ToString();
+  ASSERT_EQ(catalog_->claims().size(), 1u);
+  EXPECT_EQ(catalog_->claims().begin()->first, 3u);
+  // From now on the catalog decides: a manifest a writer without it links past the
+  // catalog's newest version is not read.
+  auto stray = Dataset::Open(Path(), std::nullopt, SmallFragments());
+  ASSERT_TRUE(stray.ok());
+  auto bypass = Reader(TestSchema(), {{20, 1}});
+  ASSERT_TRUE((*stray)->Append(bypass.get(), Props("APPEND")).ok());
+  EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 4u);
+  EXPECT_EQ(Dataset::LatestVersion(Path(), WithCatalog()).value(), 3u);
+  auto versions = Dataset::ListVersions(Path(), WithCatalog());
+  ASSERT_TRUE(versions.ok());
+  EXPECT_EQ(versions->back().version, 3u);
 }
 
 }  // namespace

@@ -95,6 +95,18 @@ bool IsPrefixedUuid(std::string_view name, std::string_view prefix) {
   return uuid.ok() && uuid->ToString() == id;
 }
 
+constexpr std::string_view kClaimInfix = ".claim-";
+
+std::string ClaimManifestPath(uint64_t version) {
+  return Join(kVersionsDir, std::to_string(version) + std::string(kClaimInfix) + Uuid::Generate().ToString());
+}
+
+std::optional<uint64_t> ParseClaimManifestName(std::string_view name) {
+  const size_t at = name.find(kClaimInfix);
+  if (at == std::string_view::npos || !IsPrefixedUuid(name.substr(at), kClaimInfix)) return std::nullopt;
+  return ParseDecimal<uint64_t>(name.substr(0, at));
+}
+
 std::string TempManifestPath() {
   return Join(kVersionsDir, std::string(kTempManifestPrefix) + Uuid::Generate().ToString());
 }

@@ -123,6 +123,13 @@ Result<std::vector<Orphan>> FindOrphans(FileSystem* fs, const std::string& root,
   VIGIL_ASSIGN_OR_RETURN(auto versions, ListIfPresent(fs, JoinPath(root, kVersionsDir)));
   for (const auto& n : versions) {
     if (ParseManifestName(n)) continue;
+    if (std::optional<uint64_t> claimed = ParseClaimManifestName(n)) {
+      // A claim is spent once its version is published (linked from it, or from the claim
+      // that won); until then the catalog may hold it, and only a reader may link it.
+      VIGIL_ASSIGN_OR_RETURN(bool published, fs->Exists(JoinPath(root, ManifestPath(*claimed))));
+      if (published) out.push_back(MakeOrphan(fs, root, Orphan::Kind::kManifestTemp, JoinPath(kVersionsDir, n), n));
+      continue;
+    }
     if (IsTempManifestName(n)) {
       out.push_back(MakeOrphan(fs, root, Orphan::Kind::kManifestTemp, JoinPath(kVersionsDir, n), n));
     } else if (skipped) {

@@ -12,7 +12,9 @@
 // commit version+1 optimistically: publishing `<v+1>.manifest` never replaces
 // an existing file; on a race the writer re-reads the latest version and
 // rebases compatible changes (appends, index changes on untouched names) or
-// reports CommitConflict. Before it publishes, a writer proves that the
+// reports CommitConflict. With a version catalog (DatasetOptions::versions;
+// storage/version_catalog.h) the catalog is the commit point instead and
+// decides the newest version. Before it publishes, a writer proves that the
 // directory still holds the dataset it opened (its `_identity`); otherwise the
 // commit fails with StaleIncarnation and nothing is published. A commit is
 // durable (files and directories fsynced) before it returns. A crash at any
@@ -33,6 +35,7 @@
 #include "vigil/storage/deletion.h"
 #include "vigil/storage/fragment.h"
 #include "vigil/storage/manifest.h"
+#include "vigil/storage/version_catalog.h"
 
 namespace vigil {
 
@@ -43,6 +46,8 @@ struct DatasetOptions {
   uint64_t max_rows_per_fragment = 1 << 20;
   FragmentWriterOptions writer;
   int max_commit_retries = 16;  // rebase attempts before CommitConflict
+  // The dataset's version catalog: null, versions are published by link(2) alone.
+  std::shared_ptr<VersionCatalog> versions;
 };
 
 // A change to apply on top of the version it was prepared against.

@@ -64,6 +64,11 @@ constexpr std::string_view kStagingDir = "_staging";
 std::string ManifestPath(uint64_t version);
 // The version of a "<v>.manifest" entry of `_versions` (decimal, no leading zeros).
 std::optional<uint64_t> ParseManifestName(std::string_view name);
+// "_versions/<v>.claim-<uuid>": a manifest of version v a writer claims in its version catalog
+// (version_catalog.h), linked to ManifestPath(v) once the catalog accepted it.
+std::string ClaimManifestPath(uint64_t version);
+// The version of a "<v>.claim-<uuid>" entry of `_versions`, or nullopt.
+std::optional<uint64_t> ParseClaimManifestName(std::string_view name);
 // "_versions/.tmp-<uuid>": where a manifest is written before it is linked.
 std::string TempManifestPath();
 // Whether an entry of `_versions/` is ".tmp-<uuid>".
