@@ -120,7 +120,8 @@ Result<std::vector<uint64_t>> CommittedVersions(const DatasetOptions& o, const s
 Status ClaimManifest(FileSystem* fs, const std::string& path, const Manifest& m, VersionCatalog* versions) {
   const std::string claim_rel = ClaimManifestPath(m.version);
   const std::string claim = JoinPath(path, claim_rel);
-  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, claim, EncodeManifest(m)));
+  const std::string bytes = EncodeManifest(m);
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, claim, bytes));
   VIGIL_FAILPOINT("commit.after_manifest_temp");
   Status claimed = versions->Claim(VersionClaim{m.version, claim_rel, m.txn});
   if (claimed.Is(StatusCode::kIOError)) {
@@ -132,7 +133,19 @@ Status ClaimManifest(FileSystem* fs, const std::string& path, const Manifest& m,
     return claimed;
   }
   VIGIL_FAILPOINT("commit.after_catalog_claim");
-  VIGIL_RETURN_IF_ERROR(RollForward(fs, path, CatalogVersion{m.version, claim_rel}));
+  const std::string final_abs = JoinPath(path, ManifestPath(m.version));
+  Status linked = fs->LinkNoReplace(claim, final_abs);
+  if (linked.Is(StatusCode::kAlreadyExists)) {
+    // A reader rolled this claim forward first, or a writer outside the catalog took the name.
+    VIGIL_ASSIGN_OR_RETURN(std::string there, fs->ReadFile(final_abs, bounds::kMaxManifestBytes));
+    if (there != bytes) {
+      return Status::Corruption("version " + std::to_string(m.version) + " of " + path +
+                                " is committed in its catalog, but another manifest was published under its name "
+                                "by a writer outside the catalog");
+    }
+  } else {
+    VIGIL_RETURN_IF_ERROR(linked);
+  }
   (void)fs->RemoveFile(claim);  // the manifest name holds it now
   return Status::OK();
 }

@@ -442,6 +442,12 @@ TEST_F(CatalogDatasetTest, ADatasetMadeBeforeItsCatalogIsAdoptedByItsFirstClaim)
   auto versions = Dataset::ListVersions(Path(), WithCatalog());
   ASSERT_TRUE(versions.ok());
   EXPECT_EQ(versions->back().version, 3u);
+  // A catalog writer whose claim of version 4 is accepted but finds the name taken by such a
+  // manifest says so (Corruption), never that its own commit is the one published.
+  auto clash = Reader(TestSchema(), {{30, 1}});
+  auto v4 = (*v3)->Append(clash.get(), Props("APPEND"));
+  EXPECT_EQ(v4.status().code(), StatusCode::kCorruption) << v4.status().ToString();
+  EXPECT_NE(v4.status().message().find("outside the catalog"), std::string::npos) << v4.status().ToString();
 }
 
 }  // namespace
