@@ -143,7 +143,7 @@ Transaction DeltaTransaction(const BuildIndexRequest& req, const Dataset& ds, In
 
 Result<BuildIndexResult> BuildIndex(const BuildIndexRequest& req) {
   VIGIL_RETURN_IF_ERROR(ValidateIdentifier(req.name, "index name"));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(req.dataset_path, req.version));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(req.dataset_path, req.version, req.dataset));
   if (!req.expected_schema_fingerprint.empty() && ds->schema()->fingerprint() != req.expected_schema_fingerprint) {
     return Status::FailedPrecondition("the schema of version " + std::to_string(ds->version()) +
                                       " no longer matches the admitted schema");

@@ -22,8 +22,8 @@ std::vector<const IndexSegmentMeta*> SegmentsNamed(const Manifest& m, const std:
 }
 
 Result<std::shared_ptr<Dataset>> OpenAdmitted(const std::string& path, std::optional<uint64_t> version,
-                                              const std::string& expected_fingerprint) {
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path, version));
+                                              const std::string& expected_fingerprint, const DatasetOptions& dataset) {
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path, version, dataset));
   if (!expected_fingerprint.empty() && ds->schema()->fingerprint() != expected_fingerprint) {
     return Status::FailedPrecondition("the schema of version " + std::to_string(ds->version()) +
                                       " no longer matches the admitted schema");
@@ -55,7 +55,8 @@ Result<ProviderResult> CreateIndex(const CreateIndexRequest& req, bool vector) {
     return Status::InvalidArgument(std::string("index type ") + std::string(IndexTypeName(req.type)) +
                                    (vector ? " is not a vector index" : " is not a scalar index"));
   }
-  VIGIL_ASSIGN_OR_RETURN(auto ds, OpenAdmitted(req.dataset_path, req.version, req.expected_schema_fingerprint));
+  VIGIL_ASSIGN_OR_RETURN(auto ds,
+                         OpenAdmitted(req.dataset_path, req.version, req.expected_schema_fingerprint, req.dataset));
   auto idx = ds->schema()->IndexOf(req.column);
   if (!idx) return Status::InvalidArgument("table has no column '" + req.column + "'");
   const Field& field = ds->schema()->field(*idx);
@@ -112,7 +113,8 @@ Status RevalidateCreate(const CreateIndexRequest& req) {
   if (Status caps = CheckIndexCaps(req.caps); !caps.ok()) {
     return Status::FailedPrecondition("STALE_ADMISSION: the admitted caps cannot be honoured: " + caps.message());
   }
-  VIGIL_ASSIGN_OR_RETURN(auto ds, OpenAdmitted(req.dataset_path, req.version, req.expected_schema_fingerprint));
+  VIGIL_ASSIGN_OR_RETURN(auto ds,
+                         OpenAdmitted(req.dataset_path, req.version, req.expected_schema_fingerprint, req.dataset));
   auto idx = ds->schema()->IndexOf(req.column);
   if (!idx) {
     return Status::FailedPrecondition("STALE_ADMISSION: version " + std::to_string(ds->version()) + " has no column '" +
@@ -132,7 +134,7 @@ Result<ProviderResult> CreateScalarIndex(const CreateIndexRequest& request) { re
 
 Result<ProviderResult> DropIndex(const DropIndexRequest& req) {
   VIGIL_RETURN_IF_ERROR(ValidateIdentifier(req.name, "index name"));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(req.dataset_path, req.version));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(req.dataset_path, req.version, req.dataset));
   auto same_name = SegmentsNamed(ds->manifest(), req.name);
   if (same_name.empty()) {
     return Status::NotFound("index '" + req.name + "' does not exist at version " + std::to_string(ds->version()));

@@ -26,16 +26,17 @@ Result<CreateIndexRequest> CreateRequest(const JobRequest& job) {
 
 }  // namespace
 
-Result<PreparedJob> PrepareJob(const JobRequest& job) {
+Result<PreparedJob> PrepareJob(const JobRequest& job, const DatasetOptions& dataset) {
   {
-    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(job.locator, static_cast<uint64_t>(job.start_version)));
+    VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(job.locator, static_cast<uint64_t>(job.start_version), dataset));
     if (ds->schema()->fingerprint() != job.schema_fingerprint) {
       return Status::FailedPrecondition("STALE_ADMISSION: the schema changed since admission");
     }
   }
-  PreparedJob prepared{job, std::nullopt};
+  PreparedJob prepared{job, std::nullopt, dataset};
   if (job.operation == JobOperation::kCreate || job.operation == JobOperation::kReplace) {
     VIGIL_ASSIGN_OR_RETURN(CreateIndexRequest req, CreateRequest(job));
+    req.dataset = dataset;
     VIGIL_RETURN_IF_ERROR(RevalidateCreate(req));
     prepared.create = std::move(req);
   }
@@ -50,7 +51,7 @@ Result<ProviderResult> InvokeJob(const PreparedJob& prepared, const std::string&
   txn.attempt_id = attempt_id;
   switch (job.operation) {
     case JobOperation::kDrop:
-      return DropIndex({job.locator, std::nullopt, job.index_name, txn});
+      return DropIndex({job.locator, std::nullopt, job.index_name, txn, prepared.dataset});
     case JobOperation::kBuild: {
       BuildIndexRequest req;
       req.dataset_path = job.locator;
@@ -59,6 +60,7 @@ Result<ProviderResult> InvokeJob(const PreparedJob& prepared, const std::string&
       req.name = job.index_name;
       req.txn = txn;
       req.progress = progress;
+      req.dataset = prepared.dataset;
       VIGIL_ASSIGN_OR_RETURN(BuildIndexResult built, BuildIndex(req));
       return ProviderResult{built.committed_version, built.segment_uuid};
     }

@@ -286,9 +286,10 @@ Status Supervisor::Launch::SendRequest() {
   // A frame that was not completely written cannot have been accepted (the worker
   // checks length and checksum), so a failure here is still proof of no invocation.
   request_.request.secret_follows = !request_.secret.empty();
+  request_.request.version_catalog = static_cast<bool>(request_.on_catalog_call);
   Status sent = WriteUntil(in_w_.get(), EncodeRequest(request_.request), deadline_);
   if (!sent.ok()) return sent.WithContext("request not delivered");
-  in_w_.Close();
+  if (!request_.on_catalog_call) in_w_.Close();  // else it carries the catalog's answers
   if (!request_.secret.empty()) {
     Status st = WriteUntil(secret_w_.get(), request_.secret, deadline_);
     if (!st.ok()) VIGIL_LOG_WARN("worker {}: secret not delivered: {}", pid_, st.ToString());
@@ -315,6 +316,14 @@ Status Supervisor::Launch::ReadResponses(bool* kill_now) {
     if (f.type == MessageType::kProgress) {
       VIGIL_ASSIGN_OR_RETURN(Progress p, DecodeProgress(f.payload));
       if (request_.on_progress) request_.on_progress(p);
+      continue;
+    }
+    if (f.type == MessageType::kCatalogCall && request_.on_catalog_call) {
+      VIGIL_ASSIGN_OR_RETURN(CatalogCall call, DecodeCatalogCall(f.payload));
+      CatalogAnswer answer = request_.on_catalog_call(call);
+      answer.message = SanitizeMessage(answer.message);
+      VIGIL_RETURN_IF_ERROR(
+          WriteUntil(in_w_.get(), EncodeCatalogAnswer(answer), deadline_).WithContext("catalog answer"));
       continue;
     }
     if (f.type != MessageType::kResponse) return Status::Corruption("unexpected worker message after the request");

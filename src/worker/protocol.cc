@@ -96,7 +96,7 @@ void ReadAttempt(PayloadReader* r, AttemptIdentity* a) {
   r->I64(&a->deadline_at_ms, "deadline_at_ms");
 }
 
-bool KnownType(uint16_t t) { return t >= 1 && t <= 4; }
+bool KnownType(uint16_t t) { return t >= 1 && t <= 6; }
 
 // Length of the valid UTF-8 sequence starting at s[i], or 0 when invalid.
 size_t Utf8Length(std::string_view s, size_t i) {
@@ -172,7 +172,30 @@ std::string EncodeRequest(const Request& m) {
   PutU32(&p, m.job.caps.max_sub_vectors);
   PutString(&p, m.failpoints);
   PutU8(&p, m.secret_follows ? 1 : 0);
+  PutU8(&p, m.version_catalog ? 1 : 0);
   return EncodeFrame(MessageType::kRequest, p);
+}
+
+std::string EncodeCatalogCall(const CatalogCall& m) {
+  std::string p;
+  PutU8(&p, m.claim ? 1 : 0);
+  PutU64(&p, m.version);
+  PutString(&p, m.manifest);
+  PutString(&p, m.operation);
+  PutU8(&p, m.job_id ? 1 : 0);
+  PutI64(&p, m.job_id.value_or(0));
+  PutString(&p, m.attempt_id);
+  return EncodeFrame(MessageType::kCatalogCall, p);
+}
+
+std::string EncodeCatalogAnswer(const CatalogAnswer& m) {
+  std::string p;
+  PutU32(&p, static_cast<uint32_t>(m.code));
+  PutString(&p, m.message.substr(0, kMaxMessageBytes));
+  PutU8(&p, m.latest_version ? 1 : 0);
+  PutU64(&p, m.latest_version.value_or(0));
+  PutString(&p, m.latest_manifest);
+  return EncodeFrame(MessageType::kCatalogAnswer, p);
 }
 
 std::string EncodeProgress(const Progress& m) {
@@ -233,7 +256,45 @@ Result<Request> DecodeRequest(std::string_view payload) {
   r.U32(&m.job.caps.max_sub_vectors, "caps.max_sub_vectors");
   r.String(&m.failpoints, "failpoints", 4096);
   r.Bool(&m.secret_follows, "secret_follows");
+  r.Bool(&m.version_catalog, "version_catalog");
   VIGIL_RETURN_IF_ERROR(r.Finish("the request"));
+  return m;
+}
+
+Result<CatalogCall> DecodeCatalogCall(std::string_view payload) {
+  PayloadReader r(payload);
+  CatalogCall m;
+  r.Bool(&m.claim, "claim");
+  r.U64(&m.version, "version");
+  r.String(&m.manifest, "manifest", 1024);
+  r.String(&m.operation, "operation", 256);
+  bool has_job = false;
+  int64_t job = 0;
+  r.Bool(&has_job, "has_job_id");
+  r.I64(&job, "job_id");
+  if (r.ok() && !has_job && job != 0) r.Fail("job_id");
+  if (has_job) m.job_id = job;
+  r.String(&m.attempt_id, "attempt_id", 1024);
+  VIGIL_RETURN_IF_ERROR(r.Finish("a catalog call"));
+  return m;
+}
+
+Result<CatalogAnswer> DecodeCatalogAnswer(std::string_view payload) {
+  PayloadReader r(payload);
+  CatalogAnswer m;
+  uint32_t code = 0;
+  r.U32(&code, "code");
+  if (r.ok() && code > static_cast<uint32_t>(kLastStatusCode)) r.Fail("code");
+  m.code = static_cast<StatusCode>(code);
+  r.String(&m.message, "message", kMaxMessageBytes);
+  bool has_latest = false;
+  uint64_t latest = 0;
+  r.Bool(&has_latest, "has_latest_version");
+  r.U64(&latest, "latest_version");
+  if (r.ok() && !has_latest && latest != 0) r.Fail("latest_version");
+  if (has_latest) m.latest_version = latest;
+  r.String(&m.latest_manifest, "latest_manifest", 1024);
+  VIGIL_RETURN_IF_ERROR(r.Finish("a catalog answer"));
   return m;
 }
 

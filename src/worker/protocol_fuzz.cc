@@ -44,6 +44,23 @@ void CheckPayload(MessageType type, const std::string& payload) {
       }
       break;
     }
+    case MessageType::kCatalogCall: {
+      auto m = DecodeCatalogCall(payload);
+      VIGIL_CHECK(m.ok() || m.status().code() == vigil::StatusCode::kCorruption);
+      if (m.ok()) VIGIL_CHECK(EncodeCatalogCall(*m) == EncodeFrame(type, payload));
+      break;
+    }
+    case MessageType::kCatalogAnswer: {
+      auto m = DecodeCatalogAnswer(payload);
+      VIGIL_CHECK(m.ok() || m.status().code() == vigil::StatusCode::kCorruption);
+      if (m.ok()) {
+        std::string again = EncodeCatalogAnswer(*m);
+        auto back =
+            DecodeCatalogAnswer(again.substr(kFrameHeaderBytes, again.size() - kFrameHeaderBytes - kFrameTrailerBytes));
+        VIGIL_CHECK(back.ok() && *back == *m);
+      }
+      break;
+    }
   }
 }
 
@@ -83,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > kFrameHeaderBytes) {
     std::string payload = input.substr(kFrameHeaderBytes, size - kFrameHeaderBytes);
     if (payload.size() <= kMaxFramePayload) {
-      for (auto t : {MessageType::kHandshake, MessageType::kRequest, MessageType::kProgress, MessageType::kResponse}) {
+      for (auto t : {MessageType::kHandshake, MessageType::kRequest, MessageType::kProgress, MessageType::kResponse,
+                     MessageType::kCatalogCall, MessageType::kCatalogAnswer}) {
         CheckPayload(t, payload);
       }
     }
@@ -116,4 +134,6 @@ void VigilFuzzSeeds(std::vector<std::string>* out) {
   resp.committed_version = 4;
   out->push_back(EncodeResponse(resp));
   out->push_back(EncodeProgress({"writing", 1, 1}) + EncodeResponse(resp));
+  out->push_back(EncodeCatalogCall({true, 3, "_versions/3.claim-x", "CREATE_INDEX", 7, "7-attempt"}));
+  out->push_back(EncodeCatalogAnswer({vigil::StatusCode::kOk, "", 2, "_versions/2.manifest"}));
 }

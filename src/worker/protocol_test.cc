@@ -25,6 +25,7 @@ Request SampleRequest() {
   r.job.caps = {uint64_t{1} << 40, 3, 8192, 100'000, 512};  // the admitted caps, not the defaults
   r.failpoints = "worker.before_invoke=kill";
   r.secret_follows = true;
+  r.version_catalog = true;
   return r;
 }
 
@@ -68,6 +69,33 @@ TEST(ProtocolTest, EveryMessageRoundTrips) {
   resp.committed_version.reset();
   resp.invoked = false;
   EXPECT_EQ(*DecodeResponse(Frames(EncodeResponse(resp))[0].payload), resp);
+}
+
+TEST(ProtocolTest, CatalogCallsAndAnswersRoundTripAndRejectBadValues) {
+  const CatalogCall claim{true, 9, "_versions/9.claim-x", "CREATE_INDEX", 7, "7-attempt"};
+  const CatalogCall latest{};
+  const CatalogAnswer refused{StatusCode::kFailedPrecondition, "attempt 7-attempt may no longer commit", {}, ""};
+  const CatalogAnswer newest{StatusCode::kOk, "", 8, "_versions/8.manifest"};
+  auto frames = Frames(EncodeCatalogCall(claim) + EncodeCatalogCall(latest) + EncodeCatalogAnswer(refused) +
+                       EncodeCatalogAnswer(newest));
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_EQ(frames[0].type, MessageType::kCatalogCall);
+  EXPECT_EQ(*DecodeCatalogCall(frames[0].payload), claim);
+  EXPECT_EQ(*DecodeCatalogCall(frames[1].payload), latest);
+  EXPECT_EQ(frames[2].type, MessageType::kCatalogAnswer);
+  EXPECT_EQ(*DecodeCatalogAnswer(frames[2].payload), refused);
+  EXPECT_EQ(*DecodeCatalogAnswer(frames[3].payload), newest);
+  auto payload = [](const std::string& frame) {
+    return frame.substr(kFrameHeaderBytes, frame.size() - kFrameHeaderBytes - kFrameTrailerBytes);
+  };
+  const std::string call = payload(EncodeCatalogCall(claim));
+  for (size_t cut = 0; cut < call.size(); ++cut) {
+    EXPECT_EQ(DecodeCatalogCall(call.substr(0, cut)).status().code(), StatusCode::kCorruption) << cut;
+  }
+  EXPECT_EQ(DecodeCatalogCall(call + "x").status().code(), StatusCode::kCorruption);
+  std::string bad_code = payload(EncodeCatalogAnswer(newest));
+  bad_code[0] = 99;
+  EXPECT_EQ(DecodeCatalogAnswer(bad_code).status().code(), StatusCode::kCorruption);
 }
 
 TEST(ProtocolTest, ReaderWaitsForCompleteFramesAcrossChunks) {

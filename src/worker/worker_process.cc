@@ -100,9 +100,36 @@ class SecretBuffer {
 
 }  // namespace
 
+Result<CatalogAnswer> PipeVersionCatalog::Call(const CatalogCall& call) {
+  MutexLock lock(&mu_);
+  VIGIL_RETURN_IF_ERROR(WriteAll(out_, EncodeCatalogCall(call)).WithContext("version catalog call"));
+  Result<Frame> frame = ReadFrame(in_, reader_);
+  if (!frame.ok()) return Status::IOError("no answer to a version catalog call: " + frame.status().ToString());
+  if (frame->type != MessageType::kCatalogAnswer) {
+    return Status::IOError("the supervisor answered a version catalog call with another message");
+  }
+  Result<CatalogAnswer> answer = DecodeCatalogAnswer(frame->payload);
+  if (!answer.ok()) return Status::IOError("a corrupt version catalog answer: " + answer.status().ToString());
+  return answer;
+}
+
+Result<std::optional<CatalogVersion>> PipeVersionCatalog::Latest() {
+  VIGIL_ASSIGN_OR_RETURN(CatalogAnswer answer, Call(CatalogCall{}));
+  if (answer.code != StatusCode::kOk) return Status(answer.code, answer.message);
+  if (!answer.latest_version) return std::optional<CatalogVersion>();
+  return std::optional<CatalogVersion>(CatalogVersion{*answer.latest_version, answer.latest_manifest});
+}
+
+Status PipeVersionCatalog::Claim(const VersionClaim& claim) {
+  CatalogCall call{true, claim.version, claim.manifest, claim.txn.operation, claim.txn.job_id, claim.txn.attempt_id};
+  VIGIL_ASSIGN_OR_RETURN(CatalogAnswer answer, Call(call));
+  return answer.code == StatusCode::kOk ? Status::OK() : Status(answer.code, answer.message);
+}
+
 Response ExecuteJob(const AttemptIdentity& attempt, const index::JobRequest& job, std::string_view secret,
-                    const std::function<void(std::string_view, uint64_t, uint64_t)>& progress) {
-  Result<index::PreparedJob> prepared = index::PrepareJob(job);
+                    const std::function<void(std::string_view, uint64_t, uint64_t)>& progress,
+                    const DatasetOptions& dataset) {
+  Result<index::PreparedJob> prepared = index::PrepareJob(job, dataset);
   if (!prepared.ok()) return Complete(attempt, false, prepared.status(), secret);
   if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
 #ifdef VIGIL_FAILPOINTS
@@ -173,7 +200,9 @@ int ServeOneRequest(const WorkerFds& fds) {
       last_phase = std::string(phase);
       (void)WriteAll(fds.out, EncodeProgress({std::string(phase), done, total}));
     };
-    response = ExecuteJob(attempt, request->job, secret.view(), progress);
+    DatasetOptions dataset;
+    if (request->version_catalog) dataset.versions = std::make_shared<PipeVersionCatalog>(fds.in, fds.out, &reader);
+    response = ExecuteJob(attempt, request->job, secret.view(), progress, dataset);
   }
   secret.Wipe();
   // Test hooks for the supervisor's defences: a response for another attempt, a corrupt frame.

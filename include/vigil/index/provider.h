@@ -43,6 +43,7 @@ struct CreateIndexRequest {
   TransactionProperties txn;  // operation is set by the call
   IndexCaps caps;             // the caps the request was admitted under
   ProgressFn progress;
+  DatasetOptions dataset;  // how the dataset is opened and committed (its version catalog)
 };
 
 struct DropIndexRequest {
@@ -50,6 +51,7 @@ struct DropIndexRequest {
   std::optional<uint64_t> version;
   std::string name;
   TransactionProperties txn;
+  DatasetOptions dataset;
 };
 
 struct ProviderResult {
@@ -112,6 +114,7 @@ struct BuildIndexRequest {
   Uuid segment_uuid;                        // preassigned; nil = generate
   TransactionProperties txn;
   ProgressFn progress;
+  DatasetOptions dataset;
 };
 
 struct BuildIndexResult {
@@ -135,6 +138,7 @@ namespace vigil::index {
 struct PreparedJob {
   JobRequest job;
   std::optional<CreateIndexRequest> create;  // CREATE / REPLACE only
+  DatasetOptions dataset;
 };
 
 // Revalidation before invocation, the same for every executor: reopens exactly the
@@ -142,7 +146,8 @@ struct PreparedJob {
 // ..." on a change) and, for CREATE / REPLACE, builds the provider request and
 // revalidates it under the admitted caps (RevalidateCreate). An error proves that
 // nothing was invoked.
-Result<PreparedJob> PrepareJob(const JobRequest& job);
+// `dataset` opens and commits the dataset (its version catalog).
+Result<PreparedJob> PrepareJob(const JobRequest& job, const DatasetOptions& dataset = {});
 
 // The provider call of a prepared job: DropIndex, BuildIndex (a delta segment over the
 // base cut), CreateVectorIndex or CreateScalarIndex, with the job id and `attempt_id` as

@@ -1,6 +1,8 @@
 // The supervisor <-> vigil-worker protocol (DESIGN.md section 6): length-bounded,
 // XXH3-checksummed frames over pipes carrying a handshake (both ways), one
-// request, progress messages and one final response. Secrets never travel in
+// request, progress messages, calls on the dataset's version catalog (each
+// answered by the supervisor, which holds the metadata store) and one final
+// response. Secrets never travel in
 // a frame; the request only says whether one follows on the separate secret
 // pipe. Plain values and pure functions; thread-safe. FrameReader is owned by
 // one thread.
@@ -17,7 +19,7 @@
 
 namespace vigil::worker {
 
-constexpr uint32_t kProtocolVersion = 2;  // 2: the request carries the admitted caps
+constexpr uint32_t kProtocolVersion = 3;  // 3: version catalog calls through the supervisor
 // "VGWK" little-endian: the first four bytes of every frame.
 constexpr uint32_t kFrameMagic = 0x4b574756;
 constexpr size_t kFrameHeaderBytes = 12;  // magic u32, type u16, flags u16, length u32
@@ -42,6 +44,8 @@ enum class MessageType : uint16_t {
   kRequest = 2,
   kProgress = 3,
   kResponse = 4,
+  kCatalogCall = 5,    // worker -> supervisor
+  kCatalogAnswer = 6,  // supervisor -> worker
 };
 
 // The build both sides must share; compiled into vigil_worker, so the server
@@ -57,11 +61,35 @@ struct Handshake {
 
 struct Request {
   AttemptIdentity attempt;
-  index::JobRequest job;        // the one provider call
-  std::string failpoints;       // failpoint spec armed in the worker (failpoint.h grammar)
-  bool secret_follows = false;  // a secret arrives on the secret pipe
+  index::JobRequest job;         // the one provider call
+  std::string failpoints;        // failpoint spec armed in the worker (failpoint.h grammar)
+  bool secret_follows = false;   // a secret arrives on the secret pipe
+  bool version_catalog = false;  // commit through the supervisor's catalog (kCatalogCall)
 
   bool operator==(const Request&) const = default;
+};
+
+// A worker's call on its dataset's version catalog (storage/version_catalog.h): Latest(),
+// or Claim() of a version with the commit's job and attempt.
+struct CatalogCall {
+  bool claim = false;
+  uint64_t version = 0;
+  std::string manifest;
+  std::string operation;
+  std::optional<int64_t> job_id;
+  std::string attempt_id;
+
+  bool operator==(const CatalogCall&) const = default;
+};
+
+// The supervisor's answer: the call's status and, for Latest(), the newest version.
+struct CatalogAnswer {
+  StatusCode code = StatusCode::kOk;
+  std::string message;  // sanitized, <= kMaxMessageBytes
+  std::optional<uint64_t> latest_version;
+  std::string latest_manifest;
+
+  bool operator==(const CatalogAnswer&) const = default;
 };
 
 struct Progress {
@@ -89,6 +117,8 @@ std::string EncodeHandshake(const Handshake& m);
 std::string EncodeRequest(const Request& m);
 std::string EncodeProgress(const Progress& m);
 std::string EncodeResponse(const Response& m);
+std::string EncodeCatalogCall(const CatalogCall& m);
+std::string EncodeCatalogAnswer(const CatalogAnswer& m);
 
 struct Frame {
   MessageType type = MessageType::kHandshake;
@@ -100,6 +130,8 @@ Result<Handshake> DecodeHandshake(std::string_view payload);
 Result<Request> DecodeRequest(std::string_view payload);
 Result<Progress> DecodeProgress(std::string_view payload);
 Result<Response> DecodeResponse(std::string_view payload);
+Result<CatalogCall> DecodeCatalogCall(std::string_view payload);
+Result<CatalogAnswer> DecodeCatalogAnswer(std::string_view payload);
 
 // Incremental decoding of a byte stream into frames. After the first error
 // every later call returns the same error (a stream is never resynchronized).

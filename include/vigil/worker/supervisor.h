@@ -61,7 +61,10 @@ struct LaunchRequest {
   int attempt_lock_fd = -1;                          // held attempt lock; the worker inherits it
   std::chrono::milliseconds timeout{3'600'000};      // wall-clock limit from launch
   std::function<void(const Progress&)> on_progress;  // called on the Run thread
-  std::function<void(pid_t)> on_launched;            // after the handshake, on the Run thread
+  // Answers the worker's version catalog calls (on the Run thread); set, the request asks
+  // the worker to commit through it (Request::version_catalog).
+  std::function<CatalogAnswer(const CatalogCall&)> on_catalog_call;
+  std::function<void(pid_t)> on_launched;  // after the handshake, on the Run thread
 };
 
 struct LaunchResult {

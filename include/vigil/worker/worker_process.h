@@ -5,6 +5,9 @@
 // REPLACE, the admitted caps and the request under them before it sets
 // `invoked`; a mismatch is a complete invoked=false STALE_ADMISSION response.
 // A failure after an allocation failed names the memory limit (worker.memory_bytes).
+// When the request asks for it (version_catalog), every version the provider
+// reads as newest or commits goes through the supervisor's catalog: a
+// kCatalogCall frame, answered by one kCatalogAnswer (PipeVersionCatalog).
 // Failpoints (armed only through the request), in call order:
 //   worker.before_invoke   after revalidation, before `invoked` is set
 //   worker.sandbox_probe   test builds: fires -> the provider is not invoked; the
@@ -21,6 +24,8 @@
 #include <functional>
 #include <string_view>
 
+#include "vigil/common/mutex.h"
+#include "vigil/storage/dataset.h"
 #include "vigil/worker/protocol.h"
 
 namespace vigil::worker {
@@ -31,13 +36,34 @@ struct WorkerFds {
   int secret = -1;  // the secret pipe (read to EOF when the request announces a secret)
 };
 
+// The dataset's version catalog seen from inside the worker: each call is a frame to the
+// supervisor and its answer. An unanswered call (EOF, a bad frame) is an IOError: the
+// claim's outcome is unknown to the worker. Thread-safe (one call at a time).
+class PipeVersionCatalog : public VersionCatalog {
+ public:
+  // `reader` is the one FrameReader of `in`; all three outlive the catalog.
+  PipeVersionCatalog(int in, int out, FrameReader* reader) : in_(in), out_(out), reader_(reader) {}
+  Result<std::optional<CatalogVersion>> Latest() override;
+  Status Claim(const VersionClaim& claim) override;
+
+ private:
+  Result<CatalogAnswer> Call(const CatalogCall& call);
+
+  const int in_;
+  const int out_;
+  Mutex mu_;
+  FrameReader* reader_ VIGIL_GUARDED_BY(mu_);
+};
+
 // Serves one request on `fds`; returns the process exit code (0 after a
 // response was written, kExit* otherwise). The secret is zeroized before return.
 int ServeOneRequest(const WorkerFds& fds);
 
 // The provider call of `job` (index::PrepareJob's revalidation, failpoints, index::InvokeJob)
-// as a response for `attempt`; `secret` only scrubs messages. Progress goes to `progress` when set.
+// as a response for `attempt`; `secret` only scrubs messages. Progress goes to `progress` when set;
+// `dataset` opens and commits the dataset (its version catalog).
 Response ExecuteJob(const AttemptIdentity& attempt, const index::JobRequest& job, std::string_view secret,
-                    const std::function<void(std::string_view, uint64_t, uint64_t)>& progress);
+                    const std::function<void(std::string_view, uint64_t, uint64_t)>& progress,
+                    const DatasetOptions& dataset = {});
 
 }  // namespace vigil::worker
