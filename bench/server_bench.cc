@@ -196,7 +196,7 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
   o.columns = {"id", "emb"};
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &store->catalog());
+  jobs::TableCatalog catalog(&root, &*store);
   auto t0 = Clock::now();
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry docs, catalog.Create(TableName{"local", kDb, "docs"}, s.gen->schema(),
                                                                {.operation = "CREATE_TABLE"}));
@@ -666,7 +666,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   {
     VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(s.root_dir));
     VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-    jobs::TableCatalog catalog(&root, &store->catalog());
+    jobs::TableCatalog catalog(&root, &*store);
     for (int i = 0; i < c.threads; ++i) {
       VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", kDb, "docs"}));
       VIGIL_ASSIGN_OR_RETURN(auto snap, query::TableSnapshot::Open(ds));

@@ -59,7 +59,7 @@ Result<Setup> MakeTable(const BenchArgs& args) {
   o.columns = {"id", "category", "emb"};
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
   VIGIL_ASSIGN_OR_RETURN(s.store, jobs::OpenRootJobStore(*s.root));
-  jobs::TableCatalog catalog(s.root.get(), &s.store->catalog());
+  jobs::TableCatalog catalog(s.root.get(), &*s.store);
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(),
                                                                 {.operation = "CREATE_TABLE"}));
   s.path = entry.locator;

@@ -32,7 +32,7 @@ Status MakeBenchRoot(const DataGenerator& gen, const std::string& dir, const std
   };
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(dir));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &store->catalog());
+  jobs::TableCatalog catalog(&root, &*store);
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
                          catalog.Create(TableName{"local", "bench", table}, gen.schema(), props("CREATE_TABLE")));
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(entry.locator));

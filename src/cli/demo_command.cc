@@ -94,7 +94,7 @@ Status RunDemo(const Context& ctx, const DemoArgs& args) {
   std::printf("root     %s\n", root.path().c_str());
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName("demo.sample"));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &store->catalog());
+  jobs::TableCatalog catalog(&root, &*store);
   VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> found, catalog.Find(name));
   const bool exists = found.has_value();
   ShellOptions options;

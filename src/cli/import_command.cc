@@ -22,7 +22,7 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName(args.table));
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &store->catalog());
+  jobs::TableCatalog catalog(&root, &*store);
   ImportOptions options;
   options.create = args.create;
   if (!args.format.empty()) {

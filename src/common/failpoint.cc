@@ -223,7 +223,10 @@ std::string ArmedSpec() {
         out += "delay(" + std::to_string(e.delay_ms) + ")";
         break;
     }
-    if (e.hit != 0) out += "@" + std::to_string(e.hit);
+    if (e.hit != 0) {
+      out += '@';
+      out += std::to_string(e.hit);
+    }
   }
   return out;
 }

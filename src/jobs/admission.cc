@@ -6,6 +6,7 @@
 #include "vigil/common/failpoint.h"
 #include "vigil/common/names.h"
 #include "vigil/index/provider.h"
+#include "vigil/jobs/version_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/worker/isolation.h"
 
@@ -38,7 +39,8 @@ Result<Target> LoadTarget(JobStore* store, const IndexTarget& t) {
   if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
   Target out;
   out.table = *entry;
-  VIGIL_ASSIGN_OR_RETURN(out.dataset, Dataset::Open(entry->locator));
+  VIGIL_ASSIGN_OR_RETURN(out.dataset,
+                         Dataset::Open(entry->locator, std::nullopt, TableDatasetOptions(store, entry->table_incarnation)));
   VIGIL_ASSIGN_OR_RETURN(out.indexes, index::ListIndexes(entry->locator, out.dataset->version()));
   return out;
 }

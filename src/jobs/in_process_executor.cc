@@ -21,7 +21,9 @@ ExecutionOutcome Complete(bool invoked, const Status& st, std::optional<int64_t>
 ExecutionOutcome InProcessExecutor::Execute(const ExecutionRequest& request) {
   Result<index::JobRequest> job = ProviderJob(request.job);
   if (!job.ok()) return Complete(false, job.status());
-  Result<index::PreparedJob> prepared = index::PrepareJob(*job);
+  DatasetOptions dataset;
+  dataset.versions = request.versions;
+  Result<index::PreparedJob> prepared = index::PrepareJob(*job, dataset);
   if (!prepared.ok()) return Complete(false, prepared.status());
   if (Status fp = failpoint::Hit("executor.before_invoke"); !fp.ok()) return Complete(false, fp);
   Result<index::ProviderResult> result = index::InvokeJob(*prepared, request.attempt.attempt_id, request.progress);

@@ -10,6 +10,7 @@
 #include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
+#include "vigil/jobs/version_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
 
@@ -139,9 +140,10 @@ Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::functi
   return false;  // another actor moved the job; a later pass reloads it
 }
 
-Result<Reconciler::Observation> Reconciler::ReadNewest(const std::string& locator) {
-  // The newest version or an error: an older good version is not an authoritative read.
-  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, Dataset::Open(locator));
+Result<Reconciler::Observation> Reconciler::ReadNewest(const JobSpec& spec) {
+  // The newest committed version or an error: an older good version is not an authoritative read.
+  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds,
+                         Dataset::Open(spec.locator, std::nullopt, TableDatasetOptions(store_, spec.table_incarnation)));
   const Manifest& m = ds->manifest();
   std::vector<std::string> segments;
   segments.reserve(m.segments.size());
@@ -216,7 +218,7 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
   };
 
   if (Watching(job.state.reconcile)) {
-    Result<Observation> seen = ReadNewest(job.spec.locator);
+    Result<Observation> seen = ReadNewest(job.spec);
     if (!seen.ok()) return Watch(&job, now_ms, nullptr, seen.status().ToString());
     VIGIL_ASSIGN_OR_RETURN(bool current, observe(*seen));
     if (!current) return Status::OK();
@@ -230,7 +232,7 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
   }
   if (job.state.reconcile == ReconcileState::kFinalReadPending) {
     // The final authoritative read comes after the proof: nothing of the attempt can commit now.
-    Result<Observation> final_read = ReadNewest(job.spec.locator);
+    Result<Observation> final_read = ReadNewest(job.spec);
     if (!final_read.ok()) return Watch(&job, now_ms, nullptr, final_read.status().ToString());
     VIGIL_ASSIGN_OR_RETURN(bool current, observe(*final_read));
     if (!current) return Status::OK();
@@ -246,8 +248,15 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
 }
 
 Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& job) {
+  // The catalog records the attempt of every commit made through it; a commit made before the
+  // table's catalog existed is in the manifest history of its committed versions.
+  StoreVersionCatalog catalog(store_, job.spec.table_incarnation, [] { return Env::Default()->NowMs(); });
+  VIGIL_ASSIGN_OR_RETURN(std::optional<StoredVersion> claimed, catalog.FindAttempt(job.attempt->attempt_id));
+  if (claimed) return std::optional<int64_t>(static_cast<int64_t>(claimed->version));
+  const DatasetOptions committed = TableDatasetOptions(store_, job.spec.table_incarnation);
   std::vector<uint64_t> corrupt;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions(job.spec.locator, {}, &corrupt));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions,
+                         Dataset::ListVersions(job.spec.locator, committed, &corrupt));
   const auto start = static_cast<uint64_t>(job.spec.start_version);
   const std::string& attempt_id = job.attempt->attempt_id;
   uint64_t newest = start;

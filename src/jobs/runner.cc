@@ -9,6 +9,7 @@
 #include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
+#include "vigil/jobs/version_store.h"
 
 namespace vigil::jobs {
 
@@ -121,8 +122,12 @@ Result<JobRecord> JobRunner::ExecuteAndRecord(Dispatched d) {
     if (!st.ok())
       VIGIL_LOG_WARN("job {}: cannot record its worker {} in the attempt lock: {}", job_id, pid, st.ToString());
   };
+  // The attempt's claims are judged on the clock its result is recorded at.
+  std::function<int64_t()> clock = [t = d.dispatched_at_ms] { return t; };
+  if (options_.env != nullptr) clock = [env = options_.env] { return env->NowMs(); };
   ExecutionOutcome outcome =
-      executor_->Execute({running, d.attempt, ProgressRecorder(running), lock_fd, record_process});
+      executor_->Execute({running, d.attempt, ProgressRecorder(running), lock_fd, record_process,
+                          TableDatasetOptions(store_, running.spec.table_incarnation, std::move(clock)).versions});
   Classification c = Classify(running.spec.operation, running.spec.if_mode, outcome.report);
   AttemptReport report;
   report.attempt_id = d.attempt.attempt_id;

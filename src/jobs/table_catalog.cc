@@ -4,6 +4,7 @@
 #include <set>
 
 #include "vigil/common/uuid.h"
+#include "vigil/jobs/version_store.h"
 #include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
@@ -14,10 +15,20 @@ Status Missing(const TableName& name) { return Status::NotFound("table " + name.
 
 }  // namespace
 
-TableCatalog::TableCatalog(const Root* root, CatalogStore* store) : root_(root), store_(store) {}
+TableCatalog::TableCatalog(const Root* root, JobStore* store)
+    : root_(root), jobs_(store), store_(&store->catalog()) {}
 
-TableCatalog::TableCatalog(const Root* root, CatalogStore* store, std::function<int64_t()> now_ms)
-    : root_(root), store_(store), now_ms_(std::move(now_ms)) {}
+TableCatalog::TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms)
+    : root_(root), jobs_(store), store_(&store->catalog()), now_ms_(std::move(now_ms)) {}
+
+DatasetOptions TableCatalog::Options(const TableEntry& entry) const {
+  std::function<int64_t()> now = now_ms_;
+  if (!now) now = [env = root_->env()] { return env->NowMs(); };
+  DatasetOptions options = TableDatasetOptions(jobs_, entry.table_incarnation, std::move(now));
+  options.env = root_->env();
+  options.fs = root_->fs();
+  return options;
+}
 
 Result<std::optional<TableEntry>> TableCatalog::Find(const TableName& name) {
   VIGIL_RETURN_IF_ERROR(root_->CheckTableName(name));
@@ -35,6 +46,7 @@ Result<TableEntry> TableCatalog::Lookup(const TableName& name) {
 Result<std::shared_ptr<Dataset>> TableCatalog::Open(const TableName& name, DatasetOptions options) {
   VIGIL_ASSIGN_OR_RETURN(TableEntry entry, Lookup(name));
   if (options.fs == nullptr) options.fs = root_->fs();
+  if (!options.versions) options.versions = Options(entry).versions;
   Result<std::shared_ptr<Dataset>> ds = Dataset::Open(entry.locator, std::nullopt, options);
   if (ds.status().Is(StatusCode::kNotFound)) {
     return Status::NotFound("table " + name.ToString() + " is registered, but its directory " + entry.locator +
@@ -64,8 +76,9 @@ Result<TableEntry> TableCatalog::Create(const TableName& name, SchemaPtr schema,
   VIGIL_RETURN_IF_ERROR(root_->EnsureDatabase(name.db));
   const Uuid incarnation = Uuid::Generate();
   VIGIL_ASSIGN_OR_RETURN(std::string dir, root_->TableIncarnationPath(name, incarnation));
-  DatasetOptions options;
-  options.fs = root_->fs();
+  TableEntry made;
+  made.table_incarnation = incarnation.ToString();
+  DatasetOptions options = Options(made);
   Result<std::shared_ptr<Dataset>> ds = Dataset::Create(dir, std::move(schema), std::move(props), options, incarnation);
   if (!ds.ok()) {
     (void)MoveDirAside(dir, incarnation.ToString());  // a partial directory is never a table

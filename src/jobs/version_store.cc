@@ -1,6 +1,7 @@
 #include "vigil/jobs/version_store.h"
 
 #include "jobs/job_schema.h"
+#include "vigil/common/env.h"
 #include "jobs/job_store_internal.h"
 
 namespace vigil::jobs {
@@ -98,6 +99,14 @@ Result<std::optional<StoredVersion>> StoreVersionCatalog::FindAttempt(const std:
   v.attempt_id = attempt.value_or("");
   VIGIL_ASSIGN_OR_RETURN(v.committed_at_ms, row.Int(4));
   return std::optional<StoredVersion>(std::move(v));
+}
+
+DatasetOptions TableDatasetOptions(JobStore* store, const std::string& table_incarnation,
+                                   std::function<int64_t()> now_ms) {
+  if (!now_ms) now_ms = [] { return Env::Default()->NowMs(); };
+  DatasetOptions options;
+  options.versions = std::make_shared<StoreVersionCatalog>(store, table_incarnation, std::move(now_ms));
+  return options;
 }
 
 }  // namespace vigil::jobs

@@ -36,6 +36,31 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
     }
   }
   launch.attempt_lock_fd = request.attempt_lock_fd;
+  if (request.versions) {
+    // The worker's claims are decided here, in the store, on the attempt's terms.
+    launch.on_catalog_call = [versions = request.versions](const worker::CatalogCall& call) {
+      worker::CatalogAnswer answer;
+      if (!call.claim) {
+        Result<std::optional<CatalogVersion>> latest = versions->Latest();
+        if (!latest.ok()) return worker::CatalogAnswer{latest.status().code(), latest.status().message(), {}, ""};
+        if (*latest) {
+          answer.latest_version = (*latest)->version;
+          answer.latest_manifest = (*latest)->manifest;
+        }
+        return answer;
+      }
+      VersionClaim claim;
+      claim.version = call.version;
+      claim.manifest = call.manifest;
+      claim.txn.operation = call.operation;
+      claim.txn.job_id = call.job_id;
+      claim.txn.attempt_id = call.attempt_id;
+      Status st = versions->Claim(claim);
+      answer.code = st.code();
+      answer.message = st.message();
+      return answer;
+    };
+  }
   launch.timeout = options_.attempt_timeout;
   if (request.progress) {
     launch.on_progress = [&request](const worker::Progress& p) { request.progress(p.phase, p.done, p.total); };

@@ -123,12 +123,12 @@ HttpResponse Accepted(const sql::ResultSet& r) {
 Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathParams& params, const std::string& token) {
   VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(params));
   VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(params));
-  jobs::TableCatalog catalog(&root_, &jobs_->catalog());
+  jobs::TableCatalog catalog(&root_, &*jobs_);
   Result<std::shared_ptr<Dataset>> ds = catalog.Open(vigil::TableName{std::string(kLocalCatalog), db, table});
   if (ds.status().code() == StatusCode::kNotFound) return std::optional<HttpResponse>();
   VIGIL_RETURN_IF_ERROR(ds.status());
   std::vector<uint64_t> corrupt;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions((*ds)->path(), {}, &corrupt));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions((*ds)->path(), (*ds)->options(), &corrupt));
   if (!corrupt.empty()) return Status::Corruption("the history of " + db + "." + table + " has corrupt versions");
   for (size_t i = 0; i < versions.size(); ++i) {
     if (versions[i].txn.idempotency_key != token) continue;

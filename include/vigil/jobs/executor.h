@@ -18,6 +18,7 @@
 #include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/classification.h"
 #include "vigil/jobs/job_record.h"
+#include "vigil/storage/version_catalog.h"
 
 namespace vigil::jobs {
 
@@ -28,6 +29,8 @@ struct ExecutionRequest {
   int attempt_lock_fd = -1;    // the held attempt lock; a worker launcher passes it to the child
   // Called with the pid of a process the executor started for the attempt. May be null.
   std::function<void(pid_t)> on_process_started;
+  // The table's version catalog, the attempt's commit point; null: commits by link(2) alone.
+  std::shared_ptr<VersionCatalog> versions;
 };
 
 struct ExecutionOutcome {

@@ -70,7 +70,7 @@ class Reconciler {
   };
 
   // The newest version and a fingerprint of its identity and index segments.
-  static Result<Observation> ReadNewest(const std::string& locator);
+  Result<Observation> ReadNewest(const JobSpec& spec);
   // RunDue without failing on a job: the first job's error goes to *job_error.
   Result<int> Pass(int64_t now_ms, bool all, Status* job_error);
   // The lost attempts of RunDue, recorded as UNKNOWN.

@@ -21,6 +21,7 @@
 #include "vigil/common/status.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/catalog_store.h"
+#include "vigil/jobs/job_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/root.h"
 
@@ -28,10 +29,15 @@ namespace vigil::jobs {
 
 class TableCatalog {
  public:
-  // Registrations are stamped by root->env(); both pointers must outlive the catalog.
-  TableCatalog(const Root* root, CatalogStore* store);
+  // Registrations are stamped by root->env(); both pointers must outlive the catalog. The
+  // store holds the registry and each table's version catalog.
+  TableCatalog(const Root* root, JobStore* store);
   // The same, stamped by `now_ms` (Unix milliseconds) instead.
-  TableCatalog(const Root* root, CatalogStore* store, std::function<int64_t()> now_ms);
+  TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms);
+
+  // How the datasets of `entry` are opened and committed: the root's file system, and the
+  // table's version catalog in the store (its commit point).
+  DatasetOptions Options(const TableEntry& entry) const;
 
   // The registered incarnation of `name`, or nullopt. InvalidArgument for a bad or reserved name.
   Result<std::optional<TableEntry>> Find(const TableName& name);
@@ -62,6 +68,7 @@ class TableCatalog {
   Result<std::string> MoveDirAside(const std::string& dir, const std::string& incarnation);
 
   const Root* root_;
+  JobStore* jobs_;
   CatalogStore* store_;
   std::function<int64_t()> now_ms_;  // empty: root_->env()
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "vigil/jobs/job_store.h"
+#include "vigil/storage/dataset.h"
 #include "vigil/storage/version_catalog.h"
 
 namespace vigil::jobs {
@@ -51,5 +52,10 @@ class StoreVersionCatalog : public VersionCatalog {
   const std::string table_incarnation_;
   const std::function<int64_t()> now_ms_;
 };
+
+// Options that open and commit the dataset of `table_incarnation` through its catalog in
+// `store`; `now_ms` empty: Env::Default()'s clock.
+DatasetOptions TableDatasetOptions(JobStore* store, const std::string& table_incarnation,
+                                   std::function<int64_t()> now_ms = nullptr);
 
 }  // namespace vigil::jobs

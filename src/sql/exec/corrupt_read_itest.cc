@@ -48,7 +48,7 @@ class CorruptReadTest : public ::testing::Test {
   std::string Locator() {
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
+    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
     return catalog.Lookup(*ParseTableName("d.t"))->locator;
   }
   // Flips one bit in the middle of `path`, keeping its size.

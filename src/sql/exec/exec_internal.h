@@ -40,7 +40,7 @@ struct ExecContext {
   int64_t Now() const;
   jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }
   jobs::TableCatalog Catalog() const {
-    return jobs::TableCatalog(&root, &store->catalog(), [this] { return Now(); });
+    return jobs::TableCatalog(&root, &*store, [this] { return Now(); });
   }
   // Tells an open select engine that a table's files changed.
   void Invalidate(const vigil::TableName& name);

@@ -169,7 +169,7 @@ class ExecEnv {
   Result<std::shared_ptr<Dataset>> OpenTable(const vigil::TableName& name) {
     VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_path_));
     VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-    jobs::TableCatalog catalog(&root, &store->catalog(), [this] { return now_; });
+    jobs::TableCatalog catalog(&root, &*store, [this] { return now_; });
     return catalog.Open(name);
   }
 

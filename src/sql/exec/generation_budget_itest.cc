@@ -37,7 +37,7 @@ class GenerationBudgetTest : public ::testing::Test {
     ASSERT_TRUE(s->Execute("COPY d.t FROM '" + csv + "'").ok());
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
+    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
     index::CreateIndexRequest req;
     req.dataset_path = catalog.Lookup(*ParseTableName("d.t"))->locator;
     req.column = "id";

@@ -58,7 +58,7 @@ class IncarnationTest : public ::testing::Test {
   Result<jobs::TableEntry> Find(const std::string& table) {
     VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_dir_));
     VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-    jobs::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
+    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
     return catalog.Lookup(*ParseTableName(table));
   }
   jobs::TableEntry Entry(const std::string& table) {

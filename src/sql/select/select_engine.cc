@@ -202,7 +202,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   // so a table dropped and re-created by another process is never read at its old files.
   Result<generations::GenerationManager*> Manager(const vigil::TableName& table) {
     const std::string key = table.ToString();
-    jobs::TableCatalog catalog(&root_, &store_->catalog());
+    jobs::TableCatalog catalog(&root_, &*store_);
     VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
     auto it = managers_.find(key);
     if (it != managers_.end() && it->second->path() != entry.locator) {
@@ -211,7 +211,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     }
     if (it == managers_.end()) {
       generations::GenerationsOptions gopts;
-      gopts.dataset.fs = root_.fs();
+      gopts.dataset = catalog.Options(entry);
       gopts.builders_per_table = options_.generations.builders_per_table;
       gopts.physical_per_table = options_.generations.physical_per_table;
       gopts.budget = &budget_;

@@ -291,7 +291,7 @@ TEST_F(SelectEngineTest, StatementsSeeNewVersionsAndReleaseLeases) {
 }
 
 TEST_F(SelectEngineTest, IndexJobsAreListedAsAuthorized) {
-  jobs::TableCatalog catalog(&env_.root(), &env_.store().catalog(), [] { return int64_t{1000}; });
+  jobs::TableCatalog catalog(&env_.root(), &env_.store(), [] { return int64_t{1000}; });
   auto entry = catalog.Lookup(vigil::TableName{"local", "db", "cats"});
   ASSERT_TRUE(entry.ok()) << entry.status().ToString();
   jobs::Admission admission(&env_.store(), {});
