@@ -200,7 +200,7 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
   auto t0 = Clock::now();
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry docs, catalog.Create(TableName{"local", kDb, "docs"}, s.gen->schema(),
                                                                {.operation = "CREATE_TABLE"}));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(docs.locator));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", kDb, "docs"}));
   auto reader = s.gen->NewReader();
   VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), {.operation = "APPEND"}).status());
   s.load_seconds = Since(t0);
@@ -211,6 +211,7 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
   Progress("server bench: %s rows loaded; building the IVF_PQ index...\n", std::to_string(c.rows));
   index::CreateIndexRequest req;
   req.dataset_path = docs.locator;
+  req.dataset = catalog.Options(docs);
   req.column = "emb";
   req.name = "emb_idx";
   req.type = index::IndexType::kIvfPq;

@@ -35,7 +35,7 @@ Status MakeBenchRoot(const DataGenerator& gen, const std::string& dir, const std
   jobs::TableCatalog catalog(&root, &*store);
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
                          catalog.Create(TableName{"local", "bench", table}, gen.schema(), props("CREATE_TABLE")));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(entry.locator));
+  VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", "bench", table}));
   auto reader = gen.NewReader();
   return ds->Append(reader.get(), props("APPEND")).status();
 }

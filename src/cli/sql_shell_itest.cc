@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -145,6 +146,26 @@ TEST_F(SqlShellTest, AWaitedJobThatFailsFailsTheRun) {
   EXPECT_NE(failed.exit_code, 0);
   EXPECT_THAT(failed.stderr_text, HasSubstr("job 1 ended FAILED"));
   EXPECT_THAT(failed.stdout_text, HasSubstr("JobId"));
+}
+
+// A writer killed (SIGKILL) between its commit in the root's metadata store and the link of
+// its manifest has committed: the next statement reads its rows and links its manifest. One
+// killed before the commit has not, and nothing of it is read.
+TEST_F(SqlShellTest, AWriterKilledAfterItsCommitInTheStoreIsReadAndOneKilledBeforeIsNot) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); INSERT INTO db.t VALUES (1), (2)").exit_code, 0);
+  const std::string insert = "--root " + root_ + " sql -c \"INSERT INTO db.t VALUES (3), (4)\"";
+  Out before = Sql(dir_.path(), insert, "VIGIL_FAILPOINTS='commit.after_manifest_temp=kill'");
+  EXPECT_EQ(before.exit_code, 128 + SIGKILL) << before.stderr_text;
+  Out count = Run("--csv", "SELECT count(*) AS n FROM db.t");
+  EXPECT_EQ(count.stdout_text, "n\n2\n") << count.stderr_text;
+
+  Out after = Sql(dir_.path(), insert, "VIGIL_FAILPOINTS='commit.after_catalog_claim=kill'");
+  EXPECT_EQ(after.exit_code, 128 + SIGKILL) << after.stderr_text;
+  count = Run("--csv", "SELECT count(*) AS n FROM db.t");
+  EXPECT_EQ(count.stdout_text, "n\n4\n") << count.stderr_text;
+  ASSERT_EQ(Run("", "INSERT INTO db.t VALUES (5)").exit_code, 0);
+  count = Run("--csv", "SELECT count(*) AS n, max(id) AS top FROM db.t");
+  EXPECT_EQ(count.stdout_text, "n,top\n5,5\n") << count.stderr_text;
 }
 
 // A NUL or other control character in a STRING never cuts the output short: --csv keeps the

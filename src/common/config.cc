@@ -201,6 +201,14 @@ const std::vector<Setting>& Settings() {
        "tables keep from VACUUM; opening a generation past it is refused.",
        VIGIL_NUM_(generations, disk_budget_bytes)},
 
+      {"generations", "catalog_staleness", Kind::kDurationMs, 0, 3'600'000,
+       "A table's newest version is committed in the metadata store and then linked\n"
+       "as a manifest file. A statement sees every linked version at once (one file\n"
+       "check); the store is asked again only this long after it last was, which\n"
+       "bounds how late a version committed but not yet linked (its writer died\n"
+       "between the two) is seen. \"<n>ms|s|m|h\"; 0 asks the store every statement.",
+       VIGIL_NUM_(generations, catalog_staleness_ms)},
+
       {"sql", "copy_allowed_directories", Kind::kPathList, 0, kMaxCopyAllowedDirectories,
        "Server-side file access, as PostgreSQL's pg_read_server_files: a COPY ... FROM\n"
        "'path' run for a principal (not the local user's own `vigil sql` shell, which\n"

@@ -91,6 +91,7 @@ builders_per_table = 2
 physical_per_table = 4
 memory_budget_bytes = 268435456
 disk_budget_bytes = "1TiB"
+catalog_staleness = "250ms"
 
 [sql]
 copy_allowed_directories = ["/srv/imports", "/data/a \"b\""]
@@ -137,6 +138,7 @@ url = "postgresql://vigil@db/meta"
   EXPECT_EQ(c.generations.physical_per_table, 4u);
   EXPECT_EQ(c.generations.memory_budget_bytes, 268435456u);
   EXPECT_EQ(c.generations.disk_budget_bytes, uint64_t{1} << 40);
+  EXPECT_EQ(c.generations.catalog_staleness_ms, 250u);
   EXPECT_EQ(c.sql.statement_timeout_ms, 1500u);
   EXPECT_THAT(c.sql.copy_allowed_directories, ElementsAre("/srv/imports", "/data/a \"b\""));
   EXPECT_EQ(c.server.listen, "0.0.0.0:8080");
@@ -487,15 +489,15 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 35u);
+  ASSERT_EQ(e.size(), 36u);
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
   EXPECT_EQ(e[1].value, "\"8GiB\"");
   EXPECT_EQ(e[2].value, "\"90s\"");
   EXPECT_EQ(e[4].value, "\"/sys/fs/cgroup/v\"");
-  EXPECT_EQ(e[23].key, "sql.copy_allowed_directories");
-  EXPECT_EQ(e[23].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
+  EXPECT_EQ(e[24].key, "sql.copy_allowed_directories");
+  EXPECT_EQ(e[24].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
   // Every rendered value parses back to the same setting.
   std::string text;
   std::string section;

@@ -163,6 +163,7 @@ Status GenerationManager::Recover() {
   }
   VIGIL_ASSIGN_OR_RETURN(auto g, BuildGeneration(std::move(ds), &ticket));
   MutexLock lock(&refresh_mu_);
+  catalog_asked_ms_ = NowMs();
   Publish(std::move(g));
   return Status::OK();
 }
@@ -250,8 +251,12 @@ Result<uint64_t> GenerationManager::Refresh() {
   if (shut_down_) return Status::FailedPrecondition("the generation manager of " + table_ + " is shut down");
   (void)Reap();  // failures stay owed; retried by Maintain and Shutdown
   const uint64_t current = current_version();
-  VIGIL_ASSIGN_OR_RETURN(uint64_t latest, current > 0 ? Dataset::LatestVersionAfter(path_, current, options_.dataset)
-                                                      : Dataset::LatestVersion(path_, options_.dataset));
+  const int64_t now = NowMs();
+  const bool ask_catalog = now - catalog_asked_ms_ >= options_.catalog_staleness.count();
+  VIGIL_ASSIGN_OR_RETURN(uint64_t latest,
+                         current > 0 ? Dataset::LatestVersionAfter(path_, current, options_.dataset, ask_catalog)
+                                     : Dataset::LatestVersion(path_, options_.dataset));
+  if (ask_catalog || current == 0) catalog_asked_ms_ = now;
   if (latest == current) return latest;
   // Open and verify off the read path; readers keep acquiring the old generation meanwhile.
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(path_, latest, options_.dataset));

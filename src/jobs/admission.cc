@@ -39,8 +39,8 @@ Result<Target> LoadTarget(JobStore* store, const IndexTarget& t) {
   if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
   Target out;
   out.table = *entry;
-  VIGIL_ASSIGN_OR_RETURN(out.dataset,
-                         Dataset::Open(entry->locator, std::nullopt, TableDatasetOptions(store, entry->table_incarnation)));
+  VIGIL_ASSIGN_OR_RETURN(
+      out.dataset, Dataset::Open(entry->locator, std::nullopt, TableDatasetOptions(store, entry->table_incarnation)));
   VIGIL_ASSIGN_OR_RETURN(out.indexes, index::ListIndexes(entry->locator, out.dataset->version()));
   return out;
 }

@@ -646,8 +646,8 @@ INSTANTIATE_TEST_SUITE_P(CrashCut, CrashCutC4, ::testing::Values("runner.after_d
                          });
 
 // C5: two processes race for the leader lease, exactly one wins; a demoted leader whose
-// attempt is still running (it holds the attempt lock) has its callbacks and sends
-// rejected by epoch, and the new leader keeps the job RUNNING with its fence meanwhile.
+// attempt is still running (it holds the attempt lock) has its callbacks, its sends and its
+// commit rejected by epoch, and the new leader keeps the job RUNNING with its fence meanwhile.
 TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   int64_t epoch = store_->GetLeader()->epoch;
   for (int round = 0; round < 6; ++round) {
@@ -756,14 +756,15 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   EXPECT_FALSE(Get(j2.job_id).attempt.has_value());
   EXPECT_EQ(Get(j1).revision, running.revision);
   EXPECT_EQ(Get(j1).state.execution, Execution::kRunning);
-  // The old executor did commit: its send had executed.
-  EXPECT_EQ(Newest().txn.attempt_id, running.attempt->attempt_id);
+  // The old executor's send executed, but the catalog refused its claim: the leader epoch
+  // its attempt was dispatched under no longer holds the lease.
+  EXPECT_NE(Newest().txn.attempt_id, running.attempt->attempt_id);
 
-  // With the old process gone, the new leader settles J1 from the manifest and runs J2.
+  // With the old process gone, the new leader settles J1 as not committed and runs J2.
   Tick(leader.get(), 3);
   JobRecord j1_done = Get(j1);
-  EXPECT_EQ(j1_done.state.outcome, Outcome::kCommitted);
-  EXPECT_EQ(DerivedState(j1_done.state), "FINISHED");
+  EXPECT_EQ(j1_done.state.outcome, Outcome::kNotCommitted);
+  EXPECT_EQ(DerivedState(j1_done.state), "FAILED");
   EXPECT_EQ(Count(j1, event::kDispatched), 1);
   JobRecord j2_done = Get(j2.job_id);
   EXPECT_EQ(DerivedState(j2_done.state), "FINISHED");

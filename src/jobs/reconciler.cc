@@ -142,8 +142,9 @@ Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::functi
 
 Result<Reconciler::Observation> Reconciler::ReadNewest(const JobSpec& spec) {
   // The newest committed version or an error: an older good version is not an authoritative read.
-  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds,
-                         Dataset::Open(spec.locator, std::nullopt, TableDatasetOptions(store_, spec.table_incarnation)));
+  VIGIL_ASSIGN_OR_RETURN(
+      std::shared_ptr<Dataset> ds,
+      Dataset::Open(spec.locator, std::nullopt, TableDatasetOptions(store_, spec.table_incarnation)));
   const Manifest& m = ds->manifest();
   std::vector<std::string> segments;
   segments.reserve(m.segments.size());

@@ -15,8 +15,7 @@ Status Missing(const TableName& name) { return Status::NotFound("table " + name.
 
 }  // namespace
 
-TableCatalog::TableCatalog(const Root* root, JobStore* store)
-    : root_(root), jobs_(store), store_(&store->catalog()) {}
+TableCatalog::TableCatalog(const Root* root, JobStore* store) : root_(root), jobs_(store), store_(&store->catalog()) {}
 
 TableCatalog::TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms)
     : root_(root), jobs_(store), store_(&store->catalog()), now_ms_(std::move(now_ms)) {}

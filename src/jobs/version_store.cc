@@ -1,8 +1,8 @@
 #include "vigil/jobs/version_store.h"
 
 #include "jobs/job_schema.h"
-#include "vigil/common/env.h"
 #include "jobs/job_store_internal.h"
+#include "vigil/common/env.h"
 
 namespace vigil::jobs {
 

@@ -128,7 +128,8 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathPara
   if (ds.status().code() == StatusCode::kNotFound) return std::optional<HttpResponse>();
   VIGIL_RETURN_IF_ERROR(ds.status());
   std::vector<uint64_t> corrupt;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions((*ds)->path(), (*ds)->options(), &corrupt));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions,
+                         Dataset::ListVersions((*ds)->path(), (*ds)->options(), &corrupt));
   if (!corrupt.empty()) return Status::Corruption("the history of " + db + "." + table + " has corrupt versions");
   for (size_t i = 0; i < versions.size(); ++i) {
     if (versions[i].txn.idempotency_key != token) continue;

@@ -89,6 +89,11 @@ Status RollForward(FileSystem* fs, const std::string& path, const CatalogVersion
   if (linked.Is(StatusCode::kNotFound)) {
     VIGIL_ASSIGN_OR_RETURN(there, fs->Exists(final_abs));  // linked, and the claim removed, meanwhile
     if (there) return Status::OK();
+    VIGIL_ASSIGN_OR_RETURN(bool dir_there, fs->Exists(JoinPath(path, kVersionsDir)));
+    if (!dir_there) {
+      return Status::StaleIncarnation("the dataset at " + path + " was moved away (its table dropped) as version " +
+                                      std::to_string(c.version) + " was read");
+    }
     return Status::Corruption("version " + std::to_string(c.version) + " of " + path + " is committed as " +
                               c.manifest + ", which is missing");
   }
@@ -114,6 +119,25 @@ Result<std::vector<uint64_t>> CommittedVersions(const DatasetOptions& o, const s
   return versions;
 }
 
+// Marks `path` as committed through its catalog (kCatalogMarkerFile), once. Its presence is
+// the mark: a marker torn by a crash marks as well.
+Status MarkCatalogued(FileSystem* fs, const std::string& path) {
+  const std::string marker = JoinPath(path, kCatalogMarkerFile);
+  VIGIL_ASSIGN_OR_RETURN(bool there, fs->Exists(marker));
+  if (there) return Status::OK();
+  VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, marker, "vigil version catalog\n"));
+  return fs->SyncDir(path);
+}
+
+// FailedPrecondition when `path` commits through a catalog that this writer does not have.
+Status CheckNotCatalogued(FileSystem* fs, const std::string& path) {
+  VIGIL_ASSIGN_OR_RETURN(bool marked, fs->Exists(JoinPath(path, kCatalogMarkerFile)));
+  if (!marked) return Status::OK();
+  return Status::FailedPrecondition("the dataset at " + path +
+                                    " commits its versions through the metadata store of its root; a writer must open "
+                                    "it through that root (its table), and nothing was committed");
+}
+
 // Claims `m` in the catalog under a unique name and links it once accepted; AlreadyExists
 // when another writer committed that version first. A claim whose answer is unknown
 // (IOError) is kept: the catalog may have committed it, and a reader then links it.
@@ -121,6 +145,7 @@ Status ClaimManifest(FileSystem* fs, const std::string& path, const Manifest& m,
   const std::string claim_rel = ClaimManifestPath(m.version);
   const std::string claim = JoinPath(path, claim_rel);
   const std::string bytes = EncodeManifest(m);
+  VIGIL_RETURN_IF_ERROR(MarkCatalogued(fs, path));
   VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, claim, bytes));
   VIGIL_FAILPOINT("commit.after_manifest_temp");
   Status claimed = versions->Claim(VersionClaim{m.version, claim_rel, m.txn});
@@ -158,6 +183,7 @@ Status PublishManifest(FileSystem* fs, const std::string& path, const Manifest& 
   if (versions != nullptr) {
     VIGIL_RETURN_IF_ERROR(ClaimManifest(fs, path, m, versions));
   } else {
+    VIGIL_RETURN_IF_ERROR(CheckNotCatalogued(fs, path));
     std::string tmp = JoinPath(path, TempManifestPath());
     VIGIL_RETURN_IF_ERROR(WriteFileDurably(fs, tmp, EncodeManifest(m)));
     VIGIL_FAILPOINT("commit.after_manifest_temp");
@@ -323,9 +349,10 @@ Result<uint64_t> Dataset::LatestVersion(const std::string& path, DatasetOptions 
   return versions.back();
 }
 
-Result<uint64_t> Dataset::LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options) {
+Result<uint64_t> Dataset::LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options,
+                                             bool ask_catalog) {
   options = Resolve(options);
-  if (options.versions) return LatestVersion(path, options);  // the catalog decides
+  if (options.versions && ask_catalog) return LatestVersion(path, options);  // the catalog decides
   VIGIL_ASSIGN_OR_RETURN(bool next, options.fs->Exists(JoinPath(path, ManifestPath(known + 1))));
   if (!next) {
     VIGIL_ASSIGN_OR_RETURN(bool still, options.fs->Exists(JoinPath(path, ManifestPath(known))));

@@ -431,12 +431,21 @@ TEST_F(CatalogDatasetTest, ADatasetMadeBeforeItsCatalogIsAdoptedByItsFirstClaim)
   ASSERT_TRUE(v3.ok()) << v3.status().ToString();
   ASSERT_EQ(catalog_->claims().size(), 1u);
   EXPECT_EQ(catalog_->claims().begin()->first, 3u);
-  // From now on the catalog decides: a manifest a writer without it links past the
-  // catalog's newest version is not read.
+  // From now on the catalog decides. The dataset is marked: a writer without the catalog is
+  // refused and commits nothing.
+  EXPECT_TRUE(std::filesystem::exists(JoinPath(Path(), kCatalogMarkerFile)));
   auto stray = Dataset::Open(Path(), std::nullopt, SmallFragments());
   ASSERT_TRUE(stray.ok());
   auto bypass = Reader(TestSchema(), {{20, 1}});
-  ASSERT_TRUE((*stray)->Append(bypass.get(), Props("APPEND")).ok());
+  auto refused = (*stray)->Append(bypass.get(), Props("APPEND"));
+  EXPECT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("through the metadata store of its root"), std::string::npos);
+  EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 3u);
+  // A writer that ignores the mark (a binary from before it) links a manifest past the
+  // catalog's newest version: it is not read.
+  ASSERT_TRUE(std::filesystem::remove(JoinPath(Path(), kCatalogMarkerFile)));
+  auto unmarked = Reader(TestSchema(), {{20, 1}});
+  ASSERT_TRUE((*stray)->Append(unmarked.get(), Props("APPEND")).ok());
   EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 4u);
   EXPECT_EQ(Dataset::LatestVersion(Path(), WithCatalog()).value(), 3u);
   auto versions = Dataset::ListVersions(Path(), WithCatalog());

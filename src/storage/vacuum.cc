@@ -362,12 +362,13 @@ Result<VacuumReport> Vacuum(const std::string& path, const VacuumOptions& option
   return report;
 }
 
-// Removes the identity file (and leftover temporary ones) once nothing else is left.
+// Removes the identity file (and leftover temporary ones) and the catalog marker once
+// nothing else is left.
 static void RemoveIdentity(FileSystem* fs, const std::string& path, VacuumReport* report) {
   auto left = fs->ListDir(path);
   if (!left.ok()) return;
   for (const auto& n : *left) {
-    if (n != kIdentityFile && !IsTempIdentityName(n)) return;
+    if (n != kIdentityFile && n != kCatalogMarkerFile && !IsTempIdentityName(n)) return;
   }
   for (const auto& n : *left) {
     Status st = fs->RemoveFile(JoinPath(path, n));

@@ -81,6 +81,9 @@ struct GenerationsConfig {
   // Budgets shared by all tables of a process; a build over budget is refused.
   uint64_t memory_budget_bytes = uint64_t{4} << 30;
   uint64_t disk_budget_bytes = uint64_t{1} << 40;
+  // How long a statement may take a table's newest version from its linked manifests alone
+  // before the metadata store's version catalog is asked again; 0: asked by every statement.
+  uint64_t catalog_staleness_ms = 1000;
 
   bool operator==(const GenerationsConfig&) const = default;
 };

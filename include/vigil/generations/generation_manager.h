@@ -149,6 +149,9 @@ struct GenerationsOptions {
   int64_t pin_ttl_ms = 60'000;
   // Maintain() every interval on a background thread (heartbeat + reap); 0 = never.
   std::chrono::milliseconds maintain_interval{0};
+  // With a version catalog (dataset.versions): how long Refresh may take the newest version
+  // from the linked manifest files alone before it asks the catalog again; 0 = every time.
+  std::chrono::milliseconds catalog_staleness{0};
 };
 
 class GenerationManager {
@@ -216,6 +219,8 @@ class GenerationManager {
   // Every generation published, until unpinned.
   std::vector<Issued> issued_ VIGIL_GUARDED_BY(refresh_mu_);
   bool shut_down_ VIGIL_GUARDED_BY(refresh_mu_) = false;
+  // When the version catalog was last asked for the newest version (NowMs).
+  int64_t catalog_asked_ms_ VIGIL_GUARDED_BY(refresh_mu_) = 0;
 
   // Guards only the current pointer (held for a copy or swap); taken after refresh_mu_.
   mutable Mutex mu_;

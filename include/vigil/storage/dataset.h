@@ -93,7 +93,10 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   // LatestVersion for a caller that knows version `known` was published: `known` when its
   // manifest is still there and known + 1's is not (two existence checks instead of a
   // listing: versions are published in sequence and a table directory is never reused).
-  static Result<uint64_t> LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options = {});
+  // With a version catalog it is asked as well, unless `ask_catalog` is false and no newer
+  // manifest is linked: a version committed but not yet linked is then not seen.
+  static Result<uint64_t> LatestVersionAfter(const std::string& path, uint64_t known, DatasetOptions options = {},
+                                             bool ask_catalog = true);
   // Every version with its transaction properties, oldest first; corrupt ones are skipped
   // and reported in `corrupt` when given.
   static Result<std::vector<VersionInfo>> ListVersions(const std::string& path, DatasetOptions options = {},

@@ -54,6 +54,9 @@ std::optional<std::string> ParseDroppedTableName(std::string_view name);
 
 // ---- Dataset ----
 constexpr std::string_view kIdentityFile = "_identity";
+// Present once a dataset's versions are committed through a version catalog: a writer
+// without the catalog refuses the dataset (a version it published would never be read).
+constexpr std::string_view kCatalogMarkerFile = "_catalog";
 constexpr std::string_view kVersionsDir = "_versions";
 constexpr std::string_view kDataDir = "data";
 constexpr std::string_view kDeletionsDir = "_deletions";

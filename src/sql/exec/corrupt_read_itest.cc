@@ -51,6 +51,17 @@ class CorruptReadTest : public ::testing::Test {
     jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
     return catalog.Lookup(*ParseTableName("d.t"))->locator;
   }
+  // Builds `req` on d.t through its catalog, as the root's writers do.
+  static void Build(const std::string& root_dir, index::CreateIndexRequest req) {
+    Root root = *Root::Open(root_dir);
+    auto store = *jobs::OpenRootJobStore(root);
+    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
+    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
+    req.dataset_path = entry.locator;
+    req.dataset = catalog.Options(entry);
+    auto built = req.type == index::IndexType::kIvfPq ? index::CreateVectorIndex(req) : index::CreateScalarIndex(req);
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+  }
   // Flips one bit in the middle of `path`, keeping its size.
   static void FlipBit(const std::string& path) {
     std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
@@ -91,13 +102,13 @@ TEST_F(CorruptReadTest, CorruptSegmentIsScannedExactlyAndSaysSo) {
   btree.column = "id";
   btree.name = "id_idx";
   btree.type = index::IndexType::kBtree;
-  ASSERT_TRUE(index::CreateScalarIndex(btree).ok());
+  Build(root_dir_, btree);
   index::CreateIndexRequest ivf = btree;
   ivf.column = "emb";
   ivf.name = "emb_idx";
   ivf.type = index::IndexType::kIvfPq;
   ivf.properties = {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "4"}, {"num_sub_vectors", "2"}};
-  ASSERT_TRUE(index::CreateVectorIndex(ivf).ok());
+  Build(root_dir_, ivf);
   const std::string query =
       "SELECT id, _distance FROM vector_search('d.t', 'emb', '[3, 2, 1, 1]', 5, "
       "'{\"nprobes\": 4}') ORDER BY _distance, id";

@@ -39,7 +39,9 @@ class GenerationBudgetTest : public ::testing::Test {
     auto store = *jobs::OpenRootJobStore(root);
     jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
     index::CreateIndexRequest req;
-    req.dataset_path = catalog.Lookup(*ParseTableName("d.t"))->locator;
+    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
+    req.dataset_path = entry.locator;
+    req.dataset = catalog.Options(entry);
     req.column = "id";
     req.name = "id_idx";
     req.type = index::IndexType::kBtree;

@@ -20,6 +20,7 @@
 #include "vigil/index/provider.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
+#include "vigil/jobs/version_store.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
@@ -61,6 +62,14 @@ class IncarnationTest : public ::testing::Test {
     jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
     return catalog.Lookup(*ParseTableName(table));
   }
+  // Options that commit to `e`'s dataset through its version catalog, as the root's writers do.
+  DatasetOptions Versions(const jobs::TableEntry& e) {
+    if (!store_) {
+      root_ = std::make_unique<Root>(*Root::Open(root_dir_));
+      store_ = std::move(*jobs::OpenRootJobStore(*root_));
+    }
+    return jobs::TableDatasetOptions(store_.get(), e.table_incarnation);
+  }
   jobs::TableEntry Entry(const std::string& table) {
     auto entry = Find(table);
     EXPECT_TRUE(entry.ok()) << entry.status().ToString();
@@ -69,6 +78,8 @@ class IncarnationTest : public ::testing::Test {
 
   testing::TempDir dir_;
   std::string root_dir_;
+  std::unique_ptr<Root> root_;
+  std::unique_ptr<jobs::JobStore> store_;
 };
 
 TEST_F(IncarnationTest, InsertThatOpenedTheDroppedTableIsRefusedAndChangesNothing) {
@@ -252,6 +263,7 @@ TEST_F(IncarnationTest, RacingWritersLateCommitsAndRecreationKeepEveryIncarnatio
       std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
       index::CreateIndexRequest req;
       req.dataset_path = e.locator;
+      req.dataset = Versions(e);
       req.column = "id";
       req.name = "id_idx_" + std::to_string(n++);
       req.type = index::IndexType::kBtree;

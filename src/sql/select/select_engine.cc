@@ -222,6 +222,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
       }
       gopts.pins = pins_.get();
       gopts.maintain_interval = std::chrono::seconds(20);
+      gopts.catalog_staleness = std::chrono::milliseconds(options_.generations.catalog_staleness_ms);
       VIGIL_ASSIGN_OR_RETURN(auto manager, generations::GenerationManager::Open(entry.locator, gopts));
       it = managers_.emplace(key, std::move(manager)).first;
       return it->second.get();

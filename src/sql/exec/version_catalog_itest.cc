@@ -1,0 +1,124 @@
+// A table's versions through SQL with the metadata store as their commit point:
+// a version committed in the store but not yet linked as a manifest (its writer
+// stopped between the two) is seen by a statement once the store is asked, which
+// generations.catalog_staleness bounds; a linked version is seen at once.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "testutil/temp_dir.h"
+#include "vigil/common/failpoint.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
+#include "vigil/jobs/version_store.h"
+#include "vigil/meta/database.h"
+#include "vigil/sql/session.h"
+#include "vigil/storage/dataset.h"
+#include "vigil/storage/filename.h"
+#include "vigil/storage/root.h"
+
+namespace vigil::sql {
+namespace {
+
+class VersionCatalogSqlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_dir_ = dir_.Join("root");
+    ASSERT_TRUE(Root::Init(root_dir_).ok());
+    auto s = Open("");
+    ASSERT_TRUE(s->Execute("CREATE TABLE d.t (id BIGINT NOT NULL)").ok());
+    ASSERT_TRUE(s->Execute("INSERT INTO d.t VALUES (1), (2), (3)").ok());
+  }
+  void TearDown() override { failpoint::DisarmAll(); }
+
+  // A session of the root under `config` as its vigil.toml.
+  std::unique_ptr<Session> Open(const std::string& config) {
+    std::ofstream(root_dir_ + "/vigil.toml") << config;
+    auto s = Session::Open(root_dir_);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  static int64_t Count(Session& s) {
+    auto r = s.Execute("SELECT count(*) FROM d.t");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? std::get<int64_t>(r->rows.at(0).at(0)) : -1;
+  }
+  // The newest version of d.t by its linked manifest files alone, and by its catalog.
+  std::pair<uint64_t, uint64_t> Newest() {
+    Root root = *Root::Open(root_dir_);
+    auto store = *jobs::OpenRootJobStore(root);
+    jobs::TableCatalog catalog(&root, &*store);
+    const jobs::TableEntry e = *catalog.Lookup(*ParseTableName("d.t"));
+    auto catalogued = jobs::StoreVersionCatalog(&*store, e.table_incarnation, nullptr).Latest();
+    EXPECT_TRUE(catalogued.ok() && catalogued->has_value());
+    return {*Dataset::LatestVersion(e.locator), catalogued.ok() && *catalogued ? (*catalogued)->version : 0};
+  }
+
+  testing::TempDir dir_;
+  std::string root_dir_;
+};
+
+TEST_F(VersionCatalogSqlTest, AVersionCommittedButNotLinkedIsSeenOnceTheStoreIsAskedWithinTheStaleness) {
+  auto patient = Open("[generations]\ncatalog_staleness = \"1h\"\n");
+  EXPECT_EQ(Count(*patient), 3);
+
+  // A writer stops between its commit in the store and the link of its manifest.
+  failpoint::Arm("commit.after_catalog_claim", failpoint::Action::kError, /*hit=*/1);
+  auto writer = Open("");
+  EXPECT_FALSE(writer->Execute("INSERT INTO d.t VALUES (4)").ok());
+  failpoint::DisarmAll();
+  auto [linked, committed] = Newest();
+  EXPECT_EQ(committed, linked + 1);
+
+  // Within its staleness a session reads the linked version ...
+  EXPECT_EQ(Count(*patient), 3);
+  // ... a session that asks the store every statement reads the committed one and links it,
+  auto eager = Open("[generations]\ncatalog_staleness = \"0ms\"\n");
+  EXPECT_EQ(Count(*eager), 4);
+  EXPECT_EQ(Newest().first, committed);
+  // ... and a linked version is read at once, whatever the staleness.
+  EXPECT_EQ(Count(*patient), 4);
+  ASSERT_TRUE(writer->Execute("INSERT INTO d.t VALUES (5)").ok());
+  EXPECT_EQ(Count(*patient), 5);
+}
+
+TEST_F(VersionCatalogSqlTest, ATableFromBeforeTheCatalogIsAdoptedByItsFirstWrite) {
+  std::string locator;
+  {  // As a root written before its metadata store held versions: no rows, no mark.
+    Root root = *Root::Open(root_dir_);
+    auto store = *jobs::OpenRootJobStore(root);
+    jobs::TableCatalog catalog(&root, &*store);
+    locator = catalog.Lookup(*ParseTableName("d.t"))->locator;
+    auto txn = store->database().Begin(meta::TxnMode::kWrite);
+    ASSERT_TRUE(txn.ok()) << txn.status().ToString();
+    ASSERT_TRUE(txn->conn().Execute("DELETE FROM table_versions", {}).ok());
+    ASSERT_TRUE(txn->Commit().ok());
+  }
+  ASSERT_TRUE(std::filesystem::remove(JoinPath(locator, kCatalogMarkerFile)));
+  const uint64_t before = *Dataset::LatestVersion(locator);
+
+  auto s = Open("[generations]\ncatalog_staleness = \"0ms\"\n");
+  EXPECT_EQ(Count(*s), 3);  // its newest manifest file is the table
+  ASSERT_TRUE(s->Execute("INSERT INTO d.t VALUES (4)").ok());
+  EXPECT_EQ(Count(*s), 4);
+  auto [linked, committed] = Newest();
+  EXPECT_EQ(committed, before + 1);  // the store continues the history the files started
+  EXPECT_EQ(linked, committed);
+  EXPECT_TRUE(std::filesystem::exists(JoinPath(locator, kCatalogMarkerFile)));
+  auto history = Dataset::ListVersions(locator);
+  ASSERT_TRUE(history.ok()) << history.status().ToString();
+  EXPECT_EQ(history->size(), before + 1);  // every version from before stays readable
+}
+
+TEST_F(VersionCatalogSqlTest, AStalenessOutOfRangeIsRefusedNamingTheSetting) {
+  std::ofstream(root_dir_ + "/vigil.toml") << "[generations]\ncatalog_staleness = \"2h\"\n";
+  auto s = Session::Open(root_dir_);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.status().message(), ::testing::HasSubstr("generations.catalog_staleness"));
+}
+
+}  // namespace
+}  // namespace vigil::sql
