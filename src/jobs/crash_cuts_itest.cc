@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "testutil/fake_env.h"
@@ -35,6 +36,7 @@
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/runner.h"
+#include "vigil/jobs/version_store.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::jobs {
@@ -49,6 +51,7 @@ constexpr char kNewLeader[] = "leader-new";      // the restarted leader in this
 constexpr int kChildNoStore = 90;
 constexpr int kChildNotKilled = 91;
 constexpr int kChildFailed = 92;
+constexpr int kChildRefused = 93;  // a worker whose commit the version catalog refused
 
 bool Killed(int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL; }
 int ExitCode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
@@ -354,35 +357,37 @@ class CrashCutTest : public ::testing::Test {
   // A worker of `attempt_id` in a child process without a store: takes the attempt lock
   // (as a launched worker inherits it), reports on `ready`, then waits for a byte on `go`.
   // With `commit` it then runs the provider for the attempt (the commit carries job id and
-  // attempt id), with `kill_after_commit` dying by SIGKILL right after that commit, and
+  // attempt id), with `hang_after_commit` hanging right after that commit until killed, and
   // exits; without, it waits until killed.
   pid_t ForkWorker(const JobRecord& job, const std::string& attempt_id, Pipe& ready, Pipe& go, bool commit,
-                   bool kill_after_commit) {
+                   bool hang_after_commit) {
     const int ready_w = ready.w;
     const int go_r = go.r;
-    return Fork(
-        [&, ready_w, go_r](JobStore*) -> int {
-          auto lock = FileLock::Acquire(AttemptLockPath(path_, attempt_id));
-          if (!lock.ok()) return kChildFailed;
-          WriteByte(ready_w, 'r');
-          char c;
-          if (!ReadByte(go_r, &c) || !commit) {
-            for (;;) ::pause();
-          }
-          if (kill_after_commit) failpoint::Arm("provider.after_commit", failpoint::Action::kKill);
-          ExecutionRequest req;
-          req.job = job;
-          req.attempt.attempt_id = attempt_id;
-          ExecutionOutcome out = InProcessExecutor().Execute(req);
-          return out.report.code == StatusCode::kOk ? 0 : kChildFailed;
-        },
-        /*with_store=*/false);
+    return Fork([&, ready_w, go_r](JobStore* s) -> int {
+      auto lock = FileLock::Acquire(AttemptLockPath(path_, attempt_id));
+      if (!lock.ok()) return kChildFailed;
+      WriteByte(ready_w, 'r');
+      char c;
+      if (!ReadByte(go_r, &c) || !commit) {
+        for (;;) ::pause();
+      }
+      if (hang_after_commit) failpoint::Arm("provider.after_commit", failpoint::Action::kHang);
+      // It commits through the table's version catalog, as a worker's supervisor answers it.
+      ExecutionRequest req;
+      req.job = job;
+      req.attempt.attempt_id = attempt_id;
+      req.versions = TableDatasetOptions(s, table_.table_incarnation, [this] { return clock_.NowMs(); }).versions;
+      ExecutionOutcome out = InProcessExecutor().Execute(req);
+      if (out.report.code == StatusCode::kFailedPrecondition) return kChildRefused;
+      return out.report.code == StatusCode::kOk ? 0 : kChildFailed;
+    });
   }
 
   // The first dispatcher (this process, as leader kOldLeader) dispatches `job` with
   // `attempt_id` (T3) and loses the response (T8: UNKNOWN): its worker outlived the
-  // deadline unreaped and still holds the attempt lock.
-  JobRecord DispatchLost(const JobRecord& job, const std::string& attempt_id) {
+  // deadline unreaped and still holds the attempt lock. `while_running` runs between the two.
+  JobRecord DispatchLost(const JobRecord& job, const std::string& attempt_id,
+                         const std::function<void()>& while_running = nullptr) {
     auto lease = store_->AcquireLeader(kOldLeader, clock_.NowMs(), kTtl);
     EXPECT_TRUE(lease.ok()) << lease.status().ToString();
     auto node = store_->RegisterNode("local", ::getpid(), "localhost", clock_.NowMs());
@@ -397,6 +402,7 @@ class CrashCutTest : public ::testing::Test {
     auto running = store_->Dispatch({job.job_id, job.revision, lease->epoch, kOldLeader, clock_.NowMs()}, a);
     EXPECT_TRUE(running.ok()) << running.status().ToString();
     if (!running.ok()) return {};
+    if (while_running) while_running();
     AttemptReport r;
     r.attempt_id = attempt_id;
     r.result = AttemptResult::kUnknown;
@@ -876,22 +882,34 @@ TEST_F(CrashCutTest, C7_DeadlineWithoutProofKeepsWatching) {
 }
 
 // C8: a matching termination proof arrives for a watched UNKNOWN job whose worker committed
-// and died: TERMINATION_PROVEN, the final authoritative read, then attribution, in order.
+// (under its leader's lease) and died: TERMINATION_PROVEN, the final authoritative read, then
+// attribution, in order.
 TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   const JobRecord job = Admit("cat_idx");
   const std::string attempt_id = std::to_string(job.job_id) + "-attempt";
   Pipe ready, go;
-  const pid_t worker = ForkWorker(job, attempt_id, ready, go, /*commit=*/true, /*kill_after_commit=*/true);
+  const pid_t worker = ForkWorker(job, attempt_id, ready, go, /*commit=*/true, /*hang_after_commit=*/true);
   char c;
   ASSERT_TRUE(ReadByte(ready.r, &c));
-  JobRecord unknown = DispatchLost(job, attempt_id);
+  // The worker commits while its job runs the attempt, then hangs holding its lock; the
+  // response is lost.
+  JobRecord unknown = DispatchLost(job, attempt_id, [&] {
+    WriteByte(go.w, 'g');
+    for (int i = 0; i < 3000 && Newest().txn.attempt_id != attempt_id; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
   ASSERT_EQ(unknown.state.outcome, Outcome::kUnknown);
+  const VersionInfo committed = Newest();
+  ASSERT_EQ(committed.txn.attempt_id, attempt_id);
   Reopen();
   InProcessExecutor executor;
   auto leader = Restart(&executor, kOldLeader, 1);
   JobRecord w = Get(job.job_id);
   EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
-  EXPECT_EQ(Kinds(job.job_id).back(), "WATCH_CHECKED");
+  const std::vector<std::string> watched = Kinds(job.job_id);
+  EXPECT_THAT(watched, ::testing::Contains("WATCH_CHECKED"));
+  EXPECT_THAT(watched, ::testing::Not(::testing::Contains("TERMINATION_PROVEN")));
   // A proof for another attempt does not match.
   EXPECT_EQ(
       store_->ProveTermination({w.job_id, w.revision, leader->leader_epoch(), kNewLeader, clock_.NowMs()}, "other")
@@ -900,12 +918,10 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
       StatusCode::kCommitConflict);
   EXPECT_EQ(Get(job.job_id).revision, w.revision);
 
-  // The worker commits, then dies by SIGKILL before anyone hears of it.
-  WriteByte(go.w, 'g');
+  // The worker dies by SIGKILL before anyone hears of its commit.
+  ::kill(worker, SIGKILL);
   const int status = Wait(worker);
   ASSERT_TRUE(Killed(status)) << Describe(status);
-  const VersionInfo committed = Newest();
-  ASSERT_EQ(committed.txn.attempt_id, attempt_id);
   EXPECT_EQ(Get(job.job_id).revision, w.revision);  // nothing moves before the check is due
 
   clock_.SetMs(*w.reconcile_next_at_ms);
@@ -915,19 +931,19 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   EXPECT_EQ(done.committed_version, static_cast<int64_t>(committed.version));
   EXPECT_EQ(done.last_observed_version, static_cast<int64_t>(committed.version));
   EXPECT_EQ(DerivedState(done.state), "FINISHED");
+  // The commit was observed (before the watch: it preceded the lost response); the proof,
+  // the final read and the attribution follow one another.
   std::vector<JobEvent> events = Events(job.job_id);
-  size_t i = 0;
-  while (i < events.size() && events[i].kind != event::kChangeObserved) ++i;
-  ASSERT_LT(i + 5, events.size());
-  EXPECT_EQ(events[i - 1].kind, event::kWatchChecked);
-  EXPECT_EQ(events[i + 1].kind, event::kTerminationProven);
-  EXPECT_EQ(events[i + 2].kind, event::kFinalRead);
-  EXPECT_EQ(events[i + 3].kind, event::kAttributed);
-  EXPECT_EQ(events[i + 4].kind, event::kRefreshStarted);
-  EXPECT_EQ(events[i + 5].kind, event::kRefreshDone);
-  for (size_t k = i; k < i + 3; ++k) EXPECT_EQ(events[k + 1].seq, events[k].seq + 1);
-  EXPECT_NE(events[i + 1].detail_json.find(attempt_id), std::string::npos) << events[i + 1].detail_json;
-  EXPECT_NE(events[i + 2].detail_json.find(std::to_string(committed.version)), std::string::npos);
+  size_t observed = 0, i = 0;
+  while (observed < events.size() && events[observed].kind != event::kChangeObserved) ++observed;
+  while (i < events.size() && events[i].kind != event::kTerminationProven) ++i;
+  ASSERT_LT(observed, i);
+  ASSERT_LT(i + 2, events.size());
+  EXPECT_EQ(events[i + 1].kind, event::kFinalRead);
+  EXPECT_EQ(events[i + 2].kind, event::kAttributed);
+  for (size_t k = i; k < i + 2; ++k) EXPECT_EQ(events[k + 1].seq, events[k].seq + 1);
+  EXPECT_NE(events[i].detail_json.find(attempt_id), std::string::npos) << events[i].detail_json;
+  EXPECT_NE(events[i + 1].detail_json.find(std::to_string(committed.version)), std::string::npos);
   EXPECT_FALSE(FenceHeld(job.job_id));
 }
 
@@ -1062,10 +1078,12 @@ TEST_F(CrashCutTest, C10_PendingForceRefreshReplaysTheSameFinalCas) {
 }
 
 // C11: FORCE_RELEASE is durable and the leader dies before anything else; the old executor
-// commits later with its attempt id. Guards replay as released from the record, the
-// outcome stays UNKNOWN / FORCE_RELEASED (no attribution after FORCE), a same-name job can
-// be admitted, and REFRESH TABLE bumps the table's refresh generation.
-TEST_F(CrashCutTest, C11_LateCommitAfterForceStaysUnknown) {
+// tries to commit later with its attempt id, and the version catalog refuses it in the
+// claim's transaction (the job no longer runs that attempt): no version, no index. Guards
+// replay as released from the record, the outcome stays UNKNOWN / FORCE_RELEASED (the
+// operator's decision stands), a same-name job can be admitted, and REFRESH TABLE bumps the
+// table's refresh generation.
+TEST_F(CrashCutTest, C11_LateCommitAfterForceIsRefused) {
   const JobRecord job = Admit("cat_idx");
   const std::string attempt_id = std::to_string(job.job_id) + "-attempt";
   Pipe ready, go;
@@ -1095,13 +1113,13 @@ TEST_F(CrashCutTest, C11_LateCommitAfterForceStaysUnknown) {
   const int64_t generation = TableGeneration();
   const size_t versions = Versions();
 
-  // The old executor commits late, with the old attempt id, and exits.
+  // The old executor tries to commit late, with the old attempt id: refused, nothing published.
   WriteByte(go.w, 'g');
   const int worker_status = Wait(worker);
-  ASSERT_EQ(ExitCode(worker_status), 0) << Describe(worker_status);
-  EXPECT_EQ(Versions(), versions + 1);
-  EXPECT_EQ(Newest().txn.attempt_id, attempt_id);
-  EXPECT_TRUE(HasIndex("cat_idx"));
+  ASSERT_EQ(ExitCode(worker_status), kChildRefused) << Describe(worker_status);
+  EXPECT_EQ(Versions(), versions);
+  EXPECT_NE(Newest().txn.attempt_id, attempt_id);
+  EXPECT_FALSE(HasIndex("cat_idx"));
 
   InProcessExecutor executor;
   auto leader = Restart(&executor, kChildLeader, 3);
@@ -1115,7 +1133,7 @@ TEST_F(CrashCutTest, C11_LateCommitAfterForceStaysUnknown) {
   EXPECT_FALSE(FenceHeld(job.job_id));
   EXPECT_TRUE(NoopDdl().ok());
   EXPECT_EQ(TableGeneration(), generation) << "a late commit is not refreshed by itself";
-  // A new same-name job is admitted (OR REPLACE: the late commit created the index).
+  // A new same-name job is admitted.
   EXPECT_TRUE(ProbeName("cat_idx").ok());
   auto refreshed = Control().RefreshTable("local", "db", "docs", Principal::LocalAdmin());
   ASSERT_TRUE(refreshed.ok()) << refreshed.status().ToString();
