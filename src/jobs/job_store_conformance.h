@@ -13,8 +13,10 @@
 
 #include "jobs/job_list.h"
 #include "testutil/test_database.h"
+#include "vigil/common/uuid.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/version_store.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
 
@@ -770,7 +772,7 @@ TEST_P(JobStoreConformanceTest, ADrainMarkLastsUntilClearedAcrossRestarts) {
 VersionClaim Claim(uint64_t version, const std::string& attempt = "", std::optional<int64_t> job = std::nullopt) {
   VersionClaim c;
   c.version = version;
-  c.manifest = "_versions/" + std::to_string(version) + ".claim-x";
+  c.manifest = ClaimManifestPath(version);
   c.txn.operation = attempt.empty() ? "APPEND" : "CREATE_INDEX";
   c.txn.attempt_id = attempt;
   c.txn.job_id = job;
@@ -782,8 +784,9 @@ TEST_P(JobStoreConformanceTest, TableVersionsAreClaimedOnlyOnePastTheNewest) {
   StoreVersionCatalog other(store_.get(), "another-incarnation", [this] { return now_; });
   EXPECT_FALSE(versions.Latest().value().has_value());
   // The first claim adopts whatever version the dataset's files had reached.
-  ASSERT_OK(versions.Claim(Claim(5)));
-  EXPECT_EQ(versions.Latest().value(), (CatalogVersion{5, "_versions/5.claim-x"}));
+  const VersionClaim five = Claim(5);
+  ASSERT_OK(versions.Claim(five));
+  EXPECT_EQ(versions.Latest().value(), (CatalogVersion{5, five.manifest}));
   EXPECT_EQ(versions.Claim(Claim(5)).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(versions.Claim(Claim(7)).code(), StatusCode::kAlreadyExists);
   EXPECT_EQ(versions.Claim(Claim(4)).code(), StatusCode::kAlreadyExists);
@@ -795,6 +798,15 @@ TEST_P(JobStoreConformanceTest, TableVersionsAreClaimedOnlyOnePastTheNewest) {
   // A job id needs an attempt id and the other way round.
   EXPECT_EQ(versions.Claim(Claim(7, "", 3)).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(versions.Claim(Claim(7, "attempt-1")).code(), StatusCode::kInvalidArgument);
+  // The manifest must be a claim of that version: the name is later a path in the dataset.
+  for (const std::string& bad :
+       std::vector<std::string>{"_versions/7.manifest", "_versions/6.claim-" + Uuid::Generate().ToString(),
+                                "../7.claim-" + Uuid::Generate().ToString(), "_versions/7.claim-x", ""}) {
+    VersionClaim c = Claim(7);
+    c.manifest = bad;
+    EXPECT_EQ(versions.Claim(c).code(), StatusCode::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(versions.Latest().value()->version, 6u);
 }
 
 // The fence of seed 000's crash cut C11 and of a leader that lost its lease: an attempt

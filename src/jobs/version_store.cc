@@ -44,10 +44,12 @@ Status StoreVersionCatalog::CheckAttempt(meta::Transaction& txn, const VersionCl
 
 Status StoreVersionCatalog::Claim(const VersionClaim& claim) {
   const std::string version = "version " + std::to_string(claim.version);
-  if (claim.version == 0 || claim.manifest.empty() || claim.txn.job_id.has_value() == claim.txn.attempt_id.empty()) {
-    return Status::InvalidArgument(version +
-                                   ": a claim needs a version, a manifest, and a job id with an attempt id "
-                                   "or neither");
+  if (claim.version == 0 || claim.txn.job_id.has_value() == claim.txn.attempt_id.empty()) {
+    return Status::InvalidArgument(version + ": a claim needs a version, and a job id with an attempt id or neither");
+  }
+  if (!IsClaimManifestPath(claim.manifest, claim.version)) {
+    return Status::InvalidArgument(version + ": '" + claim.manifest.substr(0, 200) + "' is not a claim of version " +
+                                   std::to_string(claim.version) + " (_versions/<v>.claim-<uuid>)");
   }
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
   VIGIL_ASSIGN_OR_RETURN(std::optional<meta::Row> newest,

@@ -38,7 +38,7 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
   launch.attempt_lock_fd = request.attempt_lock_fd;
   if (request.versions) {
     // The worker's claims are decided here, in the store, on the attempt's terms.
-    launch.on_catalog_call = [versions = request.versions](const worker::CatalogCall& call) {
+    launch.on_catalog_call = [versions = request.versions, &request](const worker::CatalogCall& call) {
       worker::CatalogAnswer answer;
       if (!call.claim) {
         Result<std::optional<CatalogVersion>> latest = versions->Latest();
@@ -48,6 +48,14 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
           answer.latest_manifest = (*latest)->manifest;
         }
         return answer;
+      }
+      if (call.job_id != request.job.job_id || call.attempt_id != request.attempt.attempt_id) {
+        return worker::CatalogAnswer{StatusCode::kInvalidArgument,
+                                     "a worker claims versions for its own attempt only (job " +
+                                         std::to_string(request.job.job_id) + ", attempt " +
+                                         request.attempt.attempt_id + "); nothing was committed",
+                                     {},
+                                     ""};
       }
       VersionClaim claim;
       claim.version = call.version;

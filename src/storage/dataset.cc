@@ -81,6 +81,10 @@ Result<Uuid> ReadIdentity(FileSystem* fs, const std::string& path) {
 Status RollForward(FileSystem* fs, const std::string& path, const CatalogVersion& c) {
   const std::string final_rel = ManifestPath(c.version);
   if (c.manifest == final_rel) return Status::OK();
+  if (!IsClaimManifestPath(c.manifest, c.version)) {
+    return Status::Corruption("the version catalog of " + path + " names '" + c.manifest.substr(0, 200) +
+                              "' for version " + std::to_string(c.version) + ", which is no claim of it");
+  }
   const std::string final_abs = JoinPath(path, final_rel);
   VIGIL_ASSIGN_OR_RETURN(bool there, fs->Exists(final_abs));
   if (there) return Status::OK();

@@ -417,6 +417,15 @@ TEST_F(CatalogDatasetTest, AFencedAttemptCommitsNothing) {
   EXPECT_EQ(Dataset::LatestVersion(Path()).value(), 1u);
 }
 
+TEST_F(CatalogDatasetTest, ACatalogNamingNoClaimOfItsVersionIsCorruption) {
+  auto ds = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), WithCatalog());
+  ASSERT_TRUE(ds.ok());
+  ASSERT_TRUE(catalog_->Claim(VersionClaim{2, "../../outside", Props("APPEND")}).ok());
+  auto opened = Dataset::Open(Path(), std::nullopt, WithCatalog());
+  EXPECT_EQ(opened.status().code(), StatusCode::kCorruption) << opened.status().ToString();
+  EXPECT_NE(opened.status().message().find("no claim of it"), std::string::npos) << opened.status().ToString();
+}
+
 TEST_F(CatalogDatasetTest, ADatasetMadeBeforeItsCatalogIsAdoptedByItsFirstClaim) {
   auto legacy = Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE"), SmallFragments());
   ASSERT_TRUE(legacy.ok());

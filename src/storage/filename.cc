@@ -107,6 +107,13 @@ std::optional<uint64_t> ParseClaimManifestName(std::string_view name) {
   return ParseDecimal<uint64_t>(name.substr(0, at));
 }
 
+bool IsClaimManifestPath(std::string_view rel, uint64_t version) {
+  const std::string dir = std::string(kVersionsDir) + "/";
+  if (rel.substr(0, dir.size()) != dir) return false;
+  std::optional<uint64_t> v = ParseClaimManifestName(rel.substr(dir.size()));
+  return v && *v == version;
+}
+
 std::string TempManifestPath() {
   return Join(kVersionsDir, std::string(kTempManifestPrefix) + Uuid::Generate().ToString());
 }

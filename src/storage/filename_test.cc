@@ -19,6 +19,17 @@ TEST(FilenameTest, TableDirectoriesRoundTrip) {
   }
 }
 
+TEST(FilenameTest, ClaimPathsAreAllowlistedByVersion) {
+  const std::string claim = ClaimManifestPath(12);
+  EXPECT_TRUE(IsClaimManifestPath(claim, 12));
+  EXPECT_FALSE(IsClaimManifestPath(claim, 13));
+  EXPECT_FALSE(IsClaimManifestPath(ManifestPath(12), 12));
+  EXPECT_FALSE(IsClaimManifestPath("_versions/12.claim-nope", 12));
+  EXPECT_FALSE(IsClaimManifestPath("../" + claim, 12));
+  EXPECT_FALSE(IsClaimManifestPath("_versions/../" + claim.substr(10), 12));
+  EXPECT_FALSE(IsClaimManifestPath("", 12));
+}
+
 TEST(FilenameTest, DroppedNamesCarryTheIncarnation) {
   const std::string id = Uuid::Generate().ToString();
   EXPECT_EQ(DroppedTablePath(id), "_dropped/" + id);

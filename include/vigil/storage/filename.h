@@ -72,6 +72,9 @@ std::optional<uint64_t> ParseManifestName(std::string_view name);
 std::string ClaimManifestPath(uint64_t version);
 // The version of a "<v>.claim-<uuid>" entry of `_versions`, or nullopt.
 std::optional<uint64_t> ParseClaimManifestName(std::string_view name);
+// Whether `rel` is a claim of `version` as ClaimManifestPath builds it (the allowlist for a
+// claim name that crosses a process or store boundary).
+bool IsClaimManifestPath(std::string_view rel, uint64_t version);
 // "_versions/.tmp-<uuid>": where a manifest is written before it is linked.
 std::string TempManifestPath();
 // Whether an entry of `_versions/` is ".tmp-<uuid>".
