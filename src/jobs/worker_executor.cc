@@ -50,7 +50,7 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
         return answer;
       }
       if (call.job_id != request.job.job_id || call.attempt_id != request.attempt.attempt_id) {
-        return worker::CatalogAnswer{StatusCode::kInvalidArgument,
+        return worker::CatalogAnswer{StatusCode::kFailedPrecondition,
                                      "a worker claims versions for its own attempt only (job " +
                                          std::to_string(request.job.job_id) + ", attempt " +
                                          request.attempt.attempt_id + "); nothing was committed",

@@ -15,6 +15,7 @@
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/runner.h"
+#include "vigil/jobs/version_store.h"
 #include "vigil/jobs/worker_executor.h"
 
 namespace vigil::jobs {
@@ -105,6 +106,30 @@ TEST_F(WorkerExecutorTest, CreateRunsInAWorkerCommitsAndRefreshes) {
   EXPECT_NE(launch.pid, ::getpid());
   // The attempt lock went with the reaped worker, and with a known outcome its file is removed.
   EXPECT_EQ(FileLock::IsHeld(AttemptLockPath(path_, done.attempt->attempt_id)).status().code(), StatusCode::kNotFound);
+  // The worker committed through the table's version catalog, which the supervisor answered.
+  auto row = StoreVersionCatalog(store_.get(), done.spec.table_incarnation, [this] {
+               return now_;
+             }).FindAttempt(done.attempt->attempt_id);
+  ASSERT_TRUE(row.ok() && row->has_value()) << row.status().ToString();
+  EXPECT_EQ((*row)->version, static_cast<uint64_t>(*done.committed_version));
+}
+
+// The supervisor decides a worker's claims for the attempt it launched only: a claim for
+// another attempt is refused and nothing is published.
+TEST_F(WorkerExecutorTest, AWorkerClaimingForAnotherAttemptCommitsNothing) {
+  StartRunner();
+  Admission admission(store_.get(), {});
+  auto job = *admission.Create(Create("ts_idx", "ts", index::IndexType::kBtree), "admin", now_);
+  const uint64_t before = Dataset::ListVersions(path_)->back().version;
+  failpoint::Arm("worker.claim_identity", failpoint::Action::kError);  // evaluated only in the worker
+  JobRecord done = RunAll(job.job_id);
+  EXPECT_EQ(DerivedState(done.state), "FAILED");
+  EXPECT_EQ(done.state.outcome, Outcome::kNotCommitted);
+  EXPECT_EQ(done.error_code, "FAILED_PRECONDITION");
+  EXPECT_NE(done.error_message.value_or("").find("its own attempt only"), std::string::npos)
+      << done.error_message.value_or("");
+  EXPECT_EQ(Dataset::ListVersions(path_)->back().version, before);
+  EXPECT_TRUE(index::ListIndexes(path_)->empty());
 }
 
 TEST_F(WorkerExecutorTest, ProgressIsForwardedAndTheReportIsComplete) {

@@ -122,6 +122,8 @@ Result<std::optional<CatalogVersion>> PipeVersionCatalog::Latest() {
 
 Status PipeVersionCatalog::Claim(const VersionClaim& claim) {
   CatalogCall call{true, claim.version, claim.manifest, claim.txn.operation, claim.txn.job_id, claim.txn.attempt_id};
+  // Test hook for the supervisor's defence: a claim for another attempt.
+  if (!failpoint::Hit("worker.claim_identity").ok()) call.attempt_id += "-other";
   VIGIL_ASSIGN_OR_RETURN(CatalogAnswer answer, Call(call));
   return answer.code == StatusCode::kOk ? Status::OK() : Status(answer.code, answer.message);
 }
