@@ -504,9 +504,10 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
   ASSERT_GE(WaitForLeader(30), 0);
   CreateTable(0);
   std::atomic<bool> stop{false};
-  std::mutex mu;  // guards nodes_ against the killer's restarts
+  std::mutex mu;                        // guards nodes_ against the killer's restarts, and `unanswered`
+  std::vector<std::string> unanswered;  // requests never answered, with their last response
   auto call = [&](int node, const std::string& method, const std::string& path, const std::string& key,
-                  const Json& body) -> int {
+                  const Json& body, std::string* last = nullptr) -> int {
     int port = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -519,6 +520,7 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
         method, path,
         {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}, {"Idempotency-Key", key}},
         body.dump());
+    if (last) *last = r.ok() ? std::to_string(r->status) + " " + r->body : r.status().ToString();
     return r.ok() ? r->status : 0;
   };
   constexpr int kClients = 3;
@@ -536,15 +538,20 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
         const std::string key = "append-" + std::to_string(id);
         const Json body = {{"rows", Json::array({{{"id", id}, {"v", Json::array({1, 2})}}})}};
         // Retried with the same key until a node answers it (a replay answers the same).
+        std::string last;
         for (int attempt = 0; attempt < 400; ++attempt) {
           const int status =
-              call(static_cast<int>(rand_r(&seed) % 3), "POST", "/v1/databases/d/tables/t/rows", key, body);
+              call(static_cast<int>(rand_r(&seed) % 3), "POST", "/v1/databases/d/tables/t/rows", key, body, &last);
           if (status == 200) {
             acked[static_cast<size_t>(c)].push_back(id);
             break;
           }
           ++retries;
           std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (acked[static_cast<size_t>(c)].empty() || acked[static_cast<size_t>(c)].back() != id) {
+          std::lock_guard<std::mutex> lock(mu);
+          unanswered.push_back(key + ": " + last);
         }
         if (i % 10 == 9) {
           const std::string name = "h" + std::to_string(c) + "_" + std::to_string(i);
@@ -585,6 +592,7 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
   stop.store(true);
   killer.join();
   EXPECT_GE(kills.load(), 3) << "too few kills for a history under failures";
+  for (const std::string& u : unanswered) ADD_FAILURE() << "never answered: " << u;
   std::printf("history: %d kills, %d retried appends\n", kills.load(), retries.load());
 
   // Every acknowledged append exactly once; nothing else appended twice.

@@ -51,32 +51,35 @@ Status StoreVersionCatalog::Claim(const VersionClaim& claim) {
     return Status::InvalidArgument(version + ": '" + claim.manifest.substr(0, 200) + "' is not a claim of version " +
                                    std::to_string(claim.version) + " (_versions/<v>.claim-<uuid>)");
   }
-  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
-  VIGIL_ASSIGN_OR_RETURN(std::optional<meta::Row> newest,
-                         txn.conn().QueryOptional(sql::kSelectNewestVersion, {table_incarnation_}));
-  if (newest) {
-    VIGIL_ASSIGN_OR_RETURN(const int64_t v, newest->Int(0));
-    if (static_cast<uint64_t>(v) + 1 != claim.version) {
-      return Status::AlreadyExists(version + " of table " + table_incarnation_ + " is not one past its newest, " +
-                                   std::to_string(v));
+  Status st = [&]() -> Status {
+    VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
+    VIGIL_ASSIGN_OR_RETURN(std::optional<meta::Row> newest,
+                           txn.conn().QueryOptional(sql::kSelectNewestVersion, {table_incarnation_}));
+    if (newest) {
+      VIGIL_ASSIGN_OR_RETURN(const int64_t v, newest->Int(0));
+      if (static_cast<uint64_t>(v) + 1 != claim.version) {
+        return Status::AlreadyExists(version + " of table " + table_incarnation_ + " is not one past its newest, " +
+                                     std::to_string(v));
+      }
     }
-  }
-  if (claim.txn.job_id) VIGIL_RETURN_IF_ERROR(CheckAttempt(txn, claim));
-  const meta::Value job = claim.txn.job_id ? meta::Value(*claim.txn.job_id) : meta::Value();
-  const meta::Value attempt = claim.txn.job_id ? meta::Value(claim.txn.attempt_id) : meta::Value();
-  Result<int64_t> inserted = txn.conn().Execute(
-      sql::kInsertVersion,
-      {table_incarnation_, static_cast<int64_t>(claim.version), claim.manifest, job, attempt, now_ms_()});
-  if (!inserted.ok()) {
-    if (inserted.status().Is(StatusCode::kAlreadyExists)) {
-      return Status::AlreadyExists(version + " of table " + table_incarnation_ + " was committed by another writer");
+    if (claim.txn.job_id) VIGIL_RETURN_IF_ERROR(CheckAttempt(txn, claim));
+    const meta::Value job = claim.txn.job_id ? meta::Value(*claim.txn.job_id) : meta::Value();
+    const meta::Value attempt = claim.txn.job_id ? meta::Value(claim.txn.attempt_id) : meta::Value();
+    Result<int64_t> inserted = txn.conn().Execute(
+        sql::kInsertVersion,
+        {table_incarnation_, static_cast<int64_t>(claim.version), claim.manifest, job, attempt, now_ms_()});
+    if (!inserted.ok()) {
+      if (inserted.status().Is(StatusCode::kAlreadyExists)) {
+        return Status::AlreadyExists(version + " of table " + table_incarnation_ + " was committed by another writer");
+      }
+      return inserted.status();
     }
-    return inserted.status();
-  }
-  Status committed = txn.Commit();
-  // A serialization failure committed nothing: the writer rebases and claims again.
-  if (committed.Is(StatusCode::kCommitConflict)) return Status::AlreadyExists(committed.message());
-  return committed;
+    return txn.Commit();
+  }();
+  // A serialization failure, at any statement or at the commit, committed nothing: the writer
+  // rebases and claims again.
+  if (st.Is(StatusCode::kCommitConflict)) return Status::AlreadyExists(st.message());
+  return st;
 }
 
 Result<std::optional<StoredVersion>> StoreVersionCatalog::FindAttempt(const std::string& attempt_id) {

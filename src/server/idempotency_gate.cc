@@ -243,7 +243,9 @@ HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run
 }
 
 void IdempotencyGate::Finish(const IdempotentRequest& req, const HttpResponse& resp) {
-  if (!IsStoredStatus(resp.status) || resp.stream) {
+  // A commit conflict committed nothing and says so: the same key may run the request again.
+  const bool transient = ErrorSubtype(resp) == std::optional<std::string>("COMMIT_CONFLICT");
+  if (!IsStoredStatus(resp.status) || resp.stream || transient) {
     metrics_->CountIdempotency("not_stored");
     auto cancelled = store_->CancelInProgressReservation(req.realm, req.key, executor_id_);
     if (!cancelled.ok()) VIGIL_LOG_WARN("idempotency: cancel failed: {}", cancelled.status().ToString());

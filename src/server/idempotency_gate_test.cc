@@ -48,6 +48,30 @@ class IdempotencyGateTest : public ::testing::Test {
   std::unique_ptr<IdempotencyGate> gate_;
 };
 
+// A commit conflict committed nothing and says it is safe to retry: the key is freed, and the
+// same key runs the request again instead of replaying the conflict for ever.
+TEST_F(IdempotencyGateTest, ACommitConflictIsNotStoredAndTheSameKeyRunsAgain) {
+  int runs = 0;
+  auto run = [&](const jobs::RequestClaim&) {
+    return ++runs == 1 ? ProblemResponse(Status::CommitConflict("lost every rebase; nothing was committed"))
+                       : JsonResponse("{\"created\":true}", 201);
+  };
+  HttpResponse first = gate_->Run(Request("k-conflict"), run);
+  EXPECT_EQ(first.status, 409);
+  EXPECT_FALSE(Load("k-conflict").has_value());
+  HttpResponse again = gate_->Run(Request("k-conflict"), run);
+  EXPECT_EQ(again.status, 201);
+  EXPECT_EQ(runs, 2);
+  // Another 409 (a client-side conflict) is the request's answer and is replayed.
+  auto exists = [&](const jobs::RequestClaim&) {
+    ++runs;
+    return ProblemResponse(Status::AlreadyExists("database d already exists"));
+  };
+  EXPECT_EQ(gate_->Run(Request("k-exists"), exists).status, 409);
+  EXPECT_EQ(gate_->Run(Request("k-exists"), exists).status, 409);
+  EXPECT_EQ(runs, 3);
+}
+
 TEST_F(IdempotencyGateTest, ARequestRunsOnceAndIsReplayed) {
   int runs = 0;
   auto run = [&](const jobs::RequestClaim&) {
