@@ -458,8 +458,8 @@ TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
   nodes_[0]->Stop(SIGKILL);
   ASSERT_GE(WaitForLeader(30, 0), 1);
-  // The next leader finds the attempt dead (UNKNOWN for a moment), proves from its lock and
-  // the table's history that it never committed, and settles the job.
+  // The next leader finds the attempt of an older leader epoch (UNKNOWN for a moment), proves
+  // by the store's fence and the table's history that it never committed, and settles the job.
   EXPECT_EQ(WaitForJob(1, job, 90, true), "FAILED");
   EXPECT_EQ(JobItem(2, job, "Outcome"), "NOT_COMMITTED");
   EXPECT_EQ(IndexesNamed(2, "during"), 0);
@@ -469,10 +469,12 @@ TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
 }
 
 // A leader stopped (SIGSTOP) while its worker hangs before the commit: the standby takes
-// over, but cannot prove the attempt over while the worker lives. When the old leader wakes it
-// fences itself and kills the worker; its own record of the attempt is refused (its epoch is
-// no longer the lease's), and the new leader settles the job NOT_COMMITTED.
-TEST_F(ServeClusterTest, AWokenLeaderKillsItsWorkerAndItsRecordIsRefused) {
+// over and settles the job NOT_COMMITTED while the old leader is still stopped: the attempt
+// was dispatched under an epoch that lost the lease, so the store refuses its claim whatever
+// its processes do (the proof SHOW INDEX JOB names), and the new leader stops the worker, a
+// process of this host. When the old leader wakes it fences itself; its own record of the
+// attempt is refused.
+TEST_F(ServeClusterTest, AStoppedLeadersAttemptIsSettledByTheFenceAndItsRecordIsRefused) {
   StartNodes(1, "provider.after_segment_write=hang");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1);
@@ -483,14 +485,28 @@ TEST_F(ServeClusterTest, AWokenLeaderKillsItsWorkerAndItsRecordIsRefused) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
   nodes_[0]->Signal(SIGSTOP);
   ASSERT_EQ(WaitForLeader(30, 0), 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  EXPECT_NE(JobState(1, job), "FAILED") << "settled while the worker may still commit";
+  EXPECT_EQ(WaitForJob(1, job, 60, true), "FAILED") << nodes_[1]->Log();
+  EXPECT_EQ(JobItem(1, job, "Outcome"), "NOT_COMMITTED");
+  const std::string shown = Sql(1, "SHOW INDEX JOB " + job).dump();
+  EXPECT_NE(shown.find("TERMINATION_PROVEN by serve:node1"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("CATALOG_FENCE"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("no longer holds the lease"), std::string::npos) << shown;
+  EXPECT_EQ(IndexesNamed(1, "stale"), 0);
+
   nodes_[0]->Signal(SIGCONT);
-  EXPECT_EQ(WaitForJob(1, job, 60, true), "FAILED") << nodes_[0]->Log();
-  const std::string log = nodes_[0]->Log();
+  std::string log;
+  for (int i = 0; i < 600; ++i) {
+    log = nodes_[0]->Log();
+    if (log.find("fencing this leader") != std::string::npos &&
+        log.find("recording the result of job " + job + ": COMMIT_CONFLICT") != std::string::npos) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_NE(log.find("fencing this leader"), std::string::npos) << log;
   EXPECT_NE(log.find("recording the result of job " + job + ": COMMIT_CONFLICT"), std::string::npos) << log;
   EXPECT_EQ(JobItem(1, job, "Outcome"), "NOT_COMMITTED");
+  EXPECT_EQ(IndexesNamed(1, "stale"), 0);
   EXPECT_EQ(WaitForLeader(1), 1);
 }
 

@@ -313,6 +313,13 @@ class CrashCutTest : public ::testing::Test {
     EXPECT_TRUE(e.ok()) << e.status().ToString();
     return e.ok() ? *e : std::vector<JobEvent>{};
   }
+  // The detail of the job's first event of `kind` ("" when there is none).
+  std::string Detail(int64_t id, std::string_view kind) {
+    for (const JobEvent& e : Events(id)) {
+      if (e.kind == kind) return e.detail_json;
+    }
+    return "";
+  }
   std::vector<std::string> Kinds(int64_t id) {
     std::vector<std::string> out;
     for (const JobEvent& e : Events(id)) out.push_back(e.kind);
@@ -653,7 +660,9 @@ INSTANTIATE_TEST_SUITE_P(CrashCut, CrashCutC4, ::testing::Values("runner.after_d
 
 // C5: two processes race for the leader lease, exactly one wins; a demoted leader whose
 // attempt is still running (it holds the attempt lock) has its callbacks, its sends and its
-// commit rejected by epoch, and the new leader keeps the job RUNNING with its fence meanwhile.
+// commit rejected by epoch. The new leader does not wait for it: the lease check refuses the
+// claim of an attempt dispatched under an older epoch, so it settles the job NOT_COMMITTED at
+// once (the seed keeps it UNKNOWN with its fence until the old process is proven gone).
 TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   int64_t epoch = store_->GetLeader()->epoch;
   for (int round = 0; round < 6; ++round) {
@@ -738,15 +747,19 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   ASSERT_EQ(running.state.execution, Execution::kRunning);
   const int64_t old_epoch = running.attempt->leader_epoch;
 
-  // Its lease lapses; a new leader takes over. The attempt lock is held: J1 stays RUNNING.
+  // Its lease lapses; a new leader takes over and settles J1 by the fence, though the old
+  // process still holds the attempt lock.
   clock_.AdvanceMs(kTtl + 1);
   InProcessExecutor executor;
   auto leader = Restart(&executor, "", 3);
   EXPECT_GT(leader->leader_epoch(), old_epoch);
-  EXPECT_EQ(Get(j1).revision, running.revision);
-  EXPECT_EQ(Get(j1).state.execution, Execution::kRunning);
-  EXPECT_TRUE(FenceHeld(j1));
-  EXPECT_EQ(DropTable().code(), StatusCode::kFailedPrecondition);
+  JobRecord j1_done = Get(j1);
+  EXPECT_EQ(j1_done.state.outcome, Outcome::kNotCommitted);
+  EXPECT_EQ(DerivedState(j1_done.state), "FAILED");
+  EXPECT_EQ(j1_done.error_code, "LOST_RESPONSE");
+  EXPECT_NE(Detail(j1, event::kTerminationProven).find("CATALOG_FENCE"), std::string::npos);
+  EXPECT_FALSE(FenceHeld(j1));
+  EXPECT_EQ(::kill(old_leader, 0), 0) << "the demoted leader still runs its attempt";
 
   // The demoted leader's dispatch of J2 and its result for J1 are both rejected.
   const JobRecord j2 = Admit("j2_idx");
@@ -760,17 +773,15 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
   EXPECT_EQ(static_cast<StatusCode>(record_code), StatusCode::kCommitConflict);
   EXPECT_EQ(Get(j2.job_id).revision, j2.revision);
   EXPECT_FALSE(Get(j2.job_id).attempt.has_value());
-  EXPECT_EQ(Get(j1).revision, running.revision);
-  EXPECT_EQ(Get(j1).state.execution, Execution::kRunning);
-  // The old executor's send executed, but the catalog refused its claim: the leader epoch
-  // its attempt was dispatched under no longer holds the lease.
+  EXPECT_EQ(Get(j1).revision, j1_done.revision);
+  // The old executor's send executed, but the catalog refused its claim: the job no longer
+  // runs its attempt, and the epoch it was dispatched under no longer holds the lease.
   EXPECT_NE(Newest().txn.attempt_id, running.attempt->attempt_id);
+  EXPECT_FALSE(HasIndex("j1_idx"));
 
-  // With the old process gone, the new leader settles J1 as not committed and runs J2.
+  // The new leader runs J2; J1 stays settled.
   Tick(leader.get(), 3);
-  JobRecord j1_done = Get(j1);
-  EXPECT_EQ(j1_done.state.outcome, Outcome::kNotCommitted);
-  EXPECT_EQ(DerivedState(j1_done.state), "FAILED");
+  EXPECT_EQ(Get(j1).revision, j1_done.revision);
   EXPECT_EQ(Count(j1, event::kDispatched), 1);
   JobRecord j2_done = Get(j2.job_id);
   EXPECT_EQ(DerivedState(j2_done.state), "FINISHED");
@@ -826,64 +837,49 @@ INSTANTIATE_TEST_SUITE_P(CrashCut, CrashCutC6, ::testing::Values("provider.after
                            return info.index == 0 ? std::string("AfterProviderCommit") : std::string("BeforeRecord");
                          });
 
-// C7: the attempt's hard deadline passed without a termination proof (its worker holds the
-// attempt lock). The job stays UNKNOWN/WATCHING with its fence and guard on a persisted,
-// doubling backoff across restarts; only the worker's death lets it be attributed.
-TEST_F(CrashCutTest, C7_DeadlineWithoutProofKeepsWatching) {
+// C7: the attempt's hard deadline passed without a reap proof (its worker holds the attempt
+// lock). The seed keeps such a job watching until the worker is seen to die; Vigil's catalog
+// fence is a proof already: the job no longer runs the attempt, so the store refuses its
+// claim. The next leader settles it NOT_COMMITTED at once, and the worker's late commit,
+// when it wakes, publishes nothing.
+TEST_F(CrashCutTest, C7_DeadlineWithoutReapIsSettledByTheFence) {
   const JobRecord job = Admit("cat_idx");
   const std::string attempt_id = std::to_string(job.job_id) + "-attempt";
   Pipe ready, go;
-  const pid_t worker = ForkWorker(job, attempt_id, ready, go, /*commit=*/false, false);
+  const pid_t worker = ForkWorker(job, attempt_id, ready, go, /*commit=*/true, false);
   char c;
   ASSERT_TRUE(ReadByte(ready.r, &c));
   JobRecord unknown = DispatchLost(job, attempt_id);
   ASSERT_EQ(unknown.state.outcome, Outcome::kUnknown);
-  const int64_t deadline = unknown.attempt->deadline_at_ms;
+  const size_t versions = Versions();
 
-  clock_.SetMs(deadline + 1);
+  clock_.SetMs(unknown.attempt->deadline_at_ms + 1);
   Reopen();
   InProcessExecutor executor;
-  auto leader = Restart(&executor, kOldLeader, 2);
-  JobRecord w = Get(job.job_id);
-  EXPECT_EQ(w.state.outcome, Outcome::kUnknown);
-  EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
-  EXPECT_EQ(DerivedState(w.state), "OUTCOME_UNKNOWN");
-  EXPECT_FALSE(w.termination_proven);
-  EXPECT_EQ(w.reconcile_backoff_s, 60);
-  EXPECT_EQ(w.reconcile_next_at_ms, clock_.NowMs() + 60'000);
-  EXPECT_TRUE(FenceHeld(job.job_id));
-  EXPECT_EQ(DropTable().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(ProbeName("cat_idx").code(), StatusCode::kAlreadyExists);
-
-  // Another restart continues the persisted schedule: nothing before it is due, then 120 s.
-  leader.reset();
-  Reopen();
-  auto again = Restart(&executor, "", 0);
-  EXPECT_EQ(Get(job.job_id).reconcile_backoff_s, 120);  // the recovery pass examines every UNKNOWN job
-  clock_.SetMs(*Get(job.job_id).reconcile_next_at_ms);
-  Tick(again.get(), 1);
-  w = Get(job.job_id);
-  EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
-  EXPECT_EQ(w.reconcile_backoff_s, 240);
-  EXPECT_EQ(Kinds(job.job_id).back(), "WATCH_CHECKED");
-  EXPECT_TRUE(FenceHeld(job.job_id));
-
-  // The worker dies: the next due check proves termination and attributes.
-  ::kill(worker, SIGKILL);
-  EXPECT_TRUE(Killed(Wait(worker)));
-  clock_.SetMs(*w.reconcile_next_at_ms);
-  Tick(again.get(), 2);
+  auto leader = Restart(&executor, kOldLeader, 3);
   JobRecord done = Get(job.job_id);
   EXPECT_EQ(done.state.outcome, Outcome::kNotCommitted);
   EXPECT_TRUE(done.termination_proven);
   EXPECT_TRUE(IsFinal(done.state));
+  EXPECT_EQ(DerivedState(done.state), "FAILED");
+  EXPECT_NE(Detail(job.job_id, event::kTerminationProven).find("CATALOG_FENCE"), std::string::npos);
   EXPECT_FALSE(FenceHeld(job.job_id));
+  EXPECT_EQ(::kill(worker, 0), 0) << "the proof did not need the worker to stop";
+
+  // The worker wakes and commits: the store refuses its claim.
+  WriteByte(go.w, 'g');
+  const int status = Wait(worker);
+  EXPECT_EQ(ExitCode(status), kChildRefused) << Describe(status);
+  EXPECT_EQ(Versions(), versions);
+  EXPECT_FALSE(HasIndex("cat_idx"));
+  EXPECT_TRUE(ProbeName("cat_idx").ok());
   EXPECT_TRUE(NoopDdl().ok());
 }
 
-// C8: a matching termination proof arrives for a watched UNKNOWN job whose worker committed
-// (under its leader's lease) and died: TERMINATION_PROVEN, the final authoritative read, then
-// attribution, in order.
+// C8: a termination proof arrives for a watched UNKNOWN job whose worker committed (under its
+// leader's lease) and still lives: a proof for another attempt does not match; the catalog's
+// fence does, so TERMINATION_PROVEN, the final authoritative read, then attribution, in order,
+// while the worker still hangs.
 TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   const JobRecord job = Admit("cat_idx");
   const std::string attempt_id = std::to_string(job.job_id) + "-attempt";
@@ -900,39 +896,30 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
     }
   });
   ASSERT_EQ(unknown.state.outcome, Outcome::kUnknown);
+  ASSERT_EQ(unknown.state.reconcile, ReconcileState::kWatching);
   const VersionInfo committed = Newest();
   ASSERT_EQ(committed.txn.attempt_id, attempt_id);
+  // A proof for another attempt does not match.
+  const int64_t epoch = store_->GetLeader()->epoch;
+  EXPECT_EQ(store_
+                ->ProveTermination({unknown.job_id, unknown.revision, epoch, kOldLeader, clock_.NowMs()}, "other",
+                                   TerminationProof::kCatalogFence)
+                .status()
+                .code(),
+            StatusCode::kCommitConflict);
+  EXPECT_EQ(Get(job.job_id).revision, unknown.revision);
+
   Reopen();
   InProcessExecutor executor;
-  auto leader = Restart(&executor, kOldLeader, 1);
-  JobRecord w = Get(job.job_id);
-  EXPECT_EQ(w.state.reconcile, ReconcileState::kWatching);
-  const std::vector<std::string> watched = Kinds(job.job_id);
-  EXPECT_THAT(watched, ::testing::Contains("WATCH_CHECKED"));
-  EXPECT_THAT(watched, ::testing::Not(::testing::Contains("TERMINATION_PROVEN")));
-  // A proof for another attempt does not match.
-  EXPECT_EQ(
-      store_->ProveTermination({w.job_id, w.revision, leader->leader_epoch(), kNewLeader, clock_.NowMs()}, "other")
-          .status()
-          .code(),
-      StatusCode::kCommitConflict);
-  EXPECT_EQ(Get(job.job_id).revision, w.revision);
-
-  // The worker dies by SIGKILL before anyone hears of its commit.
-  ::kill(worker, SIGKILL);
-  const int status = Wait(worker);
-  ASSERT_TRUE(Killed(status)) << Describe(status);
-  EXPECT_EQ(Get(job.job_id).revision, w.revision);  // nothing moves before the check is due
-
-  clock_.SetMs(*w.reconcile_next_at_ms);
-  Tick(leader.get(), 2);
+  auto leader = Restart(&executor, kOldLeader, 2);
   JobRecord done = Get(job.job_id);
   EXPECT_EQ(done.state.outcome, Outcome::kCommitted);
   EXPECT_EQ(done.committed_version, static_cast<int64_t>(committed.version));
   EXPECT_EQ(done.last_observed_version, static_cast<int64_t>(committed.version));
   EXPECT_EQ(DerivedState(done.state), "FINISHED");
-  // The commit was observed (before the watch: it preceded the lost response); the proof,
-  // the final read and the attribution follow one another.
+  EXPECT_EQ(::kill(worker, 0), 0) << "the worker still hangs after its commit";
+  // The commit was observed (it preceded the lost response); the proof, the final read and
+  // the attribution follow one another.
   std::vector<JobEvent> events = Events(job.job_id);
   size_t observed = 0, i = 0;
   while (observed < events.size() && events[observed].kind != event::kChangeObserved) ++observed;
@@ -943,8 +930,11 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   EXPECT_EQ(events[i + 2].kind, event::kAttributed);
   for (size_t k = i; k < i + 2; ++k) EXPECT_EQ(events[k + 1].seq, events[k].seq + 1);
   EXPECT_NE(events[i].detail_json.find(attempt_id), std::string::npos) << events[i].detail_json;
+  EXPECT_NE(events[i].detail_json.find("CATALOG_FENCE"), std::string::npos) << events[i].detail_json;
   EXPECT_NE(events[i + 1].detail_json.find(std::to_string(committed.version)), std::string::npos);
   EXPECT_FALSE(FenceHeld(job.job_id));
+  ::kill(worker, SIGKILL);
+  EXPECT_TRUE(Killed(Wait(worker)));
 }
 
 // C9: the outcome and REQUIRED are durable but the refresh is not done (killed before the

@@ -14,8 +14,10 @@
 // finds exactly those jobs), I1 (a dispatched job has its full attempt
 // identity, durable and locked before the executor ran), I2 (no job executed or
 // DISPATCHED twice), fence and guard rows exactly while HoldsFence, that a live
-// worker's job still counts as possibly committing and keeps its fence unless
-// FORCE released it, the event log (one seq per revision, from/to states
+// worker's job still counts as possibly committing and keeps its fence while
+// the store would accept its claim (an UNKNOWN job, or one dispatched under a
+// replaced leader epoch, is settled at once: the store refuses its claim),
+// the event log (one seq per revision, from/to states
 // continuous and legal, append-only), that an outcome never changes except
 // UNKNOWN through attribution after TERMINATION_PROVEN, that a fence is only
 // released by a complete result or FORCE while an executor may commit, at most
@@ -1180,9 +1182,9 @@ class World {
     MODEL_CHECK(executor_.AwaitHeld(started), "attempts started by the tick never reached the executor");
     if (!started.empty()) Saw("a tick started attempts");
     if (!leader_finished_.empty()) Saw("a tick took finished attempts");
-    // The attempts it took as finished were examined at once: a reaped UNKNOWN one is settled.
-    const std::set<int64_t> running = Running();
-    for (int64_t id : leader_finished_) ExpectSettled(Load(id), running.count(id) > 0, "after a tick", true);
+    // The attempts it took as finished were examined at once: an UNKNOWN one is settled, its
+    // worker alive or not (the store refuses its claim).
+    for (int64_t id : leader_finished_) ExpectSettled(Load(id), "after a tick", true);
     leader_finished_.clear();
   }
 
@@ -1340,8 +1342,7 @@ class World {
     // What finished before the tick was taken and examined first; what finished during it may be
     // taken now or by the next tick, so it is not followed.
     if (r.ok()) {
-      const std::set<int64_t> may_run = Running();
-      for (int64_t id : taken) ExpectSettled(Load(id), may_run.count(id) > 0, "after a racing tick", true);
+      for (int64_t id : taken) ExpectSettled(Load(id), "after a racing tick", true);
     }
   }
 
@@ -1590,17 +1591,13 @@ class World {
     }
   }
 
-  // An examined UNKNOWN job: watched while its attempt may run; otherwise proven and read, and
-  // attributed unless a resolution waits for its refresh (or, `refreshed`, completed first).
-  void ExpectSettled(const JobRecord& j, bool running, const char* when, bool refreshed) {
+  // An examined UNKNOWN job, whose attempt can no longer commit whether its worker lives or not
+  // (the store's fence refuses the claim of an attempt its job no longer runs): proven and read,
+  // and attributed unless a resolution waits for its refresh (or, `refreshed`, completed first).
+  void ExpectSettled(const JobRecord& j, const char* when, bool refreshed) {
     if (j.state.outcome != Outcome::kUnknown) return;
     const ReconcileState r = j.state.reconcile;
     const Disposition d = j.state.disposition;
-    if (running) {
-      MODEL_CHECK(r == ReconcileState::kWatching || r == ReconcileState::kStoppedByForce,
-                  when << ": job " << j.job_id << " whose attempt may still run: " << StateText(j.state));
-      return;
-    }
     const bool waits = d == Disposition::kAckRefreshPending || d == Disposition::kForceRefreshPending ||
                        (refreshed && d == Disposition::kAcknowledged);
     MODEL_CHECK(r == ReconcileState::kStoppedByForce || (r == ReconcileState::kStoppedTerminationProven && waits),
@@ -1613,11 +1610,14 @@ class World {
   void ExpectReconciled(const char* when, bool refreshed) {
     const std::set<int64_t> running = Running();
     for (const JobRecord& j : MustOk(store_->List(AllJobs()), "list")) {
-      const bool may_run = running.count(j.job_id) > 0;
       if (j.state.execution == Execution::kRunning) {
-        MODEL_CHECK(may_run, when << ": job " << j.job_id << " is RUNNING but its dispatcher and worker are gone");
+        MODEL_CHECK(running.count(j.job_id) > 0,
+                    when << ": job " << j.job_id << " is RUNNING but its dispatcher and worker are gone");
+        MODEL_CHECK(j.attempt->leader_epoch == last_epoch_,
+                    when << ": job " << j.job_id << " is RUNNING under leader epoch " << j.attempt->leader_epoch
+                         << ", which lost the lease to " << last_epoch_ << " (the store refuses its claim)");
       }
-      ExpectSettled(j, may_run, when, refreshed);
+      ExpectSettled(j, when, refreshed);
     }
   }
 
@@ -1701,9 +1701,11 @@ class World {
                     where << ": more than " << config_.concurrency << " RUNNING attempts of runner "
                           << j.attempt->executor_node_id << " epoch " << j.attempt->node_epoch);
       }
-      // I5: while its attempt may run (a live worker, or held in the executor) a job still counts
-      // as possibly committing and keeps its fence unless FORCE released it.
-      if (running.count(j.job_id)) {
+      // I5: while its attempt may run (a live worker, or held in the executor) and the store
+      // would accept its claim (the job runs it under the current leader epoch), a job counts as
+      // possibly committing and keeps its fence. A live attempt the store refuses commits nothing.
+      if (running.count(j.job_id) && s.execution == Execution::kRunning && j.attempt &&
+          j.attempt->leader_epoch == last_epoch_) {
         MODEL_CHECK(ExecutorMayCommit(s), where << ": the attempt still runs but the store thinks it cannot commit");
         MODEL_CHECK(HoldsFence(s) || s.disposition == Disposition::kForceReleased,
                     where << ": fence released while the attempt may commit");

@@ -94,6 +94,20 @@ Status CheckField(std::string_view field, std::string_view value, size_t max_byt
 
 }  // namespace
 
+bool CommitsAreFenced(std::string_view provider) { return provider == kProviderDirectory; }
+
+std::string_view Name(TerminationProof v) {
+  switch (v) {
+    case TerminationProof::kLockFree:
+      return "LOCK_FREE";
+    case TerminationProof::kNodeReplaced:
+      return "NODE_REPLACED";
+    case TerminationProof::kCatalogFence:
+      return "CATALOG_FENCE";
+  }
+  return "?";
+}
+
 std::string_view Name(Operation v) { return NameOf(v, kOperation); }
 std::string_view Name(IfMode v) { return NameOf(v, kIfMode); }
 std::string_view Name(SqlCategory v) { return NameOf(v, kCategory); }

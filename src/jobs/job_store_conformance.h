@@ -455,11 +455,15 @@ TEST_P(JobStoreConformanceTest, T9WatcherObservationRequiresRefresh) {
 
 TEST_P(JobStoreConformanceTest, T10TerminationProofThenFinalReadKeepsUnknownAndFence) {
   JobRecord u = Finished("idx", AttemptResult::kUnknown);
-  EXPECT_EQ(store_->ProveTermination(Leader(u), "attempt-9").status().code(), StatusCode::kCommitConflict);
-  JobRecord p = MustOk(store_->ProveTermination(Leader(u), "attempt-1"));
+  EXPECT_EQ(store_->ProveTermination(Leader(u), "attempt-9", TerminationProof::kLockFree).status().code(),
+            StatusCode::kCommitConflict);
+  JobRecord p = MustOk(store_->ProveTermination(Leader(u), "attempt-1", TerminationProof::kCatalogFence));
   EXPECT_EQ(p.state.reconcile, ReconcileState::kFinalReadPending);
   EXPECT_TRUE(p.termination_proven);
   ExpectPersisted(p, 4, "TERMINATION_PROVEN");
+  const std::vector<JobEvent> events = MustEvents(p.job_id);
+  EXPECT_NE(events.back().detail_json.find("\"proof\":\"CATALOG_FENCE\""), std::string::npos)
+      << events.back().detail_json;
   JobRecord f = MustOk(store_->FinishFinalRead(Leader(p), 8, "fp-8"));
   EXPECT_EQ(f.state, S(Execution::kTerminal, Outcome::kUnknown, RefreshState::kNotRequired,
                        ReconcileState::kStoppedTerminationProven));
@@ -470,7 +474,7 @@ TEST_P(JobStoreConformanceTest, T10TerminationProofThenFinalReadKeepsUnknownAndF
 
 TEST_P(JobStoreConformanceTest, ProvenanceAttributionReleasesAfterRefresh) {
   JobRecord u = Finished("idx", AttemptResult::kUnknown);
-  JobRecord p = MustOk(store_->ProveTermination(Leader(u), "attempt-1"));
+  JobRecord p = MustOk(store_->ProveTermination(Leader(u), "attempt-1", TerminationProof::kLockFree));
   JobRecord a = MustOk(store_->Attribute(Leader(p), true, 8));
   EXPECT_EQ(a.state.outcome, Outcome::kCommitted);
   EXPECT_EQ(a.state.refresh, RefreshState::kRequired);
@@ -999,7 +1003,7 @@ TEST_P(JobStoreConformanceTest, RecordWatchPersistsTheScheduleAndFollowsTheRead)
   bad.backoff_s = 0;
   EXPECT_EQ(store_->RecordWatch(Leader(w), bad).status().code(), StatusCode::kInvalidArgument);
   // From a pending final read only the schedule moves; a known outcome has no watcher.
-  JobRecord p = MustOk(store_->ProveTermination(Leader(w), "attempt-1"));
+  JobRecord p = MustOk(store_->ProveTermination(Leader(w), "attempt-1", TerminationProof::kLockFree));
   JobRecord pf = MustOk(store_->RecordWatch(Leader(p), failed));
   EXPECT_EQ(pf.state.reconcile, ReconcileState::kFinalReadPending);
   EXPECT_EQ(pf.reconcile_next_at_ms, now_ + 60'000);
@@ -1027,7 +1031,7 @@ TEST_P(JobStoreConformanceTest, ReconcileDueListsUnknownJobsByTheirNextCheck) {
   EXPECT_EQ(ids(*b.reconcile_next_at_ms, 10), (std::vector<int64_t>{a.job_id, b.job_id}));
   EXPECT_EQ(ids(*b.reconcile_next_at_ms, 1), std::vector<int64_t>{a.job_id});
   // A finished final read awaits attribution at once; a FORCE-released job is never listed.
-  JobRecord p = MustOk(store_->ProveTermination(Leader(b), "attempt-1"));
+  JobRecord p = MustOk(store_->ProveTermination(Leader(b), "attempt-1", TerminationProof::kLockFree));
   JobRecord f = MustOk(store_->FinishFinalRead(Leader(p), 7, "fp"));
   EXPECT_EQ(ids(now_, 10), std::vector<int64_t>{f.job_id});
   MustOk(store_->ForceWithoutRefresh(User(f), "gone"));

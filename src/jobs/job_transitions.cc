@@ -215,12 +215,13 @@ Result<JobRecord> JobStore::ObserveChange(const Cas& cas, int64_t version, const
   });
 }
 
-Result<JobRecord> JobStore::ProveTermination(const Cas& cas, const std::string& attempt_id) {
+Result<JobRecord> JobStore::ProveTermination(const Cas& cas, const std::string& attempt_id, TerminationProof proof) {
   return Apply(cas, [&](const JobRecord& cur, Transition* t) -> Status {
     VIGIL_RETURN_IF_ERROR(MatchAttempt(cur, attempt_id));
     VIGIL_ASSIGN_OR_RETURN(t->next.state, jobs::ProveTermination(cur.state));
     t->next.termination_proven = true;
-    t->events.push_back(Event(event::kTerminationProven, {{"attempt_id", attempt_id}}));
+    t->events.push_back(
+        Event(event::kTerminationProven, {{"attempt_id", attempt_id}, {"proof", std::string(Name(proof))}}));
     return Status::OK();
   });
 }

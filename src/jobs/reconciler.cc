@@ -85,36 +85,13 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
   std::vector<JobRecord> settled;
   for (JobRecord& job : running) {
     if (job.state.execution != Execution::kRunning || !job.attempt) continue;
-    const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
-    Result<bool> held = FileLock::IsHeld(lock);
-    bool over = false;
-    if (held.ok() && !*held) {
-      over = true;
-    } else if (held.ok()) {
-      // A live lock whose dispatcher's node epoch is gone (its worker stopped, or in a frozen
-      // cgroup) is waited for until the attempt's durable deadline; then the worker is killed
-      // when it is exactly the recorded process of this host, and otherwise the job becomes
-      // UNKNOWN without a proof, for an operator to resolve (seed 000 section 8).
-      if (now_ms >= job.attempt->deadline_at_ms) {
-        VIGIL_ASSIGN_OR_RETURN(bool orphaned, NodeReplaced(*job.attempt));
-        if (orphaned) {
-          VIGIL_ASSIGN_OR_RETURN(bool still_held, StopOrphanedWorker(job, lock));
-          (void)still_held;
-          over = true;
-        }
-      }
-    } else if (held.status().code() == StatusCode::kNotFound) {
-      // A missing lock file proves nothing by itself (the dataset may have moved).
-      VIGIL_ASSIGN_OR_RETURN(over, NodeReplaced(*job.attempt));
-    } else {
-      VIGIL_LOG_WARN("reconciler: job {}: cannot probe {}: {}", job.job_id, lock, held.status().ToString());
-    }
-    if (!over) continue;
+    VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> lost, LostReason(job, now_ms));
+    if (!lost) continue;
     AttemptReport report;
     report.attempt_id = job.attempt->attempt_id;
     report.result = AttemptResult::kUnknown;
     report.error_code = kLostResponse;
-    report.error_message = "the dispatcher of the attempt is gone without a recorded result";
+    report.error_message = *lost;
     report.reconcile_backoff_s = options_.backoff.initial_s;
     const AttemptReport& r = report;
     VIGIL_ASSIGN_OR_RETURN(bool wrote,
@@ -122,6 +99,41 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
     if (wrote) settled.push_back(std::move(job));
   }
   return settled;
+}
+
+Result<std::optional<std::string>> Reconciler::LostReason(const JobRecord& job, int64_t now_ms) {
+  if (options_.commits_fenced(job.provider) && job.attempt->leader_epoch < epoch_) {
+    // Its claim would be refused (its epoch no longer holds the lease): no need to wait for
+    // its process. A worker of this host still running is stopped; it can only waste work.
+    const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+    Result<bool> held = FileLock::IsHeld(lock);
+    if (held.ok() && *held) (void)KillWorker(job, lock, "its leader epoch lost the lease");
+    return std::optional<std::string>("the attempt was dispatched under leader epoch " +
+                                      std::to_string(job.attempt->leader_epoch) +
+                                      ", which no longer holds the lease: the store refuses its commit");
+  }
+  const std::string gone = "the dispatcher of the attempt is gone without a recorded result";
+  const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+  Result<bool> held = FileLock::IsHeld(lock);
+  if (held.ok() && !*held) return std::optional<std::string>(gone);
+  if (held.ok()) {
+    // A live lock whose dispatcher's node epoch is gone (its worker stopped, or in a frozen
+    // cgroup) is waited for until the attempt's durable deadline; then the worker is killed
+    // when it is exactly the recorded process of this host, and otherwise the job becomes
+    // UNKNOWN without a proof, for an operator to resolve (seed 000 section 8).
+    if (now_ms < job.attempt->deadline_at_ms) return std::optional<std::string>();
+    VIGIL_ASSIGN_OR_RETURN(bool orphaned, NodeReplaced(*job.attempt));
+    if (!orphaned) return std::optional<std::string>();
+    VIGIL_RETURN_IF_ERROR(StopWorker(job, lock, "its dispatcher is gone, past the attempt's deadline").status());
+    return std::optional<std::string>(gone);
+  }
+  if (held.status().code() == StatusCode::kNotFound) {
+    // A missing lock file proves nothing by itself (the dataset may have moved).
+    VIGIL_ASSIGN_OR_RETURN(bool replaced, NodeReplaced(*job.attempt));
+    return replaced ? std::optional<std::string>(gone) : std::optional<std::string>();
+  }
+  VIGIL_LOG_WARN("reconciler: job {}: cannot probe {}: {}", job.job_id, lock, held.status().ToString());
+  return std::optional<std::string>();
 }
 
 Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::function<Result<JobRecord>(const Cas&)>& op) {
@@ -165,26 +177,40 @@ Result<bool> Reconciler::NodeReplaced(const AttemptIdentity& attempt) {
   return node.has_value() && node->epoch != attempt.node_epoch;
 }
 
-Result<bool> Reconciler::Terminated(const JobRecord& job, int64_t now_ms) {
+Result<std::optional<TerminationProof>> Reconciler::Terminated(const JobRecord& job, int64_t now_ms) {
+  using Proof = std::optional<TerminationProof>;
   const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
   Result<bool> held = FileLock::IsHeld(lock);
+  if (options_.commits_fenced(job.provider)) {
+    // The job no longer runs the attempt, and its claim reads the job row in the claim's own
+    // transaction: whatever its process still does, nothing of it can commit from now on.
+    if (held.ok() && *held) (void)KillWorker(job, lock, "its job no longer runs the attempt");
+    return Proof(TerminationProof::kCatalogFence);
+  }
   if (held.ok() && *held && now_ms >= job.attempt->deadline_at_ms) {
     VIGIL_ASSIGN_OR_RETURN(bool orphaned, NodeReplaced(*job.attempt));
-    if (orphaned) held = StopOrphanedWorker(job, lock);
+    if (orphaned) held = StopWorker(job, lock, "its dispatcher is gone, past the attempt's deadline");
   }
-  if (held.ok()) return !*held;
-  if (held.status().code() == StatusCode::kNotFound) return NodeReplaced(*job.attempt);
+  if (held.ok()) return *held ? Proof() : Proof(TerminationProof::kLockFree);
+  if (held.status().code() == StatusCode::kNotFound) {
+    VIGIL_ASSIGN_OR_RETURN(bool replaced, NodeReplaced(*job.attempt));
+    return replaced ? Proof(TerminationProof::kNodeReplaced) : Proof();
+  }
   VIGIL_LOG_WARN("reconciler: job {}: cannot probe {}: {}", job.job_id, lock, held.status().ToString());
-  return false;
+  return Proof();
 }
 
-Result<bool> Reconciler::StopOrphanedWorker(const JobRecord& job, const std::string& lock) {
+Result<bool> Reconciler::KillWorker(const JobRecord& job, const std::string& lock, std::string_view why) {
   Result<std::optional<ProcessIdentity>> who = ReadAttemptProcess(lock);
-  if (!who.ok() || !*who) return true;  // nothing recorded: nothing this leader can stop
+  if (!who.ok() || !*who) return false;  // nothing recorded: nothing this leader can stop
   VIGIL_ASSIGN_OR_RETURN(bool killed, SignalExactProcess(**who, SIGKILL));
-  if (!killed) return true;  // another host's or boot's worker: the job stays for an operator
-  VIGIL_LOG_WARN("reconciler: job {}: killed worker {} whose dispatcher is gone, past the attempt's deadline",
-                 job.job_id, (*who)->pid);
+  if (killed) VIGIL_LOG_WARN("reconciler: job {}: killed worker {}: {}", job.job_id, (*who)->pid, why);
+  return killed;  // false: another host's or boot's worker
+}
+
+Result<bool> Reconciler::StopWorker(const JobRecord& job, const std::string& lock, std::string_view why) {
+  VIGIL_ASSIGN_OR_RETURN(bool killed, KillWorker(job, lock, why));
+  if (!killed) return true;
   for (int i = 0; i < options_.kill_wait_polls; ++i) {
     Result<bool> held = FileLock::IsHeld(lock);
     if (!held.ok() || !*held) return held;
@@ -223,11 +249,12 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
     if (!seen.ok()) return Watch(&job, now_ms, nullptr, seen.status().ToString());
     VIGIL_ASSIGN_OR_RETURN(bool current, observe(*seen));
     if (!current) return Status::OK();
-    VIGIL_ASSIGN_OR_RETURN(bool terminated, Terminated(job, now_ms));
-    if (!terminated) return Watch(&job, now_ms, &*seen, "");
+    VIGIL_ASSIGN_OR_RETURN(std::optional<TerminationProof> proof, Terminated(job, now_ms));
+    if (!proof) return Watch(&job, now_ms, &*seen, "");
     const std::string attempt_id = job.attempt->attempt_id;
-    VIGIL_ASSIGN_OR_RETURN(
-        current, Write(&job, now_ms, [&](const Cas& cas) { return store_->ProveTermination(cas, attempt_id); }));
+    VIGIL_ASSIGN_OR_RETURN(current, Write(&job, now_ms, [&](const Cas& cas) {
+                             return store_->ProveTermination(cas, attempt_id, *proof);
+                           }));
     if (!current) return Status::OK();
     VIGIL_FAILPOINT("reconcile.after_termination_proof");
   }

@@ -15,6 +15,7 @@
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/executor.h"
+#include "vigil/jobs/version_store.h"
 
 namespace vigil::jobs {
 namespace {
@@ -38,7 +39,9 @@ class ReconcilerTest : public ::testing::Test {
     auto reader = gen_->NewReader();
     ASSERT_TRUE(ds->Append(reader.get(), {}).ok());
     OpenStore();
-    ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());
+    auto table = store_->catalog().RegisterTable("local", "db", "docs", path_, now_);
+    ASSERT_TRUE(table.ok()) << table.status().ToString();
+    incarnation_ = table->table_incarnation;
     auto lease = store_->AcquireLeader(kHolder, now_, kLeaseTtl);
     ASSERT_TRUE(lease.ok()) << lease.status().ToString();
     epoch_ = lease->epoch;
@@ -54,7 +57,21 @@ class ReconcilerTest : public ::testing::Test {
     auto store = JobStore::Open(so);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
-    reconciler_ = std::make_unique<Reconciler>(store_.get(), kHolder, [this] { return epoch_; });
+    reconciler_ = std::make_unique<Reconciler>(
+        store_.get(), kHolder, [this] { return epoch_; }, options_);
+  }
+
+  // The reconciler as for a provider whose commits the store does not fence: only the attempt
+  // lock proves an attempt's end.
+  void Unfenced() {
+    options_.commits_fenced = [](std::string_view) { return false; };
+    reconciler_ = std::make_unique<Reconciler>(
+        store_.get(), kHolder, [this] { return epoch_; }, options_);
+  }
+
+  // The table's dataset, opened to commit through its catalog at the test's clock.
+  DatasetOptions Committed() {
+    return TableDatasetOptions(store_.get(), incarnation_, [this] { return now_; });
   }
 
   CreateIndexStatement Statement(const std::string& name, const std::string& column, index::IndexType type) {
@@ -92,13 +109,20 @@ class ReconcilerTest : public ::testing::Test {
     return running.ok() ? *running : JobRecord{};
   }
 
-  // Runs the provider for the attempt (a commit carrying job id and attempt id); the response is lost.
-  void RunProvider(const JobRecord& running) {
+  // Runs the provider for the attempt, committing through the table's catalog as a worker's
+  // supervisor does (a claim carrying job id and attempt id).
+  ExecutionOutcome Provide(const JobRecord& running) {
     InProcessExecutor executor;
     ExecutionRequest req;
     req.job = running;
     req.attempt = *running.attempt;
-    ExecutionOutcome out = executor.Execute(req);
+    req.versions = Committed().versions;
+    return executor.Execute(req);
+  }
+
+  // Provide, which must commit; the response is lost.
+  void RunProvider(const JobRecord& running) {
+    ExecutionOutcome out = Provide(running);
     ASSERT_EQ(out.report.code, StatusCode::kOk) << out.message;
     ASSERT_TRUE(out.committed_version.has_value());
   }
@@ -147,7 +171,7 @@ class ReconcilerTest : public ::testing::Test {
   }
 
   void AppendRows() {
-    auto ds = *Dataset::Open(path_);
+    auto ds = *Dataset::Open(path_, std::nullopt, Committed());
     auto reader = gen_->NewReader();
     ASSERT_TRUE(ds->Append(reader.get(), {}).ok());
   }
@@ -163,9 +187,35 @@ class ReconcilerTest : public ::testing::Test {
   }
 
   static constexpr const char* kHolder = "leader-a";
+  // The detail of the job's TERMINATION_PROVEN event ("" when there is none).
+  std::string ProofDetail(int64_t id) {
+    auto events = store_->Events(id);
+    if (!events.ok()) return "";
+    for (const JobEvent& e : *events) {
+      if (e.kind == event::kTerminationProven) return e.detail_json;
+    }
+    return "";
+  }
+
+  // Forks a stopped child that inherits `lock` (as a launched worker does) and records it there.
+  pid_t ForkStoppedWorker(FileLock* lock) {
+    const pid_t worker = ::fork();
+    if (worker == 0) {
+      ::raise(SIGSTOP);
+      ::_exit(0);
+    }
+    EXPECT_GT(worker, 0);
+    auto who = IdentifyProcess(worker);
+    EXPECT_TRUE(who.ok()) << who.status().ToString();
+    if (who.ok()) EXPECT_TRUE(RecordAttemptProcess(lock->fd(), *who).ok());
+    return worker;
+  }
+
   testing::TempDir dir_;
   std::shared_ptr<const DataGenerator> gen_;
   std::string path_;
+  std::string incarnation_;
+  ReconcilerOptions options_;
   int64_t now_ = 1'700'000'000'000;
   int64_t epoch_ = 0;
   int64_t node_epoch_ = 0;
@@ -173,7 +223,8 @@ class ReconcilerTest : public ::testing::Test {
   std::unique_ptr<Reconciler> reconciler_;
 };
 
-TEST_F(ReconcilerTest, HeldLockKeepsWatchingOnADoublingPersistedBackoff) {
+TEST_F(ReconcilerTest, UnfencedHeldLockKeepsWatchingOnADoublingPersistedBackoff) {
+  Unfenced();
   std::optional<FileLock> lock;
   JobRecord u = Unknown(Dispatch("ts_idx", &lock));
   ASSERT_EQ(u.reconcile_backoff_s, 30);
@@ -332,6 +383,7 @@ TEST_F(ReconcilerTest, AMissingLockFileProvesNothingUntilTheNodeEpochIsReplaced)
 }
 
 TEST_F(ReconcilerTest, AChangeWhileWatchingRequiresARefreshOnce) {
+  Unfenced();
   std::optional<FileLock> lock;
   JobRecord u = Unknown(Dispatch("ts_idx", &lock));
   AppendRows();
@@ -376,15 +428,7 @@ TEST_F(ReconcilerTest, OrphanedStoppedWorkerIsKilledAtItsDeadlineAndSettled) {
   std::optional<FileLock> lock;
   JobRecord running = Dispatch("ts_idx", &lock);
   const std::string lock_path = AttemptLockPath(path_, running.attempt->attempt_id);
-  const pid_t worker = ::fork();
-  if (worker == 0) {  // inherits the locked descriptor, as a launched vigil-worker does
-    ::raise(SIGSTOP);
-    ::_exit(0);
-  }
-  ASSERT_GT(worker, 0);
-  auto who = IdentifyProcess(worker);
-  ASSERT_TRUE(who.ok()) << who.status().ToString();
-  ASSERT_TRUE(RecordAttemptProcess(lock->fd(), *who).ok());
+  const pid_t worker = ForkStoppedWorker(&*lock);
   lock->Release();  // the dispatcher dies; the stopped worker still holds the lock
   ASSERT_TRUE(*FileLock::IsHeld(lock_path));
   ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());  // a new node epoch
@@ -407,7 +451,8 @@ TEST_F(ReconcilerTest, OrphanedStoppedWorkerIsKilledAtItsDeadlineAndSettled) {
 
 // Past the deadline, a worker this leader cannot stop (another host's, or another boot's)
 // leaves the job UNKNOWN without a proof: resolvable by an operator, never RUNNING for ever.
-TEST_F(ReconcilerTest, OrphanedWorkerOfAnotherHostIsUnknownAndResolvableAtItsDeadline) {
+TEST_F(ReconcilerTest, UnfencedOrphanedWorkerOfAnotherHostIsUnknownAndResolvableAtItsDeadline) {
+  Unfenced();
   std::optional<FileLock> lock;
   JobRecord running = Dispatch("ts_idx", &lock);
   const std::string lock_path = AttemptLockPath(path_, running.attempt->attempt_id);
@@ -430,6 +475,61 @@ TEST_F(ReconcilerTest, OrphanedWorkerOfAnotherHostIsUnknownAndResolvableAtItsDea
   EXPECT_EQ(::kill(worker, 0), 0) << "not this leader's to kill";
   ::kill(worker, SIGKILL);
   ::waitpid(worker, nullptr, 0);
+}
+
+// The store refuses the claim of an attempt its job no longer runs: an UNKNOWN attempt is
+// proven unable to commit by that fence alone, while its worker still holds the lock.
+TEST_F(ReconcilerTest, AnUnknownAttemptIsProvenByTheFenceWhileItsWorkerHoldsTheLock) {
+  std::optional<FileLock> lock;
+  JobRecord running = Dispatch("ts_idx", &lock);
+  JobRecord u = Unknown(running);
+  now_ = *u.reconcile_next_at_ms;
+  EXPECT_EQ(RunDue(), 1);
+  JobRecord a = Get(u.job_id);
+  EXPECT_EQ(a.state.outcome, Outcome::kNotCommitted);
+  EXPECT_TRUE(a.termination_proven);
+  EXPECT_NE(ProofDetail(a.job_id).find("CATALOG_FENCE"), std::string::npos) << ProofDetail(a.job_id);
+  ASSERT_TRUE(lock.has_value());  // held throughout, as a worker that never exits would
+  // Its late commit is refused: nothing of the attempt is published.
+  const size_t versions = Dataset::ListVersions(path_)->size();
+  ExecutionOutcome late = Provide(running);
+  EXPECT_EQ(late.report.code, StatusCode::kFailedPrecondition) << late.message;
+  EXPECT_EQ(Dataset::ListVersions(path_)->size(), versions);
+  EXPECT_TRUE(index::ListIndexes(path_)->empty());
+}
+
+// A new leader settles the RUNNING attempts of an older leader epoch at once, live workers or
+// not: the lease check refuses their claims. One committed before the lease lapsed (COMMITTED,
+// from the catalog), one did not (NOT_COMMITTED; its stopped worker on this host is killed).
+TEST_F(ReconcilerTest, RunningAttemptsOfAnOlderLeaderEpochAreSettledAtOnce) {
+  std::optional<FileLock> committed_lock, idle_lock;
+  JobRecord committed = Dispatch("ts_idx", &committed_lock);
+  JobRecord idle = Dispatch("cat_idx", &idle_lock, "category", index::IndexType::kBitmap);
+  RunProvider(committed);
+  const uint64_t version = Dataset::ListVersions(path_)->back().version;
+  const pid_t worker = ForkStoppedWorker(&*idle_lock);
+
+  now_ += kLeaseTtl + 1;  // the old leader's lease lapses; leader-b takes it
+  auto lease = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  Reconciler next(store_.get(), "leader-b", lease->epoch);
+  ASSERT_TRUE(next.Recover(now_).ok());
+
+  JobRecord c = Get(committed.job_id);
+  EXPECT_EQ(c.state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(c.committed_version, static_cast<int64_t>(version));
+  EXPECT_EQ(c.error_code, "LOST_RESPONSE");
+  EXPECT_NE(c.error_message.value_or("").find("no longer holds the lease"), std::string::npos);
+  JobRecord n = Get(idle.job_id);
+  EXPECT_EQ(n.state.outcome, Outcome::kNotCommitted);
+  EXPECT_NE(ProofDetail(n.job_id).find("CATALOG_FENCE"), std::string::npos) << ProofDetail(n.job_id);
+  int status = 0;
+  ASSERT_EQ(::waitpid(worker, &status, 0), worker);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  // The test held both locks throughout (a live dispatcher): neither proof needed them.
+  ExecutionOutcome late = Provide(idle);
+  EXPECT_EQ(late.report.code, StatusCode::kFailedPrecondition) << late.message;
+  EXPECT_EQ(Dataset::ListVersions(path_)->back().version, version);
 }
 
 TEST(AttemptLockTest, SignalExactProcessSparesAnotherProcessWithThePid) {

@@ -32,6 +32,16 @@ Result<IfMode> ParseIfMode(std::string_view s);
 Result<SqlCategory> ParseSqlCategory(std::string_view s);
 
 constexpr std::string_view kProviderDirectory = "DIRECTORY";
+// True when every commit of the provider's attempts is a version claim the metadata store
+// fences (StoreVersionCatalog): once the job no longer runs the attempt, or the leader
+// epoch that dispatched it no longer holds the lease, the attempt can never commit.
+bool CommitsAreFenced(std::string_view provider);
+
+// What proved that an attempt can no longer commit (the TERMINATION_PROVEN event's "proof"):
+// its attempt lock was free, its lock file was missing and its node epoch replaced, or the
+// store's fence refuses its commit (CommitsAreFenced).
+enum class TerminationProof { kLockFree, kNodeReplaced, kCatalogFence };
+std::string_view Name(TerminationProof v);  // LOCK_FREE | NODE_REPLACED | CATALOG_FENCE
 constexpr int kNormalizationV1 = 1;
 constexpr size_t kMaxIndexNameBytes = 256;
 constexpr size_t kMaxMessageBytes = 1024;  // error messages, notes (bounds::kMaxExternalStringBytes)

@@ -284,8 +284,9 @@ class JobStore {
   Result<JobRecord> RecordResult(const Cas& cas, const AttemptReport& report);
   // T9: the watcher saw the version or index change.
   Result<JobRecord> ObserveChange(const Cas& cas, int64_t version, const std::string& fingerprint);
-  // T10: matching termination proof, then the final authoritative read.
-  Result<JobRecord> ProveTermination(const Cas& cas, const std::string& attempt_id);
+  // T10: matching termination proof (recorded with what proved it), then the final
+  // authoritative read.
+  Result<JobRecord> ProveTermination(const Cas& cas, const std::string& attempt_id, TerminationProof proof);
   Result<JobRecord> FinishFinalRead(const Cas& cas, int64_t version, const std::string& fingerprint);
   // A watcher check without termination proof or change: persists reconcile_backoff_s and the
   // next check (now + backoff_s) so a restarted leader continues the schedule. A failed read

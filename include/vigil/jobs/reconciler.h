@@ -10,10 +10,18 @@
 // on the job's revision and the leader epoch; a job another actor moved is
 // skipped and looked at again on a later pass.
 //
-// Termination proof: the attempt lock can be taken (no process of the attempt
-// is alive). A held lock is never a proof, whatever the node epoch says. Only
-// when the lock file is missing (it lives in the dataset's _staging folder,
-// so e.g. the dataset moved) does a replaced node epoch of the attempt prove it.
+// Termination proof (of the attempt's ability to commit, which is what the
+// outcome depends on): for a provider whose commits the store fences
+// (CommitsAreFenced: Vigil's own tables), the fence itself. An UNKNOWN job no
+// longer runs its attempt, so the store refuses the attempt's claim, and a
+// RUNNING attempt dispatched under an older leader epoch is refused by the
+// lease check: such an attempt is recorded UNKNOWN at once, without waiting for
+// its process, on any host. For other providers: the attempt lock can be taken
+// (no process of the attempt is alive); a held lock is never a proof, whatever
+// the node epoch says, and only when the lock file is missing (it lives in the
+// dataset's _staging folder, so e.g. the dataset moved) does a replaced node
+// epoch of the attempt prove it. A worker of this host that can no longer
+// commit is killed (exactly the recorded process) so it stops using resources.
 // Thread safety: one thread drives a Reconciler; the store is thread-safe.
 #pragma once
 
@@ -21,6 +29,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/common/env.h"
@@ -35,6 +44,9 @@ struct ReconcilerOptions {
   int batch_limit = kMaxListLimit;  // jobs looked at per pass, 1..kMaxListLimit
   int kill_wait_polls = 500;        // 10 ms polls for a killed worker's lock to be released
   Env* env = Env::Default();        // the file system an attributed commit is synced through
+  // Whether a provider's commits are fenced by the store; tests of the lock-based proof, which
+  // a provider outside the store's catalog needs, pass one that says no.
+  std::function<bool(std::string_view provider)> commits_fenced = CommitsAreFenced;
 };
 
 class Reconciler {
@@ -51,8 +63,9 @@ class Reconciler {
   Status Recover(int64_t now_ms);
 
   // Records RUNNING attempts whose dispatcher is gone as UNKNOWN (T8, error code LOST_RESPONSE):
-  // the attempt lock is free, or its file is missing and the attempt's node epoch was replaced.
-  // A held lock (a live dispatcher, e.g. a demoted leader: crash cut C5) is left alone. Then
+  // a fenced attempt dispatched under an older leader epoch (e.g. a demoted leader's: crash cut
+  // C5), or the attempt lock is free, or its file is missing and the attempt's node epoch was
+  // replaced. Any other held lock (a live dispatcher) is left alone. Then
   // examines those and each UNKNOWN job whose check is due (every one with `all`). Returns how
   // many UNKNOWN jobs were examined. A job that fails is logged and the pass goes on; the first
   // such error is returned after the pass. CommitConflict at once when leadership was lost.
@@ -75,15 +88,21 @@ class Reconciler {
   Result<int> Pass(int64_t now_ms, bool all, Status* job_error);
   // The lost attempts of RunDue, recorded as UNKNOWN.
   Result<std::vector<JobRecord>> SettleLostAttempts(int64_t now_ms);
+  // Why a RUNNING attempt's dispatcher is gone (the UNKNOWN message), or nothing while it may
+  // be alive; a worker that can no longer commit is stopped first (StopWorker).
+  Result<std::optional<std::string>> LostReason(const JobRecord& job, int64_t now_ms);
   Status Examine(JobRecord job, int64_t now_ms);
   Status Attribute(JobRecord* job, int64_t now_ms);
-  // The termination proof: the attempt lock is free (or missing and the node replaced). An
-  // orphaned worker (its dispatcher's node epoch gone) still holding the lock past the
-  // attempt's durable deadline is killed first, when it is exactly the recorded process.
-  Result<bool> Terminated(const JobRecord& job, int64_t now_ms);
-  // Kills the worker recorded in `lock` if it runs on this host and boot; waits for the lock.
-  // Returns whether the lock is still held.
-  Result<bool> StopOrphanedWorker(const JobRecord& job, const std::string& lock);
+  // The termination proof of an UNKNOWN job's attempt, or nothing yet (see the top of this
+  // file). An orphaned worker of an unfenced provider (its dispatcher's node epoch gone) still
+  // holding the lock past the attempt's durable deadline is killed first.
+  Result<std::optional<TerminationProof>> Terminated(const JobRecord& job, int64_t now_ms);
+  // Kills the worker recorded in `lock` if it runs on this host and boot (logged with `why`);
+  // returns whether it did. A worker that can no longer commit is only killed, not waited for
+  // (its stopped supervisor may hold the lock, and a zombie stays until reaped).
+  Result<bool> KillWorker(const JobRecord& job, const std::string& lock, std::string_view why);
+  // KillWorker, then waits for the lock. Returns whether the lock is still held.
+  Result<bool> StopWorker(const JobRecord& job, const std::string& lock, std::string_view why);
   Result<bool> NodeReplaced(const AttemptIdentity& attempt);
   Result<std::optional<int64_t>> FindAttemptCommit(const JobRecord& job);
   Status Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error);
