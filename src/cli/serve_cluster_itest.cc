@@ -415,6 +415,25 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   EXPECT_EQ(Nodes(next)["node" + std::to_string(next)]["Role"], "leader");
 }
 
+// The leader's recovery pass (here delayed past the 3 s lease) runs under a lease renewed from
+// the moment it was taken: the standby never takes it over, and the leader goes on leading.
+TEST_F(ServeClusterTest, ARecoveryPassLongerThanTheLeaseKeepsIt) {
+  StartNodes(1, "leader.recovery_pass=delay(5000)@1");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(1);
+  auto taken = store_->GetLeader();
+  ASSERT_TRUE(taken.ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(7000));  // past the delay and two leases
+  auto later = store_->GetLeader();
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->epoch, taken->epoch) << "the lease changed hands: " << later->holder << "\n" << nodes_[0]->Log();
+  EXPECT_EQ(later->holder, taken->holder);
+  EXPECT_EQ(nodes_[0]->Log().find("fencing this leader"), std::string::npos) << nodes_[0]->Log();
+  CreateTable(1);
+  EXPECT_EQ(CreateIndexAndWait(1, "after_recovery"), "FINISHED");
+  EXPECT_EQ(WaitForLeader(1), 0);
+}
+
 TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
   StartNodes(2);
   const int leader = WaitForLeader(30);

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
 
 namespace vigil::jobs {
@@ -31,6 +32,11 @@ Leader::Leader(JobStore* store, Executor* executor, LeaderOptions options, Env* 
 Leader::~Leader() = default;
 
 Status Leader::Start() {
+  VIGIL_RETURN_IF_ERROR(TakeLease());
+  return RecoveryPass();
+}
+
+Status Leader::TakeLease() {
   Result<LeaderLease> current = store_->GetLeader();
   VIGIL_RETURN_IF_ERROR(current.status());
   // Sent before the lease is taken: the lease cannot lapse before this plus its ttl.
@@ -48,8 +54,13 @@ Status Leader::Start() {
   VIGIL_RETURN_IF_ERROR(runner_.Start(now));
   reconciler_ = std::make_unique<Reconciler>(
       store_, options_.runner.leader_holder, [this] { return runner_.leader_epoch(); }, options_.reconcile);
-  // The recovery pass: cancels left half-done (crash cut C3), dead attempts, termination
-  // proofs, provenance reads, then pending refreshes.
+  return Status::OK();
+}
+
+Status Leader::RecoveryPass() {
+  // Cancels left half-done (crash cut C3), dead attempts, termination proofs, provenance
+  // reads, then pending refreshes.
+  VIGIL_FAILPOINT("leader.recovery_pass");
   VIGIL_RETURN_IF_ERROR(CompleteCancels());
   VIGIL_RETURN_IF_ERROR(reconciler_->Recover(env_->NowMs()));
   VIGIL_RETURN_IF_ERROR(runner_.RunRefreshes(env_->NowMs()).status());
@@ -186,15 +197,17 @@ void Leader::FenceSelf(const std::string& why) {
 }
 
 Status Leader::Run() {
-  VIGIL_RETURN_IF_ERROR(Start());
+  VIGIL_RETURN_IF_ERROR(TakeLease());
   VIGIL_LOG_INFO("leader {} started with epoch {}", options_.runner.leader_holder, runner_.leader_epoch());
+  // The lease is renewed from here on, so a recovery pass longer than the lease keeps it.
   // The epoch is fixed for this leadership; the thread gets a copy (the runner's is not shared).
   std::thread heartbeat([this, epoch = runner_.leader_epoch()] { HeartbeatLoop(epoch); });
   // Where a live holder can be proven dead (an embedded root's leader lock), nobody takes the
   // lease from a leader that merely failed to renew it, so only a shared store needs the watchdog.
   std::thread watchdog;
   if (!options_.holder_is_dead) watchdog = std::thread([this] { WatchdogLoop(); });
-  Status result = Status::OK();
+  Status result = RecoveryPass();
+  if (!result.ok()) stop_.store(true);
   int64_t idle_since = env_->NowMs();
   while (!stop_.load()) {
     if (lost_.load()) {

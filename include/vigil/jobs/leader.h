@@ -63,8 +63,9 @@ class Leader {
   Status Start();
   // One round of work; true when it changed anything. CommitConflict when leadership is lost.
   Result<bool> Tick();
-  // Start, then Tick until RequestStop, lost leadership (an error) or the idle exit; then
-  // waits for running attempts and records them.
+  // Start (renewing the lease from the moment it is taken, so a long recovery pass keeps it),
+  // then Tick until RequestStop, lost leadership (an error) or the idle exit; then waits for
+  // running attempts and records them.
   Status Run();
   void RequestStop() { stop_.store(true); }
   // Waits until every attempt started by Tick has finished (its result is taken by the next
@@ -73,6 +74,9 @@ class Leader {
   int64_t leader_epoch() const { return runner_.leader_epoch(); }
 
  private:
+  // Start's halves: registers the node and takes the lease; then the recovery pass.
+  Status TakeLease();
+  Status RecoveryPass();
   // Finishes every durable CANCELLING as CANCELLED_BEFORE_DISPATCH (it was never sent).
   Status CompleteCancels();
   // Whether any job still needs this leader (pending, running or a refresh to run).
