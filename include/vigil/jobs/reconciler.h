@@ -89,7 +89,8 @@ class Reconciler {
   // The lost attempts of RunDue, recorded as UNKNOWN.
   Result<std::vector<JobRecord>> SettleLostAttempts(int64_t now_ms);
   // Why a RUNNING attempt's dispatcher is gone (the UNKNOWN message), or nothing while it may
-  // be alive; a worker that can no longer commit is stopped first (StopWorker).
+  // be alive. A worker of this host that can no longer commit is killed first (KillWorker); an
+  // orphan of an unfenced provider past its deadline is killed and waited for (StopWorker).
   Result<std::optional<std::string>> LostReason(const JobRecord& job, int64_t now_ms);
   Status Examine(JobRecord job, int64_t now_ms);
   Status Attribute(JobRecord* job, int64_t now_ms);
