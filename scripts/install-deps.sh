@@ -20,6 +20,8 @@ PACKAGES=(
   procps util-linux
   # `vigil bench server` drives the HTTP API with wrk; `vigil bench index-fts` compares with Xapian
   wrk libxapian-dev
+  # the Python package (Debian's /usr/bin/python3) and its tests
+  python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()

@@ -1,0 +1,69 @@
+"""Vigil's typed errors as Python exceptions, one class per status code."""
+
+
+class Error(Exception):
+    """A failed Vigil call: `code` is Vigil's typed code (e.g. "INVALID_ARGUMENT")."""
+
+    def __init__(self, code, message):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class InvalidArgumentError(Error):
+    """The request was malformed; nothing changed."""
+
+
+class NotFoundError(Error):
+    """What the request names does not exist."""
+
+
+class AlreadyExistsError(Error):
+    """What the request creates exists already."""
+
+
+class FencedError(Error):
+    """An index name is held by a job that may still commit (INDEX_FENCED)."""
+
+
+class FailedPreconditionError(Error):
+    """The state does not allow the request (e.g. a job no longer runs its attempt)."""
+
+
+class PermissionDeniedError(Error):
+    """The principal lacks the privilege."""
+
+
+class CorruptionError(Error):
+    """A stored file is corrupt; nothing older was answered instead."""
+
+
+class CommitConflictError(Error):
+    """Another writer committed first; nothing of this request was committed."""
+
+
+class OutcomeUnknownError(Error):
+    """Whether the request took effect cannot be known yet (OUTCOME_UNKNOWN)."""
+
+
+class ResourceExhaustedError(Error):
+    """A bound was reached; the request must be narrowed."""
+
+
+_BY_CODE = {
+    "INVALID_ARGUMENT": InvalidArgumentError,
+    "NOT_FOUND": NotFoundError,
+    "ALREADY_EXISTS": AlreadyExistsError,
+    "INDEX_FENCED": FencedError,
+    "FAILED_PRECONDITION": FailedPreconditionError,
+    "PERMISSION_DENIED": PermissionDeniedError,
+    "CORRUPTION": CorruptionError,
+    "COMMIT_CONFLICT": CommitConflictError,
+    "OUTCOME_UNKNOWN": OutcomeUnknownError,
+    "RESOURCE_EXHAUSTED": ResourceExhaustedError,
+}
+
+
+def from_code(code, message):
+    """The exception for Vigil's `code` (Error for a code without its own class)."""
+    return _BY_CODE.get(code, Error)(code, message)
