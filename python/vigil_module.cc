@@ -8,10 +8,10 @@
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <variant>
 
+#include "vigil/common/mutex.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
 
@@ -62,16 +62,14 @@ class PySession {
       return sql::Session::Open(path, std::move(options));
     }();
     if (!session.ok()) Raise(session.status());
-    auto out = std::make_unique<PySession>();
-    out->session_ = std::move(session).value();
-    return out;
+    return std::make_unique<PySession>(std::move(session).value());
   }
 
   // (columns, rows, message, admitted job ids, warnings) of one statement.
   py::tuple Execute(const std::string& text) {
     Result<sql::ResultSet> result = [&] {
       py::gil_scoped_release unlocked;
-      std::lock_guard<std::mutex> hold(mu_);
+      MutexLock hold(&mu_);
       return session_->Execute(text);
     }();
     if (!result.ok()) Raise(result.status());
@@ -81,13 +79,14 @@ class PySession {
       for (size_t i = 0; i < row.size(); ++i) cells[i] = ToPython(row[i]);
       rows.append(std::move(cells));
     }
-    return py::make_tuple(result->columns, std::move(rows), result->message, result->admitted_jobs,
-                          result->warnings);
+    return py::make_tuple(result->columns, std::move(rows), result->message, result->admitted_jobs, result->warnings);
   }
 
+  explicit PySession(std::unique_ptr<sql::Session> session) : session_(std::move(session)) {}
+
  private:
-  std::mutex mu_;
-  std::unique_ptr<sql::Session> session_;
+  Mutex mu_;
+  std::unique_ptr<sql::Session> session_ VIGIL_GUARDED_BY(mu_);
 };
 
 }  // namespace
