@@ -48,3 +48,14 @@ def test_a_second_connection_sees_the_first_ones_commits(db):
     db.sql("INSERT INTO d.t VALUES (7)")
     other = vigil.connect(db.path, create=False)
     assert other.sql("SELECT id FROM d.t").rows == [(7,)]
+
+
+def test_a_fenced_index_name_raises_fenced_error(db):
+    db.sql("CREATE DATABASE d")
+    db.sql("CREATE TABLE d.t (id INTEGER NOT NULL)")
+    db.sql("INSERT INTO d.t VALUES (1), (2)")
+    first = db.sql("CREATE INDEX i ON d.t (id) USING BTREE")
+    assert len(first.jobs) == 1  # admitted; no leader runs it here, so its fence holds
+    with pytest.raises(vigil.FencedError) as e:
+        db.sql("CREATE INDEX i ON d.t (id) USING BTREE")
+    assert e.value.code == "INDEX_FENCED"
