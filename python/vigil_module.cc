@@ -4,6 +4,11 @@
 // which the pure-Python package maps to its typed exceptions (vigil/errors.py).
 // The GIL is released while the engine runs. Thread safety: one Session per
 // thread at a time, as sql::Session; the module adds a mutex per Session.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,6 +16,7 @@
 #include <string>
 #include <variant>
 
+#include "numpy_columns.h"
 #include "vigil/common/mutex.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
@@ -47,10 +53,63 @@ py::object ToPython(const sql::Value& v) {
       v);
 }
 
+sql::Value FromPython(const py::handle& v) {
+  if (v.is_none()) return std::monostate();
+  if (py::isinstance<py::bool_>(v)) return static_cast<int64_t>(v.cast<bool>());
+  if (py::isinstance<py::int_>(v)) return v.cast<int64_t>();
+  if (py::isinstance<py::float_>(v)) return v.cast<double>();
+  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
+  if (py::isinstance<py::bytes>(v)) return sql::Blob{v.cast<std::string>()};
+  throw py::type_error("a bound value must be None, int, float, str or bytes, not " +
+                       std::string(py::str(v.get_type().attr("__name__"))));
+}
+
+// Starts `<vigil> --root <root> supervise`, which returns once a leader runs (at once when
+// one holds the lease). Its notices go to the root's supervise log, not to the caller.
+Status StartLeader(const std::string& vigil, const std::string& root) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<std::string> args = {vigil, "--root", root, "supervise"};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int err = posix_spawn(&pid, vigil.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) return Status::FromErrno(err, "cannot start " + vigil + " supervise");
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return Status::Internal("`vigil supervise` failed to start; see " + root + "/_meta/supervise.log");
+  }
+  return Status::OK();
+}
+
+sql::TableRef Table(const std::string& database, const std::string& table) { return {"", database, table}; }
+
+// (name, kind, nullable, dim, precision, scale, max_length, type text) of each field.
+py::list DescribeSchema(const Schema& schema) {
+  py::list fields;
+  for (const Field& f : schema.fields()) {
+    std::string kind = f.type.ToString();
+    if (f.type.id == TypeId::kVector) kind = f.type.element == VectorElement::kFloat32 ? "VECTOR32" : "VECTOR16";
+    if (f.type.id == TypeId::kDecimal) kind = "DECIMAL";
+    if (f.type.id == TypeId::kString) kind = "STRING";
+    fields.append(py::make_tuple(f.name, kind, f.nullable, f.type.dim, f.type.precision, f.type.scale,
+                                 f.type.max_length, f.type.ToString()));
+  }
+  return fields;
+}
+
 class PySession {
  public:
-  // Opens the root at `path`, creating it first when `create` and it does not exist.
-  static std::unique_ptr<PySession> Open(const std::string& path, bool create) {
+  // Opens the root at `path`, creating it first when `create` and it does not exist. With
+  // `vigil` (the executable's path), a statement that admits or waits for index jobs starts
+  // the root's leader when none runs.
+  static std::unique_ptr<PySession> Open(const std::string& path, bool create, const std::string& vigil) {
     Result<std::unique_ptr<sql::Session>> session = [&]() -> Result<std::unique_ptr<sql::Session>> {
       py::gil_scoped_release unlocked;
       if (create) {
@@ -59,10 +118,72 @@ class PySession {
       }
       sql::SessionOptions options;
       options.file_access = sql::FileAccess::kClient;  // the caller's own process and files
+      if (!vigil.empty()) options.ensure_leader = [vigil, path] { return StartLeader(vigil, path); };
       return sql::Session::Open(path, std::move(options));
     }();
     if (!session.ok()) Raise(session.status());
     return std::make_unique<PySession>(std::move(session).value());
+  }
+
+  // The result tuple of a SELECT with `params` bound, as Execute.
+  py::tuple Select(const std::string& text, const py::list& params) {
+    std::vector<sql::Value> values;
+    for (const py::handle& p : params) values.push_back(FromPython(p));
+    Result<sql::ResultSet> result = [&] {
+      py::gil_scoped_release unlocked;
+      MutexLock hold(&mu_);
+      return session_->Select(text, values);
+    }();
+    if (!result.ok()) Raise(result.status());
+    return ToTuple(*result);
+  }
+
+  // The fields of the newest version of a table (DescribeSchema).
+  py::list TableSchema(const std::string& database, const std::string& table) {
+    std::shared_ptr<Dataset> ds = OpenVersion(database, table, std::nullopt);
+    return DescribeSchema(*ds->schema());
+  }
+
+  // Appends the chunks of `chunks` (MakeChunkReader) in one commit; returns the rows appended.
+  uint64_t Append(const std::string& database, const std::string& table, const py::iterable& chunks) {
+    PendingPythonError pending;
+    py::iterator it = py::iter(chunks);
+    Result<sql::ResultSet> result = [&] {
+      py::gil_scoped_release unlocked;
+      MutexLock hold(&mu_);
+      return session_->Append(Table(database, table), [&](const SchemaPtr& schema) {
+        return Result<std::unique_ptr<RecordBatchReader>>(MakeChunkReader(schema, std::move(it), &pending));
+      });
+    }();
+    if (pending.error) throw std::move(*pending.error);
+    if (!result.ok()) Raise(result.status());
+    return static_cast<uint64_t>(std::stoull(result->message));
+  }
+
+  // ReadColumns of a table's `version` (the newest when None).
+  py::tuple Read(const std::string& database, const std::string& table, std::optional<uint64_t> version,
+                 const std::vector<std::string>& columns) {
+    std::shared_ptr<Dataset> ds = OpenVersion(database, table, version);
+    Result<py::tuple> read = ReadColumns(*ds, columns);
+    if (!read.ok()) Raise(read.status());
+    return *read;
+  }
+
+  // (version, parent, commit time in microseconds, operation, live rows, fragments) of each
+  // version of a table, oldest first.
+  py::list Versions(const std::string& database, const std::string& table) {
+    std::shared_ptr<Dataset> ds = OpenVersion(database, table, std::nullopt);
+    Result<std::vector<VersionInfo>> versions = [&] {
+      py::gil_scoped_release unlocked;
+      return Dataset::ListVersions(ds->path(), ds->options());
+    }();
+    if (!versions.ok()) Raise(versions.status());
+    py::list out;
+    for (const VersionInfo& v : *versions) {
+      out.append(py::make_tuple(v.version, v.parent_version, v.txn.timestamp_micros, v.txn.operation, v.live_rows,
+                                v.num_fragments));
+    }
+    return out;
   }
 
   // (columns, rows, message, admitted job ids, warnings) of one statement.
@@ -73,18 +194,33 @@ class PySession {
       return session_->Execute(text);
     }();
     if (!result.ok()) Raise(result.status());
-    py::list rows;
-    for (const auto& row : result->rows) {
-      py::tuple cells(row.size());
-      for (size_t i = 0; i < row.size(); ++i) cells[i] = ToPython(row[i]);
-      rows.append(std::move(cells));
-    }
-    return py::make_tuple(result->columns, std::move(rows), result->message, result->admitted_jobs, result->warnings);
+    return ToTuple(*result);
   }
 
   explicit PySession(std::unique_ptr<sql::Session> session) : session_(std::move(session)) {}
 
  private:
+  static py::tuple ToTuple(const sql::ResultSet& result) {
+    py::list rows;
+    for (const auto& row : result.rows) {
+      py::tuple cells(row.size());
+      for (size_t i = 0; i < row.size(); ++i) cells[i] = ToPython(row[i]);
+      rows.append(std::move(cells));
+    }
+    return py::make_tuple(result.columns, std::move(rows), result.message, result.admitted_jobs, result.warnings);
+  }
+
+  std::shared_ptr<Dataset> OpenVersion(const std::string& database, const std::string& table,
+                                std::optional<uint64_t> version) {
+    Result<std::shared_ptr<Dataset>> ds = [&] {
+      py::gil_scoped_release unlocked;
+      MutexLock hold(&mu_);
+      return session_->OpenTableVersion(Table(database, table), version);
+    }();
+    if (!ds.ok()) Raise(ds.status());
+    return *ds;
+  }
+
   Mutex mu_;
   std::unique_ptr<sql::Session> session_ VIGIL_GUARDED_BY(mu_);
 };
@@ -98,6 +234,11 @@ PYBIND11_MODULE(_vigil, m) {
   static py::exception<std::exception> error(m, "VigilError");
   vigil::python::g_vigil_error = error.ptr();
   py::class_<PySession>(m, "Session")
-      .def_static("open", &PySession::Open, py::arg("path"), py::arg("create") = true)
-      .def("execute", &PySession::Execute, py::arg("sql"));
+      .def_static("open", &PySession::Open, py::arg("path"), py::arg("create") = true, py::arg("vigil") = "")
+      .def("execute", &PySession::Execute, py::arg("sql"))
+      .def("select", &PySession::Select, py::arg("sql"), py::arg("params"))
+      .def("schema", &PySession::TableSchema, py::arg("database"), py::arg("table"))
+      .def("append", &PySession::Append, py::arg("database"), py::arg("table"), py::arg("chunks"))
+      .def("read", &PySession::Read, py::arg("database"), py::arg("table"), py::arg("version"), py::arg("columns"))
+      .def("versions", &PySession::Versions, py::arg("database"), py::arg("table"));
 }

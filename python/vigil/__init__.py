@@ -1,28 +1,35 @@
 """Vigil for Python: versioned tables with crash-safe secondary indexes.
 
-    import vigil
-    db = vigil.connect("/tmp/root")          # an embedded root, created when missing
-    db.sql("CREATE TABLE d.t (id INTEGER, v FLOAT32[4])")
+    import vigil, numpy as np
+    db = vigil.connect("/tmp/root")                       # an embedded root, created when missing
+    t = db.create_table("docs", {"id": np.arange(1000), "emb": np.random.rand(1000, 32)})
+    t.create_index("emb", num_partitions=16, num_sub_vectors=8, wait=True)
+    print(t.search(np.random.rand(32)).nprobes(8).limit(5).to_list())
 """
 
-from . import _vigil
+import os
+import shutil
+import subprocess
+import threading
+
+from . import _columns, _vigil
 from .errors import (AlreadyExistsError, CommitConflictError, CorruptionError, Error, FailedPreconditionError,
                      FencedError, InvalidArgumentError, NotFoundError, OutcomeUnknownError, PermissionDeniedError,
                      ResourceExhaustedError, from_code)
+from .job import Job
+from .query import FtsQuery, VectorQuery
+from .table import Table
 
 __all__ = [
-    "connect", "Connection", "Result", "Error", "AlreadyExistsError", "CommitConflictError", "CorruptionError",
-    "FailedPreconditionError", "FencedError", "InvalidArgumentError", "NotFoundError", "OutcomeUnknownError",
-    "PermissionDeniedError", "ResourceExhaustedError"
+    "connect", "Connection", "Result", "Table", "Job", "VectorQuery", "FtsQuery", "Error", "AlreadyExistsError",
+    "CommitConflictError", "CorruptionError", "FailedPreconditionError", "FencedError", "InvalidArgumentError",
+    "NotFoundError", "OutcomeUnknownError", "PermissionDeniedError", "ResourceExhaustedError"
 ]
 
 
-def _call(fn, *args):
-    try:
-        return fn(*args)
-    except _vigil.VigilError as e:
-        code, message = e.args
-        raise from_code(code, message) from None
+def _raise_typed(e):
+    code, message = e.args
+    raise from_code(code, message) from None
 
 
 class Result:
@@ -43,18 +50,132 @@ class Result:
         return len(self.rows)
 
 
-class Connection:
-    """An embedded root; see `connect`."""
+def _vigil_binary():
+    """The `vigil` executable that starts the root's leader: $VIGIL_BINARY, the one this package
+    was built or installed with, or `vigil` on PATH."""
+    if os.environ.get("VIGIL_BINARY"):
+        return os.environ["VIGIL_BINARY"]
+    try:
+        from ._paths import VIGIL_BINARY
+        if os.access(VIGIL_BINARY, os.X_OK):
+            return VIGIL_BINARY
+    except ImportError:
+        pass
+    return shutil.which("vigil") or ""
 
-    def __init__(self, path, create=True):
+
+class Connection:
+    """An embedded root; see `connect`. Tables are `database.table`; a bare name is in `database`.
+    A Connection may be shared by threads: each thread runs on a session of its own."""
+
+    def __init__(self, path, create=True, database="default", start_leader=True):
         self.path = path
-        self._session = _call(_vigil.Session.open, path, create)
+        self.database = _columns.identifier(database, "database")
+        self._vigil = _vigil_binary() if start_leader else ""
+        self._local = threading.local()
+        self._local.session = self._open(create)
+
+    def _open(self, create):
+        try:
+            return _vigil.Session.open(self.path, create, self._vigil)
+        except _vigil.VigilError as e:
+            _raise_typed(e)
+
+    def _session(self):
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = self._open(False)
+        return session
+
+    def _call(self, method, *args):
+        try:
+            return getattr(self._session(), method)(*args)
+        except _vigil.VigilError as e:
+            _raise_typed(e)
 
     def sql(self, text):
         """Executes one statement; raises a vigil.Error subclass when it fails."""
-        return Result(*_call(self._session.execute, text))
+        return Result(*self._call("execute", text))
+
+    def _select(self, text, params):
+        return Result(*self._call("select", text, list(params)))
+
+    def _split(self, name):
+        parts = name.split(".") if isinstance(name, str) else [name]
+        if len(parts) == 1:
+            return self.database, _columns.identifier(parts[0], "table")
+        if len(parts) == 2:
+            return _columns.identifier(parts[0], "database"), _columns.identifier(parts[1], "table")
+        raise InvalidArgumentError("INVALID_ARGUMENT", f"table {name!r}: give `table` or `database.table`")
+
+    def table_names(self, database=None):
+        """The tables of `database` (the connection's by default)."""
+        db = _columns.identifier(database or self.database, "database")
+        try:
+            return sorted(row[0] for row in self.sql(f"SHOW TABLES FROM {db}").rows)
+        except NotFoundError:
+            return []
+
+    def open_table(self, name):
+        """The table `name`; NotFoundError when it does not exist."""
+        db, table = self._split(name)
+        t = Table(self, db, table)
+        t.schema  # NotFoundError now
+        return t
+
+    def create_table(self, name, data=None, schema=None, mode="create", exist_ok=False,
+                     batch_rows=65536):
+        """Creates the table `name` with `schema` (a dict or a list of (column, SQL type) pairs, e.g.
+        {"id": "BIGINT NOT NULL", "emb": "VECTOR(FLOAT32, 128)"}) or one inferred from `data` (numpy
+        dtypes; 2-D numbers are vectors; a column without None or masked values is NOT NULL), then
+        adds `data`. `mode="overwrite"` drops an
+        existing table first; `exist_ok` opens an existing one."""
+        db, table = self._split(name)
+        if mode not in ("create", "overwrite"):
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"mode {mode!r}: 'create' or 'overwrite'")
+        if schema is None and data is None:
+            raise InvalidArgumentError("INVALID_ARGUMENT", "create_table needs a schema or data")
+        columns = _columns.as_columns(data) if data is not None else None
+        if schema is None:
+            schema = {}
+            for column, values in columns.items():
+                nullable = _columns.has_nulls(values)
+                schema[column] = _columns.infer_type(column, values) + ("" if nullable else " NOT NULL")
+        pairs = list(schema.items()) if isinstance(schema, dict) else list(schema)
+        for column, sql_type in pairs:
+            _columns.identifier(column, "column")
+            if not isinstance(sql_type, str) or any(c in sql_type for c in ";'\"`-/"):
+                raise InvalidArgumentError("INVALID_ARGUMENT", f"column '{column}': type {sql_type!r} is not a type")
+        self.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+        if mode == "overwrite":
+            self.sql(f"DROP TABLE IF EXISTS {db}.{table}")
+        exists = "IF NOT EXISTS " if exist_ok else ""
+        self.sql(f"CREATE TABLE {exists}{db}.{table} (" + ", ".join(f"{c} {t}" for c, t in pairs) + ")")
+        t = Table(self, db, table)
+        if columns is not None:
+            t.add(columns, batch_rows=batch_rows)
+        return t
+
+    def drop_table(self, name, missing_ok=False):
+        db, table = self._split(name)
+        self.sql(f"DROP TABLE {'IF EXISTS ' if missing_ok else ''}{db}.{table}")
+
+    def stop_leader(self, timeout=60):
+        """Stops the root's leader (`vigil supervise --stop`): it lets running builds finish first."""
+        if not self._vigil:
+            return
+        done = subprocess.run([self._vigil, "--root", self.path, "supervise", "--stop", "--stop-timeout", str(int(timeout))],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise Error("INTERNAL", f"vigil supervise --stop failed: {done.stdout}{done.stderr}".strip())
+
+    def job(self, job_id):
+        """The index job `job_id`."""
+        return Job(self, job_id)
 
 
-def connect(path, create=True):
-    """Opens the embedded root at `path` (created when missing and `create`)."""
-    return Connection(path, create)
+def connect(path, create=True, database="default", start_leader=True):
+    """Opens the embedded root at `path` (created when missing and `create`). Index jobs run in the
+    root's leader, `vigil supervise`, which a statement admitting or waiting for a job starts when
+    none runs (unless `start_leader` is False)."""
+    return Connection(path, create, database, start_leader)

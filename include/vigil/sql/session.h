@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "vigil/jobs/request_claim.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
+#include "vigil/storage/column.h"
+#include "vigil/storage/dataset.h"
 
 namespace vigil::sql {
 
@@ -67,6 +70,15 @@ class Session {
   // shows whether the request took effect; its confirm runs just before the commit.
   virtual Result<ResultSet> CopyUpload(const TableRef& table, const std::string& spooled_file, CopyFormat format,
                                        const jobs::RequestClaim& request) = 0;
+  // Version `version` of `table` to read (SHOW on it), the newest when nullopt; NotFound
+  // names a version the table does not have.
+  virtual Result<std::shared_ptr<Dataset>> OpenTableVersion(const TableRef& table,
+                                                            std::optional<uint64_t> version) = 0;
+  // Appends the rows of the reader `make_rows` returns for the table's newest schema as one
+  // commit (ALTER on the table, as INSERT). A batch the reader or the table refuses commits
+  // nothing; the message counts the rows ("3 rows inserted").
+  using RowsFactory = std::function<Result<std::unique_ptr<RecordBatchReader>>(const SchemaPtr& schema)>;
+  virtual Result<ResultSet> Append(const TableRef& table, const RowsFactory& make_rows) = 0;
   // Binds the session to `principal` and restores per-session settings (SET) to vigil.toml's:
   // a server reuses one session for many users' requests, each starting this way.
   virtual void Reset(jobs::Principal principal) = 0;

@@ -146,6 +146,47 @@ Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s) {
   return r;
 }
 
+Result<ResultSet> ExecAppend(ExecContext& ctx, const TableRef& table, const Session::RowsFactory& make_rows) {
+  VIGIL_ASSIGN_OR_RETURN(Target t, WritableTable(ctx, table));
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<RecordBatchReader> rows, make_rows(t.dataset->schema()));
+  // Counts what the dataset takes, batch by batch.
+  class Counting : public RecordBatchReader {
+   public:
+    explicit Counting(RecordBatchReader* in) : in_(in) {}
+    SchemaPtr schema() const override { return in_->schema(); }
+    Result<std::optional<RecordBatch>> Next() override {
+      VIGIL_ASSIGN_OR_RETURN(std::optional<RecordBatch> batch, in_->Next());
+      if (batch) rows_ += batch->num_rows;
+      return batch;
+    }
+    uint64_t rows() const { return rows_; }
+
+   private:
+    RecordBatchReader* in_;
+    uint64_t rows_ = 0;
+  } counting(rows.get());
+  TransactionProperties props;
+  props.operation = "APPEND";
+  VIGIL_RETURN_IF_ERROR(t.dataset->Append(&counting, props).status());
+  ctx.Invalidate(t.name);
+  ResultSet r;
+  r.message = Rows(counting.rows(), "inserted");
+  return r;
+}
+
+Result<std::shared_ptr<Dataset>> ExecOpenTableVersion(ExecContext& ctx, const TableRef& table,
+                                                      std::optional<uint64_t> version) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
+  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> newest, OpenTable(ctx, name));
+  if (!version || *version == newest->version()) return newest;
+  if (*version > newest->version()) {
+    return Status::NotFound("table " + name.ToString() + " has no version " + std::to_string(*version) +
+                            " (its newest is " + std::to_string(newest->version()) + ")");
+  }
+  return Dataset::Open(newest->path(), *version, newest->options());
+}
+
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));

@@ -115,6 +115,10 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s);
 // before the commit.
 Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s, std::shared_ptr<const RandomAccessFile> input,
                                 const jobs::RequestClaim& request = {});
+// Session::Append and Session::OpenTableVersion.
+Result<ResultSet> ExecAppend(ExecContext& ctx, const TableRef& table, const Session::RowsFactory& make_rows);
+Result<std::shared_ptr<Dataset>> ExecOpenTableVersion(ExecContext& ctx, const TableRef& table,
+                                                      std::optional<uint64_t> version);
 Result<ResultSet> ExecDelete(ExecContext& ctx, const DeleteStatement& s);
 Result<ResultSet> ExecUpdate(ExecContext& ctx, const UpdateStatement& s);
 

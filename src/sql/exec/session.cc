@@ -175,6 +175,14 @@ class SessionImpl : public Session {
     return ExecCopyInput(ctx_, s, std::move(input), request);
   }
 
+  Result<std::shared_ptr<Dataset>> OpenTableVersion(const TableRef& table, std::optional<uint64_t> version) override {
+    return ExecOpenTableVersion(ctx_, table, version);
+  }
+
+  Result<ResultSet> Append(const TableRef& table, const RowsFactory& make_rows) override {
+    return ExecAppend(ctx_, table, make_rows);
+  }
+
   void Reset(jobs::Principal principal) override {
     ctx_.options.principal = std::move(principal);
     prepared_.clear();

@@ -1,0 +1,174 @@
+"""Search builders: `table.search(vector)` and `table.search("text", query_type="fts")` make
+the same SELECT over vector_search / fts_search that SQL users write, with the query
+vector bound as its FLOAT32 bytes."""
+
+import json
+
+import numpy as np
+
+from ._columns import from_stored, identifier
+from .errors import InvalidArgumentError
+
+
+def _literal(text):
+    return "'" + text.replace("'", "''") + "'"
+
+
+class _Query:
+
+    def __init__(self, table):
+        self._table = table
+        self._limit = 10
+        self._where = None
+        self._prefilter = True
+        self._columns = None
+
+    def limit(self, k):
+        """At most `k` results (default 10)."""
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"limit must be a positive integer, not {k!r}")
+        self._limit = k
+        return self
+
+    def where(self, condition, prefilter=True):
+        """A SQL condition on the table's columns. With `prefilter` (the default) it is applied before
+        the top k, so k rows come back when k rows match; otherwise to the top k."""
+        self._where = condition
+        self._prefilter = bool(prefilter)
+        return self
+
+    def select(self, columns):
+        """Only these columns (and the score)."""
+        self._columns = [identifier(c, "column") for c in columns]
+        return self
+
+    def _select_list(self, extra):
+        names = self._columns if self._columns is not None else [f.name for f in self._table.schema]
+        return ", ".join(names + [extra])
+
+    def _wrap(self, inner, extra, prefilter_allowed):
+        if self._where is None:
+            return inner
+        if self._prefilter and prefilter_allowed:
+            return f"{inner} WHERE {self._where}"
+        return f"SELECT * FROM ({inner} LIMIT {self._limit}) WHERE {self._where} ORDER BY {extra}"
+
+    def to_list(self):
+        """The results as dicts (vectors as numpy arrays)."""
+        result, names = self._run()
+        return [dict(zip(names, row)) for row in self._converted(result, names)]
+
+    def to_numpy(self):
+        """The results as a numpy structured array (vectors as sub-arrays)."""
+        result, names = self._run()
+        fields = {f.name: f for f in self._table.schema}
+        dtypes = []
+        columns = list(zip(*self._converted(result, names))) if result.rows else [[] for _ in names]
+        arrays = []
+        for name, values in zip(names, columns):
+            f = fields.get(name)
+            if f is not None and f.kind in ("VECTOR32", "VECTOR16") and all(v is not None for v in values):
+                arr = np.asarray(values, dtype=np.float32 if f.kind == "VECTOR32" else np.float16)
+                arr = arr.reshape(len(values), f.dim)
+                dtypes.append((name, arr.dtype, (f.dim,)))
+            else:
+                arr = _column(f, values)
+                dtypes.append((name, arr.dtype))
+            arrays.append(arr)
+        out = np.empty(len(result.rows), dtype=dtypes)
+        for name, arr in zip(names, arrays):
+            out[name] = arr
+        return out
+
+    def explain(self):
+        """The plan the engine chooses (EXPLAIN of the same SELECT), as text."""
+        sql, _ = self._sql(inline=True)
+        return "\n".join(" ".join(str(v) for v in row) for row in self._table._connection.sql("EXPLAIN " + sql).rows)
+
+    def to_sql(self):
+        """The SELECT this query runs, with its query inline."""
+        return self._sql(inline=True)[0]
+
+    def _run(self):
+        sql, params = self._sql(inline=False)
+        result = self._table._connection._select(sql, params)
+        return result, result.columns
+
+    def _converted(self, result, names):
+        fields = {f.name: f for f in self._table.schema}
+        vectors = [(i, fields[n]) for i, n in enumerate(names) if n in fields and fields[n].kind.startswith("VECTOR")]
+        for row in result.rows:
+            if vectors:
+                row = list(row)
+                for i, f in vectors:
+                    if row[i] is not None:
+                        row[i] = np.frombuffer(row[i], dtype="<f4" if f.kind == "VECTOR32" else "<f2")
+            yield tuple(row)
+
+
+def _column(field, values):
+    if field is None or None in values or field.kind in ("STRING", "DECIMAL"):
+        if field is None and None not in values and all(isinstance(v, float) for v in values):
+            return np.asarray(values, dtype=np.float64)
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
+        return out
+    if field.kind in ("DATE", "TIMESTAMP"):
+        return np.asarray(values, dtype=object)
+    return from_stored(field, np.asarray(values), None)
+
+
+class VectorQuery(_Query):
+    """A nearest-neighbour search; see Table.search."""
+
+    def __init__(self, table, vector, column):
+        super().__init__(table)
+        self._column = column
+        dim = next(f.dim for f in table.schema if f.name == column)
+        q = np.asarray(vector)
+        if q.dtype.kind not in "iuf" or q.dtype.kind == "b" or q.ndim != 1 or q.shape[0] != dim:
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"the query vector must be {dim} numbers for column "
+                                       f"'{column}', got dtype {q.dtype} and shape {q.shape}")
+        if not np.isfinite(q).all():
+            raise InvalidArgumentError("INVALID_ARGUMENT", "the query vector has a non-finite element")
+        self._vector = np.ascontiguousarray(q, dtype="<f4")
+        self._options = {}
+
+    def nprobes(self, n):
+        """IVF partitions to search (the index's default otherwise)."""
+        self._options["nprobes"] = int(n)
+        return self
+
+    def refine_factor(self, r):
+        """Re-ranks k x r candidates with the stored vectors."""
+        self._options["refine_factor"] = int(r)
+        return self
+
+    def bypass_vector_index(self):
+        """An exact search over every row."""
+        self._options["use_index"] = False
+        return self
+
+    def _sql(self, inline):
+        vector = _literal("[" + ", ".join(repr(float(x)) for x in self._vector) + "]") if inline else "?"
+        options = f", {_literal(json.dumps(self._options))}" if self._options else ""
+        inner = (f"SELECT {self._select_list('_distance')} FROM vector_search("
+                 f"{_literal(self._table.name)}, {_literal(self._column)}, {vector}, {self._limit}{options})")
+        params = [] if inline else [self._vector.tobytes()]
+        return self._wrap(inner, "_distance", True), params
+
+
+class FtsQuery(_Query):
+    """A full-text search; see Table.search."""
+
+    def __init__(self, table, text, column):
+        super().__init__(table)
+        self._text = str(text)
+        self._column = column
+
+    def _sql(self, inline):
+        text = _literal(self._text) if inline else "?"
+        inner = (f"SELECT {self._select_list('_score')} FROM fts_search("
+                 f"{_literal(self._table.name)}, {_literal(self._column)}, {text}, {self._limit})")
+        params = [] if inline else [self._text]
+        return self._wrap(inner, "_score DESC", False), params
