@@ -9,9 +9,7 @@
 namespace vigil::python {
 namespace {
 
-std::string At(const Field& field, uint64_t row) {
-  return "column '" + field.name + "', row " + std::to_string(row);
-}
+std::string At(const Field& field, uint64_t row) { return "column '" + field.name + "', row " + std::to_string(row); }
 
 // The bytes of `obj`, a C-contiguous numpy array whose items are `item_size` bytes wide.
 Result<std::pair<const uint8_t*, size_t>> Bytes(const py::handle& obj, size_t item_size, const std::string& what) {

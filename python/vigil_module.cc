@@ -211,7 +211,7 @@ class PySession {
   }
 
   std::shared_ptr<Dataset> OpenVersion(const std::string& database, const std::string& table,
-                                std::optional<uint64_t> version) {
+                                       std::optional<uint64_t> version) {
     Result<std::shared_ptr<Dataset>> ds = [&] {
       py::gil_scoped_release unlocked;
       MutexLock hold(&mu_);

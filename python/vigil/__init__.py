@@ -13,7 +13,7 @@ import subprocess
 import threading
 
 from . import _columns, _vigil
-from .errors import (AlreadyExistsError, CommitConflictError, CorruptionError, Error, FailedPreconditionError,
+from .errors import (AlreadyExistsError, CommitConflictError, CorruptionError, DeadlineExceededError, Error, FailedPreconditionError,
                      FencedError, InvalidArgumentError, NotFoundError, OutcomeUnknownError, PermissionDeniedError,
                      ResourceExhaustedError, from_code)
 from .job import Job
@@ -22,7 +22,7 @@ from .table import Table
 
 __all__ = [
     "connect", "Connection", "Result", "Table", "Job", "VectorQuery", "FtsQuery", "Error", "AlreadyExistsError",
-    "CommitConflictError", "CorruptionError", "FailedPreconditionError", "FencedError", "InvalidArgumentError",
+    "CommitConflictError", "CorruptionError", "DeadlineExceededError", "FailedPreconditionError", "FencedError", "InvalidArgumentError",
     "NotFoundError", "OutcomeUnknownError", "PermissionDeniedError", "ResourceExhaustedError"
 ]
 

@@ -48,6 +48,10 @@ class OutcomeUnknownError(Error):
     """Whether the request took effect cannot be known yet (OUTCOME_UNKNOWN)."""
 
 
+class DeadlineExceededError(Error, TimeoutError):
+    """A wait or a statement ran out of time (DEADLINE_EXCEEDED); also a TimeoutError."""
+
+
 class ResourceExhaustedError(Error):
     """A bound was reached; the request must be narrowed."""
 
@@ -63,6 +67,7 @@ _BY_CODE = {
     "COMMIT_CONFLICT": CommitConflictError,
     "OUTCOME_UNKNOWN": OutcomeUnknownError,
     "RESOURCE_EXHAUSTED": ResourceExhaustedError,
+    "DEADLINE_EXCEEDED": DeadlineExceededError,
 }
 
 

@@ -4,6 +4,8 @@ followed by its id through SHOW INDEX JOB, WAIT, CANCEL and RESOLVE."""
 import sys
 import time
 
+from .errors import DeadlineExceededError, InvalidArgumentError
+
 _FINAL = ("FINISHED", "FAILED", "CANCELLED")
 
 
@@ -59,7 +61,7 @@ class Job:
 
     def wait(self, timeout=None, progress=None):
         """Waits until the job is FINISHED, FAILED or CANCELLED (starting the root's leader when none
-        runs) and returns self; TimeoutError after `timeout` seconds. `progress` (default: when
+        runs) and returns self; DeadlineExceededError (a TimeoutError) after `timeout` seconds. `progress` (default: when
         stderr is a terminal) prints the job's progress on one line of stderr."""
         show = sys.stderr.isatty() if progress is None else progress
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -67,7 +69,10 @@ class Job:
             step = 0.5 if show else 30.0
             if deadline is not None:
                 step = max(0.0, min(step, deadline - time.monotonic()))
-            self._connection.sql(f"WAIT INDEX JOB {self.id} TIMEOUT {step:.3f}")
+            try:
+                self._connection.sql(f"WAIT INDEX JOB {self.id} TIMEOUT {step:.3f}")
+            except DeadlineExceededError:
+                pass
             self.refresh()
             if show:
                 sys.stderr.write(f"\rjob {self.id}: {self.state} {self.progress or ''}\033[K")
@@ -77,7 +82,7 @@ class Job:
                     sys.stderr.write("\n")
                 return self
             if deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"index job {self.id} is {self.state} after {timeout} s")
+                raise DeadlineExceededError("DEADLINE_EXCEEDED", f"index job {self.id} is {self.state} after {timeout} s")
 
     def cancel(self):
         """Cancels the job (CANCEL INDEX JOB); returns self."""
@@ -88,7 +93,6 @@ class Job:
         """Resolves an OUTCOME_UNKNOWN job (RESOLVE INDEX JOB ... AS action COMMENT ...): `action` is
         ACKNOWLEDGED or FORCE_RELEASE; `comment` is recorded in the audit log. Returns self."""
         if action not in ("ACKNOWLEDGED", "FORCE_RELEASE"):
-            from .errors import InvalidArgumentError
             raise InvalidArgumentError("INVALID_ARGUMENT", f"action {action!r}: ACKNOWLEDGED or FORCE_RELEASE")
         quoted = "'" + str(comment).replace("'", "''") + "'"
         without = "" if refresh else " WITHOUT REFRESH"

@@ -72,8 +72,7 @@ class Session {
                                        const jobs::RequestClaim& request) = 0;
   // Version `version` of `table` to read (SHOW on it), the newest when nullopt; NotFound
   // names a version the table does not have.
-  virtual Result<std::shared_ptr<Dataset>> OpenTableVersion(const TableRef& table,
-                                                            std::optional<uint64_t> version) = 0;
+  virtual Result<std::shared_ptr<Dataset>> OpenTableVersion(const TableRef& table, std::optional<uint64_t> version) = 0;
   // Appends the rows of the reader `make_rows` returns for the table's newest schema as one
   // commit (ALTER on the table, as INSERT). A batch the reader or the table refuses commits
   // nothing; the message counts the rows ("3 rows inserted").
