@@ -10,7 +10,7 @@ import vigil
 @pytest.fixture
 def db():
     with tempfile.TemporaryDirectory() as d:
-        yield vigil.connect(os.path.join(d, "root"))
+        yield vigil.connect(os.path.join(d, "root"), start_leader=False)  # jobs stay PENDING
 
 
 def test_rows_round_trip_with_their_types(db):
@@ -55,7 +55,7 @@ def test_a_fenced_index_name_raises_fenced_error(db):
     db.sql("CREATE TABLE d.t (id INTEGER NOT NULL)")
     db.sql("INSERT INTO d.t VALUES (1), (2)")
     first = db.sql("CREATE INDEX i ON d.t (id) USING BTREE")
-    assert len(first.jobs) == 1  # admitted; no leader runs it here, so its fence holds
+    assert len(first.jobs) == 1  # admitted; no leader runs it, so its fence holds
     with pytest.raises(vigil.FencedError) as e:
         db.sql("CREATE INDEX i ON d.t (id) USING BTREE")
     assert e.value.code == "INDEX_FENCED"

@@ -124,7 +124,7 @@ class Connection:
         return t
 
     def create_table(self, name, data=None, schema=None, mode="create", exist_ok=False,
-                     batch_rows=65536):
+                     batch_rows=16384):
         """Creates the table `name` with `schema` (a dict or a list of (column, SQL type) pairs, e.g.
         {"id": "BIGINT NOT NULL", "emb": "VECTOR(FLOAT32, 128)"}) or one inferred from `data` (numpy
         dtypes; 2-D numbers are vectors; a column without None or masked values is NOT NULL), then

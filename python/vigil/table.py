@@ -9,7 +9,7 @@ from .errors import FailedPreconditionError, InvalidArgumentError
 from .job import Job
 from .query import FtsQuery, VectorQuery
 
-_DEFAULT_BATCH_ROWS = 65536
+_DEFAULT_BATCH_ROWS = 16384  # the ingest batch; 65,536 x 128-d vectors hit the allocator's mmap threshold
 
 
 def _quote(text):
