@@ -3,7 +3,8 @@ root and writes its figures as one JSON object (to --out, or stdout).
 
     python_bench.py search --root R --table db.t --queries q.npy --k 10 --nprobes 20
         opens the root read-only (no leader), warms up, then times the serial loop
-        t.search(q).nprobes(n).limit(k).select(["id"]).to_list() over every query of q.npy.
+        t.search(q).nprobes(n).limit(k).select(["id"]).to_list() over every query of q.npy;
+        then every query on one thread against every query on each of two threads at once.
     python_bench.py add --root R --table db.t --rows N --dim D --npy rows.npy
         generates N x D float32 rows, saves them to rows.npy (for the CLI import the
         benchmark compares with), creates the table and times t.add() alone.
@@ -16,6 +17,7 @@ import argparse
 import json
 import resource
 import sys
+import threading
 import time
 
 import numpy as np
@@ -77,10 +79,31 @@ def search(args):
     ids = [[row["id"] for row in t.search(q).nprobes(nprobes).limit(k).select(["id"]).to_list()]
            for q in vectors[:args.check]]
 
+    # Every query on one thread, then on each of two threads at once (one Connection: each thread
+    # gets a session of its own, and the GIL is released inside the engine). 1.0 is perfect
+    # parallelism on two cores, 2.0 none.
+    def every_query():
+        for q in vectors:
+            t.search(q).nprobes(nprobes).limit(k).select(["id"]).to_list()
+
+    t0 = time.perf_counter()
+    every_query()
+    one = time.perf_counter() - t0
+    threads = [threading.Thread(target=every_query) for _ in range(2)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    two = time.perf_counter() - t0
+    threads_json = {"one_thread_seconds": one, "two_threads_seconds": two,
+                    "wall_ratio_two_over_one": two / one if one > 0 else 0.0}
+
     out = {"queries": len(vectors), "warmup": warmup, "k": k, "nprobes": nprobes, "open_seconds": open_seconds,
            "seconds": loop_seconds, "qps": len(vectors) / loop_seconds if loop_seconds > 0 else 0.0,
            "p50_us": _percentile(latencies, 0.5) * 1e6, "p99_us": _percentile(latencies, 0.99) * 1e6,
-           "cpu_us_per_query": cpu_seconds / len(vectors) * 1e6 if vectors else 0.0, "ids": ids}
+           "cpu_us_per_query": cpu_seconds / len(vectors) * 1e6 if vectors else 0.0, "ids": ids,
+           "threads": threads_json}
 
     # The same SELECT through the extension's Session.select alone (the text built once, the
     # vector's bytes bound): the part of a search the package's Python code does not add.

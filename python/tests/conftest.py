@@ -19,3 +19,38 @@ def root():
 @pytest.fixture
 def db(root):
     return vigil.connect(root)
+
+
+@pytest.fixture
+def server():
+    """A `vigil serve` on loopback over a fresh root: (url, admin token, root path)."""
+    import signal
+    import socket
+    import subprocess
+    import time
+    import urllib.request
+
+    binary = vigil._vigil_binary()
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "root")
+        init = subprocess.run([binary, "init", path], capture_output=True, text=True, check=True)
+        token = next(word for word in (init.stdout + init.stderr).split() if word.startswith("vgl_"))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        log = open(os.path.join(d, "serve.log"), "w")
+        serve = subprocess.Popen([binary, "--root", path, "serve", "--listen", f"127.0.0.1:{port}"], stdout=log,
+                                 stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(200):
+                try:
+                    with urllib.request.urlopen(url + "/healthz", timeout=1):
+                        break
+                except OSError:
+                    time.sleep(0.05)
+            yield url, token, path
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            serve.wait(timeout=60)
+            log.close()

@@ -15,15 +15,16 @@ import threading
 from . import _columns, _vigil
 from .errors import (AlreadyExistsError, CommitConflictError, CorruptionError, DeadlineExceededError, Error, FailedPreconditionError,
                      FencedError, InvalidArgumentError, NotFoundError, OutcomeUnknownError, PermissionDeniedError,
-                     ResourceExhaustedError, from_code)
+                     ResourceExhaustedError, UnauthenticatedError, from_code)
 from .job import Job
 from .query import FtsQuery, VectorQuery
+from .remote import RemoteSession
 from .table import Table
 
 __all__ = [
     "connect", "Connection", "Result", "Table", "Job", "VectorQuery", "FtsQuery", "Error", "AlreadyExistsError",
     "CommitConflictError", "CorruptionError", "DeadlineExceededError", "FailedPreconditionError", "FencedError", "InvalidArgumentError",
-    "NotFoundError", "OutcomeUnknownError", "PermissionDeniedError", "ResourceExhaustedError"
+    "NotFoundError", "OutcomeUnknownError", "PermissionDeniedError", "ResourceExhaustedError", "UnauthenticatedError"
 ]
 
 
@@ -68,14 +69,22 @@ class Connection:
     """An embedded root; see `connect`. Tables are `database.table`; a bare name is in `database`.
     A Connection may be shared by threads: each thread runs on a session of its own."""
 
-    def __init__(self, path, create=True, database="default", start_leader=True):
+    def __init__(self, path, create=True, database="default", start_leader=True, token=None, timeout=300):
         self.path = path
         self.database = _columns.identifier(database, "database")
-        self._vigil = _vigil_binary() if start_leader else ""
+        self.remote = isinstance(path, str) and path.startswith(("http://", "https://"))
+        self._token, self._timeout = token, timeout
+        if self.remote and not token:
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"connecting to {path} needs token=")
+        self._vigil = _vigil_binary() if start_leader and not self.remote else ""
         self._local = threading.local()
         self._local.session = self._open(create)
 
     def _open(self, create):
+        if self.remote:
+            session = RemoteSession(self.path, self._token, self._timeout)
+            session.execute("SHOW DATABASES")  # the server answers and the token is valid, now
+            return session
         try:
             return _vigil.Session.open(self.path, create, self._vigil)
         except _vigil.VigilError as e:
@@ -161,7 +170,8 @@ class Connection:
         self.sql(f"DROP TABLE {'IF EXISTS ' if missing_ok else ''}{db}.{table}")
 
     def stop_leader(self, timeout=60):
-        """Stops the root's leader (`vigil supervise --stop`): it lets running builds finish first."""
+        """Stops the root's leader (`vigil supervise --stop`): it lets running builds finish first.
+        A server's leader is the server's own: nothing to stop from here."""
         if not self._vigil:
             return
         done = subprocess.run([self._vigil, "--root", self.path, "supervise", "--stop", "--stop-timeout", str(int(timeout))],
@@ -174,8 +184,12 @@ class Connection:
         return Job(self, job_id)
 
 
-def connect(path, create=True, database="default", start_leader=True):
+def connect(path, create=True, database="default", start_leader=True, token=None, timeout=300):
     """Opens the embedded root at `path` (created when missing and `create`). Index jobs run in the
     root's leader, `vigil supervise`, which a statement admitting or waiting for a job starts when
-    none runs (unless `start_leader` is False)."""
-    return Connection(path, create, database, start_leader)
+    none runs (unless `start_leader` is False).
+
+    With `path` an http:// or https:// URL, connects to that `vigil serve` server as the user of
+    the bearer `token` instead, with the same API (requests time out after `timeout` seconds);
+    versions and checkouts are read on the server's root only."""
+    return Connection(path, create, database, start_leader, token, timeout)

@@ -36,6 +36,10 @@ class PermissionDeniedError(Error):
     """The principal lacks the privilege."""
 
 
+class UnauthenticatedError(Error):
+    """The server did not accept the bearer token (UNAUTHENTICATED)."""
+
+
 class CorruptionError(Error):
     """A stored file is corrupt; nothing older was answered instead."""
 
@@ -63,6 +67,7 @@ _BY_CODE = {
     "INDEX_FENCED": FencedError,
     "FAILED_PRECONDITION": FailedPreconditionError,
     "PERMISSION_DENIED": PermissionDeniedError,
+    "UNAUTHENTICATED": UnauthenticatedError,
     "CORRUPTION": CorruptionError,
     "COMMIT_CONFLICT": CommitConflictError,
     "OUTCOME_UNKNOWN": OutcomeUnknownError,

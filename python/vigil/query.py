@@ -90,8 +90,12 @@ class _Query:
         return self._sql(inline=True)[0]
 
     def _run(self):
-        sql, params = self._sql(inline=False)
-        result = self._table._connection._select(sql, params)
+        connection = self._table._connection
+        if connection.remote:
+            result = connection.sql(self._sql(inline=True)[0])
+        else:
+            sql, params = self._sql(inline=False)
+            result = connection._select(sql, params)
         return result, result.columns
 
     def _converted(self, result, names):
@@ -101,8 +105,11 @@ class _Query:
             if vectors:
                 row = list(row)
                 for i, f in vectors:
-                    if row[i] is not None:
-                        row[i] = np.frombuffer(row[i], dtype="<f4" if f.kind == "VECTOR32" else "<f2")
+                    cell = row[i]
+                    if isinstance(cell, str):  # a BLOB over HTTP: x'<hex>'
+                        cell = bytes.fromhex(cell[2:-1])
+                    if cell is not None:  # SQL reads every vector as FLOAT32 elements
+                        row[i] = np.frombuffer(cell, dtype="<f4")
             yield tuple(row)
 
 

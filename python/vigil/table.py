@@ -197,9 +197,8 @@ class Table:
     def index_stats(self, name):
         """num_indexed_rows, num_unindexed_rows, index_type, physical_entries of the index `name` (None when
         the table has no such index)."""
-        rows = self._connection._select(
-            "SELECT IndexType, RowsIndexed, PhysicalEntryCount FROM vigil_indexes(?) WHERE IndexName = ?",
-            [self.name, name]).rows
+        rows = self._connection.sql("SELECT IndexType, RowsIndexed, PhysicalEntryCount FROM vigil_indexes("
+                                    f"{_quote(self.name)}) WHERE IndexName = {_quote(name)}").rows
         if not rows:
             return None
         index_type, indexed, segments = rows[0]
@@ -210,9 +209,10 @@ class Table:
     def wait_for_index(self, names, timeout=300):
         """Waits until every job on the indexes `names` is done; TimeoutError after `timeout` s."""
         for name in [names] if isinstance(names, str) else names:
-            rows = self._connection._select(
-                "SELECT JobId FROM vigil_index_jobs WHERE DatabaseName = ? AND TableName = ? AND IndexName = ? "
-                "AND State NOT IN ('FINISHED', 'FAILED', 'CANCELLED')", [self.database, self.table, name]).rows
+            rows = self._connection.sql(
+                f"SELECT JobId FROM vigil_index_jobs WHERE DatabaseName = {_quote(self.database)} AND TableName = "
+                f"{_quote(self.table)} AND IndexName = {_quote(name)} "
+                "AND State NOT IN ('FINISHED', 'FAILED', 'CANCELLED')").rows
             for (job_id,) in rows:
                 Job(self._connection, job_id).wait(timeout)
 

@@ -103,6 +103,9 @@ class ApiServer::Impl {
 
   // Runs `statement` (SQL text) as the caller in a pooled session.
   Result<sql::ResultSet> RunSql(const Call& call, const std::string& statement);
+  // The fields of the newest version of `db.table` as the caller sees them (SHOW on it): one
+  // {"name", "type", "not_null"} object each, as POST .../tables takes them.
+  Result<nlohmann::json> TableFields(const Call& call, const std::string& db, const std::string& table);
   // A read: the SELECT with its bound values, as the caller.
   Result<sql::ResultSet> RunSelect(const Call& call, const BoundQuery& query);
   // The body as JSON (an object); InvalidArgument naming what is wrong.

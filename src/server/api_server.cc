@@ -283,6 +283,16 @@ Result<sql::ResultSet> ApiServer::Impl::RunSql(const Call& call, const std::stri
   return r;
 }
 
+Result<nlohmann::json> ApiServer::Impl::TableFields(const Call& call, const std::string& db, const std::string& table) {
+  VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
+  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, session->OpenTableVersion({"", db, table}, std::nullopt));
+  nlohmann::json fields = nlohmann::json::array();
+  for (const Field& f : ds->schema()->fields()) {
+    fields.push_back({{"name", f.name}, {"type", f.type.ToString()}, {"not_null", !f.nullable}});
+  }
+  return fields;
+}
+
 Result<sql::ResultSet> ApiServer::Impl::RunSelect(const Call& call, const BoundQuery& query) {
   VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
   return session->Select(query.sql, query.params);

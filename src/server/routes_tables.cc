@@ -230,9 +230,12 @@ void ApiServer::Impl::AddTableRoutes() {
          if (!shape.ok()) return Problem(shape.status());
          Result<sql::ResultSet> indexes = RunSql(call, "SHOW INDEX FROM " + full);
          if (!indexes.ok()) return Problem(indexes.status());
+         Result<nlohmann::json> fields = TableFields(call, *db, *table);
+         if (!fields.ok()) return Problem(fields.status());
          return Json({{"database", *db},
                       {"table", *table},
                       {"columns", shape->columns},
+                      {"fields", *fields},
                       {"row_count", RowObjects(*count)[0]["row_count"]},
                       {"indexes", RowObjects(*indexes)}});
        }});

@@ -1,0 +1,63 @@
+"""vigil.connect(url, token=...): the same API against a `vigil serve` server on loopback, checked
+against an embedded connection to the server's own root."""
+import numpy as np
+import pytest
+
+import vigil
+
+
+def test_the_same_tables_indexes_and_searches_over_http(server):
+    url, token, path = server
+    db = vigil.connect(url, token=token)
+    rng = np.random.default_rng(2)
+    n = 1500
+    data = {
+        "id": np.arange(n),
+        "flag": np.arange(n) % 2 == 0,
+        "day": np.arange(n).astype("datetime64[D]"),
+        "at": (np.arange(n) * 1_500_000).astype("datetime64[us]"),
+        "name": [f"n{i}" if i % 5 else None for i in range(n)],
+        "emb": rng.random((n, 8), dtype=np.float32),
+    }
+    t = db.create_table("docs", data)
+    assert t.add([{"id": n, "flag": True, "day": np.datetime64("2024-02-03"), "at": np.datetime64(
+        "2024-01-02T03:04:05.5", "us"), "name": "it's", "emb": [0.25] * 8}]) == 1
+    assert t.count_rows() == n + 1 and t.count_rows("name IS NULL") == n // 5
+
+    local = vigil.connect(path, create=False, start_leader=False).open_table("docs")
+    over_http, embedded = t.to_columns(), local.to_columns()
+    assert list(over_http) == list(embedded)
+    for name in embedded:
+        assert over_http[name].dtype == embedded[name].dtype, name
+        assert [repr(x) for x in over_http[name]] == [repr(x) for x in embedded[name]], name
+
+    job = t.create_index("emb", num_partitions=8, num_sub_vectors=4, wait=True, timeout=120)
+    assert (job.state, job.outcome) == ("FINISHED", "COMMITTED")
+    assert [i["name"] for i in t.list_indices()] == ["emb_idx"]
+    assert t.index_stats("emb_idx")["num_indexed_rows"] == n + 1
+    q = rng.random(8)
+    remote_hits = t.search(q).nprobes(4).where("flag = 1").limit(5).to_list()
+    local_hits = local.search(q).nprobes(4).where("flag = 1").limit(5).to_list()
+    assert [(h["id"], h["_distance"]) for h in remote_hits] == [(h["id"], h["_distance"]) for h in local_hits]
+    assert np.array_equal(remote_hits[0]["emb"], local_hits[0]["emb"])
+    assert t.delete("id >= 1000") == 501 and local.count_rows() == 1000
+
+
+def test_errors_over_http_are_the_same_typed_exceptions(server):
+    url, token, _ = server
+    with pytest.raises(vigil.UnauthenticatedError):
+        vigil.connect(url, token="vgl_wrong")
+    with pytest.raises(vigil.InvalidArgumentError, match="needs token="):
+        vigil.connect(url)
+    db = vigil.connect(url, token=token)
+    t = db.create_table("t", schema={"id": "BIGINT NOT NULL", "v": "VECTOR(FLOAT32, 2) NOT NULL"})
+    with pytest.raises(vigil.InvalidArgumentError, match="shape"):
+        t.add({"id": [1], "v": np.ones((1, 3))})
+    with pytest.raises(vigil.NotFoundError):
+        db.open_table("missing")
+    with pytest.raises(vigil.FailedPreconditionError, match="not served over HTTP"):
+        t.list_versions()
+    t.create_scalar_index("id", wait=True, timeout=120)
+    with pytest.raises(vigil.AlreadyExistsError):
+        t.create_scalar_index("id")
+    assert t.count_rows() == 0
