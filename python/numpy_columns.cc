@@ -13,10 +13,9 @@ std::string At(const Field& field, uint64_t row) { return "column '" + field.nam
 
 // The bytes of `obj`, a C-contiguous numpy array whose items are `item_size` bytes wide.
 Result<std::pair<const uint8_t*, size_t>> Bytes(const py::handle& obj, size_t item_size, const std::string& what) {
+  if (!py::isinstance<py::array>(obj)) return Status::Internal(what + " is not a numpy array");
   auto array = py::reinterpret_borrow<py::array>(obj);
-  if (!py::isinstance<py::array>(obj) || !(array.flags() & py::array::c_style)) {
-    return Status::Internal(what + " is not a C-contiguous numpy array");
-  }
+  if (!(array.flags() & py::array::c_style)) return Status::Internal(what + " is not C-contiguous");
   if (static_cast<size_t>(array.itemsize()) != item_size && array.size() > 0) {
     return Status::Internal(what + " has " + std::to_string(array.itemsize()) + "-byte items, expected " +
                             std::to_string(item_size));
@@ -93,6 +92,18 @@ class ChunkReader : public RecordBatchReader {
 
   SchemaPtr schema() const override { return schema_; }
 
+  // Copies the (rows, fields) chunk into `batch`; the GIL is held.
+  Status CopyChunk(const py::object& chunk, RecordBatch* batch) {
+    auto parts = chunk.cast<py::tuple>();
+    batch->num_rows = parts[0].cast<size_t>();
+    auto fields = parts[1].cast<py::list>();
+    if (fields.size() != schema_->num_fields()) return Status::Internal("a chunk with the wrong number of columns");
+    for (size_t i = 0; i < fields.size(); ++i) {
+      VIGIL_RETURN_IF_ERROR(CopyField(schema_->field(i), batch->num_rows, fields[i], &batch->columns[i]));
+    }
+    return Status::OK();
+  }
+
   Result<std::optional<RecordBatch>> Next() override {
     RecordBatch batch = RecordBatch::Empty(schema_);
     {
@@ -103,18 +114,17 @@ class ChunkReader : public RecordBatchReader {
         pending_->error.emplace();
         return Status::Cancelled("reading the rows given failed: " + std::string(pending_->error->what()));
       }
-      auto parts = chunk.cast<py::tuple>();
-      batch.num_rows = parts[0].cast<size_t>();
-      auto fields = parts[1].cast<py::list>();
-      if (fields.size() != schema_->num_fields()) return Status::Internal("a chunk with the wrong number of columns");
-      for (size_t i = 0; i < fields.size(); ++i) {
-        VIGIL_RETURN_IF_ERROR(CopyField(schema_->field(i), batch.num_rows, fields[i], &batch.columns[i]));
+      // No C++ exception crosses the engine: a malformed chunk is an error like any other.
+      try {
+        VIGIL_RETURN_IF_ERROR(CopyChunk(chunk, &batch));
+      } catch (const std::exception& e) {
+        return Status::Internal(std::string("a malformed chunk of rows: ") + e.what());
       }
     }
     for (size_t i = 0; i < schema_->num_fields(); ++i) {
-      VIGIL_RETURN_IF_ERROR(CheckValues(schema_->field(i), batch.columns[i], rows_));
+      VIGIL_RETURN_IF_ERROR(CheckValues(schema_->field(i), batch.columns[i], pending_->rows));
     }
-    rows_ += batch.num_rows;
+    pending_->rows += batch.num_rows;
     return std::optional<RecordBatch>(std::move(batch));
   }
 
@@ -122,7 +132,6 @@ class ChunkReader : public RecordBatchReader {
   SchemaPtr schema_;
   py::iterator chunks_;
   PendingPythonError* pending_;
-  uint64_t rows_ = 0;
 };
 
 // The numpy dtype of a column at its stored width.

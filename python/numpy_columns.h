@@ -22,10 +22,12 @@ namespace vigil::python {
 
 namespace py = pybind11;
 
-// Where a Python exception raised while pulling a chunk is kept, to be raised again
-// once the engine call it interrupted has returned.
+// What a chunk reader leaves for its caller: the rows it read, and a Python exception
+// raised while pulling a chunk, to be raised again once the engine call it interrupted
+// has returned.
 struct PendingPythonError {
   std::optional<py::error_already_set> error;
+  uint64_t rows = 0;
 };
 
 // A reader over `chunks`, an iterator of (rows, fields): one (data, offsets, valid) per

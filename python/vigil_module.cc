@@ -157,7 +157,7 @@ class PySession {
     }();
     if (pending.error) throw std::move(*pending.error);
     if (!result.ok()) Raise(result.status());
-    return static_cast<uint64_t>(std::stoull(result->message));
+    return pending.rows;
   }
 
   // ReadColumns of a table's `version` (the newest when None).
