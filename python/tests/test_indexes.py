@@ -120,3 +120,38 @@ def test_a_worker_killed_after_its_commit_is_outcome_unknown_then_attributed(roo
     assert any(" TERMINATION_PROVEN " in e for e in job.events)
     assert (job.state, job.outcome) == ("FINISHED", "COMMITTED")  # the attempt's commit is in the catalog
     assert t.index_stats("id_idx")["num_indexed_rows"] == 500
+
+
+def test_an_exact_search_is_numpys_nearest_neighbours(docs):
+    q = np.random.default_rng(9).random(DIM).astype(np.float32)
+    got = docs.search(q).bypass_vector_index().select(["id"]).limit(5).to_numpy()
+    emb = docs.to_columns(["emb"])["emb"]
+    distances = ((emb - q)**2).sum(axis=1)
+    nearest = np.argsort(distances, kind="stable")[:5]
+    assert list(got["id"]) == list(nearest)
+    assert np.allclose(got["_distance"], distances[nearest], rtol=1e-5)
+    assert '"use_index": false' in docs.search(q).bypass_vector_index().to_sql()
+
+
+def test_wait_with_progress_prints_the_jobs_line(docs, capsys):
+    job = docs.create_scalar_index("id")
+    job.wait(timeout=120, progress=True)
+    err = capsys.readouterr().err
+    assert f"job {job.id}: FINISHED" in err and err.endswith("\n")
+    assert repr(job) == f"Job(id={job.id}, state=FINISHED, outcome=COMMITTED)"
+
+
+def test_search_results_keep_the_columns_types(db):
+    n = 200
+    t = db.create_table("typed", {"id": np.arange(n), "flag": np.arange(n) % 2 == 0,
+                                  "day": np.arange(n).astype("datetime64[D]"),
+                                  "at": (np.arange(n) * 1000).astype("datetime64[us]"),
+                                  "v": np.arange(n * 2, dtype=np.float32).reshape(n, 2)})
+    q = np.array([10.0, 11.0])
+    arr = t.search(q).bypass_vector_index().limit(3).to_numpy()
+    assert list(arr["id"]) == [5, 4, 6] or list(arr["id"]) == [5, 6, 4]
+    assert arr["day"].dtype == np.dtype("datetime64[D]") and arr["at"].dtype == np.dtype("datetime64[us]")
+    assert arr["flag"].dtype == np.bool_ and arr["v"].dtype == np.float32
+    row = t.search(q).bypass_vector_index().limit(1).to_list()[0]
+    assert row["day"] == np.datetime64("1970-01-06") and row["flag"] is False
+    assert row["at"] == np.datetime64(5000, "us")

@@ -99,18 +99,32 @@ class _Query:
         return result, result.columns
 
     def _converted(self, result, names):
+        """The rows with typed cells: vectors as FLOAT32 arrays (SQL reads every vector so), DATE and
+        TIMESTAMP as datetime64, BOOL as bool."""
         fields = {f.name: f for f in self._table.schema}
-        vectors = [(i, fields[n]) for i, n in enumerate(names) if n in fields and fields[n].kind.startswith("VECTOR")]
+        typed = [(i, _CELL[fields[n].kind]) for i, n in enumerate(names) if n in fields and fields[n].kind in _CELL]
         for row in result.rows:
-            if vectors:
+            if typed:
                 row = list(row)
-                for i, f in vectors:
-                    cell = row[i]
-                    if isinstance(cell, str):  # a BLOB over HTTP: x'<hex>'
-                        cell = bytes.fromhex(cell[2:-1])
-                    if cell is not None:  # SQL reads every vector as FLOAT32 elements
-                        row[i] = np.frombuffer(cell, dtype="<f4")
+                for i, convert in typed:
+                    if row[i] is not None:
+                        row[i] = convert(row[i])
             yield tuple(row)
+
+
+def _vector(cell):
+    if isinstance(cell, str):  # a BLOB over HTTP: x'<hex>'
+        cell = bytes.fromhex(cell[2:-1])
+    return np.frombuffer(cell, dtype="<f4")
+
+
+_CELL = {
+    "VECTOR32": _vector,
+    "VECTOR16": _vector,
+    "DATE": lambda days: np.datetime64(days, "D"),
+    "TIMESTAMP": lambda micros: np.datetime64(micros, "us"),
+    "BOOL": bool,
+}
 
 
 def _column(field, values):
@@ -120,8 +134,6 @@ def _column(field, values):
         out = np.empty(len(values), dtype=object)
         out[:] = values
         return out
-    if field.kind in ("DATE", "TIMESTAMP"):
-        return np.asarray(values, dtype=object)
     return from_stored(field, np.asarray(values), None)
 
 
