@@ -26,11 +26,13 @@ namespace py = pybind11;
 namespace vigil::python {
 namespace {
 
-// Raised for every failed call: args are (code name, message).
+// Raised for every failed call: args are (code name, sub-code or "", message).
 PyObject* g_vigil_error = nullptr;
 
 [[noreturn]] void Raise(const Status& st) {
-  PyErr_SetObject(g_vigil_error, py::make_tuple(std::string(StatusCodeName(st.code())), st.message()).ptr());
+  PyErr_SetObject(
+      g_vigil_error,
+      py::make_tuple(std::string(StatusCodeName(st.code())), std::string(SubCodeOf(st.message())), st.message()).ptr());
   throw py::error_already_set();
 }
 

@@ -29,8 +29,8 @@ __all__ = [
 
 
 def _raise_typed(e):
-    code, message = e.args
-    raise from_code(code, message) from None
+    code, subcode, message = e.args
+    raise from_code(code, message, subcode) from None
 
 
 class Result:

@@ -1,7 +1,5 @@
 """Vigil's typed errors as Python exceptions, one class per status code."""
 
-import re
-
 
 class Error(Exception):
     """A failed Vigil call: `code` is Vigil's typed code (e.g. "INVALID_ARGUMENT")."""
@@ -76,14 +74,10 @@ _BY_CODE = {
 }
 
 
-# A typed sub-code leading a message ("INDEX_FENCED: index 'x' ..."), as the HTTP API reads it.
-_SUBCODE = re.compile(r"^([A-Z0-9_]{1,64}): ")
-
-
-def from_code(code, message):
-    """The exception for Vigil's `code`, or for the sub-code leading `message` when it has its own
-    class (e.g. INDEX_FENCED); Error for a code without one."""
-    sub = _SUBCODE.match(message)
-    if sub and sub.group(1) in _BY_CODE:
-        return _BY_CODE[sub.group(1)](sub.group(1), message)
+def from_code(code, message, subcode=""):
+    """The exception for Vigil's `code`, or for the typed `subcode` leading `message` (INDEX_FENCED,
+    OUTCOME_UNKNOWN, ...; the engine and the server name it) when that has its own class; Error for
+    a code without one."""
+    if subcode in _BY_CODE:
+        return _BY_CODE[subcode](subcode, message)
     return _BY_CODE.get(code, Error)(code, message)

@@ -124,8 +124,7 @@ class RemoteSession:
         if response.status >= 400:
             code = document.get("code", f"HTTP_{response.status}")
             detail = document.get("detail", "")
-            sub = document.get("subcode")
-            raise from_code(code, f"{sub}: {detail}" if sub else detail)
+            raise from_code(code, detail, document.get("subcode", ""))
         return document
 
     @staticmethod

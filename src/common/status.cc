@@ -32,6 +32,15 @@ constexpr CodeName kCodeNames[] = {
 };
 }  // namespace
 
+std::string_view SubCodeOf(std::string_view message) {
+  const size_t colon = message.find(": ");
+  if (colon == std::string_view::npos || colon == 0 || colon > 64) return {};
+  for (char c : message.substr(0, colon)) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return {};
+  }
+  return message.substr(0, colon);
+}
+
 std::string_view StatusCodeName(StatusCode code) {
   for (const auto& cn : kCodeNames) {
     if (cn.code == code) return cn.name;

@@ -27,6 +27,16 @@ TEST(StatusTest, CodesRoundTripThroughNames) {
   EXPECT_FALSE(StatusCodeFromName("NO_SUCH_CODE").has_value());
 }
 
+TEST(StatusTest, SubCodeIsTheTypedWordLeadingAMessage) {
+  EXPECT_EQ(SubCodeOf("INDEX_FENCED: index 'i' is held by job 7"), "INDEX_FENCED");
+  EXPECT_EQ(SubCodeOf("RESULT_TOO_LARGE: 12 rows"), "RESULT_TOO_LARGE");
+  EXPECT_EQ(SubCodeOf("table d.t: not found"), "");  // lower case: prose, not a code
+  EXPECT_EQ(SubCodeOf(": x"), "");
+  EXPECT_EQ(SubCodeOf("NO_SEPARATOR"), "");
+  EXPECT_EQ(SubCodeOf(std::string(65, 'A') + ": too long"), "");
+  EXPECT_EQ(SubCodeOf(std::string(64, 'A') + ": fits"), std::string(64, 'A'));
+}
+
 TEST(StatusTest, ToStringAndContext) {
   Status s = Status::Corruption("bad block").WithContext("data/x.frag");
   EXPECT_EQ(s.ToString(), "CORRUPTION: data/x.frag: bad block");

@@ -39,16 +39,6 @@ bool Match(std::string_view pattern, std::string_view path, PathParams* params) 
   return true;
 }
 
-// "INDEX_FENCED" from "INDEX_FENCED: index 'x' ...": a typed sub-code leading a message.
-std::string SubCode(std::string_view message) {
-  const size_t colon = message.find(": ");
-  if (colon == std::string_view::npos || colon == 0 || colon > 64) return "";
-  for (char c : message.substr(0, colon)) {
-    if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return "";
-  }
-  return std::string(message.substr(0, colon));
-}
-
 }  // namespace
 
 void Router::Add(std::string method, std::string pattern, RouteHandler handler) {
@@ -125,7 +115,7 @@ HttpResponse ProblemResponse(int http_status, std::string_view code, std::string
 }
 
 HttpResponse ProblemResponse(const Status& st) {
-  const std::string sub = SubCode(st.message());
+  const std::string sub(SubCodeOf(st.message()));
   // A body or a result past a bound is the client's to shrink: 413 / 422, where a retry cannot
   // help (no Retry-After).
   const bool exhausted = st.code() == StatusCode::kResourceExhausted;

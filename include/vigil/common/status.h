@@ -38,6 +38,9 @@ constexpr StatusCode kLastStatusCode = StatusCode::kStaleIncarnation;
 
 // Stable upper-case name of a code ("INVALID_ARGUMENT"); used in protocols and SQL errors.
 std::string_view StatusCodeName(StatusCode code);
+// The typed sub-code leading a message ("INDEX_FENCED: index 'i' ..." gives INDEX_FENCED): 1-64
+// characters of A-Z, 0-9 and _ before ": "; empty when the message has none.
+std::string_view SubCodeOf(std::string_view message);
 // Parses a name produced by StatusCodeName; nullopt when unknown.
 std::optional<StatusCode> StatusCodeFromName(std::string_view name);
 
