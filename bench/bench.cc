@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 namespace vigil::bench {
@@ -98,22 +99,43 @@ bool ExitedZero(int status) { return WIFEXITED(status) && WEXITSTATUS(status) ==
 
 }  // namespace
 
-Result<ProgramRun> RunProgram(const std::vector<std::string>& argv) {
+int64_t CurrentRssBytes() {
+  long pages_total = 0, pages_resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  if (std::fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = 0;
+  std::fclose(f);
+  return static_cast<int64_t>(pages_resident) * sysconf(_SC_PAGESIZE);
+}
+
+Result<ProgramRun> RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   if (argv.empty()) return Status::InvalidArgument("RunProgram needs a program");
-  std::vector<char*> cargv;
+  std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  for (char** e = environ; *e != nullptr; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    const size_t len = eq == nullptr ? std::strlen(*e) : static_cast<size_t>(eq - *e) + 1;
+    const bool overridden =
+        std::any_of(env.begin(), env.end(), [&](const std::string& x) { return x.compare(0, len, *e, len) == 0; });
+    if (!overridden) cenv.push_back(*e);
+  }
+  cenv.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(ChildRun child, RunChild([&](int fd) {
                            ::dup2(fd, 1);
                            ::dup2(fd, 2);
                            ::close(fd);
-                           ::execv(cargv[0], cargv.data());
+                           ::execve(cargv[0], cargv.data(), cenv.data());
                          }));
   const struct rusage& ru = child.usage;
   ProgramRun run;
   run.output = std::move(child.output);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                     static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  run.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
   if (!ExitedZero(child.status)) {
     std::string cmd;
     for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;

@@ -52,17 +52,23 @@ struct RawRead {
 };
 Result<RawRead> RawReadFile(const std::string& path);
 
-// What a program run by RunProgram printed (stdout and stderr together) and the CPU
-// it used (user + system seconds).
+// Resident set size of this process now, in bytes (/proc/self/statm).
+int64_t CurrentRssBytes();
+
+// What a program run by RunProgram printed (stdout and stderr together), the CPU it used
+// (user + system seconds), its wall time and its peak RSS (wait4, which counts the pages it
+// shared with this process at fork too: run it while this process is small).
 struct ProgramRun {
   std::string output;
   double cpu_seconds = 0;
+  double seconds = 0;
+  int64_t peak_rss_bytes = 0;
 };
 
-// Runs the program at argv[0] with argv and waits for it; Internal naming the command,
-// its wait status and its output when it does not exit with 0. "/proc/self/exe" runs
-// this executable (`vigil`).
-Result<ProgramRun> RunProgram(const std::vector<std::string>& argv);
+// Runs the program at argv[0] with argv, `env` ("NAME=value") added to this process's
+// environment, and waits for it; Internal naming the command, its wait status and its output
+// when it does not exit with 0. "/proc/self/exe" runs this executable (`vigil`).
+Result<ProgramRun> RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 // Runs `body` in a forked child, which sends its JSON back through a pipe; the JSON and
 // the child's peak RSS (bytes, wait4). Internal when the child fails or its JSON has an

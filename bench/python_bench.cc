@@ -85,15 +85,6 @@ double Percentile(std::vector<double> v, double p) {
 
 void Progress(const std::string& what) { std::fprintf(stderr, "python bench: %s\n", what.c_str()); }
 
-int64_t CurrentRssBytes() {
-  long total = 0, resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%ld %ld", &total, &resident) != 2) resident = 0;
-  std::fclose(f);
-  return static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE);
-}
-
 struct Config {
   uint64_t rows, queries, add_rows, add_batch_rows, check, rounds;
   uint32_t dim, partitions, sub_vectors, k, nprobes;
@@ -164,76 +155,14 @@ Status CheckPython(const Config& c) {
   return Status::OK();
 }
 
-// A child program's output (stdout and stderr), wall and CPU seconds and peak RSS (wait4).
-struct Measured {
-  std::string output;
-  double seconds = 0;
-  double cpu_seconds = 0;
-  int64_t peak_rss_bytes = 0;
-};
-
-// Runs argv[0] (a path) with `env` added to this process's environment and waits for it;
-// Internal with its output when it does not exit with 0. wait4's peak RSS counts the pages
-// the child shared with this process at fork too: run it while this process is small.
-Result<Measured> RunMeasured(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  for (char** e = environ; *e != nullptr; ++e) {
-    const char* eq = std::strchr(*e, '=');
-    const size_t len = eq == nullptr ? std::strlen(*e) : static_cast<size_t>(eq - *e) + 1;
-    const bool overridden =
-        std::any_of(env.begin(), env.end(), [&](const std::string& x) { return x.compare(0, len, *e, len) == 0; });
-    if (!overridden) cenv.push_back(*e);
-  }
-  cenv.push_back(nullptr);
-  int fds[2];
-  if (::pipe(fds) != 0) return Status::FromErrno(errno, "pipe");
-  std::fflush(nullptr);
-  const auto start = Clock::now();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return Status::FromErrno(errno, "fork");
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    ::close(fds[1]);
-    ::execve(cargv[0], cargv.data(), cenv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  Measured m;
-  m.output = ReadToEnd(fds[0]);
-  int status = 0;
-  struct rusage ru {};
-  while (::wait4(pid, &status, 0, &ru) < 0) {
-    if (errno != EINTR) return Status::FromErrno(errno, "wait4");
-  }
-  m.seconds = Since(start);
-  m.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                  static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  m.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string cmd;
-    for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + a;
-    return Status::Internal("`" + cmd + "` failed (wait status " + std::to_string(status) + "):\n" + m.output);
-  }
-  return m;
-}
-
 // Runs python_bench.py `mode` with `flags` and --out; its JSON and the run.
-Result<std::pair<nlohmann::json, Measured>> RunScript(const Config& c, const std::string& mode,
-                                                      const std::vector<std::string>& flags, const std::string& out) {
+Result<std::pair<nlohmann::json, ProgramRun>> RunScript(const Config& c, const std::string& mode,
+                                                        const std::vector<std::string>& flags, const std::string& out) {
   std::vector<std::string> argv = {c.python, c.script, mode};
   argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"--out", out});
   // No user site-packages: the package under test comes from `pythonpath` alone.
-  VIGIL_ASSIGN_OR_RETURN(Measured m, RunMeasured(argv, {"PYTHONPATH=" + c.pythonpath, "PYTHONNOUSERSITE=1"}));
+  VIGIL_ASSIGN_OR_RETURN(ProgramRun m, RunProgram(argv, {"PYTHONPATH=" + c.pythonpath, "PYTHONNOUSERSITE=1"}));
   std::ifstream f(out);
   std::stringstream text;
   text << f.rdbuf();
@@ -270,7 +199,7 @@ Result<nlohmann::json> MeasureAdd(const BenchArgs& args, const Config& c) {
   VIGIL_RETURN_IF_ERROR(Root::Init(cli_root).status());
   const int64_t rss_at_cli_fork = CurrentRssBytes();
   const std::vector<std::string> cmd = {"/proc/self/exe", "--root", cli_root, "import", kTable, npy, "--create"};
-  VIGIL_ASSIGN_OR_RETURN(Measured cli, RunMeasured(cmd, {}));
+  VIGIL_ASSIGN_OR_RETURN(ProgramRun cli, RunProgram(cmd, {}));
   // "created table with 1,000,000 rows into local.db.t (version 2) in 3.21s (311,000 rows/s)"
   uint64_t cli_rows = 0;
   double reported = 0;
@@ -460,7 +389,7 @@ Result<nlohmann::json> MeasureSearch(const BenchArgs& args, const Config& c) {
   std::vector<Pass> api_passes;
   std::vector<double> ratios;
   nlohmann::json python, rounds = nlohmann::json::array();
-  std::pair<nlohmann::json, Measured> py;
+  std::pair<nlohmann::json, ProgramRun> py;
   for (uint64_t r = 0; r < c.rounds; ++r) {
     Progress("search: round " + std::to_string(r + 1) + ", C++ API");
     VIGIL_ASSIGN_OR_RETURN(Pass api_pass, TimePass(c, api));
