@@ -4,8 +4,11 @@
 // admissions/s from several clients spread over the nodes, with p50/p99; then
 // failover: the leader killed with SIGKILL, a job admitted on another node, and
 // the time until a new leader dispatches it, over several kills (the killed
-// node is started again each time). URL names an empty database. Options:
-// --nodes 3 --clients 4 --requests 400 --kills 10 --lease 30 (leader lease, s).
+// node is started again each time); and the spread of builds: one BTREE build
+// on each of several tables admitted at once, the time until all are finished
+// (one node runs one at a time, N nodes N). URL names an empty database. Options:
+// --nodes 3 --clients 4 --requests 400 --kills 10 --lease 30 (leader lease, s)
+// --builds 6 --build-rows 20000.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +17,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "bench/bench.h"
@@ -248,6 +253,47 @@ Result<double> OneFailover(Cluster& c, int round) {
   return seconds;
 }
 
+struct Spread {
+  double seconds = 0;
+  std::set<std::string> nodes;  // the nodes that ran them
+};
+
+// One BTREE build on each of `builds` new tables of `rows` rows, admitted together through the
+// nodes in turn: the seconds until every one is finished, and the nodes that ran them.
+Result<Spread> SpreadBuilds(const Cluster& c, int builds, int rows) {
+  for (int b = 0; b < builds; ++b) {
+    const std::string table = "d.b" + std::to_string(b);
+    VIGIL_RETURN_IF_ERROR(Sql(*c.nodes[0], c.token, "CREATE TABLE " + table + " (id BIGINT NOT NULL)").status());
+    for (int from = 0; from < rows; from += 5000) {
+      std::string insert = "INSERT INTO " + table + " VALUES ";
+      for (int i = from; i < std::min(rows, from + 5000); ++i)
+        insert += (i > from ? ",(" : "(") + std::to_string(i) + ")";
+      VIGIL_RETURN_IF_ERROR(Sql(*c.nodes[0], c.token, insert).status());
+    }
+  }
+  VIGIL_RETURN_IF_ERROR(WaitIdle(c));
+  std::vector<std::string> jobs;
+  const auto start = Clock::now();
+  for (int b = 0; b < builds; ++b) {
+    VIGIL_ASSIGN_OR_RETURN(Json admitted, Sql(*c.nodes[static_cast<size_t>(b) % c.nodes.size()], c.token,
+                                              "CREATE INDEX s ON d.b" + std::to_string(b) + " (id) USING BTREE"));
+    jobs.push_back(std::to_string(admitted["results"][0]["admitted_jobs"][0].get<int64_t>()));
+  }
+  VIGIL_RETURN_IF_ERROR(WaitIdle(c));
+  Spread out;
+  out.seconds = Since(start);
+  for (const std::string& job : jobs) {
+    VIGIL_ASSIGN_OR_RETURN(Json shown, Sql(*c.nodes[0], c.token, "SHOW INDEX JOB " + job));
+    std::map<std::string, std::string> items;
+    for (const Json& row : shown["results"][0]["rows"]) {
+      if (row[1].is_string()) items[row[0].get<std::string>()] = row[1].get<std::string>();
+    }
+    if (items["State"] != "FINISHED") return Status::Internal("build job " + job + " ended " + items["State"]);
+    out.nodes.insert(items["AttemptNode"].substr(0, items["AttemptNode"].find(' ')));
+  }
+  return out;
+}
+
 Json RateJson(const Rate& r) { return {{"per_second", r.per_second}, {"p50_ms", r.p50_ms}, {"p99_ms", r.p99_ms}}; }
 
 Result<nlohmann::json> Run(const BenchArgs& args) {
@@ -262,8 +308,11 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   const int requests = static_cast<int>(args.Int("requests", 400));
   const int kills = static_cast<int>(args.Int("kills", 10));
   const int64_t lease_s = args.Int("lease", 30);
-  if (nodes < 2 || clients < 1 || requests < 1 || kills < 0 || lease_s < 1) {
-    return Status::InvalidArgument("need nodes >= 2, clients >= 1, requests >= 1, kills >= 0 and lease >= 1");
+  const int builds = static_cast<int>(args.Int("builds", 6));
+  const int build_rows = static_cast<int>(args.Int("build_rows", 20000));
+  if (nodes < 2 || clients < 1 || requests < 1 || kills < 0 || lease_s < 1 || builds < 0 || build_rows < 1) {
+    return Status::InvalidArgument(
+        "need nodes >= 2, clients >= 1, requests >= 1, kills >= 0, lease >= 1, builds >= 0 and build-rows >= 1");
   }
   const auto insert = [](int i) {
     return "INSERT INTO d.t VALUES (" + std::to_string(i) + ", '[" + std::to_string(i % 7) + ", 1]')";
@@ -282,6 +331,13 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     rows.emplace_back(label + ": index admissions", admissions);
     out[shared ? "postgres" : "sqlite"] = {
         {"nodes", shared ? nodes : 1}, {"appends", RateJson(appends)}, {"admissions", RateJson(admissions)}};
+    if (builds > 0) {
+      VIGIL_ASSIGN_OR_RETURN(Spread spread, SpreadBuilds(c, builds, build_rows));
+      out[shared ? "postgres" : "sqlite"]["builds"] = {
+          {"builds", builds}, {"rows", build_rows}, {"seconds", spread.seconds}, {"nodes_used", spread.nodes.size()}};
+      std::fprintf(stderr, "cluster: %s: %d builds of %d rows in %.2f s on %zu node(s)\n", label.c_str(), builds,
+                   build_rows, spread.seconds, spread.nodes.size());
+    }
     if (!shared || kills == 0) continue;
     std::vector<double> failovers;
     for (int k = 0; k < kills; ++k) {
@@ -300,6 +356,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                     pg["appends"]["per_second"].get<double>() / lite["appends"]["per_second"].get<double>()},
                    {"admissions_postgres_over_sqlite",
                     pg["admissions"]["per_second"].get<double>() / lite["admissions"]["per_second"].get<double>()}};
+  if (builds > 0) {
+    out["ratios"]["builds_speedup_postgres_over_sqlite"] =
+        lite["builds"]["seconds"].get<double>() / pg["builds"]["seconds"].get<double>();
+  }
   std::fprintf(stderr, "%-48s %10s %8s %8s\n", "path", "per s", "p50 ms", "p99 ms");
   for (const auto& [name, r] : rows) {
     std::fprintf(stderr, "%-48s %10.1f %8.2f %8.2f\n", name.c_str(), r.per_second, r.p50_ms, r.p99_ms);

@@ -39,6 +39,12 @@ jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config
 }
 }  // namespace
 
+Result<std::unique_ptr<jobs::Executor>> MakeWorkerExecutor(const Root& root, const Config& config) {
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
+                         jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
+  return std::unique_ptr<jobs::Executor>(std::move(executor));
+}
+
 Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& store, const RootLeaderOptions& opts) {
   const bool shared = !config.meta.url.empty();
   std::optional<FileLock> leader_lock;
@@ -65,10 +71,10 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
   options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
   options.runner.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
+  options.runner.claimed = opts.claimed;
   options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
   options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
-  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::WorkerExecutor> executor,
-                         jobs::WorkerExecutor::Create(WorkerOptions(root, config)));
+  VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::Executor> executor, MakeWorkerExecutor(root, config));
   jobs::Leader leader(&store, executor.get(), options, root.env());
   if (opts.on_started) opts.on_started(&leader);
   Status st = leader.Run();

@@ -14,6 +14,7 @@
 
 #include "vigil/common/config.h"
 #include "vigil/common/status.h"
+#include "vigil/jobs/attempt_execution.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/storage/root.h"
@@ -29,7 +30,12 @@ struct RootLeaderOptions {
   int64_t node_epoch = 0;          // > 0: the node registered itself with this epoch
   // Called once the leader exists (to make it stoppable), before it starts.
   std::function<void(jobs::Leader*)> on_started;
+  // The attempts this process runs, shared with its node agent (null: no agent).
+  jobs::ClaimedAttempts* claimed = nullptr;
 };
+
+// A `vigil-worker` executor under the limits of vigil.toml's [worker] section.
+Result<std::unique_ptr<jobs::Executor>> MakeWorkerExecutor(const Root& root, const Config& config);
 
 // Runs the leader until it is stopped or idles out. OK (doing nothing) when another process
 // holds the root's leader lock; Busy naming the holder when another process holds a live lease.

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -725,6 +726,79 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   EXPECT_NE(unknown.find("node nowhere is not registered"), std::string::npos) << unknown;
   EXPECT_EQ(unknown.find("exit=0"), std::string::npos) << unknown;
   EXPECT_EQ(unknown.find("\"Node\""), std::string::npos) << "a refused drain lists nothing: " << unknown;
+}
+
+// Attempts spread over the nodes (jobs.concurrency_per_node = 1): three builds admitted
+// together run on three nodes at once, as SHOW NODES and SHOW INDEX JOB show. A node stopped
+// (SIGSTOP) while its worker hangs before the commit is settled by the leader once its
+// heartbeat is a lease old: NOT_COMMITTED by the store's fence, its worker killed. When the
+// node wakes its record of the attempt is refused, with the typed error in its log.
+TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSettled) {
+  StartNodes(2, "provider.after_segment_write=delay(2500)");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  StartNodes(1, "provider.after_segment_write=hang");
+  CreateTable(1);
+  Json made = Sql(1,
+                  "CREATE TABLE d.u (id BIGINT NOT NULL); INSERT INTO d.u VALUES (1), (2); "
+                  "CREATE TABLE d.w (id BIGINT NOT NULL); INSERT INTO d.w VALUES (1), (2)");
+  ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
+  std::map<std::string, std::string> node_of;   // job id -> node id
+  std::map<std::string, std::string> table_of;  // job id -> its table
+  const auto admit = [&](const std::string& table) {
+    Json admitted = Sql(1, "CREATE INDEX by_id ON d." + table + " (id) USING BTREE");
+    const Json& jobs = admitted["results"][0]["admitted_jobs"];
+    return admitted.value("http_status", 0) == 200 && jobs.size() == 1 ? std::to_string(jobs[0].get<int64_t>())
+                                                                       : admitted.dump();
+  };
+  const auto indexes = [&](const std::string& table) {
+    Json named = Sql(1, "SELECT count(*) FROM vigil_indexes('d." + table + "') WHERE IndexName = 'by_id'");
+    return named.value("http_status", 0) == 200 ? named["results"][0]["rows"][0][0].get<int64_t>() : -1;
+  };
+  for (const char* table : {"t", "u", "w"}) table_of[admit(table)] = table;
+  for (const auto& [job, table] : table_of) {
+    ASSERT_EQ(WaitForRunning(1, job), "RUNNING") << job << " on d." << table;
+    const std::string node = JobItem(1, job, "AttemptNode");
+    node_of[job] = node.substr(0, node.find(' '));
+  }
+  std::set<std::string> used;
+  for (const auto& [job, node] : node_of) used.insert(node);
+  EXPECT_EQ(used, (std::set<std::string>{"node0", "node1", "node2"}));
+  auto nodes = Nodes(1);
+  for (const char* id : {"node0", "node1", "node2"}) EXPECT_EQ(nodes[id]["RunningAttempts"], 1) << nodes[id].dump();
+
+  std::string hung;
+  for (const auto& [job, node] : node_of) {
+    if (node == "node2") {
+      hung = job;
+    } else {
+      EXPECT_EQ(WaitForJob(1, job, 60), "FINISHED") << node << "\n" << nodes_[1]->Log();
+      EXPECT_EQ(indexes(table_of[job]), 1);
+    }
+  }
+  ASSERT_FALSE(hung.empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
+  nodes_[2]->Signal(SIGSTOP);
+  EXPECT_EQ(WaitForJob(1, hung, 60, true), "FAILED") << nodes_[0]->Log();
+  EXPECT_EQ(JobItem(1, hung, "Outcome"), "NOT_COMMITTED");
+  const std::string shown = Sql(1, "SHOW INDEX JOB " + hung).dump();
+  EXPECT_NE(shown.find("node node2 running the attempt has not heartbeat"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("CATALOG_FENCE"), std::string::npos) << shown;
+
+  nodes_[2]->Signal(SIGCONT);
+  std::string log;
+  for (int i = 0; i < 600; ++i) {
+    log = nodes_[2]->Log();
+    if (log.find("the result of job " + hung + " is refused: COMMIT_CONFLICT") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(log.find("the result of job " + hung + " is refused: COMMIT_CONFLICT"), std::string::npos) << log;
+  EXPECT_EQ(JobItem(1, hung, "Outcome"), "NOT_COMMITTED");
+  EXPECT_EQ(indexes(table_of[hung]), 0);
+  // The name is free again; the leader kept its lease throughout.
+  const std::string again = admit(table_of[hung]);
+  EXPECT_EQ(WaitForJob(1, again, 60), "FINISHED");
+  EXPECT_EQ(indexes(table_of[hung]), 1);
+  EXPECT_EQ(WaitForLeader(1), 0);
 }
 
 // The leader's worker hangs right after its commit, before it answers; the leader is killed.

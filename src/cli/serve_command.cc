@@ -1,7 +1,9 @@
 // `vigil serve`: the HTTP API of a root (server/api_server.h) and, beside it,
 // the root's job leader (a running `vigil supervise` is stopped first, so that
-// the server leads). With a shared [meta] url several nodes serve one root: one
-// leads and the others stand by until its lease lapses. A node drained in the
+// the server leads) and the node agent, which runs the attempts a leader assigns
+// to this node (up to jobs.concurrency_per_node, the capacity it registers).
+// With a shared [meta] url several nodes serve one root: one leads, assigning
+// attempts over the live nodes, and the others stand by until its lease lapses. A node drained in the
 // store (DRAIN NODE, --drain) lets its leader finish its running attempts and
 // hand the lease back, and leads nothing until RESUME NODE; it reads the mark
 // with its heartbeat, every third of the lease. Runs in the foreground
@@ -22,6 +24,7 @@
 #include "vigil/common/config.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/mutex.h"
+#include "vigil/jobs/node_agent.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/server/api_server.h"
 
@@ -140,9 +143,24 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<server::ApiServer> started, server::ApiServer::Start(api));
   const std::string address = http.host + ":" + std::to_string(started->port());
   const std::string node_id = opts.node_id.empty() ? "serve@" + address : opts.node_id;
-  // The node registers once and heartbeats while it serves, leading or standing by.
+  // The node registers once and heartbeats while it serves, leading or standing by; its agent
+  // runs what any leader assigns to it.
+  const auto capacity = static_cast<int64_t>(config.jobs.concurrency_per_node);
   VIGIL_ASSIGN_OR_RETURN(const int64_t node_epoch,
-                         store->RegisterNode(node_id, ::getpid(), address, root.env()->NowMs()));
+                         store->RegisterNode(node_id, ::getpid(), address, root.env()->NowMs(), capacity));
+  jobs::ClaimedAttempts claimed;
+  jobs::NodeAgentOptions agent_options;
+  agent_options.node_id = node_id;
+  agent_options.node_epoch = node_epoch;
+  agent_options.concurrency = static_cast<int>(capacity);
+  agent_options.lease_ttl_ms = static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000;
+  agent_options.reconcile_backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
+  agent_options.reconcile_backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
+  agent_options.claimed = &claimed;
+  agent_options.env = root.env();
+  jobs::NodeAgent agent(
+      store.get(), [&root, &config] { return MakeWorkerExecutor(root, config); }, agent_options);
+  VIGIL_RETURN_IF_ERROR(agent.Start());
   if (opts.drain) VIGIL_RETURN_IF_ERROR(store->SetNodeDraining(node_id, true));
   // The drain mark outlives restarts: a node drained before starts drained.
   auto read_drain_mark = [&] {
@@ -154,7 +172,9 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   const auto heartbeat = std::chrono::milliseconds(static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000 / 3);
   std::thread node_thread([&] {
     while (!slot.Standby(heartbeat)) {
-      Status st = store->Heartbeat(node_id, node_epoch, root.env()->NowMs());
+      const int64_t sent = root.env()->NowMs();
+      Status st = store->Heartbeat(node_id, node_epoch, sent);
+      if (st.ok()) agent.HeartbeatSucceeded(sent);
       if (st.ok()) st = read_drain_mark();
       if (!st.ok()) VIGIL_LOG_WARN("node heartbeat of {}: {}", node_id, st.ToString());
     }
@@ -166,6 +186,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
     lo.node_id = node_id;
     lo.node_address = address;
     lo.node_epoch = node_epoch;
+    lo.claimed = &claimed;
     lo.on_started = [&](jobs::Leader* l) {
       slot.Started(l);
       leading.store(true);
@@ -198,6 +219,8 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   std::printf("vigil serve: stopping (signal %d)\n", sig);
   std::fflush(stdout);
   started->Shutdown(std::chrono::seconds(opts.grace_s));
+  // The agent's attempts finish while the node still heartbeats, so no leader settles them.
+  agent.Stop();
   slot.Stop();
   leader_thread.join();
   node_thread.join();

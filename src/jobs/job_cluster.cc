@@ -42,6 +42,7 @@ Result<NodeInfo> ParseNode(const Row& row) {
   VIGIL_ASSIGN_OR_RETURN(n.host, row.Text(5));
   VIGIL_ASSIGN_OR_RETURN(const int64_t draining, row.Int(6));
   n.draining = draining != 0;
+  VIGIL_ASSIGN_OR_RETURN(n.capacity, row.Int(7));
   return n;
 }
 
@@ -151,13 +152,18 @@ Status JobStore::CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_
 }
 
 Result<int64_t> JobStore::RegisterNode(const std::string& node_id, int64_t pid, const std::string& host,
-                                       int64_t caller_now_ms) {
+                                       int64_t caller_now_ms, int64_t capacity) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("node id", node_id, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(internal::CheckText("host", host, kMaxIndexNameBytes));
+  if (capacity < 0 || capacity > kMaxNodeCapacity) {
+    return Status::InvalidArgument("node capacity must be in 0.." + std::to_string(kMaxNodeCapacity) + ", not " +
+                                   std::to_string(capacity));
+  }
   int64_t epoch = 0;
   VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
-    VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kRegisterNode, {node_id, now_ms, pid, host}));
+    VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows,
+                           conn.Query(sql::kRegisterNode, {node_id, now_ms, pid, host, capacity}));
     if (rows.size() != 1) return Status::Internal("node registration returned no epoch");
     VIGIL_ASSIGN_OR_RETURN(epoch, rows[0].Int(0));
     return Status::OK();

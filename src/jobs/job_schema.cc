@@ -391,6 +391,11 @@ CREATE TABLE table_versions (
 );
 )sql";
 
+// Version 7: how many attempts a node runs for any leader (jobs.concurrency_per_node of a
+// `vigil serve` node; 0: it runs only what its own leader dispatches).
+constexpr std::string_view kV7NodeCapacity =
+    "ALTER TABLE cluster_nodes ADD COLUMN capacity INTEGER NOT NULL DEFAULT 0;";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
@@ -401,6 +406,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {4, "the API request that admitted a job", kSqliteV4},
       {5, "drain a node", kV5NodeDrain},
       {6, "table versions committed through the store", kSqliteV6},
+      {7, "attempts a node runs for any leader", kV7NodeCapacity},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create the job store", kPostgresV1},
@@ -409,6 +415,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {4, "the API request that admitted a job", kPostgresV4},
       {5, "drain a node", kV5NodeDrain},
       {6, "table versions committed through the store", kPostgresV6},
+      {7, "attempts a node runs for any leader", kV7NodeCapacity},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

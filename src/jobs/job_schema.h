@@ -139,18 +139,21 @@ constexpr std::string_view kUpdateLease =
 
 // Nodes. $1 node id, $2 now, $3 pid, $4 host. Returns the new epoch.
 constexpr std::string_view kRegisterNode =
-    "INSERT INTO cluster_nodes (node_id, epoch, started_at, heartbeat_at, pid, host)"
-    " VALUES ($1, 1, $2, $2, $3, $4) ON CONFLICT (node_id) DO UPDATE SET"
+    "INSERT INTO cluster_nodes (node_id, epoch, started_at, heartbeat_at, pid, host, capacity)"
+    " VALUES ($1, 1, $2, $2, $3, $4, $5) ON CONFLICT (node_id) DO UPDATE SET"
     " epoch = cluster_nodes.epoch + 1, started_at = excluded.started_at,"
-    " heartbeat_at = excluded.heartbeat_at, pid = excluded.pid, host = excluded.host RETURNING epoch";
+    " heartbeat_at = excluded.heartbeat_at, pid = excluded.pid, host = excluded.host,"
+    " capacity = excluded.capacity RETURNING epoch";
 // $1 node id, $2 epoch, $3 now.
 constexpr std::string_view kHeartbeatNode =
     "UPDATE cluster_nodes SET heartbeat_at = $3 WHERE node_id = $1 AND epoch = $2";
 // $1 limit.
 constexpr std::string_view kSelectNodes =
-    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host, draining FROM cluster_nodes ORDER BY node_id LIMIT $1";
+    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host, draining, capacity FROM cluster_nodes"
+    " ORDER BY node_id LIMIT $1";
 constexpr std::string_view kSelectNode =
-    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host, draining FROM cluster_nodes WHERE node_id = $1";
+    "SELECT node_id, epoch, started_at, heartbeat_at, pid, host, draining, capacity FROM cluster_nodes"
+    " WHERE node_id = $1";
 // $1 node id, $2 draining (0 or 1).
 constexpr std::string_view kSetNodeDraining = "UPDATE cluster_nodes SET draining = $2 WHERE node_id = $1";
 

@@ -197,7 +197,7 @@ Result<JobRecord> JobStore::RecordResult(const Cas& cas, const AttemptReport& re
     n.finished_at_ms = cas.now_ms;
     if (n.state.outcome == Outcome::kUnknown) {
       n.reconcile_backoff_s = report.reconcile_backoff_s;
-      n.reconcile_next_at_ms = cas.now_ms + report.reconcile_backoff_s * 1000;
+      n.reconcile_next_at_ms = cas.now_ms + (report.due_now ? 0 : report.reconcile_backoff_s * 1000);
     }
     t->events.push_back(Event(event::kResult, {{"outcome", std::string(Name(n.state.outcome))},
                                                {"invoked", report.invoked ? "true" : "false"},

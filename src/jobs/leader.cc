@@ -16,6 +16,7 @@ namespace {
 LeaderOptions WithEnv(LeaderOptions o, Env* env) {
   o.runner.env = env;
   o.runner.reconcile_backoff = o.reconcile.backoff;
+  o.runner.commits_fenced = o.reconcile.commits_fenced;
   o.reconcile.env = env;
   return o;
 }
@@ -52,8 +53,12 @@ Status Leader::TakeLease() {
                         ") until " + std::to_string(current->expires_at_ms));
   }
   VIGIL_RETURN_IF_ERROR(runner_.Start(now));
+  ReconcilerOptions reconcile = options_.reconcile;
+  reconcile.node_id = options_.runner.node_id;
+  reconcile.node_epoch = runner_.node_epoch();
+  reconcile.node_ttl_ms = options_.runner.lease_ttl_ms;
   reconciler_ = std::make_unique<Reconciler>(
-      store_, options_.runner.leader_holder, [this] { return runner_.leader_epoch(); }, options_.reconcile);
+      store_, options_.runner.leader_holder, [this] { return runner_.leader_epoch(); }, reconcile);
   return Status::OK();
 }
 

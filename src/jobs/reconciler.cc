@@ -112,6 +112,18 @@ Result<std::optional<std::string>> Reconciler::LostReason(const JobRecord& job, 
                                       std::to_string(job.attempt->leader_epoch) +
                                       ", which no longer holds the lease: the store refuses its commit");
   }
+  const AttemptIdentity& attempt = *job.attempt;
+  const bool elsewhere = attempt.executor_node_id != options_.node_id || attempt.node_epoch != options_.node_epoch;
+  if (options_.commits_fenced(job.provider) && !options_.node_id.empty() && elsewhere) {
+    // Another node's agent runs it: recording it UNKNOWN is what fences its commit, so it is
+    // done once that node is gone, whatever its lock says (a frozen node may still hold it).
+    VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> gone, NodeGone(attempt, now_ms));
+    if (!gone) return gone;
+    const std::string lock = AttemptLockPath(job.spec.locator, attempt.attempt_id);
+    Result<bool> held = FileLock::IsHeld(lock);
+    if (held.ok() && *held) (void)KillWorker(job, lock, "its node is gone");
+    return std::optional<std::string>(*gone + ": the store refuses its commit");
+  }
   const std::string gone = "the dispatcher of the attempt is gone without a recorded result";
   const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
   Result<bool> held = FileLock::IsHeld(lock);
@@ -273,6 +285,21 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
   }
   if (job.state.reconcile == ReconcileState::kStoppedTerminationProven) return Attribute(&job, now_ms);
   return Status::OK();
+}
+
+Result<std::optional<std::string>> Reconciler::NodeGone(const AttemptIdentity& attempt, int64_t now_ms) {
+  const std::string& id = attempt.executor_node_id;
+  VIGIL_ASSIGN_OR_RETURN(std::optional<NodeInfo> node, store_->GetNode(id));
+  if (!node) return std::optional<std::string>("node " + id + " that ran the attempt is no longer registered");
+  if (node->epoch != attempt.node_epoch) {
+    return std::optional<std::string>("node " + id + " restarted (epoch " + std::to_string(attempt.node_epoch) +
+                                      ", now " + std::to_string(node->epoch) + ") while running the attempt");
+  }
+  VIGIL_ASSIGN_OR_RETURN(const int64_t lease_now, store_->LeaseClockMs(now_ms));
+  if (node->heartbeat_at_ms + options_.node_ttl_ms > lease_now) return std::optional<std::string>();
+  return std::optional<std::string>("node " + id + " running the attempt has not heartbeat for " +
+                                    std::to_string(lease_now - node->heartbeat_at_ms) + " ms (lease " +
+                                    std::to_string(options_.node_ttl_ms) + " ms)");
 }
 
 Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& job) {

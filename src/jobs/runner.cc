@@ -9,7 +9,6 @@
 #include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/uuid.h"
-#include "vigil/jobs/version_store.h"
 
 namespace vigil::jobs {
 
@@ -35,149 +34,144 @@ Status JobRunner::RenewLeadership(int64_t now_ms) {
   return Status::OK();
 }
 
-index::ProgressFn JobRunner::ProgressRecorder(const JobRecord& job) {
-  // At most one write per phase change or per 250 ms; a failed write only loses progress.
-  auto last = std::make_shared<std::pair<std::string, int64_t>>("", 0);
-  Env* env = options_.env ? options_.env : Env::Default();
-  JobStore* store = store_;
-  const int64_t job_id = job.job_id;
-  const std::string attempt_id = job.attempt ? job.attempt->attempt_id : "";
-  return [store, env, job_id, attempt_id, last](std::string_view phase, uint64_t done, uint64_t total) {
-    const int64_t now = env->MonotonicMs();
-    if (phase == last->first && now - last->second < 250 && done < total) return;
-    last->first = std::string(phase);
-    last->second = now;
-    (void)store->RecordProgress(job_id, attempt_id, std::string(phase), static_cast<int64_t>(done),
-                                static_cast<int64_t>(total));
-  };
-}
-
 JobRunner::~JobRunner() { WaitForAttempts(); }
 
-Result<std::set<std::string>> JobRunner::BusyTables() {
+Result<JobRunner::RunningJobs> JobRunner::ListRunning() {
   JobFilter filter;
   filter.state = "RUNNING";
   filter.limit = kMaxListLimit;
-  std::set<std::string> busy;
-  VIGIL_RETURN_IF_ERROR(store_->ForEach(filter, [&busy](const JobRecord& j) {
-    if (j.state.execution == Execution::kRunning) busy.insert(j.spec.table_incarnation);
+  RunningJobs running;
+  VIGIL_RETURN_IF_ERROR(store_->ForEach(filter, [&running](const JobRecord& j) {
+    if (j.state.execution != Execution::kRunning) return Status::OK();
+    running.tables.insert(j.spec.table_incarnation);
+    if (j.attempt) ++running.per_node[j.attempt->executor_node_id];
     return Status::OK();
   }));
-  return busy;
+  return running;
 }
 
-Result<std::optional<JobRunner::Dispatched>> JobRunner::DispatchNext(int64_t now_ms,
-                                                                     const std::set<std::string>& busy_tables) {
-  // The oldest PENDING job whose table has no running attempt, however many jobs wait.
+Result<std::vector<JobRunner::NodeSlot>> JobRunner::NodeSlots(int64_t now_ms, const RunningJobs& running) {
+  std::vector<NodeSlot> slots;
+  slots.push_back(NodeSlot{options_.node_id, node_epoch_, std::max(options_.concurrency, 1),
+                           static_cast<int64_t>(this->running()), true});
+  VIGIL_ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, store_->ListNodes());
+  VIGIL_ASSIGN_OR_RETURN(const int64_t lease_now, store_->LeaseClockMs(now_ms));
+  for (const NodeInfo& n : nodes) {
+    // Alive while its last heartbeat is younger than one lease, on the lease clock.
+    const bool alive = n.heartbeat_at_ms + options_.lease_ttl_ms > lease_now;
+    if (n.node_id == options_.node_id || !alive || n.draining || n.capacity <= 0) continue;
+    auto it = running.per_node.find(n.node_id);
+    slots.push_back(NodeSlot{n.node_id, n.epoch, n.capacity, it == running.per_node.end() ? 0 : it->second, false});
+  }
+  return slots;
+}
+
+Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, const std::set<std::string>& busy_tables,
+                                                          std::vector<NodeSlot>* slots) {
+  // The least loaded slot that can take a job of `provider` (this node first on a tie).
+  auto place = [&](std::string_view provider) -> NodeSlot* {
+    NodeSlot* best = nullptr;
+    for (NodeSlot& slot : *slots) {
+      if (slot.running >= slot.capacity || (!slot.local && !options_.commits_fenced(provider))) continue;
+      if (best == nullptr || slot.running * best->capacity < best->running * slot.capacity) best = &slot;
+    }
+    return best;
+  };
+  // The oldest PENDING job whose table has no running attempt and that a slot can take.
   JobFilter filter;
   filter.state = "PENDING";
   filter.order = JobOrder::kOldestFirst;
   filter.limit = kMaxListLimit;
   std::optional<JobRecord> found;
+  NodeSlot* target = nullptr;
   const Status kFound = Status::Cancelled("found");
   Status scanned = store_->ForEach(filter, [&](const JobRecord& j) {
     if (j.state.execution != Execution::kPending || busy_tables.count(j.spec.table_incarnation) > 0) {
       return Status::OK();
     }
+    target = place(j.provider);
+    if (target == nullptr) return Status::OK();
     found = j;
     return kFound;
   });
   if (!scanned.ok() && !(scanned == kFound)) return scanned;
-  if (!found) return std::optional<Dispatched>();
+  if (!found) return std::optional<AttemptRun>();
   const JobRecord* next = &*found;
 
   AttemptIdentity attempt;
-  attempt.executor_node_id = options_.node_id;
-  attempt.node_epoch = node_epoch_;
+  attempt.executor_node_id = target->node_id;
+  attempt.node_epoch = target->epoch;
   attempt.attempt_id = std::to_string(next->job_id) + "-" + Uuid::Generate().ToString();
   attempt.leader_epoch = leader_epoch_.load();
   attempt.deadline_at_ms = now_ms + options_.attempt_deadline_ms;
   Cas cas{next->job_id, next->revision, leader_epoch_.load(), options_.leader_holder, now_ms};
-  // The attempt lock is held before the attempt can be RUNNING, so a free lock
-  // of a RUNNING or UNKNOWN attempt proves that nothing of it still runs.
-  VIGIL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(AttemptLockPath(next->spec.locator, attempt.attempt_id)));
+  // The attempt lock of a local attempt is held before the attempt can be RUNNING, so a free
+  // lock of a RUNNING or UNKNOWN local attempt proves that nothing of it still runs. Another
+  // node's agent takes the lock itself; its attempts are settled by that node's liveness.
+  std::optional<FileLock> lock;
+  if (target->local) {
+    VIGIL_ASSIGN_OR_RETURN(lock, FileLock::Acquire(AttemptLockPath(next->spec.locator, attempt.attempt_id)));
+    if (options_.claimed != nullptr) options_.claimed->Claim(attempt.attempt_id);
+  }
   if (Status fp = failpoint::Hit("runner.before_dispatch"); !fp.ok()) return fp;
   // I1: RUNNING with the attempt identity is durable before the executor is called.
   Result<JobRecord> dispatched = store_->Dispatch(cas, attempt);
+  if (!dispatched.ok() && options_.claimed != nullptr) options_.claimed->Finished(attempt.attempt_id);
   if (dispatched.status().code() == StatusCode::kCommitConflict) {
     // The job moved since it was listed (cancelled, or concluded at once as a NOOP by its
     // admission): nothing is dispatched now; the next pass lists afresh.
     VIGIL_LOG_INFO("job {} changed before its dispatch: {}", next->job_id, dispatched.status().message());
-    return std::optional<Dispatched>();
+    return std::optional<AttemptRun>();
   }
   VIGIL_ASSIGN_OR_RETURN(JobRecord running, std::move(dispatched));
+  ++target->running;
   // Crash cut C4: RUNNING is durable, nothing was sent.
   if (Status fp = failpoint::Hit("runner.after_dispatch"); !fp.ok()) return fp;
-  return std::optional<Dispatched>(Dispatched{std::move(running), std::move(attempt), std::move(lock), now_ms});
+  if (!target->local) VIGIL_LOG_INFO("job {} dispatched to node {}", running.job_id, target->node_id);
+  AttemptRun run;
+  run.running = std::move(running);
+  if (lock) run.lock = std::move(*lock);
+  run.actor = options_.leader_holder;
+  run.reconcile_backoff_s = options_.reconcile_backoff.initial_s;
+  run.env = options_.env;
+  run.dispatched_at_ms = now_ms;
+  return std::optional<AttemptRun>(std::move(run));
 }
 
-Result<JobRecord> JobRunner::ExecuteAndRecord(Dispatched d) {
-  const JobRecord& running = d.running;
-  const int lock_fd = d.lock.fd();
-  const int64_t job_id = running.job_id;
-  // The attempt lock records the worker, so that a later leader can stop exactly it.
-  auto record_process = [lock_fd, job_id](pid_t pid) {
-    Result<ProcessIdentity> who = IdentifyProcess(pid);
-    Status st = who.ok() ? RecordAttemptProcess(lock_fd, *who) : who.status();
-    if (!st.ok())
-      VIGIL_LOG_WARN("job {}: cannot record its worker {} in the attempt lock: {}", job_id, pid, st.ToString());
-  };
-  // The attempt's claims are judged on the clock its result is recorded at.
-  std::function<int64_t()> clock = [t = d.dispatched_at_ms] { return t; };
-  if (options_.env != nullptr) clock = [env = options_.env] { return env->NowMs(); };
-  ExecutionOutcome outcome =
-      executor_->Execute({running, d.attempt, ProgressRecorder(running), lock_fd, record_process,
-                          TableDatasetOptions(store_, running.spec.table_incarnation, std::move(clock)).versions});
-  Classification c = Classify(running.spec.operation, running.spec.if_mode, outcome.report);
-  AttemptReport report;
-  report.attempt_id = d.attempt.attempt_id;
-  report.result = c.result;
-  report.observed_change = c.observed_change;
-  report.invoked = outcome.report.complete && outcome.report.invoked;
-  if (outcome.report.code != StatusCode::kOk || !outcome.report.complete) {
-    // A complete response or a failure before the request names its typed code.
-    const bool typed = outcome.report.complete || outcome.report.failed_before_request;
-    report.error_code = typed ? std::string(StatusCodeName(outcome.report.code)) : "UNKNOWN_OUTCOME";
-    report.error_message = outcome.message;
-  }
-  report.committed_version = outcome.committed_version;
-  report.reconcile_backoff_s = options_.reconcile_backoff.initial_s;
-  // Crash cut C6: the attempt ran, its result is not recorded.
-  if (Status fp = failpoint::Hit("runner.before_record"); !fp.ok()) return fp;
-  // The result is recorded at the time it is known, not at the dispatch time.
-  const int64_t recorded_at = options_.env ? options_.env->NowMs() : d.dispatched_at_ms;
-  Cas result_cas{running.job_id, running.revision, leader_epoch_.load(), options_.leader_holder, recorded_at};
-  VIGIL_ASSIGN_OR_RETURN(JobRecord done, store_->RecordResult(result_cas, report));
-  // A known outcome needs no termination proof: the lock goes (an UNKNOWN one keeps it
-  // for the reconciler, which removes it after attribution).
-  d.lock.Release();
-  if (done.state.outcome != Outcome::kUnknown) RemoveAttemptLock(done.spec.locator, d.attempt.attempt_id);
+Result<JobRecord> JobRunner::Execute(AttemptRun run) {
+  const std::string attempt_id = run.running.attempt->attempt_id;
+  Result<JobRecord> done = ExecuteAttempt(store_, executor_, std::move(run));
+  if (options_.claimed != nullptr) options_.claimed->Finished(attempt_id);
   return done;
 }
 
 Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
   VIGIL_RETURN_IF_ERROR(RenewLeadership(now_ms));
-  VIGIL_ASSIGN_OR_RETURN(std::set<std::string> busy, BusyTables());
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Dispatched> d, DispatchNext(now_ms, busy));
+  VIGIL_ASSIGN_OR_RETURN(RunningJobs running, ListRunning());
+  // One attempt on this thread: this node alone.
+  std::vector<NodeSlot> slots{NodeSlot{options_.node_id, node_epoch_, 1, 0, true}};
+  VIGIL_ASSIGN_OR_RETURN(std::optional<AttemptRun> d, DispatchNext(now_ms, running.tables, &slots));
   if (!d) return std::optional<int64_t>();
-  VIGIL_ASSIGN_OR_RETURN(JobRecord done, ExecuteAndRecord(std::move(*d)));
+  VIGIL_ASSIGN_OR_RETURN(JobRecord done, Execute(std::move(*d)));
   return std::optional<int64_t>(done.job_id);
 }
 
 Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
   VIGIL_RETURN_IF_ERROR(RenewLeadership(now_ms));
   std::vector<int64_t> started;
-  if (running() >= static_cast<size_t>(std::max(options_.concurrency, 1))) return started;
-  VIGIL_ASSIGN_OR_RETURN(std::set<std::string> busy, BusyTables());
-  while (running() < static_cast<size_t>(std::max(options_.concurrency, 1))) {
-    VIGIL_ASSIGN_OR_RETURN(std::optional<Dispatched> d, DispatchNext(now_ms, busy));
+  VIGIL_ASSIGN_OR_RETURN(RunningJobs running, ListRunning());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<NodeSlot> slots, NodeSlots(now_ms, running));
+  for (;;) {
+    VIGIL_ASSIGN_OR_RETURN(std::optional<AttemptRun> d, DispatchNext(now_ms, running.tables, &slots));
     if (!d) break;
     const int64_t job_id = d->running.job_id;
-    busy.insert(d->running.spec.table_incarnation);
+    running.tables.insert(d->running.spec.table_incarnation);
     started.push_back(job_id);
+    const AttemptIdentity& attempt = *d->running.attempt;
+    if (attempt.executor_node_id != options_.node_id || attempt.node_epoch != node_epoch_) continue;
     MutexLock lock(&mu_);
-    threads_.emplace(job_id, std::thread([this, job_id, dispatched = std::move(*d)]() mutable {
-                       Status st = ExecuteAndRecord(std::move(dispatched)).status();
+    threads_.emplace(job_id, std::thread([this, job_id, run = std::move(*d)]() mutable {
+                       Status st = Execute(std::move(run)).status();
                        MutexLock guard(&mu_);
                        finished_.push_back(FinishedAttempt{job_id, st});
                        auto it = threads_.find(job_id);

@@ -3,6 +3,7 @@
 #include "jobs/job_schema.h"
 #include "jobs/job_store_internal.h"
 #include "vigil/common/env.h"
+#include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
 

@@ -26,6 +26,7 @@ class FileLock {
   // be taken (and was released again). NotFound when the file does not exist.
   static Result<bool> IsHeld(const std::string& path);
 
+  FileLock() = default;  // holds nothing
   FileLock(FileLock&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) { other.fd_ = -1; }
   FileLock& operator=(FileLock&& other) noexcept;
   FileLock(const FileLock&) = delete;

@@ -111,6 +111,9 @@ struct AttemptReport {
   // An UNKNOWN outcome's first watcher check comes this long after the result (the leader's
   // jobs.reconcile_initial_backoff_seconds).
   int64_t reconcile_backoff_s = Backoff{}.initial_s;
+  // The first check is due at once (an attempt whose commit the store fences, recorded by the
+  // node that ran it: the leader can settle it now); the backoff applies after it.
+  bool due_now = false;
 };
 
 // One check of an UNKNOWN job's watcher that proved nothing (seed 000 section 8.1).
@@ -145,7 +148,10 @@ struct NodeInfo {
   int64_t pid = 0;
   std::string host;
   bool draining = false;  // finishes its attempts and leads nothing until resumed
+  int64_t capacity = 0;   // attempts it runs for any leader (its node agent); 0: none
 };
+
+constexpr int64_t kMaxNodeCapacity = 256;  // jobs.concurrency_per_node's bound
 
 struct ArchiveResult {
   int64_t archived = 0;    // terminal jobs with a released fence
@@ -340,8 +346,10 @@ class JobStore {
   Status CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms);
 
   // ---- Nodes ----
-  // Registers a start of `node_id`; returns its new epoch (1, 2, ...).
-  Result<int64_t> RegisterNode(const std::string& node_id, int64_t pid, const std::string& host, int64_t now_ms);
+  // Registers a start of `node_id` that runs up to `capacity` attempts any leader assigns to it
+  // (0: only its own leader's); returns its new epoch (1, 2, ...).
+  Result<int64_t> RegisterNode(const std::string& node_id, int64_t pid, const std::string& host, int64_t now_ms,
+                               int64_t capacity = 0);
   // CommitConflict when `epoch` was replaced; NotFound for an unknown node.
   Status Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms);
   Result<std::optional<NodeInfo>> GetNode(const std::string& node_id);

@@ -16,10 +16,10 @@
 // longer runs its attempt, so the store refuses the attempt's claim, and a
 // RUNNING attempt dispatched under an older leader epoch is refused by the
 // lease check: such an attempt is recorded UNKNOWN at once, without waiting for
-// its process, on any host. For other providers: the attempt lock can be taken
-// (no process of the attempt is alive); a held lock is never a proof, whatever
-// the node epoch says, and only when the lock file is missing (it lives in the
-// dataset's _staging folder, so e.g. the dataset moved) does a replaced node
+// its process, on any host; so is one running on another node (node_agent.h)
+// once that node's epoch was replaced or its heartbeat is a lease old. For other providers: the attempt lock can be
+// taken (no process of the attempt is alive); a held lock is never a proof, whatever the node epoch says, and only when
+// the lock file is missing (it lives in the dataset's _staging folder, so e.g. the dataset moved) does a replaced node
 // epoch of the attempt prove it. A worker of this host that can no longer
 // commit is killed (exactly the recorded process) so it stops using resources.
 // Thread safety: one thread drives a Reconciler; the store is thread-safe.
@@ -47,6 +47,13 @@ struct ReconcilerOptions {
   // Whether a provider's commits are fenced by the store; tests of the lock-based proof, which
   // a provider outside the store's catalog needs, pass one that says no.
   std::function<bool(std::string_view provider)> commits_fenced = CommitsAreFenced;
+  // The leader's own node: its attempts are judged by their attempt locks. An attempt of a
+  // fenced provider that runs on another node (its agent's) is judged by that node's liveness:
+  // lost once the node's epoch was replaced or its heartbeat is `node_ttl_ms` old on the lease
+  // clock. Empty: every attempt is judged by its lock.
+  std::string node_id;
+  int64_t node_epoch = 0;
+  int64_t node_ttl_ms = 30'000;
 };
 
 class Reconciler {
@@ -105,6 +112,9 @@ class Reconciler {
   // KillWorker, then waits for the lock. Returns whether the lock is still held.
   Result<bool> StopWorker(const JobRecord& job, const std::string& lock, std::string_view why);
   Result<bool> NodeReplaced(const AttemptIdentity& attempt);
+  // Why the node running another node's attempt can no longer run it (replaced, unregistered
+  // or silent for a lease), or nothing while it heartbeats.
+  Result<std::optional<std::string>> NodeGone(const AttemptIdentity& attempt, int64_t now_ms);
   Result<std::optional<int64_t>> FindAttemptCommit(const JobRecord& job);
   Status Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error);
   // One leader CAS on *job, reloaded from its result. False when another actor moved the job;

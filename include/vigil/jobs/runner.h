@@ -3,9 +3,12 @@
 // durable before the executor is called — I1), classifies and records each
 // executor report (T4-T8), and runs required refreshes (T11: bump the table's
 // refresh generation). A dispatched job is never dispatched again (I2). Jobs
-// on different tables run at once, up to a concurrency, each attempt on its
-// own thread; a table has at most one running attempt. The reconciler for
-// UNKNOWN jobs is separate.
+// on different tables run at once; a table has at most one running attempt.
+// Each attempt goes to the least loaded node with a free slot: this node (up to
+// `concurrency`, each attempt on its own thread here) or another live, undrained
+// node whose agent runs attempts (node_agent.h; up to its registered capacity),
+// the latter only for providers whose commits the store fences. The reconciler
+// for UNKNOWN jobs (and for attempts of nodes that died) is separate.
 // Thread safety: one thread drives a runner (its attempt threads only record
 // results and report back); the store and the executor are thread-safe.
 #pragma once
@@ -24,6 +27,7 @@
 #include "vigil/common/file_lock.h"
 #include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
+#include "vigil/jobs/attempt_execution.h"
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/job_store.h"
@@ -37,7 +41,13 @@ struct RunnerOptions {
   std::string leader_holder = "local-runner";
   int64_t lease_ttl_ms = 30'000;
   int64_t attempt_deadline_ms = 3'600'000;
-  int concurrency = 1;        // attempts StartPending keeps running at once (jobs.concurrency_per_node)
+  int concurrency = 1;  // attempts StartPending keeps running here at once (jobs.concurrency_per_node)
+  // Attempts this process runs: the runner claims its own before dispatching them, so that
+  // the node agent of the same process never runs them too. May be null (no agent).
+  ClaimedAttempts* claimed = nullptr;
+  // Whether an attempt of a provider may run on another node: its commit must be fenced by
+  // the store, since only then does the leader settle it without that node's attempt lock.
+  std::function<bool(std::string_view provider)> commits_fenced = CommitsAreFenced;
   Backoff reconcile_backoff;  // the first watcher check of an attempt that ends UNKNOWN
   // The clock an attempt's result is recorded at, and the sleeps and progress throttling.
   // Null: sleeps on Env::Default() and results recorded at the time the attempt was
@@ -63,12 +73,12 @@ class JobRunner {
   // result. Returns its id.
   Result<std::optional<int64_t>> RunOnePending(int64_t now_ms);
   // Dispatches PENDING jobs, oldest first, skipping tables that have a running attempt,
-  // until options.concurrency attempts run; each runs and records on its own thread.
-  // Returns the ids dispatched now.
+  // while a node has a free slot: this node's attempts run and record on their own threads,
+  // another node's agent runs its own. Returns the ids dispatched now.
   Result<std::vector<int64_t>> StartPending(int64_t now_ms);
   // Attempts finished since the last call.
   std::vector<FinishedAttempt> TakeFinished();
-  // Attempts running on this runner's threads.
+  // Attempts running on this runner's threads (not those dispatched to other nodes).
   size_t running() const;
   // Waits until every attempt thread has finished.
   void WaitForAttempts();
@@ -79,22 +89,30 @@ class JobRunner {
   int64_t node_epoch() const { return node_epoch_; }
 
  private:
-  struct Dispatched {
-    JobRecord running;
-    AttemptIdentity attempt;
-    FileLock lock;
-    int64_t dispatched_at_ms = 0;
+  // A node that can take attempts now.
+  struct NodeSlot {
+    std::string node_id;
+    int64_t epoch = 0;
+    int64_t capacity = 0;
+    int64_t running = 0;
+    bool local = false;  // this runner's node: its attempts run on this runner's threads
+  };
+  // Table incarnations with a RUNNING job, and RUNNING attempts per executor node.
+  struct RunningJobs {
+    std::set<std::string> tables;
+    std::map<std::string, int64_t> per_node;
   };
   Status RenewLeadership(int64_t now_ms);
-  // T3 for the oldest PENDING job whose table is not in `busy_tables` (table incarnations).
-  Result<std::optional<Dispatched>> DispatchNext(int64_t now_ms, const std::set<std::string>& busy_tables);
-  // Executes a dispatched attempt and records its classified result (T4-T8).
-  Result<JobRecord> ExecuteAndRecord(Dispatched d);
-  // Table incarnations with a RUNNING job.
-  Result<std::set<std::string>> BusyTables();
+  // This node first, then every other live, undrained node with a registered capacity.
+  Result<std::vector<NodeSlot>> NodeSlots(int64_t now_ms, const RunningJobs& running);
+  // T3 for the oldest PENDING job whose table is not busy and that some slot can take, on the
+  // least loaded such slot (this node on a tie). A local attempt holds its lock and claim.
+  Result<std::optional<AttemptRun>> DispatchNext(int64_t now_ms, const std::set<std::string>& busy_tables,
+                                                 std::vector<NodeSlot>* slots);
+  Result<RunningJobs> ListRunning();
   Result<JobRecord> Refresh(const JobRecord& job, int64_t now_ms);
-  // Forwards an attempt's progress to the job record, throttled.
-  index::ProgressFn ProgressRecorder(const JobRecord& job);
+  // Runs a local attempt to its recorded result.
+  Result<JobRecord> Execute(AttemptRun run);
 
   JobStore* store_;
   Executor* executor_;

@@ -301,6 +301,8 @@ ResultSet DetailResult(const jobs::JobDetail& d) {
   add("CommittedVersion", j.committed_version ? Value(*j.committed_version) : Value());
   add("AttemptId", j.attempt ? Text(j.attempt->attempt_id) : Value());
   add("AttemptNumber", j.attempt ? Value(j.attempt->attempt_number) : Value());
+  add("AttemptNode",
+      j.attempt ? Text(j.attempt->executor_node_id + " epoch " + std::to_string(j.attempt->node_epoch)) : Value());
   add("Progress", j.progress_phase ? Text(*j.progress_phase + " " + std::to_string(j.progress_done) + "/" +
                                           std::to_string(j.progress_total))
                                    : Value());
