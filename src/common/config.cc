@@ -153,7 +153,8 @@ const std::vector<Setting>& Settings() {
 
       {"jobs", "concurrency_per_node", Kind::kCount, 1, 256,
        "Index jobs running at once on one node, each on a different table (a table\n"
-       "has at most one running job); more wait PENDING.",
+       "has at most one running job); more wait PENDING. A `vigil serve` node registers\n"
+       "it as its capacity: the leader gives attempts to the least loaded live node.",
        VIGIL_NUM_(jobs, concurrency_per_node)},
 
       {"jobs", "archive_after_seconds", Kind::kDuration, 60, 3650 * kDay,

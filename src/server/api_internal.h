@@ -118,6 +118,7 @@ class ApiServer::Impl {
   void AddSqlRoutes();      // routes_sql.cc: POST /v1/sql
   void AddTableRoutes();    // routes_tables.cc: databases, tables, rows, indexes, queries, VACUUM
   void AddJobRoutes();      // routes_jobs.cc: jobs, their events
+  void AddConsoleRoutes();  // routes_console.cc: the web console's page and files
   // The caller a bearer token authenticates (AuthCache first, then the principal store).
   Result<auth::Authenticated> Authenticate(std::string_view token);
   // The committed version of an append to the table of `params` carrying `token`, as the

@@ -12,6 +12,7 @@ Result<std::vector<ApiRoute>> ApiRoutes(const std::string& root_dir) {
   impl.AddSqlRoutes();
   impl.AddTableRoutes();
   impl.AddJobRoutes();
+  impl.AddConsoleRoutes();
   std::vector<ApiRoute> out;
   for (const RouteSpec& spec : impl.routes_) {
     out.push_back(ApiRoute{spec.method, spec.pattern, spec.public_route, spec.mutating, spec.key_required});

@@ -157,6 +157,7 @@ Status ApiServer::Impl::Open() {
   AddSqlRoutes();
   AddTableRoutes();
   AddJobRoutes();
+  AddConsoleRoutes();
   return Status::OK();
 }
 

@@ -49,9 +49,10 @@ std::string SseEvent(std::string_view event, const std::string& data) {
   return "event: " + std::string(event) + "\ndata: " + data + "\n\n";
 }
 
-// One job's detail (SHOW INDEX JOB's Item / Value rows) as JSON:
-// {"job": {Item: Value...}, "events": ["..."], "warnings": ["..."]}.
-nlohmann::json JobDetail(const sql::ResultSet& r) {
+// One job's detail (SHOW INDEX JOB's Item / Value rows) as JSON for `who`:
+// {"job": {Item: Value...}, "events": ["..."], "warnings": ["..."], "may_alter": bool}, where
+// may_alter says whether `who` holds ALTER on the job's table (CANCEL and RESOLVE need it).
+nlohmann::json JobDetail(const sql::ResultSet& r, const jobs::Principal& who) {
   nlohmann::json job = nlohmann::json::object();
   nlohmann::json events = nlohmann::json::array();
   const nlohmann::json rows = RowObjects(r);
@@ -64,7 +65,24 @@ nlohmann::json JobDetail(const sql::ResultSet& r) {
       job[item] = row["Value"];
     }
   }
-  return {{"job", std::move(job)}, {"events", std::move(events)}, {"warnings", r.warnings}};
+  const auto text = [&job](const char* item) {
+    return job.contains(item) && job[item].is_string() ? job[item].get<std::string>() : std::string();
+  };
+  const bool may_alter =
+      who.Has(jobs::Privilege::kAlter, text("CatalogName"), text("DatabaseName"), text("TableName"));
+  // What each resolution warns of, from the job store's own wording, to show before confirming.
+  jobs::JobRecord record;
+  record.job_id = job.contains("JobId") && job["JobId"].is_number_integer() ? job["JobId"].get<int64_t>() : 0;
+  record.spec.index_name = text("IndexName");
+  record.spec.table_name = text("TableName");
+  nlohmann::json resolve_warnings = {{"ACKNOWLEDGED", nlohmann::json::array()},
+                                     {"FORCE_RELEASE", jobs::ForceWarnings(record, false)},
+                                     {"FORCE_RELEASE_WITHOUT_REFRESH", jobs::ForceWarnings(record, true)}};
+  return {{"job", std::move(job)},
+          {"events", std::move(events)},
+          {"warnings", r.warnings},
+          {"may_alter", may_alter},
+          {"resolve_warnings", std::move(resolve_warnings)}};
 }
 
 bool IsFinalState(const nlohmann::json& job) {
@@ -97,7 +115,7 @@ void ApiServer::Impl::AddJobRoutes() {
          if (!id.ok()) return ProblemResponse(id.status());
          Result<sql::ResultSet> r = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
          if (!r.ok()) return ProblemResponse(r.status());
-         return JsonResponse(JobDetail(*r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse(JobDetail(*r, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
        }});
 
   Add({"POST", "/v1/jobs/{id}/cancel", false, true, true, [this](Call& call) {
@@ -135,7 +153,7 @@ void ApiServer::Impl::AddJobRoutes() {
          Result<sql::ResultSet> r =
              RunSql(call, "RESOLVE INDEX JOB " + std::to_string(*id) + " AS " + as + " COMMENT " + *note);
          if (!r.ok()) return ProblemResponse(r.status());
-         return JsonResponse(JobDetail(*r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse(JobDetail(*r, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
        }});
 
   Add({"POST", "/v1/jobs/{id}/wait", false, false, false, [this](Call& call) {
@@ -148,7 +166,7 @@ void ApiServer::Impl::AddJobRoutes() {
          if (!r.ok()) return ProblemResponse(r.status());
          Result<sql::ResultSet> detail = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
          if (!detail.ok()) return ProblemResponse(detail.status());
-         return JsonResponse(JobDetail(*detail).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse(JobDetail(*detail, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
        }});
 
   Add({"GET", "/v1/jobs/{id}/events", false, false, false, [this](Call& call) {
@@ -181,7 +199,7 @@ void ApiServer::Impl::AddJobRoutes() {
                return session->Execute("SHOW INDEX JOB " + std::to_string(job));
              }();
              if (!r.ok()) return sink.Write(SseEvent("error", ProblemResponse(r.status()).body));
-             const nlohmann::json detail = JobDetail(*r);
+             const nlohmann::json detail = JobDetail(*r, who);
              const std::string data = detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
              if (data != last) {
                VIGIL_RETURN_IF_ERROR(sink.Write(SseEvent("job", data)));

@@ -80,6 +80,17 @@ void ApiServer::Impl::AddServiceRoutes() {
   Add({"GET", "/v1/openapi.json", true, false, false,
        [](Call&) { return JsonResponse(std::string(kOpenApiDocument)); }});
 
+  Add({"GET", "/v1/me", false, false, false, [](Call& call) {
+         const jobs::Principal& who = call.caller.principal;
+         nlohmann::json grants = nlohmann::json::array();
+         for (const auto& [object, privileges] : who.grants) {
+           nlohmann::json names = nlohmann::json::array();
+           for (jobs::Privilege p : privileges) names.push_back(std::string(jobs::PrivilegeName(p)));
+           grants.push_back({{"object", object}, {"privileges", std::move(names)}});
+         }
+         return JsonResponse(nlohmann::json{{"user", who.name}, {"admin", who.admin}, {"grants", std::move(grants)}}.dump());
+       }});
+
   Add({"GET", "/v1/config", false, false, false, [this](Call&) {
          nlohmann::json j = {{"idempotency",
                               {{"ttl_seconds", config_.server.idempotency_ttl_seconds},

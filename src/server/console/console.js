@@ -1,0 +1,458 @@
+// The Vigil web console: jobs and a job's timeline with its actions, drawn from the
+// public HTTP API with the user's bearer token. The token lives in this tab's session
+// storage; no request is sent without it, and the console can do nothing the API would
+// refuse (it asks the API whether the user may act before it shows an action).
+'use strict';
+
+const TOKEN_KEY = 'vigil.console.token';
+const FINAL = new Set(['FINISHED', 'FAILED', 'CANCELLED', 'COMMITTED_REFRESH_SKIPPED', 'FAILED_REFRESH_SKIPPED']);
+const STATES = ['PENDING', 'RUNNING', 'REFRESHING', 'OUTCOME_UNKNOWN', 'FINISHED', 'FAILED', 'CANCELLED'];
+const LIST_REFRESH_MS = 2000;
+const PAGE = 50;
+
+let stopView = () => {};  // stops the current view's live updates
+
+function $(id) { return document.getElementById(id); }
+
+// Builds an element: el('td', {class: 'x'}, 'text', child, ...).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === false || v === null || v === undefined) continue;
+    if (k === 'class') e.className = v;
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function token() { return sessionStorage.getItem(TOKEN_KEY); }
+
+// A token handed over in the fragment (#token=...) never reaches a server: it moves to
+// session storage and leaves the address bar and the history at once.
+function takeTokenFromFragment() {
+  const m = /(?:^#|[&?])token=([^&]+)/.exec(location.hash);
+  if (!m) return;
+  sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+  let rest = location.hash.replace(/([&?#])token=[^&]+&?/, '$1').replace(/[&?]$/, '');
+  if (rest === '#' || rest === '') rest = '#/jobs';
+  history.replaceState(null, '', location.pathname + rest);
+}
+
+class ApiError extends Error {
+  constructor(status, problem) {
+    super((problem && (problem.detail || problem.title)) || ('HTTP ' + status));
+    this.status = status;
+    this.problem = problem || {};
+  }
+}
+
+function randomKey() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return 'console-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+function headers(extra) {
+  const t = token();
+  if (!t) throw new ApiError(401, {detail: 'sign in with a token first'});
+  return Object.assign({'Authorization': 'Bearer ' + t}, extra || {});
+}
+
+// Calls the API; a mutation carries a fresh Idempotency-Key. Throws ApiError.
+async function api(method, path, body) {
+  const extra = {};
+  if (body !== undefined) extra['Content-Type'] = 'application/json';
+  if (method !== 'GET') extra['Idempotency-Key'] = randomKey();
+  const r = await fetch(path, {
+    method, headers: headers(extra), cache: 'no-store', credentials: 'omit',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let json = null;
+  try { json = JSON.parse(text); } catch (e) { json = null; }
+  if (!r.ok) {
+    if (r.status === 401) sessionStorage.removeItem(TOKEN_KEY);
+    throw new ApiError(r.status, json || {detail: text});
+  }
+  return json;
+}
+
+// Reads a server-sent event stream with the token (EventSource cannot send one); calls
+// onEvent(name, data) per event until the stream ends or `signal` aborts.
+async function stream(path, signal, onEvent) {
+  const r = await fetch(path, {headers: headers(), cache: 'no-store', credentials: 'omit', signal});
+  if (!r.ok) throw new ApiError(r.status, await r.json().catch(() => null));
+  const reader = r.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, {stream: true});
+    let end;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const chunk = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = 'message';
+      const data = [];
+      for (const line of chunk.split('\n')) {
+        if (line.startsWith('event: ')) name = line.slice(7);
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
+      }
+      if (data.length) onEvent(name, data.join('\n'));
+    }
+  }
+}
+
+function stateBadge(state) {
+  return el('span', {class: 'badge state-' + String(state || '').toLowerCase()}, state || '');
+}
+
+// "phase done/total" as a labelled progress bar.
+function progressBar(text) {
+  const m = /^(.*) (\d+)\/(\d+)$/.exec(text || '');
+  if (!m) return text ? el('span', {}, text) : '';
+  const done = Number(m[2]);
+  const total = Math.max(Number(m[3]), 1);
+  return el('span', {class: 'progress'},
+    el('progress', {max: total, value: Math.min(done, total), 'aria-label': m[1] + ' progress'}),
+    ' ', m[1], ' ', Math.round((100 * done) / total) + '%');
+}
+
+function showError(where, err) {
+  where.replaceChildren(el('p', {class: 'error', role: 'alert'}, err.message));
+}
+
+// ---- Sign-in ----
+
+function renderSignIn(message) {
+  stopView();
+  $('sign-out').hidden = true;
+  $('who').textContent = '';
+  const input = el('input', {id: 'token', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false'});
+  const form = el('form', {class: 'signin'},
+    el('h1', {}, 'Sign in'),
+    el('p', {class: 'muted'}, 'Paste an API token (vigil init prints the administrator\'s; CREATE USER ... prints a ' +
+      'user\'s). It is kept in this tab only.'),
+    message ? el('p', {class: 'error', role: 'alert'}, message) : null,
+    el('label', {for: 'token'}, 'API token'), input,
+    el('button', {type: 'submit'}, 'Sign in'));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    route();
+  });
+  $('app').replaceChildren(form);
+}
+
+// ---- Jobs ----
+
+function listQuery(params) {
+  const q = new URLSearchParams();
+  for (const k of ['state', 'database', 'table', 'index', 'after']) {
+    if (params.get(k)) q.set(k, params.get(k));
+  }
+  q.set('limit', String(PAGE));
+  return q;
+}
+
+function renderJobs(params) {
+  const state = el('select', {id: 'filter-state', name: 'state'},
+    el('option', {value: ''}, 'any'), STATES.map((s) => el('option', {value: s, selected: params.get('state') === s}, s)));
+  const database = el('input', {id: 'filter-database', name: 'database', value: params.get('database') || ''});
+  const table = el('input', {id: 'filter-table', name: 'table', value: params.get('table') || ''});
+  const filters = el('form', {class: 'filters', 'aria-label': 'Filters'},
+    el('label', {for: 'filter-state'}, 'State'), state,
+    el('label', {for: 'filter-database'}, 'Database'), database,
+    el('label', {for: 'filter-table'}, 'Table'), table,
+    el('button', {type: 'submit'}, 'Filter'));
+  filters.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const q = new URLSearchParams();
+    if (state.value) q.set('state', state.value);
+    if (database.value.trim()) q.set('database', database.value.trim());
+    if (table.value.trim()) q.set('table', table.value.trim());
+    location.hash = '#/jobs' + (q.toString() ? '?' + q : '');
+  });
+  const body = el('div', {id: 'jobs-body'}, el('p', {class: 'muted'}, 'Loading jobs...'));
+  const live = el('p', {class: 'muted', id: 'jobs-live'});
+  $('app').replaceChildren(el('h1', {}, 'Index jobs'), filters, live, body);
+
+  let timer = null;
+  let stopped = false;
+  const load = async () => {
+    try {
+      const page = await api('GET', '/v1/jobs?' + listQuery(params));
+      if (stopped) return;
+      body.replaceChildren(jobsTable(page.jobs), pager(params, page.next_after));
+      live.textContent = 'Updated ' + new Date().toLocaleTimeString() + '; refreshes every ' +
+        (LIST_REFRESH_MS / 1000) + ' s while this page is visible.';
+    } catch (err) {
+      if (err.status === 401) return renderSignIn(err.message);
+      showError(body, err);
+    }
+    if (!stopped) timer = setTimeout(tick, LIST_REFRESH_MS);
+  };
+  const tick = () => { if (!document.hidden) load(); else timer = setTimeout(tick, LIST_REFRESH_MS); };
+  load();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+function jobsTable(jobs) {
+  if (!jobs.length) return el('p', {class: 'muted', id: 'no-jobs'}, 'No jobs match.');
+  const cols = ['Job', 'Table', 'Index', 'Operation', 'State', 'Outcome', 'Refresh', 'Reconcile', 'Created'];
+  return el('table', {class: 'jobs', id: 'jobs-table'},
+    el('thead', {}, el('tr', {}, cols.map((c) => el('th', {scope: 'col'}, c)))),
+    el('tbody', {}, jobs.map((j) => el('tr', {'data-job': j.JobId, 'data-state': j.State},
+      el('td', {}, el('a', {href: '#/jobs/' + j.JobId}, '#' + j.JobId)),
+      el('td', {}, j.DatabaseName + '.' + j.TableName),
+      el('td', {}, j.IndexName),
+      el('td', {}, j.Operation),
+      el('td', {}, stateBadge(j.State)),
+      el('td', {}, j.Outcome),
+      el('td', {}, j.RefreshState),
+      el('td', {}, j.ReconcileState),
+      el('td', {}, j.CreateTime)))));
+}
+
+function pager(params, nextAfter) {
+  const nav = el('nav', {class: 'pager', 'aria-label': 'Pages'});
+  if (params.get('after')) {
+    const first = new URLSearchParams(params);
+    first.delete('after');
+    nav.append(el('a', {href: '#/jobs' + (first.toString() ? '?' + first : '')}, 'First page'));
+  }
+  if (nextAfter !== null && nextAfter !== undefined) {
+    const next = new URLSearchParams(params);
+    next.set('after', String(nextAfter));
+    nav.append(el('a', {href: '#/jobs?' + next, id: 'next-page'}, 'Next page'));
+  }
+  return nav;
+}
+
+// ---- One job ----
+
+// "2026-12-05 19:35:24.123 KIND by actor (resolution R): note {json}" -> its parts.
+function parseEvent(text) {
+  const by = text.indexOf(' by ');
+  const head = by >= 0 ? text.slice(0, by) : text;
+  const space = head.lastIndexOf(' ');
+  const time = head.slice(0, space);
+  const kind = head.slice(space + 1);
+  let rest = by >= 0 ? text.slice(by + 4) : '';
+  let detail = null;
+  const brace = rest.indexOf(' {');
+  if (brace >= 0) {
+    try { detail = JSON.parse(rest.slice(brace + 1)); rest = rest.slice(0, brace); } catch (e) { detail = null; }
+  }
+  const colon = rest.indexOf(': ');
+  const actor = colon >= 0 ? rest.slice(0, colon) : rest;
+  const note = colon >= 0 ? rest.slice(colon + 2) : '';
+  const ms = Date.parse(time.replace(' ', 'T') + (/[zZ]|[+-]\d\d:?\d\d$/.test(time) ? '' : 'Z'));
+  return {time, ms, kind, actor, note, detail};
+}
+
+function eventGroup(kind) {
+  if (/ADMIT/.test(kind)) return 'admitted';
+  if (/DISPATCH/.test(kind)) return 'dispatched';
+  if (/RESULT|CONCLUDED/.test(kind)) return 'result';
+  if (/REFRESH/.test(kind)) return 'refresh';
+  if (/WATCH|TERMINATION|FINAL_READ|ATTRIBUT|OBSERV/.test(kind)) return 'reconcile';
+  if (/ACK|FORCE|RESOL/.test(kind)) return 'resolution';
+  if (/CANCEL/.test(kind)) return 'cancel';
+  return 'other';
+}
+
+function offset(ms, start) {
+  if (!Number.isFinite(ms) || !Number.isFinite(start)) return '';
+  const s = (ms - start) / 1000;
+  return s < 60 ? '+' + s.toFixed(1) + ' s' : '+' + (s / 60).toFixed(1) + ' min';
+}
+
+// The events as a timeline: a rail with one marker per event, spaced by time.
+function timeline(events) {
+  const parsed = events.map(parseEvent);
+  const start = parsed.length ? parsed[0].ms : NaN;
+  const span = parsed.length ? Math.max(parsed[parsed.length - 1].ms - start, 1) : 1;
+  const axis = el('div', {class: 'axis', 'aria-hidden': 'true'},
+    parsed.map((e) => el('span', {class: 'tick g-' + eventGroup(e.kind), title: e.kind,
+      'data-left': Number.isFinite(e.ms) ? Math.round((1000 * (e.ms - start)) / span) / 10 : 0})));
+  for (const t of axis.children) t.style.left = t.getAttribute('data-left') + '%';
+  const list = el('ol', {class: 'timeline', id: 'timeline', 'aria-label': 'Event timeline'},
+    parsed.map((e) => {
+      const facts = [];
+      if (e.detail) {
+        for (const k of ['state', 'outcome', 'node', 'attempt_id', 'error_code', 'proof', 'generation', 'version']) {
+          if (e.detail[k]) facts.push(k + ' ' + e.detail[k]);
+        }
+      }
+      return el('li', {class: 'event g-' + eventGroup(e.kind), 'data-kind': e.kind},
+        el('span', {class: 'when'}, offset(e.ms, start)),
+        el('span', {class: 'what'}, el('strong', {}, e.kind), ' by ', e.actor, e.note ? ': ' + e.note : ''),
+        facts.length ? el('span', {class: 'facts'}, facts.join(' · ')) : null,
+        el('time', {datetime: e.time, class: 'muted'}, e.time));
+    }));
+  return el('section', {'aria-labelledby': 'timeline-title'}, el('h2', {id: 'timeline-title'}, 'Timeline'), axis, list);
+}
+
+function renderJob(id) {
+  const box = el('div', {id: 'job'}, el('p', {class: 'muted'}, 'Loading job ' + id + '...'));
+  const message = el('p', {id: 'job-message', role: 'status'});
+  $('app').replaceChildren(el('p', {}, el('a', {href: '#/jobs'}, '← All jobs')), message, box);
+  const controller = new AbortController();
+  let current = null;
+  const draw = (detail) => {
+    current = detail;
+    box.replaceChildren(jobView(detail, message, () => refresh()));
+  };
+  const follow = async () => {
+    try {
+      await stream('/v1/jobs/' + id + '/events', controller.signal, (name, data) => {
+        if (name === 'job' || name === 'end') draw(JSON.parse(data));
+      });
+    } catch (err) {
+      if (err.name !== 'AbortError') message.textContent = 'Live updates stopped: ' + err.message;
+    }
+  };
+  const refresh = async () => {
+    try {
+      draw(await api('GET', '/v1/jobs/' + id));
+      if (!FINAL.has(current.job.State) && current.job.State !== 'OUTCOME_UNKNOWN') follow();
+    } catch (err) {
+      if (err.status === 401) return renderSignIn(err.message);
+      showError(box, err);
+    }
+  };
+  refresh();
+  return () => controller.abort();
+}
+
+function jobView(detail, message, refresh) {
+  const j = detail.job;
+  const facts = [['State', stateBadge(j.State)], ['Outcome', j.Outcome], ['Refresh', j.RefreshState],
+    ['Reconcile', j.ReconcileState], ['Disposition', j.Disposition], ['Table', j.DatabaseName + '.' + j.TableName],
+    ['Index', j.IndexName], ['Operation', j.Operation], ['Node', j.AttemptNode], ['Attempt', j.AttemptId],
+    ['Message', j.Message], ['Created', j.CreateTime], ['Finished', j.FinishTime]];
+  const dl = el('dl', {class: 'facts'}, facts.filter(([, v]) => v !== null && v !== undefined && v !== '')
+    .map(([k, v]) => [el('dt', {}, k), el('dd', {'data-item': k}, v)]));
+  const parts = [el('h1', {}, 'Job #' + j.JobId + ' ', stateBadge(j.State)), dl];
+  if (j.Progress && j.State === 'RUNNING') parts.push(el('p', {}, progressBar(j.Progress)));
+  if (detail.warnings && detail.warnings.length) {
+    parts.push(el('ul', {class: 'warnings'}, detail.warnings.map((w) => el('li', {}, w))));
+  }
+  parts.push(actions(detail, message, refresh));
+  parts.push(timeline(detail.events || []));
+  return el('article', {}, parts);
+}
+
+// The actions the user may take on the job; none without ALTER on its table.
+function actions(detail, message, refresh) {
+  const j = detail.job;
+  const bar = el('div', {class: 'actions', id: 'job-actions'});
+  if (!detail.may_alter) {
+    bar.append(el('p', {class: 'muted', id: 'read-only'}, 'Read only: acting on this job needs ALTER on ' +
+      j.DatabaseName + '.' + j.TableName + '.'));
+    return bar;
+  }
+  const run = async (label, call) => {
+    message.textContent = label + '...';
+    try {
+      await call();
+      message.textContent = label + ': done.';
+    } catch (err) {
+      message.textContent = label + ' refused: ' + err.message;
+    }
+    refresh();
+  };
+  if (j.State === 'PENDING') {
+    const cancel = el('button', {type: 'button', id: 'cancel-job'}, 'Cancel');
+    cancel.addEventListener('click', () => {
+      if (confirm('Cancel job #' + j.JobId + '? It has not been dispatched; nothing of it will run.')) {
+        run('Cancel', () => api('POST', '/v1/jobs/' + j.JobId + '/cancel'));
+      }
+    });
+    bar.append(cancel);
+  }
+  if (j.State === 'OUTCOME_UNKNOWN') {
+    const resolve = el('button', {type: 'button', id: 'resolve-job', class: 'danger'}, 'Resolve...');
+    resolve.addEventListener('click', () => openResolve(detail, (action, comment) =>
+      run('Resolve', () => api('POST', '/v1/jobs/' + j.JobId + '/resolve', {action, comment}))));
+    bar.append(resolve);
+  }
+  if (!FINAL.has(j.State)) {
+    const wait = el('button', {type: 'button', id: 'wait-job'}, 'Wait 30 s');
+    wait.addEventListener('click', () => run('Wait', () => api('POST', '/v1/jobs/' + j.JobId + '/wait?timeout_s=30')));
+    bar.append(wait);
+  }
+  return bar;
+}
+
+// The RESOLVE dialog: the chosen action's warnings are shown before it can be confirmed.
+function openResolve(detail, submit) {
+  const dialog = $('resolve-dialog');
+  const form = $('resolve-form');
+  const warnings = $('resolve-warnings');
+  const showWarnings = () => {
+    const action = form.elements.action.value;
+    const list = (detail.resolve_warnings && detail.resolve_warnings[action]) || [];
+    warnings.replaceChildren(...list.map((w) => el('li', {}, w)));
+  };
+  $('resolve-title').textContent = 'Resolve job #' + detail.job.JobId;
+  $('resolve-error').textContent = '';
+  form.reset();
+  showWarnings();
+  form.onchange = showWarnings;
+  $('resolve-cancel').onclick = () => dialog.close();
+  form.onsubmit = (ev) => {
+    ev.preventDefault();
+    const comment = $('resolve-comment').value.trim();
+    if (!comment) {
+      $('resolve-error').textContent = 'A comment is required: it is kept in the audit.';
+      return;
+    }
+    dialog.close();
+    submit(form.elements.action.value, comment);
+  };
+  dialog.showModal();
+}
+
+// ---- Routing ----
+
+async function showWho() {
+  try {
+    const me = await api('GET', '/v1/me');
+    $('who').textContent = me.user + (me.admin ? ' (admin)' : '');
+  } catch (err) {
+    $('who').textContent = '';
+  }
+}
+
+function route() {
+  takeTokenFromFragment();
+  stopView();
+  stopView = () => {};
+  if (!token()) return renderSignIn();
+  $('sign-out').hidden = false;
+  showWho();
+  const hash = location.hash || '#/jobs';
+  const [path, query] = hash.slice(1).split('?');
+  const job = /^\/jobs\/(\d+)$/.exec(path);
+  if (job) {
+    stopView = renderJob(job[1]);
+  } else {
+    stopView = renderJobs(new URLSearchParams(query || ''));
+  }
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  $('sign-out').addEventListener('click', () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    renderSignIn('Signed out.');
+  });
+  window.addEventListener('hashchange', route);
+  route();
+});
