@@ -22,6 +22,8 @@ PACKAGES=(
   wrk libxapian-dev
   # the Python package (Debian's /usr/bin/python3) and its tests
   python3-dev pybind11-dev python3-numpy python3-pytest
+  # the web console's tests drive a real headless browser
+  chromium-headless-shell python3-websocket
 )
 
 missing=()

@@ -70,6 +70,8 @@ cmake --build build/release -j"$JOBS"
 stage "Clang thread-safety analysis (annotated locks)"
 bash scripts/check-thread-safety.sh
 stage "Release tests (every tier)"
+# The console's browser test writes the screenshots the README shows here.
+export VIGIL_CONSOLE_SCREENSHOTS="$PWD/build/release/console-screenshots"
 run_ctest build/release/ctest.log --test-dir build/release -j"$JOBS" --output-on-failure --timeout 1200
 
 stage "ASan+UBSan build, unit tier and the SQL execution goldens"

@@ -472,7 +472,7 @@ TEST_F(OpenApiTest, EveryRouteOfTheRouterIsDocumentedAndEveryDocumentedOperation
       std::string target;
       for (const std::string& seg : Segments(tmpl)) {
         static const std::map<std::string, std::string> kValues = {
-            {"{db}", "d"}, {"{table}", "t"}, {"{index}", "i"}, {"{id}", "1"}};
+            {"{db}", "d"}, {"{table}", "t"}, {"{index}", "i"}, {"{id}", "1"}, {"{asset}", "console.js"}};
         target += "/" + (kValues.count(seg) ? kValues.at(seg) : seg);
       }
       // Without a token: public routes answer, the others refuse with 401 (a route that did not

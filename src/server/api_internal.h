@@ -113,6 +113,12 @@ class ApiServer::Impl {
   // The body saved to a private spool file (the one spooled before the handler, if any).
   Result<std::shared_ptr<Spooled>> SpoolBody(Call& call);
 
+  // A server-sent event stream (at most [server] sse_max_subscribers at once, else 503 Busy):
+  // every 250 ms `poll` gives the data and whether it is final; an `event` is sent when the
+  // data changed (then `end` once final), a keep-alive comment after 15 s of silence, and an
+  // `error` event with the problem document when `poll` fails, which ends the stream.
+  HttpResponse EventStream(std::function<Result<std::pair<std::string, bool>>()> poll, std::string event);
+
   void Add(RouteSpec spec);
   void AddServiceRoutes();  // routes_service.cc: health, readiness, metrics, OpenAPI, config
   void AddSqlRoutes();      // routes_sql.cc: POST /v1/sql

@@ -45,6 +45,28 @@ Result<std::string> ListingSql(const HttpRequest& req, int64_t after, int64_t li
   return "SELECT * FROM vigil_index_jobs WHERE " + where + " ORDER BY JobId LIMIT " + std::to_string(limit);
 }
 
+// A job listing request: its SELECT and page size.
+struct Listing {
+  std::string sql;
+  int64_t limit = 100;
+};
+
+Result<Listing> ParseListing(const HttpRequest& req) {
+  VIGIL_ASSIGN_OR_RETURN(const int64_t after, IntQuery(req, "after", 0, 0, INT64_MAX / 2));
+  Listing l;
+  VIGIL_ASSIGN_OR_RETURN(l.limit, IntQuery(req, "limit", 100, 1, kMaxJobPage));
+  VIGIL_ASSIGN_OR_RETURN(l.sql, ListingSql(req, after, l.limit));
+  return l;
+}
+
+// {"jobs": [...], "next_after": the last id when the page is full, else null}.
+nlohmann::json ListingPage(const sql::ResultSet& r, int64_t limit) {
+  nlohmann::json jobs = RowObjects(r);
+  nlohmann::json next = nullptr;
+  if (static_cast<int64_t>(jobs.size()) == limit) next = jobs.back()["JobId"];
+  return nlohmann::json{{"jobs", std::move(jobs)}, {"next_after", next}};
+}
+
 std::string SseEvent(std::string_view event, const std::string& data) {
   return "event: " + std::string(event) + "\ndata: " + data + "\n\n";
 }
@@ -68,8 +90,7 @@ nlohmann::json JobDetail(const sql::ResultSet& r, const jobs::Principal& who) {
   const auto text = [&job](const char* item) {
     return job.contains(item) && job[item].is_string() ? job[item].get<std::string>() : std::string();
   };
-  const bool may_alter =
-      who.Has(jobs::Privilege::kAlter, text("CatalogName"), text("DatabaseName"), text("TableName"));
+  const bool may_alter = who.Has(jobs::Privilege::kAlter, text("CatalogName"), text("DatabaseName"), text("TableName"));
   // What each resolution warns of, from the job store's own wording, to show before confirming.
   jobs::JobRecord record;
   record.job_id = job.contains("JobId") && job["JobId"].is_number_integer() ? job["JobId"].get<int64_t>() : 0;
@@ -94,20 +115,69 @@ bool IsFinalState(const nlohmann::json& job) {
 
 }  // namespace
 
+HttpResponse ApiServer::Impl::EventStream(std::function<Result<std::pair<std::string, bool>>()> poll,
+                                          std::string event) {
+  if (sse_subscribers_.fetch_add(1) >= static_cast<int64_t>(config_.server.sse_max_subscribers)) {
+    sse_subscribers_.fetch_sub(1);
+    return ProblemResponse(Status::Busy("too many event streams are open (" +
+                                        std::to_string(config_.server.sse_max_subscribers) +
+                                        ", [server] sse_max_subscribers)"));
+  }
+  HttpResponse resp;
+  resp.headers.emplace_back("Content-Type", "text/event-stream");
+  resp.stream = [this, poll = std::move(poll), event = std::move(event)](ChunkSink& sink) -> Status {
+    struct Release {
+      std::atomic<int64_t>* n;
+      ~Release() { n->fetch_sub(1); }
+    } release{&sse_subscribers_};
+    std::string last;
+    Env* env = options_.env;
+    int64_t since_write_ms = env->MonotonicMs();
+    while (!sink.Stopping()) {
+      Result<std::pair<std::string, bool>> polled = poll();
+      if (!polled.ok()) return sink.Write(SseEvent("error", ProblemResponse(polled.status()).body));
+      const auto& [data, final] = *polled;
+      if (data != last) {
+        VIGIL_RETURN_IF_ERROR(sink.Write(SseEvent(event, data)));
+        last = data;
+        since_write_ms = env->MonotonicMs();
+        if (final) return sink.Write(SseEvent("end", data));
+      } else if (env->MonotonicMs() - since_write_ms > kEventKeepAlive.count()) {
+        VIGIL_RETURN_IF_ERROR(sink.Write(": keep-alive\n\n"));
+        since_write_ms = env->MonotonicMs();
+      }
+      env->SleepForMs(kEventPoll.count());
+    }
+    return Status::OK();
+  };
+  return resp;
+}
+
 void ApiServer::Impl::AddJobRoutes() {
   Add({"GET", "/v1/jobs", false, false, false, [this](Call& call) {
-         Result<int64_t> after = IntQuery(call.req, "after", 0, 0, INT64_MAX / 2);
-         Result<int64_t> limit = IntQuery(call.req, "limit", 100, 1, kMaxJobPage);
-         if (!after.ok()) return ProblemResponse(after.status());
-         if (!limit.ok()) return ProblemResponse(limit.status());
-         Result<std::string> q = ListingSql(call.req, *after, *limit);
-         if (!q.ok()) return ProblemResponse(q.status());
-         Result<sql::ResultSet> r = RunSql(call, *q);
+         Result<Listing> listing = ParseListing(call.req);
+         if (!listing.ok()) return ProblemResponse(listing.status());
+         Result<sql::ResultSet> r = RunSql(call, listing->sql);
          if (!r.ok()) return ProblemResponse(r.status());
-         nlohmann::json jobs = RowObjects(*r);
-         nlohmann::json next = nullptr;
-         if (static_cast<int64_t>(jobs.size()) == *limit) next = jobs.back()["JobId"];
-         return JsonResponse(nlohmann::json{{"jobs", std::move(jobs)}, {"next_after", next}}.dump());
+         return JsonResponse(ListingPage(*r, listing->limit).dump());
+       }});
+
+  // The listing as server-sent events: a `jobs` event with the page whenever it changes
+  // (polled every 250 ms as the caller), keep-alive comments in between.
+  Add({"GET", "/v1/jobs/stream", false, false, false, [this](Call& call) {
+         Result<Listing> listing = ParseListing(call.req);
+         if (!listing.ok()) return ProblemResponse(listing.status());
+         if (Result<sql::ResultSet> first = RunSql(call, listing->sql); !first.ok()) {
+           return ProblemResponse(first.status());
+         }
+         const jobs::Principal who = call.caller.principal;
+         return EventStream(
+             [this, who, listing = *listing]() -> Result<std::pair<std::string, bool>> {
+               VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
+               VIGIL_ASSIGN_OR_RETURN(sql::ResultSet r, session->Execute(listing.sql));
+               return std::make_pair(ListingPage(r, listing.limit).dump(), false);
+             },
+             "jobs");
        }});
 
   Add({"GET", "/v1/jobs/{id}", false, false, false, [this](Call& call) {
@@ -115,7 +185,8 @@ void ApiServer::Impl::AddJobRoutes() {
          if (!id.ok()) return ProblemResponse(id.status());
          Result<sql::ResultSet> r = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
          if (!r.ok()) return ProblemResponse(r.status());
-         return JsonResponse(JobDetail(*r, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse(
+             JobDetail(*r, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
        }});
 
   Add({"POST", "/v1/jobs/{id}/cancel", false, true, true, [this](Call& call) {
@@ -153,7 +224,8 @@ void ApiServer::Impl::AddJobRoutes() {
          Result<sql::ResultSet> r =
              RunSql(call, "RESOLVE INDEX JOB " + std::to_string(*id) + " AS " + as + " COMMENT " + *note);
          if (!r.ok()) return ProblemResponse(r.status());
-         return JsonResponse(JobDetail(*r, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse(
+             JobDetail(*r, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
        }});
 
   Add({"POST", "/v1/jobs/{id}/wait", false, false, false, [this](Call& call) {
@@ -166,7 +238,8 @@ void ApiServer::Impl::AddJobRoutes() {
          if (!r.ok()) return ProblemResponse(r.status());
          Result<sql::ResultSet> detail = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
          if (!detail.ok()) return ProblemResponse(detail.status());
-         return JsonResponse(JobDetail(*detail, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse(
+             JobDetail(*detail, call.caller.principal).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
        }});
 
   Add({"GET", "/v1/jobs/{id}/events", false, false, false, [this](Call& call) {
@@ -175,46 +248,17 @@ void ApiServer::Impl::AddJobRoutes() {
          // Visible (or the same NOT_FOUND as a missing job) before the stream starts.
          Result<sql::ResultSet> first = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
          if (!first.ok()) return ProblemResponse(first.status());
-         if (sse_subscribers_.fetch_add(1) >= static_cast<int64_t>(config_.server.sse_max_subscribers)) {
-           sse_subscribers_.fetch_sub(1);
-           return ProblemResponse(Status::Busy("too many job event streams are open (" +
-                                               std::to_string(config_.server.sse_max_subscribers) +
-                                               ", [server] sse_max_subscribers)"));
-         }
-         HttpResponse resp;
-         resp.headers.emplace_back("Content-Type", "text/event-stream");
          const jobs::Principal who = call.caller.principal;
          const int64_t job = *id;
-         resp.stream = [this, who, job](ChunkSink& sink) -> Status {
-           struct Release {
-             std::atomic<int64_t>* n;
-             ~Release() { n->fetch_sub(1); }
-           } release{&sse_subscribers_};
-           std::string last;
-           Env* env = options_.env;
-           int64_t since_write_ms = env->MonotonicMs();
-           while (!sink.Stopping()) {
-             Result<sql::ResultSet> r = [&]() -> Result<sql::ResultSet> {
+         return EventStream(
+             [this, who, job]() -> Result<std::pair<std::string, bool>> {
                VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
-               return session->Execute("SHOW INDEX JOB " + std::to_string(job));
-             }();
-             if (!r.ok()) return sink.Write(SseEvent("error", ProblemResponse(r.status()).body));
-             const nlohmann::json detail = JobDetail(*r, who);
-             const std::string data = detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-             if (data != last) {
-               VIGIL_RETURN_IF_ERROR(sink.Write(SseEvent("job", data)));
-               last = data;
-               since_write_ms = env->MonotonicMs();
-               if (IsFinalState(detail["job"])) return sink.Write(SseEvent("end", data));
-             } else if (env->MonotonicMs() - since_write_ms > kEventKeepAlive.count()) {
-               VIGIL_RETURN_IF_ERROR(sink.Write(": keep-alive\n\n"));
-               since_write_ms = env->MonotonicMs();
-             }
-             env->SleepForMs(kEventPoll.count());
-           }
-           return Status::OK();
-         };
-         return resp;
+               VIGIL_ASSIGN_OR_RETURN(sql::ResultSet r, session->Execute("SHOW INDEX JOB " + std::to_string(job)));
+               const nlohmann::json detail = JobDetail(r, who);
+               return std::make_pair(detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                                     IsFinalState(detail["job"]));
+             },
+             "job");
        }});
 }
 

@@ -88,7 +88,8 @@ void ApiServer::Impl::AddServiceRoutes() {
            for (jobs::Privilege p : privileges) names.push_back(std::string(jobs::PrivilegeName(p)));
            grants.push_back({{"object", object}, {"privileges", std::move(names)}});
          }
-         return JsonResponse(nlohmann::json{{"user", who.name}, {"admin", who.admin}, {"grants", std::move(grants)}}.dump());
+         return JsonResponse(
+             nlohmann::json{{"user", who.name}, {"admin", who.admin}, {"grants", std::move(grants)}}.dump());
        }});
 
   Add({"GET", "/v1/config", false, false, false, [this](Call&) {

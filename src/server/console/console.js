@@ -22,7 +22,7 @@ function el(tag, attrs, ...children) {
     if (k === 'class') e.className = v;
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -182,29 +182,37 @@ function renderJobs(params) {
   const live = el('p', {class: 'muted', id: 'jobs-live'});
   $('app').replaceChildren(el('h1', {}, 'Index jobs'), filters, live, body);
 
+  // Follows the listing's event stream; after a failure it falls back to polling.
+  const controller = new AbortController();
   let timer = null;
-  let stopped = false;
-  const load = async () => {
+  const show = (page, how) => {
+    body.replaceChildren(jobsTable(page.jobs), pager(params, page.next_after));
+    live.textContent = 'Updated ' + new Date().toLocaleTimeString() + ' (' + how + ').';
+  };
+  const poll = async () => {
     try {
-      const page = await api('GET', '/v1/jobs?' + listQuery(params));
-      if (stopped) return;
-      body.replaceChildren(jobsTable(page.jobs), pager(params, page.next_after));
-      live.textContent = 'Updated ' + new Date().toLocaleTimeString() + '; refreshes every ' +
-        (LIST_REFRESH_MS / 1000) + ' s while this page is visible.';
+      show(await api('GET', '/v1/jobs?' + listQuery(params)), 'refreshed every ' + LIST_REFRESH_MS / 1000 + ' s');
     } catch (err) {
       if (err.status === 401) return renderSignIn(err.message);
       showError(body, err);
     }
-    if (!stopped) timer = setTimeout(tick, LIST_REFRESH_MS);
+    if (!controller.signal.aborted) timer = setTimeout(poll, LIST_REFRESH_MS);
   };
-  const tick = () => { if (!document.hidden) load(); else timer = setTimeout(tick, LIST_REFRESH_MS); };
-  load();
-  return () => { stopped = true; clearTimeout(timer); };
+  stream('/v1/jobs/stream?' + listQuery(params), controller.signal, (name, data) => {
+    if (name === 'jobs') show(JSON.parse(data), 'live');
+    if (name === 'error') throw new ApiError(500, JSON.parse(data));
+  }).catch((err) => {
+    if (controller.signal.aborted) return;
+    if (err.status === 401) return renderSignIn(err.message);
+    poll();
+  }).then(() => { if (!controller.signal.aborted && timer === null) poll(); });
+  return () => { controller.abort(); clearTimeout(timer); };
 }
 
 function jobsTable(jobs) {
   if (!jobs.length) return el('p', {class: 'muted', id: 'no-jobs'}, 'No jobs match.');
-  const cols = ['Job', 'Table', 'Index', 'Operation', 'State', 'Outcome', 'Refresh', 'Reconcile', 'Created'];
+  const cols = ['Job', 'Table', 'Index', 'Operation', 'State', 'Progress', 'Outcome', 'Refresh', 'Reconcile',
+    'Created'];
   return el('table', {class: 'jobs', id: 'jobs-table'},
     el('thead', {}, el('tr', {}, cols.map((c) => el('th', {scope: 'col'}, c)))),
     el('tbody', {}, jobs.map((j) => el('tr', {'data-job': j.JobId, 'data-state': j.State},
@@ -213,6 +221,7 @@ function jobsTable(jobs) {
       el('td', {}, j.IndexName),
       el('td', {}, j.Operation),
       el('td', {}, stateBadge(j.State)),
+      el('td', {}, j.State === 'RUNNING' ? progressBar(j.Progress) : ''),
       el('td', {}, j.Outcome),
       el('td', {}, j.RefreshState),
       el('td', {}, j.ReconcileState),
@@ -377,13 +386,14 @@ function actions(detail, message, refresh) {
     });
     bar.append(cancel);
   }
-  if (j.State === 'OUTCOME_UNKNOWN') {
+  const resolved = j.Disposition === 'ACKNOWLEDGED' || j.Disposition === 'FORCE_RELEASED';
+  if (j.State === 'OUTCOME_UNKNOWN' && !resolved) {
     const resolve = el('button', {type: 'button', id: 'resolve-job', class: 'danger'}, 'Resolve...');
     resolve.addEventListener('click', () => openResolve(detail, (action, comment) =>
       run('Resolve', () => api('POST', '/v1/jobs/' + j.JobId + '/resolve', {action, comment}))));
     bar.append(resolve);
   }
-  if (!FINAL.has(j.State)) {
+  if (!FINAL.has(j.State) && !resolved) {
     const wait = el('button', {type: 'button', id: 'wait-job'}, 'Wait 30 s');
     wait.addEventListener('click', () => run('Wait', () => api('POST', '/v1/jobs/' + j.JobId + '/wait?timeout_s=30')));
     bar.append(wait);

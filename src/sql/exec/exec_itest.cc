@@ -258,7 +258,7 @@ class ExecEnv {
   std::string Mask(std::string s, bool times = false) const {
     for (size_t p; (p = s.find(dir_.path())) != std::string::npos;) s.replace(p, dir_.path().size(), "$DIR");
     static const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
-    static const std::regex kTime("[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}");
+    static const std::regex kTime("[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{3})?");
     static const std::regex kMillis("\"(deadline_at|[a-z_]*_ms)\":\"[0-9]+\"");
     static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
     s = std::regex_replace(s, kUuid, "<uuid>");

@@ -277,7 +277,7 @@ Result<std::optional<std::string>> LeaderNotice(ExecContext& ctx) {
 // ---- SHOW INDEX JOB detail ----
 
 std::string EventText(const jobs::JobEvent& e) {
-  std::string s = FormatJobTime(e.at_ms) + " " + e.kind + " by " + e.actor;
+  std::string s = FormatJobTimeMs(e.at_ms) + " " + e.kind + " by " + e.actor;
   if (e.resolution_id) s += " (resolution " + *e.resolution_id + ")";
   if (e.note) s += ": " + *e.note;
   if (!e.detail_json.empty() && e.detail_json != "{}") s += " " + e.detail_json;
@@ -303,9 +303,6 @@ ResultSet DetailResult(const jobs::JobDetail& d) {
   add("AttemptNumber", j.attempt ? Value(j.attempt->attempt_number) : Value());
   add("AttemptNode",
       j.attempt ? Text(j.attempt->executor_node_id + " epoch " + std::to_string(j.attempt->node_epoch)) : Value());
-  add("Progress", j.progress_phase ? Text(*j.progress_phase + " " + std::to_string(j.progress_done) + "/" +
-                                          std::to_string(j.progress_total))
-                                   : Value());
   add("RefreshError", OptText(j.refresh_last_error));
   for (const jobs::JobEvent& e : d.events) {
     std::string seq = std::to_string(e.seq) + (e.part ? "." + std::to_string(e.part) : "");

@@ -1,6 +1,7 @@
 #include "sql/select/job_listing.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <map>
 
@@ -45,10 +46,10 @@ constexpr int64_t kDayMs = 86'400'000;
 
 const std::vector<std::string>& JobListColumns() {
   static const std::vector<std::string> kColumns = {
-      "JobId",     "CatalogName",          "DatabaseName",   "TableName",     "IndexName",
-      "Operation", "CreateTime",           "StartTime",      "FinishTime",    "State",
-      "Outcome",   "RefreshState",         "ReconcileState", "Disposition",   "Executor",
-      "Message",   "LastResolutionAction", "LastResolvedBy", "LastResolvedAt"};
+      "JobId",     "CatalogName",          "DatabaseName",   "TableName",      "IndexName",
+      "Operation", "CreateTime",           "StartTime",      "FinishTime",     "State",
+      "Outcome",   "RefreshState",         "ReconcileState", "Disposition",    "Executor",
+      "Message",   "LastResolutionAction", "LastResolvedBy", "LastResolvedAt", "Progress"};
   return kColumns;
 }
 
@@ -59,6 +60,12 @@ std::string FormatJobTime(int64_t ms) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
   return buf;
+}
+
+std::string FormatJobTimeMs(int64_t ms) {
+  char frac[8];
+  std::snprintf(frac, sizeof frac, ".%03d", static_cast<int>(((ms % 1000) + 1000) % 1000));
+  return FormatJobTime(ms) + frac;
 }
 
 std::optional<LastResolution> FindLastResolution(const std::vector<jobs::JobEvent>& events) {
@@ -100,7 +107,10 @@ std::vector<Value> JobListRow(const jobs::JobRecord& job, const std::optional<La
           Message(job),
           last ? Text(last->action) : Value(),
           last ? Text(last->actor) : Value(),
-          last ? Text(FormatJobTime(last->at_ms)) : Value()};
+          last ? Text(FormatJobTime(last->at_ms)) : Value(),
+          job.progress_phase ? Text(*job.progress_phase + " " + std::to_string(job.progress_done) + "/" +
+                                    std::to_string(job.progress_total))
+                             : Value()};
 }
 
 Result<std::vector<Value>> JobListRow(jobs::JobStore& store, const jobs::JobRecord& job) {

@@ -41,6 +41,8 @@ std::optional<LastResolution> FindLastResolution(const std::vector<jobs::JobEven
 
 // "YYYY-MM-DD HH:MM:SS" (UTC) of Unix milliseconds.
 std::string FormatJobTime(int64_t ms);
+// The same with milliseconds ("2026-12-05 19:49:02.123"): a job event's time.
+std::string FormatJobTimeMs(int64_t ms);
 
 // One list row of `job`, whose last resolution is `last`: integer, text or NULL cells.
 std::vector<vigil::Value> JobListRow(const jobs::JobRecord& job, const std::optional<LastResolution>& last);

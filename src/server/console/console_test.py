@@ -1,0 +1,293 @@
+"""The web console in a real headless browser against a live `vigil serve`.
+
+Chromium (chromium-headless-shell, as root with --no-sandbox) loads the console
+served by `vigil serve`; the test reads the rendered DOM and clicks through the
+DevTools protocol, so the console's own script does the work: the jobs view, a
+job's timeline, an OUTCOME_UNKNOWN job resolved through the RESOLVE dialog (its
+warnings shown before the confirmation), a user without ALTER who sees no action
+and whom the API refuses anyway, and no request of the console without the token.
+Screenshots of the jobs view and a job's timeline are written to
+$VIGIL_CONSOLE_SCREENSHOTS when set (the README shows them).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import pytest
+
+websocket = pytest.importorskip("websocket", reason="python3-websocket is not installed (scripts/install-deps.sh)")
+
+VIGIL = os.environ.get("VIGIL_BINARY", "")
+CHROME = shutil.which("chromium-headless-shell") or "/usr/lib/chromium/chromium-headless-shell"
+UNKNOWN_FAILPOINTS = "provider.after_segment_write=error;reconcile.after_termination_proof=error"
+
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(CHROME), reason="chromium-headless-shell is not installed (scripts/install-deps.sh)")
+
+
+class Server:
+    """One `vigil serve` on 127.0.0.1, its port read from its first line."""
+
+    def __init__(self, root, env=None):
+        full = dict(os.environ)
+        full.pop("VIGIL_ROOT", None)
+        full.update(env or {})
+        self.proc = subprocess.Popen([VIGIL, "--root", root, "serve", "--listen", "127.0.0.1:0", "--grace", "1"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=full)
+        line = self.proc.stdout.readline()
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+        assert m, line
+        self.url = "http://127.0.0.1:" + m.group(1)
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(timeout=60)
+
+
+def call(base, token, method, path, body=None):
+    req = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode())
+    req.add_header("Authorization", "Bearer " + token)
+    if body is not None:
+        req.add_header("Content-Type", "application/json")
+    if method != "GET":
+        req.add_header("Idempotency-Key", "test-%f" % time.time())
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def sql(base, token, text):
+    status, body = call(base, token, "POST", "/v1/sql", {"sql": text})
+    assert status == 200, body
+    return body["results"]
+
+
+def wait_for(base, token, job, item, values, seconds=60):
+    """Waits until the job's `item` (State, Disposition, ...) is one of `values`; its detail."""
+    until = time.time() + seconds
+    value = None
+    while time.time() < until:
+        status, detail = call(base, token, "GET", "/v1/jobs/%d" % job)
+        value = detail["job"][item] if status == 200 else None
+        if value in values:
+            return detail
+        time.sleep(0.1)
+    raise AssertionError("job %d has %s %s, not one of %s" % (job, item, value, values))
+
+
+class Browser:
+    """A headless Chromium driven through the DevTools protocol over its pipe-less port."""
+
+    def __init__(self, workdir):
+        self.profile = tempfile.mkdtemp(dir=workdir)
+        self.proc = subprocess.Popen(
+            [CHROME, "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0", "--user-data-dir=" + self.profile,
+             "--window-size=1100,1000", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        port = None
+        for line in self.proc.stderr:
+            m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
+            if m:
+                port = m.group(1)
+                break
+        assert port, "chromium did not start its DevTools endpoint"
+        with urllib.request.urlopen("http://127.0.0.1:%s/json/list" % port, timeout=30) as r:
+            page = [t for t in json.load(r) if t["type"] == "page"][0]
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60)
+        self.next_id = 0
+        self.requests = []  # (url, headers) of every request the page sends
+        self.send("Network.enable")
+        self.send("Page.enable")
+
+    def send(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("method") == "Network.requestWillBeSent":
+                r = msg["params"]["request"]
+                self.requests.append((r["url"], r.get("headers", {})))
+            if msg.get("id") == self.next_id:
+                if "error" in msg:
+                    raise AssertionError("%s: %s" % (method, msg["error"]))
+                return msg.get("result", {})
+
+    def open(self, url):
+        self.send("Page.navigate", url=url)
+
+    def js(self, expression):
+        r = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in r:
+            raise AssertionError("%s: %s" % (expression, r["exceptionDetails"]))
+        return r["result"].get("value")
+
+    def wait(self, expression, seconds=30):
+        until = time.time() + seconds
+        while time.time() < until:
+            try:
+                value = self.js(expression)
+            except AssertionError:
+                value = None
+            if value:
+                return value
+            time.sleep(0.1)
+        raise AssertionError("never true: %s\n%s" % (expression, self.js("document.body.innerText")))
+
+    def screenshot(self, name):
+        out = os.environ.get("VIGIL_CONSOLE_SCREENSHOTS")
+        if not out:
+            return
+        import base64
+        os.makedirs(out, exist_ok=True)
+        data = self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)["data"]
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(base64.b64decode(data))
+
+    def close(self):
+        self.ws.close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def world():
+    """A root with a finished job, an OUTCOME_UNKNOWN job, and a user who may only look."""
+    assert VIGIL, "VIGIL_BINARY is not set (ctest sets it)"
+    work = tempfile.mkdtemp(prefix="vigil-console-")
+    root = os.path.join(work, "root")
+    init = subprocess.run([VIGIL, "init", root], capture_output=True, text=True, check=True)
+    admin = re.search(r"vgl_[0-9a-f]{16}_[0-9a-f]{64}", init.stdout + init.stderr).group(0)
+    server = Server(root)
+    sql(server.url, admin, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, cat BIGINT NOT NULL); "
+        "INSERT INTO d.t VALUES (1, 1), (2, 2), (3, 1)")
+    finished = sql(server.url, admin, "CREATE INDEX by_id ON d.t (id) USING BTREE")[0]["admitted_jobs"][0]
+    wait_for(server.url, admin, finished, "State", {"FINISHED"})
+    viewer = sql(server.url, admin, "CREATE USER viewer")[0]["rows"][0][1]
+    sql(server.url, admin, "GRANT SHOW ON d.* TO viewer")
+    server.stop()
+    # Every attempt of this server ends UNKNOWN and its first examination stops after the
+    # termination proof; the next one is due in an hour: only an operator settles it now.
+    with open(os.path.join(root, "vigil.toml")) as f:
+        toml = f.read()
+    toml = toml.replace('# reconcile_initial_backoff_seconds = "30s"', 'reconcile_initial_backoff_seconds = "1h"')
+    toml = toml.replace('# reconcile_max_backoff_seconds = "30m"', 'reconcile_max_backoff_seconds = "2h"')
+    with open(os.path.join(root, "vigil.toml"), "w") as f:
+        f.write(toml)
+    server = Server(root, {"VIGIL_FAILPOINTS": UNKNOWN_FAILPOINTS})
+    unknown = sql(server.url, admin, "CREATE INDEX by_cat ON d.t (cat) USING BITMAP")[0]["admitted_jobs"][0]
+    wait_for(server.url, admin, unknown, "State", {"OUTCOME_UNKNOWN"})
+    browser = Browser(work)
+    yield {"url": server.url, "admin": admin, "viewer": viewer, "finished": finished, "unknown": unknown,
+           "browser": browser}
+    browser.close()
+    server.stop()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def test_without_a_token_the_console_asks_for_one_and_calls_no_api(world):
+    b = world["browser"]
+    b.requests.clear()
+    b.open(world["url"] + "/console")
+    b.wait("document.getElementById('token') !== null")
+    assert b.js("document.querySelector('label[for=token]').textContent") == "API token"
+    assert not [u for u, _ in b.requests if "/v1/" in u], b.requests
+
+
+def test_the_jobs_view_lists_every_job_with_its_state(world):
+    b = world["browser"]
+    b.open(world["url"] + "/console#/jobs&token=" + world["admin"])
+    b.wait("document.querySelectorAll('#jobs-table tbody tr').length == 2")
+    states = b.js("Array.from(document.querySelectorAll('#jobs-table tbody tr'), r => r.dataset.state)")
+    assert states == ["FINISHED", "OUTCOME_UNKNOWN"]
+    # The view follows the listing's event stream.
+    b.wait("document.getElementById('jobs-live').textContent.includes('(live)')")
+    assert any("/v1/jobs/stream?" in u for u, _ in b.requests), b.requests
+    # The token left the address bar at once; the user is named.
+    assert "token" not in b.js("location.href")
+    assert b.wait("document.getElementById('who').textContent") == "admin (admin)"
+    b.screenshot("console-jobs.png")
+    # A filter narrows the listing through the API.
+    b.js("document.getElementById('filter-state').value = 'OUTCOME_UNKNOWN';"
+         "document.querySelector('.filters button').click()")
+    b.wait("document.querySelectorAll('#jobs-table tbody tr').length == 1 && "
+           "document.querySelector('#jobs-table tbody tr').dataset.state == 'OUTCOME_UNKNOWN'")
+    # Every API request of the console carried the token.
+    api = [(u, h) for u, h in b.requests if "/v1/" in u]
+    assert api and all(h.get("Authorization") == "Bearer " + world["admin"] for _, h in api), api
+
+
+def test_a_job_page_draws_its_timeline(world):
+    b = world["browser"]
+    b.open(world["url"] + "/console#/jobs/%d" % world["finished"])
+    b.wait("document.querySelectorAll('#timeline li').length >= 4")
+    kinds = b.js("Array.from(document.querySelectorAll('#timeline li'), li => li.dataset.kind)")
+    assert kinds[:3] == ["ADMITTED", "DISPATCHED", "RESULT"], kinds
+    assert "REFRESH_DONE" in kinds
+    assert b.js("document.querySelector('[data-item=State]').textContent") == "FINISHED"
+    assert b.js("document.getElementById('resolve-job')") is None  # nothing to resolve
+
+
+def test_an_unknown_job_is_resolved_through_the_console_after_its_warnings(world):
+    b = world["browser"]
+    job = world["unknown"]
+    b.open(world["url"] + "/console#/jobs/%d" % job)
+    b.wait("document.getElementById('resolve-job') !== null")
+    b.js("document.getElementById('resolve-job').click()")
+    b.wait("document.getElementById('resolve-dialog').open")
+    # The warnings of the chosen action are shown before anything is confirmed.
+    b.js("document.querySelector('input[value=FORCE_RELEASE]').click()")
+    warnings = b.wait("document.getElementById('resolve-warnings').innerText")
+    assert "an old executor may still commit after the release" in warnings
+    # Without a comment nothing is sent.
+    b.js("document.getElementById('resolve-confirm').click()")
+    assert "comment is required" in b.js("document.getElementById('resolve-error').textContent")
+    status, detail = call(world["url"], world["admin"], "GET", "/v1/jobs/%d" % job)
+    assert detail["job"]["State"] == "OUTCOME_UNKNOWN"
+    b.js("document.getElementById('resolve-comment').value = 'checked the table by hand';"
+         "document.getElementById('resolve-confirm').click()")
+    b.wait("document.getElementById('job-message').textContent == 'Resolve: done.'")
+    # The outcome stays unknown; the operator's decision released the name, after a refresh.
+    settled = wait_for(world["url"], world["admin"], job, "Disposition", {"FORCE_RELEASED"})
+    assert settled["job"]["State"] == "OUTCOME_UNKNOWN"
+    assert settled["job"]["LastResolutionAction"] == "FORCE_RELEASE"
+    assert settled["job"]["LastResolvedBy"] == "admin"
+    b.wait("Array.from(document.querySelectorAll('#timeline li'), li => li.dataset.kind)"
+           ".some(k => k.startsWith('FORCE'))")
+    # Resolved, it offers no second resolution.
+    b.open(world["url"] + "/console#/jobs/%d" % job)
+    b.wait("document.querySelector('[data-item=Disposition]') !== null && "
+           "document.querySelector('[data-item=Disposition]').textContent == 'FORCE_RELEASED'")
+    assert b.js("document.getElementById('resolve-job')") is None
+    b.screenshot("console-job.png")
+
+
+def test_a_user_without_alter_sees_no_action_and_the_api_refuses_anyway(world):
+    b = world["browser"]
+    b.js("sessionStorage.clear()")
+    call(world["url"], world["admin"], "GET", "/v1/jobs/%d" % world["unknown"])
+    b.open(world["url"] + "/console#/jobs/%d&token=%s" % (world["unknown"], world["viewer"]))
+    b.wait("document.getElementById('read-only') !== null")
+    assert b.js("document.querySelectorAll('#job-actions button').length") == 0
+    assert b.wait("document.getElementById('who').textContent") == "viewer"
+    status, body = call(world["url"], world["viewer"], "POST", "/v1/jobs/%d/cancel" % world["unknown"])
+    assert status == 403, body
+
+
+def test_console_files_carry_a_strict_policy_and_unknown_names_are_not_found(world):
+    with urllib.request.urlopen(world["url"] + "/console/console.js", timeout=30) as r:
+        assert r.headers["Content-Type"].startswith("text/javascript")
+        csp = r.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp and "'unsafe-inline'" not in csp
+    for name in ("../vigil.toml", "missing.js", "%2e%2e%2fvigil.toml"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(world["url"] + "/console/" + name, timeout=30)
+        assert e.value.code == 404
