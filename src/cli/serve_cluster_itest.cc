@@ -848,7 +848,7 @@ TEST_F(ServeClusterTest, ALeaderKilledWhileReconcilingAnUnknownAttemptIsFollowed
   Json shown = Sql(2, "SHOW INDEX JOB " + job);
   std::string outcome, reconcile;
   std::map<std::string, std::vector<std::string>> by_event;  // event name -> who wrote each
-  static const std::regex kEvent("^[0-9-]+ [0-9:]+ ([A-Z_]+) by serve:(node[0-9]+):");
+  static const std::regex kEvent("^[0-9-]+ [0-9:.]+ ([A-Z_]+) by serve:(node[0-9]+):");
   for (const Json& row : shown["results"][0]["rows"]) {
     if (row[0] == "Outcome") outcome = row[1].get<std::string>();
     if (row[0] == "ReconcileState") reconcile = row[1].get<std::string>();

@@ -430,6 +430,135 @@ function openResolve(detail, submit) {
   dialog.showModal();
 }
 
+// ---- Health ----
+
+// Prometheus text -> [{name, labels, value}].
+function parseMetrics(text) {
+  const out = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-z_]+)(?:\{([^}]*)\})? ([0-9.eE+-]+|NaN|\+Inf)$/.exec(line);
+    if (!m) continue;
+    const labels = {};
+    for (const l of (m[2] || '').matchAll(/(\w+)="([^"]*)"/g)) labels[l[1]] = l[2];
+    out.push({name: m[1], labels, value: Number(m[3])});
+  }
+  return out;
+}
+
+function sumOf(metrics, name, match) {
+  return metrics.filter((x) => x.name === name && (!match || match(x.labels))).reduce((a, x) => a + x.value, 0);
+}
+
+// A latency quantile (seconds) from the request-duration histogram, all routes together.
+function quantile(metrics, q) {
+  const byLe = new Map();
+  for (const x of metrics) {
+    if (x.name !== 'vigil_http_request_duration_seconds_bucket') continue;
+    byLe.set(x.labels.le, (byLe.get(x.labels.le) || 0) + x.value);
+  }
+  const les = [...byLe.keys()].sort((a, b) => (a === '+Inf' ? 1 : b === '+Inf' ? -1 : Number(a) - Number(b)));
+  const total = byLe.get('+Inf') || 0;
+  if (!total) return NaN;
+  for (const le of les) if (byLe.get(le) >= q * total) return le === '+Inf' ? Infinity : Number(le);
+  return NaN;
+}
+
+// A sparkline of `values` as an SVG polyline.
+function sparkline(values, label) {
+  const ns = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(ns, 'svg');
+  svg.setAttribute('viewBox', '0 0 200 40');
+  svg.setAttribute('class', 'spark');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', label);
+  const finite = values.filter(Number.isFinite);
+  const max = Math.max(...finite, 1e-9);
+  const line = document.createElementNS(ns, 'polyline');
+  line.setAttribute('fill', 'none');
+  line.setAttribute('stroke', 'currentColor');
+  line.setAttribute('stroke-width', '2');
+  line.setAttribute('points', values.map((v, i) =>
+    (values.length > 1 ? (200 * i) / (values.length - 1) : 0).toFixed(1) + ',' +
+    (38 - (36 * (Number.isFinite(v) ? v : 0)) / max).toFixed(1)).join(' '));
+  svg.append(line);
+  return svg;
+}
+
+const HEALTH_SAMPLE_MS = 5000;
+const HEALTH_SAMPLES = 60;
+
+function renderHealth() {
+  const box = el('div', {id: 'health'}, el('p', {class: 'muted'}, 'Loading...'));
+  $('app').replaceChildren(el('h1', {}, 'Health'), el('p', {class: 'muted'},
+    'From GET /metrics and SHOW NODES, sampled every ' + HEALTH_SAMPLE_MS / 1000 + ' s while this page is open.'), box);
+  const history = [];
+  let timer = null;
+  let stopped = false;
+  const sample = async () => {
+    try {
+      const r = await fetch('/metrics', {headers: headers(), cache: 'no-store', credentials: 'omit'});
+      if (!r.ok) throw new ApiError(r.status, null);
+      const m = parseMetrics(await r.text());
+      let nodes = null;
+      try {
+        nodes = (await api('POST', '/v1/sql', {sql: 'SHOW NODES'})).results[0];
+      } catch (err) {
+        nodes = {error: err.message};
+      }
+      const now = Date.now();
+      const requests = sumOf(m, 'vigil_http_requests_total');
+      const prev = history[history.length - 1];
+      history.push({
+        at: now, requests,
+        rate: prev ? (1000 * (requests - prev.requests)) / Math.max(now - prev.at, 1) : NaN,
+        p50: quantile(m, 0.5), p99: quantile(m, 0.99),
+        running: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'RUNNING'),
+        unknown: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'OUTCOME_UNKNOWN'),
+        failed: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FAILED'),
+        finished: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FINISHED'),
+      });
+      if (history.length > HEALTH_SAMPLES) history.shift();
+      if (!stopped) box.replaceChildren(healthView(m, nodes, history));
+    } catch (err) {
+      if (err.status === 401) return renderSignIn(err.message);
+      showError(box, err);
+    }
+    if (!stopped) timer = setTimeout(sample, HEALTH_SAMPLE_MS);
+  };
+  sample();
+  return () => { stopped = true; clearTimeout(timer); };
+}
+
+function healthView(m, nodes, history) {
+  const last = history[history.length - 1];
+  const ms = (s) => (Number.isFinite(s) ? (1000 * s).toFixed(s < 0.01 ? 1 : 0) + ' ms' : s === Infinity ? '> max' : '-');
+  const series = (key) => history.map((h) => h[key]);
+  const card = (id, title, value, key) => el('div', {class: 'card', id},
+    el('h3', {}, title), el('p', {class: 'value'}, value), key ? sparkline(series(key), title + ' over time') : null);
+  const idem = (o) => sumOf(m, 'vigil_idempotency_requests_total', (l) => l.outcome === o);
+  const parts = [el('div', {class: 'cards'},
+    card('h-backlog', 'Jobs OUTCOME_UNKNOWN (resolved or not)', String(last.unknown), 'unknown'),
+    card('h-running', 'Builds running', String(last.running), 'running'),
+    card('h-outcomes', 'Finished / failed jobs', last.finished + ' / ' + last.failed, 'failed'),
+    card('h-rate', 'Requests per second', Number.isFinite(last.rate) ? last.rate.toFixed(1) : '-', 'rate'),
+    card('h-latency', 'Request latency p50 / p99', ms(last.p50) + ' / ' + ms(last.p99), 'p99'),
+    card('h-idempotency', 'Idempotency reserved / replayed', idem('reserved') + ' / ' + idem('replayed'), null))];
+  if (nodes && nodes.rows) {
+    const col = (name) => nodes.columns.indexOf(name);
+    const leader = nodes.rows.find((r) => r[col('Role')] === 'leader');
+    parts.push(el('h2', {}, 'Nodes'), el('p', {id: 'h-leader'}, leader ? 'Leader: ' + leader[col('Node')] +
+      ' (lease until ' + leader[col('LeaseExpiresAt')] + ')' : 'No node holds the leader lease.'));
+    parts.push(el('table', {class: 'jobs', id: 'nodes-table'},
+      el('thead', {}, el('tr', {}, ['Node', 'Address', 'Role', 'Alive', 'Draining', 'RunningAttempts', 'HeartbeatAt']
+        .map((c) => el('th', {scope: 'col'}, c)))),
+      el('tbody', {}, nodes.rows.map((r) => el('tr', {}, ['Node', 'Address', 'Role', 'Alive', 'Draining',
+        'RunningAttempts', 'HeartbeatAt'].map((c) => el('td', {}, r[col(c)])))))));
+  } else if (nodes) {
+    parts.push(el('p', {class: 'muted', id: 'h-leader'}, 'Nodes: ' + nodes.error));
+  }
+  return el('div', {}, parts);
+}
+
 // ---- Routing ----
 
 async function showWho() {
@@ -453,6 +582,8 @@ function route() {
   const job = /^\/jobs\/(\d+)$/.exec(path);
   if (job) {
     stopView = renderJob(job[1]);
+  } else if (path === '/health') {
+    stopView = renderHealth();
   } else {
     stopView = renderJobs(new URLSearchParams(query || ''));
   }

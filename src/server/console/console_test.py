@@ -277,9 +277,33 @@ def test_a_user_without_alter_sees_no_action_and_the_api_refuses_anyway(world):
     b.open(world["url"] + "/console#/jobs/%d&token=%s" % (world["unknown"], world["viewer"]))
     b.wait("document.getElementById('read-only') !== null")
     assert b.js("document.querySelectorAll('#job-actions button').length") == 0
-    assert b.wait("document.getElementById('who').textContent") == "viewer"
+    b.wait("document.getElementById('who').textContent == 'viewer'")
     status, body = call(world["url"], world["viewer"], "POST", "/v1/jobs/%d/cancel" % world["unknown"])
     assert status == 403, body
+
+
+def test_the_health_view_shows_the_leader_jobs_and_requests_from_the_metrics(world):
+    b = world["browser"]
+    b.js("sessionStorage.clear()")
+    b.open(world["url"] + "/console#/health&token=" + world["admin"])
+    leader = b.wait("document.getElementById('h-leader') && document.getElementById('h-leader').textContent")
+    assert leader.startswith("Leader: serve@127.0.0.1:"), leader
+    # Each start of a server on another port registered a node; one leads.
+    roles = b.js("Array.from(document.querySelectorAll('#nodes-table tbody tr'), r => r.cells[2].textContent)")
+    assert roles.count("leader") == 1, roles
+    # The resolved job's outcome stays unknown: the metrics count it so.
+    assert b.js("document.querySelector('#h-backlog .value').textContent") == "1"
+    assert b.js("document.querySelector('#h-outcomes .value').textContent") == "1 / 0"
+    assert b.js("document.querySelectorAll('svg.spark polyline').length") == 5
+    b.screenshot("console-health.png")
+    # A user who is not an administrator sees the numbers, and why the nodes are not shown.
+    b.js("sessionStorage.clear()")
+    b.open(world["url"] + "/console#/health&token=" + world["viewer"])
+    refused = b.wait("document.getElementById('h-leader') && "
+                     "document.getElementById('h-leader').textContent.startsWith('Nodes: ') && "
+                     "document.getElementById('h-leader').textContent")
+    assert "ADMIN" in refused, refused
+    b.wait("document.getElementById('who').textContent == 'viewer'")
 
 
 def test_console_files_carry_a_strict_policy_and_unknown_names_are_not_found(world):
