@@ -92,7 +92,7 @@ class Browser:
         self.proc = subprocess.Popen(
             [CHROME, "--no-sandbox", "--disable-gpu", "--remote-debugging-port=0", "--user-data-dir=" + self.profile,
              "--window-size=1100,1000", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
         port = None
         for line in self.proc.stderr:
             m = re.search(r"DevTools listening on ws://127\.0\.0\.1:(\d+)/", line)
@@ -153,8 +153,21 @@ class Browser:
             f.write(base64.b64decode(data))
 
     def close(self):
+        """Closes the browser and every process it started (its GPU and renderer processes
+        would otherwise outlive it)."""
+        try:
+            self.send("Browser.close")
+        except Exception:  # noqa: BLE001 - it may be gone already
+            pass
         self.ws.close()
-        self.proc.kill()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         self.proc.wait()
 
 
@@ -163,16 +176,31 @@ def world():
     """A root with a finished job, an OUTCOME_UNKNOWN job, and a user who may only look."""
     assert VIGIL, "VIGIL_BINARY is not set (ctest sets it)"
     work = tempfile.mkdtemp(prefix="vigil-console-")
+    running = []  # what to stop, even when the setup fails half-way
+    try:
+        yield make_world(work, running)
+    finally:
+        for thing in reversed(running):
+            if isinstance(thing, Server):
+                thing.stop()
+            else:
+                thing.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def make_world(work, running):
     root = os.path.join(work, "root")
     init = subprocess.run([VIGIL, "init", root], capture_output=True, text=True, check=True)
     admin = re.search(r"vgl_[0-9a-f]{16}_[0-9a-f]{64}", init.stdout + init.stderr).group(0)
     server = Server(root)
+    running.append(server)
     sql(server.url, admin, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, cat BIGINT NOT NULL); "
         "INSERT INTO d.t VALUES (1, 1), (2, 2), (3, 1)")
     finished = sql(server.url, admin, "CREATE INDEX by_id ON d.t (id) USING BTREE")[0]["admitted_jobs"][0]
     wait_for(server.url, admin, finished, "State", {"FINISHED"})
     viewer = sql(server.url, admin, "CREATE USER viewer")[0]["rows"][0][1]
     sql(server.url, admin, "GRANT SHOW ON d.* TO viewer")
+    running.remove(server)
     server.stop()
     # Every attempt of this server ends UNKNOWN and its first examination stops after the
     # termination proof; the next one is due in an hour: only an operator settles it now.
@@ -183,14 +211,13 @@ def world():
     with open(os.path.join(root, "vigil.toml"), "w") as f:
         f.write(toml)
     server = Server(root, {"VIGIL_FAILPOINTS": UNKNOWN_FAILPOINTS})
+    running.append(server)
     unknown = sql(server.url, admin, "CREATE INDEX by_cat ON d.t (cat) USING BITMAP")[0]["admitted_jobs"][0]
     wait_for(server.url, admin, unknown, "State", {"OUTCOME_UNKNOWN"})
     browser = Browser(work)
-    yield {"url": server.url, "admin": admin, "viewer": viewer, "finished": finished, "unknown": unknown,
-           "browser": browser}
-    browser.close()
-    server.stop()
-    shutil.rmtree(work, ignore_errors=True)
+    running.append(browser)
+    return {"url": server.url, "admin": admin, "viewer": viewer, "finished": finished, "unknown": unknown,
+            "browser": browser}
 
 
 def test_without_a_token_the_console_asks_for_one_and_calls_no_api(world):
