@@ -318,8 +318,9 @@ TEST_F(NodeAgentTest, ADeadNodesAttemptIsSettledByTheFenceAndItsLateCommitRefuse
   EXPECT_NE(silent.error_message.value_or("").find("node peer running the attempt has not heartbeat"),
             std::string::npos)
       << silent.error_message.value_or("");
+  const std::vector<JobEvent> events = *store_->Events(b);
   std::string proofs;
-  for (const JobEvent& e : *store_->Events(b)) proofs += e.detail_json;
+  for (const JobEvent& e : events) proofs += e.detail_json;
   EXPECT_NE(proofs.find("CATALOG_FENCE"), std::string::npos) << proofs;
 
   // The peer wakes: its provider's commit is refused, its record too; nothing is committed.
