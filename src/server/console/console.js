@@ -314,11 +314,14 @@ function renderJob(id) {
   $('app').replaceChildren(el('p', {}, el('a', {href: '#/jobs'}, '← All jobs')), message, box);
   const controller = new AbortController();
   let current = null;
+  let following = false;  // one event stream per view, however often it is redrawn
   const draw = (detail) => {
     current = detail;
     box.replaceChildren(jobView(detail, message, () => refresh()));
   };
   const follow = async () => {
+    if (following) return;
+    following = true;
     try {
       await stream('/v1/jobs/' + id + '/events', controller.signal, (name, data) => {
         if (name === 'job' || name === 'end') draw(JSON.parse(data));
@@ -326,6 +329,7 @@ function renderJob(id) {
     } catch (err) {
       if (err.name !== 'AbortError') message.textContent = 'Live updates stopped: ' + err.message;
     }
+    following = false;
   };
   const refresh = async () => {
     try {
