@@ -419,7 +419,8 @@ Result<std::vector<VersionInfo>> Dataset::ListVersions(const std::string& path, 
       if (corrupt) corrupt->push_back(v);
       continue;
     }
-    out.push_back(VersionInfo{m->version, m->parent_version, m->txn, m->CountLiveRows(), m->fragments.size()});
+    out.push_back(VersionInfo{m->version, m->parent_version, m->txn, m->CountLiveRows(), m->fragments.size(),
+                              m->ReferencedBytes()});
   }
   return out;
 }

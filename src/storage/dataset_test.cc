@@ -123,6 +123,18 @@ TEST_F(DatasetTest, OpenAnyVersionAndListHistory) {
   EXPECT_EQ((*versions)[1].txn.attempt_id, "attempt-1");
   EXPECT_EQ((*versions)[1].txn.idempotency_key, "key-1");
   EXPECT_EQ((*versions)[2].live_rows, 15u);
+  // Bytes: what each version's data files take on disk (v3 adds one fragment to v2's).
+  uint64_t on_disk_v2 = 0, on_disk_v3 = 0;
+  for (const FragmentMeta& f : (*old)->manifest().fragments)
+    on_disk_v2 += std::filesystem::file_size(Path() + "/" + f.path);
+  for (const FragmentMeta& f : (*latest)->manifest().fragments)
+    on_disk_v3 += std::filesystem::file_size(Path() + "/" + f.path);
+  EXPECT_EQ((*versions)[0].bytes, 0u);
+  EXPECT_EQ((*versions)[1].bytes, on_disk_v2);
+  EXPECT_EQ((*versions)[2].bytes, on_disk_v3);
+  EXPECT_GT(on_disk_v3, on_disk_v2);
+  EXPECT_EQ((*old)->manifest().BytesNotIn((*latest)->manifest()), 0u);
+  EXPECT_EQ((*latest)->manifest().BytesNotIn((*old)->manifest()), on_disk_v3 - on_disk_v2);
   EXPECT_EQ(Dataset::Open(Path(), 9).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(Dataset::Create(Path(), TestSchema(), Props("CREATE_TABLE")).status().code(), StatusCode::kAlreadyExists);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
 
 #include "storage/column_codec.h"
 #include "vigil/common/bounds.h"
@@ -329,6 +331,31 @@ uint64_t Manifest::CountLiveRows() const {
   uint64_t rows = 0;
   for (const FragmentMeta& f : fragments) rows += f.live_rows();
   return rows;
+}
+
+uint64_t Manifest::ReferencedBytes() const {
+  uint64_t bytes = 0;
+  for (const FragmentMeta& f : fragments) bytes += f.file_size;
+  for (const IndexSegmentMeta& seg : segments) {
+    for (const SegmentFile& file : seg.files) bytes += file.size;
+  }
+  return bytes;
+}
+
+uint64_t Manifest::BytesNotIn(const Manifest& other) const {
+  std::set<std::string_view> other_fragments;
+  for (const FragmentMeta& f : other.fragments) other_fragments.insert(f.path);
+  std::set<Uuid> other_segments;
+  for (const IndexSegmentMeta& seg : other.segments) other_segments.insert(seg.uuid);
+  uint64_t bytes = 0;
+  for (const FragmentMeta& f : fragments) {
+    if (!other_fragments.contains(f.path)) bytes += f.file_size;
+  }
+  for (const IndexSegmentMeta& seg : segments) {
+    if (other_segments.contains(seg.uuid)) continue;
+    for (const SegmentFile& file : seg.files) bytes += file.size;
+  }
+  return bytes;
 }
 
 std::string EncodeManifest(const Manifest& m) {

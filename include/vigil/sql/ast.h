@@ -230,6 +230,18 @@ struct ShowIndexStatement {
   TableRef table;
   bool operator==(const ShowIndexStatement&) const = default;
 };
+// SHOW VERSIONS FROM table [LIMIT n]: the table's committed versions, oldest first (the
+// newest n with LIMIT).
+struct ShowVersionsStatement {
+  TableRef table;
+  std::optional<int64_t> limit;
+  bool operator==(const ShowVersionsStatement&) const = default;
+};
+// SHOW GENERATIONS FROM table: the newest version and the older ones readers still hold.
+struct ShowGenerationsStatement {
+  TableRef table;
+  bool operator==(const ShowGenerationsStatement&) const = default;
+};
 struct ShowIndexJobsStatement {
   std::optional<DatabaseName> database;
   std::optional<Expr> where;
@@ -365,15 +377,14 @@ struct ShowGrantsStatement {
   bool operator==(const ShowGrantsStatement&) const = default;
 };
 
-using StatementNode =
-    std::variant<CreateDatabaseStatement, DropDatabaseStatement, ShowDatabasesStatement, ShowTablesStatement,
-                 CreateTableStatement, DropTableStatement, InsertStatement, CopyStatement, DeleteStatement,
-                 UpdateStatement, RefreshTableStatement, CreateIndexStatement, DropIndexStatement, BuildIndexStatement,
-                 VacuumStatement, ShowIndexStatement, ShowIndexJobsStatement, ShowIndexJobStatement,
-                 CancelIndexJobStatement, ResolveIndexJobStatement, WaitIndexJobStatement, SelectStatement,
-                 ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement, DeallocateStatement,
-                 CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement, ShowUsersStatement,
-                 ShowGrantsStatement, ShowNodesStatement, DrainNodeStatement>;
+using StatementNode = std::variant<
+    CreateDatabaseStatement, DropDatabaseStatement, ShowDatabasesStatement, ShowTablesStatement, CreateTableStatement,
+    DropTableStatement, InsertStatement, CopyStatement, DeleteStatement, UpdateStatement, RefreshTableStatement,
+    CreateIndexStatement, DropIndexStatement, BuildIndexStatement, VacuumStatement, ShowIndexStatement,
+    ShowIndexJobsStatement, ShowIndexJobStatement, CancelIndexJobStatement, ResolveIndexJobStatement,
+    WaitIndexJobStatement, SelectStatement, ExplainStatement, SetStatement, PrepareStatement, ExecuteStatement,
+    DeallocateStatement, CreateUserStatement, DropUserStatement, AlterUserStatement, GrantStatement, ShowUsersStatement,
+    ShowGrantsStatement, ShowNodesStatement, DrainNodeStatement, ShowVersionsStatement, ShowGenerationsStatement>;
 
 // One parsed statement and where it came from. Equality ignores the span.
 struct Statement {

@@ -67,6 +67,7 @@ struct VersionInfo {
   TransactionProperties txn;
   uint64_t live_rows = 0;
   size_t num_fragments = 0;
+  uint64_t bytes = 0;  // Manifest::ReferencedBytes()
 };
 
 struct ScanOptions {

@@ -75,6 +75,12 @@ struct Manifest {
 
   const FragmentMeta* FindFragment(uint32_t id) const;
   uint64_t CountLiveRows() const;
+  // Bytes of the data and index files this version references (deletion files, a few
+  // bytes per deleted row, are not counted).
+  uint64_t ReferencedBytes() const;
+  // Of ReferencedBytes(), the files that `other` does not reference (what VACUUM could
+  // free once nothing needs this version and `other` is kept).
+  uint64_t BytesNotIn(const Manifest& other) const;
 };
 
 std::string EncodeManifest(const Manifest& m);

@@ -131,6 +131,10 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
 // or pin needs; orphans only when no executor of the table can still write.
 Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s);
 
+// SHOW VERSIONS and SHOW GENERATIONS (exec_versions.cc): need table SHOW.
+Result<ResultSet> ExecShowVersions(ExecContext& ctx, const ShowVersionsStatement& s);
+Result<ResultSet> ExecShowGenerations(ExecContext& ctx, const ShowGenerationsStatement& s);
+
 Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStatement& s);
 Result<ResultSet> ExecShowIndexJob(ExecContext& ctx, const ShowIndexJobStatement& s);
 Result<ResultSet> ExecCancelIndexJob(ExecContext& ctx, const CancelIndexJobStatement& s);

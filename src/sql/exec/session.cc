@@ -217,6 +217,8 @@ class SessionImpl : public Session {
   Result<ResultSet> Run(const ShowUsersStatement& s) { return ExecShowUsers(ctx_, s); }
   Result<ResultSet> Run(const ShowGrantsStatement& s) { return ExecShowGrants(ctx_, s); }
   Result<ResultSet> Run(const ShowNodesStatement& s) { return ExecShowNodes(ctx_, s); }
+  Result<ResultSet> Run(const ShowVersionsStatement& s) { return ExecShowVersions(ctx_, s); }
+  Result<ResultSet> Run(const ShowGenerationsStatement& s) { return ExecShowGenerations(ctx_, s); }
   Result<ResultSet> Run(const DrainNodeStatement& s) { return ExecDrainNode(ctx_, s); }
   Result<ResultSet> Run(const ResolveIndexJobStatement& s) {
     ResultSet leader = EnsureLeader();

@@ -213,6 +213,24 @@ Status Parser::ParseShow(StatementNode* out) {
     *out = ShowUsersStatement{};
     return Status::OK();
   }
+  if (AcceptWord("VERSIONS")) {
+    ShowVersionsStatement s;
+    if (!AcceptWord("FROM") && !AcceptWord("IN")) return Expected("FROM");
+    VIGIL_RETURN_IF_ERROR(ParseTableName(&s.table));
+    if (AcceptWord("LIMIT")) {
+      s.limit.emplace();
+      VIGIL_RETURN_IF_ERROR(ParsePositiveInt("LIMIT", &*s.limit));
+    }
+    *out = std::move(s);
+    return Status::OK();
+  }
+  if (AcceptWord("GENERATIONS")) {
+    ShowGenerationsStatement s;
+    if (!AcceptWord("FROM") && !AcceptWord("IN")) return Expected("FROM");
+    VIGIL_RETURN_IF_ERROR(ParseTableName(&s.table));
+    *out = std::move(s);
+    return Status::OK();
+  }
   if (AcceptWord("NODES")) {
     *out = ShowNodesStatement{};
     return Status::OK();
@@ -245,7 +263,7 @@ Status Parser::ParseShow(StatementNode* out) {
     }
     if (!PeekWord("FROM") && !PeekWord("IN")) return Expected("FROM, JOBS or JOB");
   } else if (!AcceptWord("INDEXES") && !AcceptWord("KEYS")) {
-    return Expected("DATABASES, TABLES, INDEX, INDEXES, KEYS, USERS or GRANTS");
+    return Expected("DATABASES, TABLES, INDEX, INDEXES, KEYS, VERSIONS, GENERATIONS, USERS, GRANTS or NODES");
   }
   if (!AcceptWord("FROM") && !AcceptWord("IN")) return Expected("FROM");
   ShowIndexStatement s;

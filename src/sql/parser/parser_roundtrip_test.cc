@@ -208,7 +208,7 @@ jobs::Privilege GenPrivilege() {
 
 // Users, tokens and grants.
 StatementNode GenUserStatement() {
-  switch (*rc::gen::inRange(0, 8)) {
+  switch (*rc::gen::inRange(0, 10)) {
     case 0:
       return CreateUserStatement{GenWord(), *rc::gen::arbitrary<bool>()};
     case 1:
@@ -225,6 +225,13 @@ StatementNode GenUserStatement() {
       return ShowNodesStatement{};
     case 6:
       return DrainNodeStatement{GenText(), *rc::gen::arbitrary<bool>()};
+    case 7: {
+      ShowVersionsStatement s{GenTable(), std::nullopt};
+      if (*rc::gen::arbitrary<bool>()) s.limit = *rc::gen::inRange<int64_t>(1, 1000000);
+      return s;
+    }
+    case 8:
+      return ShowGenerationsStatement{GenTable()};
     default: {
       ShowGrantsStatement s;
       if (*rc::gen::arbitrary<bool>()) s.user = GenWord();

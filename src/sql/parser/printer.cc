@@ -308,6 +308,10 @@ struct NodePrinter {
   }
   std::string operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
   std::string operator()(const ShowNodesStatement&) const { return "SHOW NODES"; }
+  std::string operator()(const ShowVersionsStatement& s) const {
+    return "SHOW VERSIONS FROM " + ToSql(s.table) + (s.limit ? " LIMIT " + std::to_string(*s.limit) : "");
+  }
+  std::string operator()(const ShowGenerationsStatement& s) const { return "SHOW GENERATIONS FROM " + ToSql(s.table); }
   std::string operator()(const DrainNodeStatement& s) const {
     return std::string(s.drain ? "DRAIN" : "RESUME") + " NODE " + QuoteString(s.node_id);
   }
@@ -350,6 +354,8 @@ struct NodeNamer {
   std::string_view operator()(const GrantStatement& s) const { return s.revoke ? "REVOKE" : "GRANT"; }
   std::string_view operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }
   std::string_view operator()(const ShowNodesStatement&) const { return "SHOW NODES"; }
+  std::string_view operator()(const ShowVersionsStatement&) const { return "SHOW VERSIONS"; }
+  std::string_view operator()(const ShowGenerationsStatement&) const { return "SHOW GENERATIONS"; }
   std::string_view operator()(const DrainNodeStatement& s) const { return s.drain ? "DRAIN NODE" : "RESUME NODE"; }
   std::string_view operator()(const ShowGrantsStatement&) const { return "SHOW GRANTS"; }
 };
