@@ -739,7 +739,25 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
 
   // Vacuum, and dropping: an index (a job), a table, a database that is not empty (409), then
   // empty.
+  // The history and the generations before and after the vacuum: it keeps only the newest version.
+  auto versions = Send("GET", "/v1/databases/d/tables/docs/versions", reader_);
+  ASSERT_EQ(versions.status, 200) << versions.body;
+  const Json history = Json::parse(versions.body)["versions"];
+  ASSERT_GT(history.size(), 2u);
+  EXPECT_EQ(history[0]["Operation"], "CREATE_TABLE");
+  EXPECT_EQ(Json::parse(Send("GET", "/v1/databases/d/tables/docs/versions?limit=2", reader_).body)["versions"].size(),
+            2u);
+  EXPECT_EQ(Send("GET", "/v1/databases/d/tables/docs/versions?limit=0", reader_).status, 400);
+  EXPECT_EQ(Send("GET", "/v1/databases/d/tables/nope/versions", reader_).status, 404);
+  auto generations = Send("GET", "/v1/databases/d/tables/docs/generations", reader_);
+  ASSERT_EQ(generations.status, 200) << generations.body;
+  const Json published = Json::parse(generations.body)["generations"].back();
+  EXPECT_EQ(published["State"], "PUBLISHED");
+  EXPECT_EQ(published["Version"], history.back()["Version"]);
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 1}}, "k-vacuum").status, 200);
+  const Json kept = Json::parse(Send("GET", "/v1/databases/d/tables/docs/versions", reader_).body)["versions"];
+  EXPECT_LT(kept.size(), history.size());
+  EXPECT_EQ(kept.back()["Version"], history.back()["Version"]);
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 0}}, "k-vacuum-bad").status, 400);
   auto drop_index =
       Send("DELETE", "/v1/databases/d/tables/docs/indexes/cat_idx", alice_, "", {{"Idempotency-Key", "k-drop-idx"}});

@@ -176,6 +176,8 @@ class ApiServer::Impl {
 nlohmann::json ResultJson(const sql::ResultSet& r);
 // The rows of a result as objects keyed by column name.
 nlohmann::json RowObjects(const sql::ResultSet& r);
+// A decimal query parameter in [lo, hi]; `fallback` when absent, InvalidArgument naming it otherwise.
+Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi);
 // A SQL string literal: 'text' with quotes doubled; NUL and control bytes are refused.
 Result<std::string> SqlString(std::string_view text);
 // A path parameter checked as a database / table / index name (names.h allowlist).

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "server/api_internal.h"
@@ -55,6 +56,20 @@ Spooled::~Spooled() {
 bool IsUpload(const HttpRequest& req) {
   const std::string_view type = req.Header("content-type");
   return !type.empty() && type.find("application/json") != 0;
+}
+
+Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi) {
+  std::optional<std::string> text = req.Query(name);
+  if (!text) return fallback;
+  int64_t v = 0;
+  const bool digits = !text->empty() && text->size() <= 18 &&
+                      std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) v = std::stoll(*text);
+  if (!digits || v < lo || v > hi) {
+    return Status::InvalidArgument("query parameter " + std::string(name) + " must be an integer in " +
+                                   std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return v;
 }
 
 nlohmann::json RowObjects(const sql::ResultSet& r) {

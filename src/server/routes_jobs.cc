@@ -14,21 +14,6 @@ constexpr int kMaxJobPage = 1000;
 constexpr std::chrono::milliseconds kEventPoll{250};
 constexpr std::chrono::seconds kEventKeepAlive{15};
 
-// A decimal query parameter in [lo, hi]; `fallback` when absent.
-Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi) {
-  std::optional<std::string> text = req.Query(name);
-  if (!text) return fallback;
-  int64_t v = 0;
-  const bool digits = !text->empty() && text->size() <= 18 &&
-                      std::all_of(text->begin(), text->end(), [](char c) { return c >= '0' && c <= '9'; });
-  if (digits) v = std::stoll(*text);
-  if (!digits || v < lo || v > hi) {
-    return Status::InvalidArgument("query parameter " + std::string(name) + " must be an integer in " +
-                                   std::to_string(lo) + ".." + std::to_string(hi));
-  }
-  return v;
-}
-
 // The job listing's SELECT for the request's filters (values as SQL literals).
 Result<std::string> ListingSql(const HttpRequest& req, int64_t after, int64_t limit) {
   std::string where = "JobId > " + std::to_string(after);

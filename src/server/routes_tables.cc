@@ -16,6 +16,8 @@ namespace vigil::server {
 namespace {
 
 constexpr size_t kMaxJsonRowsBytes = kMaxJsonBodyBytes;
+constexpr int64_t kDefaultVersionPage = 100;
+constexpr int64_t kMaxVersionPage = 10000;  // the newest versions of a table, per request
 
 HttpResponse Problem(const Status& st) { return ProblemResponse(st); }
 
@@ -291,6 +293,36 @@ void ApiServer::Impl::AddTableRoutes() {
          return r.ok() ? Json(ResultJson(*r)) : Problem(r.status());
        },
        [this](const PathParams& params, const std::string& token) { return AppendEffect(params, token); }});
+
+  Add({"GET", "/v1/databases/{db}/tables/{table}/versions", false, false, false, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         Result<int64_t> limit = IntQuery(call.req, "limit", kDefaultVersionPage, 1, kMaxVersionPage);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         if (!limit.ok()) return Problem(limit.status());
+         Result<sql::ResultSet> r =
+             RunSql(call, "SHOW VERSIONS FROM " + *db + "." + *table + " LIMIT " + std::to_string(*limit));
+         if (!r.ok()) return Problem(r.status());
+         return Json({{"database", *db}, {"table", *table}, {"versions", RowObjects(*r)}, {"warnings", r->warnings}});
+       }});
+
+  Add({"GET", "/v1/databases/{db}/tables/{table}/generations", false, false, false, [this](Call& call) {
+         Result<std::string> db = DatabaseParam(call);
+         Result<std::string> table = TableParam(call);
+         if (!db.ok()) return Problem(db.status());
+         if (!table.ok()) return Problem(table.status());
+         const std::string full = *db + "." + *table;
+         Result<sql::ResultSet> held = RunSql(call, "SHOW GENERATIONS FROM " + full);
+         if (!held.ok()) return Problem(held.status());
+         Result<sql::ResultSet> orphans =
+             RunSql(call, "SELECT Path, Bytes, Reason FROM vigil_orphans('" + full + "') ORDER BY Path");
+         if (!orphans.ok()) return Problem(orphans.status());
+         return Json({{"database", *db},
+                      {"table", *table},
+                      {"generations", RowObjects(*held)},
+                      {"orphans", RowObjects(*orphans)}});
+       }});
 
   Add({"GET", "/v1/databases/{db}/tables/{table}/indexes", false, false, false, [this](Call& call) {
          Result<std::string> db = DatabaseParam(call);
