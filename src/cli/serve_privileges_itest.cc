@@ -118,6 +118,10 @@ TEST_F(ServePrivilegesTest, EveryRouteAnswersWhatTheRulesSayForEachRole) {
   EXPECT_EQ(Request("GET", job, show_, nullptr).status, 200);
   EXPECT_EQ(Request("POST", job + "/cancel", show_, nullptr).status, 403);
   EXPECT_EQ(Request("POST", job + "/resolve", show_, {{"action", "FORCE_RELEASE"}, {"comment", "x"}}).status, 403);
+  // A table's detail says whether the caller may alter it (the console shows BUILD INDEX by it).
+  for (const auto& [token, may] : {std::pair{show_, false}, std::pair{alter_, true}, std::pair{admin_, true}}) {
+    EXPECT_EQ(Json::parse(Request("GET", "/v1/databases/d/tables/t", token, nullptr).body)["may_alter"], may);
+  }
 }
 
 TEST_F(ServePrivilegesTest, NoTokenSecretLeaksIntoResponsesMetricsLogsOrTheStore) {

@@ -239,7 +239,9 @@ void ApiServer::Impl::AddTableRoutes() {
                       {"columns", shape->columns},
                       {"fields", *fields},
                       {"row_count", RowObjects(*count)[0]["row_count"]},
-                      {"indexes", RowObjects(*indexes)}});
+                      {"indexes", RowObjects(*indexes)},
+                      {"may_alter",
+                       call.caller.principal.Has(jobs::Privilege::kAlter, std::string(kLocalCatalog), *db, *table)}});
        }});
 
   Add({"DELETE", "/v1/databases/{db}/tables/{table}", false, true, true, [this](Call& call) {

@@ -1,5 +1,6 @@
-// The Vigil web console: jobs and a job's timeline with its actions, drawn from the
-// public HTTP API with the user's bearer token. The token lives in this tab's session
+// The Vigil web console: jobs and a job's timeline with its actions, and health, drawn
+// from the public HTTP API with the user's bearer token (tables.js adds the tables and
+// generations views). The token lives in this tab's session
 // storage; no request is sent without it, and the console can do nothing the API would
 // refuse (it asks the API whether the user may act before it shows an action).
 'use strict';
@@ -62,11 +63,12 @@ function headers(extra) {
   return Object.assign({'Authorization': 'Bearer ' + t}, extra || {});
 }
 
-// Calls the API; a mutation carries a fresh Idempotency-Key. Throws ApiError.
-async function api(method, path, body) {
+// Calls the API; a mutation carries a fresh Idempotency-Key (`keyed` false: a POST of
+// read-only SQL, which has no effect to protect). Throws ApiError.
+async function api(method, path, body, keyed = method !== 'GET') {
   const extra = {};
   if (body !== undefined) extra['Content-Type'] = 'application/json';
-  if (method !== 'GET') extra['Idempotency-Key'] = randomKey();
+  if (keyed) extra['Idempotency-Key'] = randomKey();
   const r = await fetch(path, {
     method, headers: headers(extra), cache: 'no-store', credentials: 'omit',
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -505,7 +507,7 @@ function renderHealth() {
       const m = parseMetrics(await r.text());
       let nodes = null;
       try {
-        nodes = (await api('POST', '/v1/sql', {sql: 'SHOW NODES'})).results[0];
+        nodes = (await api('POST', '/v1/sql', {sql: 'SHOW NODES'}, false)).results[0];
       } catch (err) {
         nodes = {error: err.message};
       }
@@ -584,8 +586,15 @@ function route() {
   const hash = location.hash || '#/jobs';
   const [path, query] = hash.slice(1).split('?');
   const job = /^\/jobs\/(\d+)$/.exec(path);
+  const table = /^\/tables\/([^/]+)\/([^/]+)$/.exec(path);
   if (job) {
     stopView = renderJob(job[1]);
+  } else if (table) {
+    stopView = renderTable(decodeURIComponent(table[1]), decodeURIComponent(table[2]));
+  } else if (path === '/tables') {
+    stopView = renderTables();
+  } else if (path === '/generations') {
+    stopView = renderGenerations();
   } else if (path === '/health') {
     stopView = renderHealth();
   } else {

@@ -5,8 +5,10 @@ served by `vigil serve`; the test reads the rendered DOM and clicks through the
 DevTools protocol, so the console's own script does the work: the jobs view, a
 job's timeline, an OUTCOME_UNKNOWN job resolved through the RESOLVE dialog (its
 warnings shown before the confirmation), a user without ALTER who sees no action
-and whom the API refuses anyway, and no request of the console without the token.
-Screenshots of the jobs view and a job's timeline are written to
+and whom the API refuses anyway, and no request of the console without the token;
+the tables view (versions over time, coverage, BUILD INDEX) and the generations
+view with an older version that a reader in another process holds.
+Screenshots of the jobs view, a job's timeline and a table are written to
 $VIGIL_CONSOLE_SCREENSHOTS when set (the README shows them).
 """
 
@@ -217,7 +219,7 @@ def make_world(work, running):
     browser = Browser(work)
     running.append(browser)
     return {"url": server.url, "admin": admin, "viewer": viewer, "finished": finished, "unknown": unknown,
-            "browser": browser}
+            "browser": browser, "root": root, "work": work}
 
 
 def test_without_a_token_the_console_asks_for_one_and_calls_no_api(world):
@@ -342,3 +344,88 @@ def test_console_files_carry_a_strict_policy_and_unknown_names_are_not_found(wor
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(world["url"] + "/console/" + name, timeout=30)
         assert e.value.code == 404
+
+
+def test_the_tables_view_shows_versions_and_coverage_and_builds_the_uncovered_rows(world):
+    b, url, admin = world["browser"], world["url"], world["admin"]
+    sql(url, admin, "INSERT INTO d.t VALUES (4, 2), (5, 1)")  # rows index by_id does not cover
+    b.js("sessionStorage.clear()")
+    b.open(url + "/console#/tables&token=" + admin)
+    b.wait("document.querySelector('#tables-table tr[data-table=\"d.t\"]') !== null")
+    assert b.js("document.querySelector('#tables-table tr[data-table=\"d.t\"]').cells[1].textContent") == "5"
+    b.js("document.querySelector('#tables-table tr[data-table=\"d.t\"] a').click()")
+    b.wait("document.querySelector('.index[data-index=by_id]') !== null")
+    # Versions: the chart (uPlot's canvas) and the newest versions as the API lists them.
+    status, listed = call(url, admin, "GET", "/v1/databases/d/tables/t/versions?limit=20")
+    assert status == 200, listed
+    shown = b.js("Array.from(document.querySelectorAll('#versions-table tbody tr'), r => Number(r.dataset.version))")
+    assert shown == [v["Version"] for v in reversed(listed["versions"])], shown
+    assert b.js("document.querySelector('#versions-chart canvas') !== null")
+    # Coverage: the 2 new rows are uncovered, and an administrator may build them.
+    assert b.js("document.querySelector('.index[data-index=by_id]').dataset.uncovered") == "2"
+    assert "3 of 5 rows indexed" in b.js("document.querySelector('.index[data-index=by_id] .coverage').textContent")
+    b.screenshot("console-table.png")
+    b.js("document.querySelector('.build-index[data-index=by_id]').click()")
+    link = b.wait("document.getElementById('build-job') && document.getElementById('build-job').getAttribute('href')")
+    job = int(link.rsplit("/", 1)[1])
+    status, detail = call(url, admin, "GET", "/v1/jobs/%d" % job)
+    assert status == 200 and detail["job"]["Operation"] == "BUILD" and detail["job"]["IndexName"] == "by_id", detail
+    # A user with SHOW only sees the coverage without the button, and the API refuses the build.
+    b.js("sessionStorage.clear()")
+    b.open(url + "/console#/tables/d/t&token=" + world["viewer"])
+    b.wait("document.getElementById('table-read-only') !== null")
+    assert b.js("document.querySelectorAll('.build-index').length") == 0
+    status, body = call(url, world["viewer"], "POST", "/v1/databases/d/tables/t/indexes/by_id/build")
+    assert status == 403, body
+
+
+READER = """
+import sys, vigil
+db = vigil.connect(sys.argv[1], create=False, start_leader=False)
+db.sql("SELECT count(*) FROM d.t")
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_the_generations_view_shows_an_older_version_another_process_reads(world):
+    b, url, admin = world["browser"], world["url"], world["admin"]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.environ.get("VIGIL_PYTHONPATH", "")
+    generations = "/v1/databases/d/tables/t/generations"
+
+    def published():
+        status, api = call(url, admin, "GET", generations)
+        assert status == 200, api
+        return api["generations"][-1]
+
+    published()  # this server now reads the published version too (vigil_orphans pins it)
+    before = published()
+    assert before["Processes"] == 1, before
+    held = before["Version"]
+    reader = subprocess.Popen(["/usr/bin/python3", "-c", READER, world["root"]], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert reader.stdout.readline().strip() == "ready"
+        assert published()["Processes"] == 2  # the reader's pin
+        sql(url, admin, "INSERT INTO d.t VALUES (6, 2)")
+        status, api = call(url, admin, "GET", generations)
+        row = [g for g in api["generations"] if g["Version"] == held][0]
+        assert row["State"] == "RETIRED" and row["Readers"] >= 1 and row["HeldBytes"] == 0, row
+        b.js("sessionStorage.clear()")
+        b.open(url + "/console#/generations&token=" + admin)
+        b.wait("document.querySelector('#all-generations tr[data-table=\"d.t\"]') !== null")
+        older = b.js("document.querySelector('#all-generations tr[data-table=\"d.t\"]').cells[2].textContent")
+        assert "v%d" % held in older.split(", "), older
+        b.open(url + "/console#/tables/d/t")
+        b.wait("document.querySelector('#generations-table tr[data-version=\"%d\"]') !== null" % held)
+        cells = b.js("Array.from(document.querySelector('#generations-table tr[data-version=\"%d\"]').cells,"
+                     " c => c.textContent)" % held)
+        assert cells[1] == "RETIRED" and int(cells[2]) >= 1 and int(cells[3]) >= 1, cells
+        # The unknown attempt's segment is an orphan, with its reason.
+        assert "SEGMENT" in b.js("Array.from(document.querySelectorAll('#orphans-table tr'), r => r.dataset.reason)")
+        b.js("document.getElementById('generations-title').scrollIntoView()")
+        b.screenshot("console-generations.png")
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=60)
