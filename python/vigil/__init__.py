@@ -191,5 +191,5 @@ def connect(path, create=True, database="default", start_leader=True, token=None
 
     With `path` an http:// or https:// URL, connects to that `vigil serve` server as the user of
     the bearer `token` instead, with the same API (requests time out after `timeout` seconds);
-    versions and checkouts are read on the server's root only."""
+    a checked-out version is read on the server's root only."""
     return Connection(path, create, database, start_leader, token, timeout)

@@ -3,6 +3,7 @@
 Statements go to POST /v1/sql; rows are streamed to POST .../rows as JSON Lines in one request
 (one commit) with an Idempotency-Key; reads are SELECTs. One HTTP connection per request."""
 
+import datetime
 import decimal
 import http.client
 import json
@@ -12,7 +13,7 @@ import uuid
 
 import numpy as np
 
-from .errors import Error, FailedPreconditionError, from_code
+from .errors import Error, FailedPreconditionError, ResourceExhaustedError, from_code
 
 _VECTOR = re.compile(r"^VECTOR\((FLOAT32|FLOAT16), (\d+)\)$")
 _DECIMAL = re.compile(r"^DECIMAL\((\d+), ?(\d+)\)$")
@@ -87,6 +88,15 @@ def _stored(field, cells):
              "FLOAT": np.float32, "DOUBLE": np.float64}.get(kind, np.int64)
     values = np.array([0 if c is None else c for c in cells], dtype=dtype)
     return values, (None if present else valid)
+
+
+_MAX_VERSIONS = 10000  # the server's page bound of GET .../versions
+
+
+def _micros(commit_time):
+    """Unix microseconds of a "YYYY-MM-DD HH:MM:SS.mmm" UTC commit time."""
+    at = datetime.datetime.strptime(commit_time, "%Y-%m-%d %H:%M:%S.%f").replace(tzinfo=datetime.timezone.utc)
+    return round(at.timestamp() * 1e6)
 
 
 class RemoteSession:
@@ -167,8 +177,12 @@ class RemoteSession:
         return [f.name for f in wanted], values, valid, None
 
     def versions(self, database, table):
-        raise FailedPreconditionError("FAILED_PRECONDITION", "table versions are not served over HTTP yet; "
-                                      "list them with an embedded connection on the server's root")
+        listed = self._request("GET", f"/v1/databases/{database}/tables/{table}/versions?limit={_MAX_VERSIONS}")
+        if len(listed["versions"]) >= _MAX_VERSIONS:
+            raise ResourceExhaustedError("RESOURCE_EXHAUSTED", f"{database}.{table} has {_MAX_VERSIONS} versions or "
+                                         "more, more than one request lists; VACUUM it or list them embedded")
+        return [(v["Version"], v["ParentVersion"] or 0, _micros(v["CommitTime"]), v["Operation"], v["Rows"],
+                 v["Fragments"]) for v in listed["versions"]]
 
     def select(self, sql, params):
         raise FailedPreconditionError("FAILED_PRECONDITION", "bound values are not sent over HTTP")

@@ -108,18 +108,18 @@ function renderTable(db, table) {
   return () => { stopped = true; clearTimeout(timer); };
 }
 
-// "YYYY-MM-DD HH:MM:SS" (UTC) -> Unix seconds.
+// "YYYY-MM-DD HH:MM:SS.mmm" (UTC) -> Unix seconds.
 function utcSeconds(text) { return Date.parse(text.replace(' ', 'T') + 'Z') / 1000; }
 
 function versionsChart(versions) {
   const holder = el('div', {class: 'chart', id: 'versions-chart', role: 'img',
     'aria-label': 'Rows and bytes of the last ' + versions.length + ' versions over time'});
   if (typeof uPlot !== 'function' || !versions.length) return holder;
-  // Versions committed within one second are spread a millisecond apart (x must increase).
+  // Versions committed within one millisecond are spread a microsecond apart (x must increase).
   const xs = [];
   for (const v of versions) {
     const t = utcSeconds(v.CommitTime);
-    xs.push(xs.length && t <= xs[xs.length - 1] ? xs[xs.length - 1] + 0.001 : t);
+    xs.push(xs.length && t <= xs[xs.length - 1] ? xs[xs.length - 1] + 1e-6 : t);
   }
   const data = [xs, versions.map((v) => v.Rows), versions.map((v) => v.Bytes), versions.map((v) => v.Fragments)];
   const width = Math.max(Math.min(($('app').clientWidth || 800) - 32, 1100), 280);

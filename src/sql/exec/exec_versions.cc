@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sql/exec/exec_internal.h"
+#include "sql/select/job_listing.h"
 #include "vigil/generations/version_pins.h"
 
 namespace vigil::sql {
@@ -36,7 +37,8 @@ Result<std::map<uint64_t, Holders>> LiveHolders(ExecContext& ctx, const std::str
   return held;
 }
 
-std::string CommitTime(const TransactionProperties& txn) { return FormatTimeMs(txn.timestamp_micros / 1000); }
+// "YYYY-MM-DD HH:MM:SS.mmm" (UTC): versions are often committed within one second.
+std::string CommitTime(const TransactionProperties& txn) { return FormatJobTimeMs(txn.timestamp_micros / 1000); }
 
 }  // namespace
 
