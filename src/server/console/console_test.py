@@ -429,3 +429,20 @@ def test_the_generations_view_shows_an_older_version_another_process_reads(world
     finally:
         reader.stdin.close()
         reader.wait(timeout=60)
+
+
+def test_every_view_fits_a_phone_screen(world):
+    b, url, admin = world["browser"], world["url"], world["admin"]
+    b.send("Emulation.setDeviceMetricsOverride", width=390, height=844, deviceScaleFactor=2, mobile=True)
+    try:
+        b.js("sessionStorage.clear()")
+        views = [("#/jobs&token=" + admin, "#jobs-table"), ("#/jobs/%d" % world["unknown"], "#timeline"),
+                 ("#/tables", "#tables-table"), ("#/tables/d/t", "#generations-table"),
+                 ("#/generations", "#all-generations"), ("#/health", "#h-leader")]
+        for fragment, ready in views:
+            b.open(url + "/console" + fragment)
+            b.wait("document.querySelector('%s') !== null" % ready)
+            width = b.js("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert width[0] <= width[1], (fragment, width)
+    finally:
+        b.send("Emulation.clearDeviceMetricsOverride")
