@@ -24,6 +24,8 @@ PACKAGES=(
   python3-dev pybind11-dev python3-numpy python3-pytest
   # the web console's tests drive a real headless browser
   chromium-headless-shell python3-websocket
+  # Lance datasets: the Lance runner is a Node program over LanceDB (npm packages below)
+  nodejs
 )
 
 missing=()
@@ -39,3 +41,15 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 echo "install-deps: all ${#PACKAGES[@]} packages present"
+
+# The Lance runner's npm packages, pinned to exact versions in src/lance/runner/package.json
+# (@lancedb/lancedb 0.31.0, apache-arrow 18.1.0) and their lock file; installed beside it.
+runner="$(dirname "$0")/../src/lance/runner"
+if ! command -v npm >/dev/null; then  # Debian's nodejs ships npm apart; another build of node bundles it
+  apt-get install -y -qq --no-install-recommends npm
+fi
+if ! cmp -s "$runner/package-lock.json" "$runner/node_modules/.installed-lock.json"; then
+  npm ci --prefix "$runner" --no-audit --no-fund --loglevel=error
+  cp "$runner/package-lock.json" "$runner/node_modules/.installed-lock.json"
+fi
+echo "install-deps: Lance runner packages present ($(node --version))"

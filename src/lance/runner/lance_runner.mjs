@@ -1,0 +1,196 @@
+// Runs one request of Vigil's Lance provider against a Lance dataset through
+// LanceDB, for the isolated worker: the request is one JSON object (argv[2]);
+// progress and the result are JSON lines on stdout, the last line is either
+// {"event": "result", ...} (exit 0) or {"event": "error", "code", "message"}
+// (exit 1). Operations: inspect (schema, version, history, indexes), create_index
+// (CREATE / REPLACE of IVF_PQ, BTREE, BITMAP, FTS), drop_index, and
+// optimize_index (BUILD: LanceDB's optimize, which also indexes unindexed rows,
+// with no history pruned). A write states the version it was admitted at
+// (`expected_version`); a dataset at another version is STALE_ADMISSION before
+// anything is written. Every path and name is checked against an allowlist first.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+const DATASET = /^\/(?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\.lance$/;
+const TYPES = ['IVF_PQ', 'BTREE', 'BITMAP', 'FTS'];
+// Properties each index type accepts, with their checks and LanceDB's option names.
+const PROPERTIES = {
+  IVF_PQ: {
+    metric: {option: 'distanceType', parse: (v) => oneOf(v, ['l2', 'cosine', 'dot'])},
+    num_partitions: {option: 'numPartitions', parse: (v) => int(v, 1, 65536)},
+    num_sub_vectors: {option: 'numSubVectors', parse: (v) => int(v, 1, 4096)},
+    num_bits: {option: 'numBits', parse: (v) => int(v, 4, 8)},
+    max_iterations: {option: 'maxIterations', parse: (v) => int(v, 1, 1000)},
+    sample_rate: {option: 'sampleRate', parse: (v) => int(v, 1, 1 << 20)},
+  },
+  BTREE: {},
+  BITMAP: {},
+  FTS: {
+    with_position: {option: 'withPosition', parse: (v) => bool(v)},
+    base_tokenizer: {option: 'baseTokenizer', parse: (v) => oneOf(v, ['simple', 'whitespace', 'raw'])},
+    language: {option: 'language', parse: (v) => oneOf(v, ['English'])},
+    lower_case: {option: 'lowercase', parse: (v) => bool(v)},
+    stem: {option: 'stem', parse: (v) => bool(v)},
+    remove_stop_words: {option: 'removeStopWords', parse: (v) => bool(v)},
+  },
+};
+
+class Refused extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+function invalid(message) { return new Refused('INVALID_ARGUMENT', message); }
+function oneOf(v, allowed) {
+  if (!allowed.includes(String(v))) throw invalid(`must be one of ${allowed.join(', ')}`);
+  return String(v);
+}
+function int(v, lo, hi) {
+  const s = String(v);
+  if (!/^\d{1,9}$/.test(s) || Number(s) < lo || Number(s) > hi) throw invalid(`must be an integer in ${lo}..${hi}`);
+  return Number(s);
+}
+function bool(v) { return oneOf(v, ['true', 'false']) === 'true'; }
+
+function emit(event, fields) { process.stdout.write(JSON.stringify(Object.assign({event}, fields)) + '\n'); }
+
+function parseRequest(text) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch (e) {
+    throw invalid('the request is not JSON: ' + e.message);
+  }
+  if (typeof r !== 'object' || r === null || Array.isArray(r)) throw invalid('the request must be a JSON object');
+  if (!['inspect', 'create_index', 'drop_index', 'optimize_index'].includes(r.op)) {
+    throw invalid('op must be inspect, create_index, drop_index or optimize_index');
+  }
+  if (typeof r.dataset !== 'string' || !DATASET.test(r.dataset) || r.dataset.split('/').includes('..')) {
+    throw invalid('dataset must be an absolute path ending in <name>.lance, without ..');
+  }
+  if (r.op !== 'inspect') {
+    if (!Number.isSafeInteger(r.expected_version) || r.expected_version < 1) {
+      throw invalid('expected_version must be the positive version the request was admitted at');
+    }
+    if (typeof r.name !== 'string' || !NAME.test(r.name)) throw invalid('name must match ' + NAME.source);
+  }
+  if (r.op === 'create_index') {
+    if (typeof r.column !== 'string' || !NAME.test(r.column)) throw invalid('column must match ' + NAME.source);
+    if (!TYPES.includes(r.index_type)) throw invalid('index_type must be one of ' + TYPES.join(', '));
+  }
+  return r;
+}
+
+// The LanceDB index config of a create_index request; an unknown or bad property is refused by name.
+function indexConfig(r) {
+  const allowed = PROPERTIES[r.index_type];
+  const options = {};
+  for (const [key, value] of Object.entries(r.properties || {})) {
+    const spec = allowed[key];
+    if (!spec) throw invalid(`index type ${r.index_type} has no property '${key}'`);
+    try {
+      options[spec.option] = spec.parse(value);
+    } catch (e) {
+      throw invalid(`property '${key}' ${e.message}`);
+    }
+  }
+  switch (r.index_type) {
+    case 'IVF_PQ': return lancedb.Index.ivfPq(options);
+    case 'BTREE': return lancedb.Index.btree();
+    case 'BITMAP': return lancedb.Index.bitmap();
+    default: return lancedb.Index.fts(options);
+  }
+}
+
+// Opens the dataset through a connection to its folder. LanceDB's connect creates the
+// folder's `__manifest` (its namespace table) when missing: reported, never removed.
+async function open(dataset) {
+  const dir = path.dirname(dataset);
+  const name = path.basename(dataset, '.lance');
+  if (!fs.existsSync(path.join(dataset, '_versions'))) {
+    throw new Refused('NOT_FOUND', `no Lance dataset at ${dataset} (no _versions folder)`);
+  }
+  const hadManifest = fs.existsSync(path.join(dir, '__manifest'));
+  const db = await lancedb.connect(dir);
+  const table = await db.openTable(name);
+  return {table, manifestCreated: !hadManifest && fs.existsSync(path.join(dir, '__manifest'))};
+}
+
+function describeIndex(ix) {
+  return {name: ix.name, uuid: ix.indexUuid, type: ix.indexType, columns: ix.columns,
+    indexed_rows: ix.numIndexedRows ?? null, unindexed_rows: ix.numUnindexedRows ?? null};
+}
+
+async function snapshot(table) {
+  const schema = await table.schema();
+  const versions = await table.listVersions();
+  return {
+    version: await table.version(),
+    fields: schema.fields.map((f) => ({name: f.name, type: String(f.type), nullable: f.nullable})),
+    versions: versions.map((v) => ({version: v.version, timestamp: v.timestamp.toISOString(),
+      rows: Number(v.metadata?.total_rows ?? NaN)})),
+    indexes: (await table.listIndices()).map(describeIndex),
+  };
+}
+
+async function checkVersion(table, expected) {
+  const at = await table.version();
+  if (at !== expected) {
+    throw new Refused('STALE_ADMISSION', `the dataset is at version ${at}, not the admitted version ${expected}: ` +
+      'another writer changed it; nothing was written');
+  }
+}
+
+async function run(r) {
+  emit('progress', {phase: 'OPENING'});
+  const {table, manifestCreated} = await open(r.dataset);
+  const before = await snapshot(table);
+  if (r.op === 'inspect') return Object.assign(before, {namespace_manifest_created: manifestCreated});
+  await checkVersion(table, r.expected_version);
+  const existing = before.indexes.find((ix) => ix.name === r.name);
+  if (r.op === 'create_index') {
+    if (existing && !r.replace) throw new Refused('ALREADY_EXISTS', `index '${r.name}' exists; REPLACE it`);
+    const config = indexConfig(r);
+    emit('progress', {phase: 'BUILDING', index: r.name});
+    await table.createIndex(r.column, {config, name: r.name, replace: Boolean(r.replace)});
+  } else if (r.op === 'drop_index') {
+    if (!existing) throw new Refused('NOT_FOUND', `index '${r.name}' does not exist`);
+    emit('progress', {phase: 'DROPPING', index: r.name});
+    await table.dropIndex(r.name);
+  } else {
+    if (!existing) throw new Refused('NOT_FOUND', `index '${r.name}' does not exist`);
+    emit('progress', {phase: 'OPTIMIZING', index: r.name});
+    // Versions are never pruned here: Vigil reads the history to attribute outcomes.
+    await table.optimize({cleanupOlderThan: new Date(0)});
+  }
+  await table.checkoutLatest();
+  const after = await snapshot(table);
+  return {base_version: before.version, version: after.version, namespace_manifest_created: manifestCreated,
+    index: after.indexes.find((ix) => ix.name === r.name) ?? null, indexes: after.indexes};
+}
+
+// The typed code of a failure: the runner's own refusals, else LanceDB's error read from
+// its message (a manifest or file that does not decode is CORRUPTION).
+function errorCode(e, message) {
+  if (e instanceof Refused) return e.code;
+  if (/not found/i.test(message)) return 'NOT_FOUND';
+  if (/LanceError\(Corrupt|file size is too small|failed to decode|invalid manifest|DecodeError/i.test(message)) {
+    return 'CORRUPTION';
+  }
+  if (/LanceError\(CommitConflict|Retryable commit conflict|conflict/i.test(message)) return 'COMMIT_CONFLICT';
+  return 'INTERNAL';
+}
+
+try {
+  if (process.argv.length !== 3) throw invalid('usage: node lance_runner.mjs \'<request JSON>\'');
+  emit('result', await run(parseRequest(process.argv[2])));
+} catch (e) {
+  // LanceDB's messages name the Rust source line of each cause; the first cause is kept.
+  const message = String(e.message).replace(/,? \/\S+\.rs:\d+:\d+/g, '').split(/\s+Caused by:/)[0];
+  emit('error', {code: errorCode(e, message), message: message.slice(0, 500)});
+  process.exitCode = 1;
+}
