@@ -360,7 +360,8 @@ TEST(ParserTest, ScriptsAndStatementBoundaries) {
   auto second = sp.Next();
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(),
-            "line 1, column 19: expected DATABASES, TABLES, INDEX, INDEXES, KEYS, VERSIONS, GENERATIONS, USERS, GRANTS or NODES, found NOTHING");
+            "line 1, column 19: expected DATABASES, TABLES, INDEX, INDEXES, KEYS, VERSIONS, GENERATIONS, USERS, GRANTS "
+            "or NODES, found NOTHING");
   EXPECT_FALSE(sp.Next().ok());
   ASSERT_TRUE(sp.error().has_value());
   EXPECT_EQ(sp.error()->pos.offset, 18u);

@@ -1,0 +1,134 @@
+#include "vigil/lance/lance_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "vigil/common/unique_fd.h"
+
+namespace vigil::lance {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The child: `node script request`, its own process group, stdout to `out`, stdin and
+// stderr from / to /dev/null, a fixed environment.
+Result<pid_t> Spawn(const LanceRunnerOptions& options, const std::string& request, int out) {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out, 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> args = {options.node_path, options.script_path, request};
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8"};
+  std::vector<char*> argv, envp;
+  for (std::string& a : args) argv.push_back(a.data());
+  for (std::string& e : env) envp.push_back(e.data());
+  argv.push_back(nullptr);
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, options.node_path.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Status::NotFound("cannot start the Lance runner " + options.node_path + ": " + strerror(rc));
+  return pid;
+}
+
+// Kills the child's whole group (node and whatever it started) and reaps the child.
+int KillAndReap(pid_t pid, bool kill_group) {
+  if (kill_group) kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  kill(-pid, SIGKILL);  // a grandchild left in the group after node exited
+  return status;
+}
+
+// The typed status of the runner's {"event": "error", "code", "message"} line.
+Status RunnerError(const nlohmann::json& line) {
+  const std::string code = line.value("code", "INTERNAL");
+  const std::string message = "Lance runner: " + line.value("message", std::string("no message"));
+  if (code == "STALE_ADMISSION") return Status::FailedPrecondition("STALE_ADMISSION: " + message);
+  std::optional<StatusCode> typed = StatusCodeFromName(code);
+  return Status(typed.value_or(StatusCode::kInternal), message);
+}
+
+// Reads the child's lines until EOF or the deadline; the last line read goes to `last`.
+Status ReadLines(int fd, Clock::time_point deadline, const std::function<void(const nlohmann::json&)>& on_progress,
+                 nlohmann::json* last) {
+  std::string buffer;
+  size_t total = 0;
+  char chunk[65536];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Status::DeadlineExceeded("the Lance runner did not finish within its deadline");
+    pollfd p{fd, POLLIN, 0};
+    const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+    if (ready < 0 && errno != EINTR) return Status::IOError(std::string("poll: ") + strerror(errno));
+    if (ready <= 0) continue;
+    const ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::IOError(std::string("reading the Lance runner: ") + strerror(errno));
+    if (n == 0) return Status::OK();
+    total += static_cast<size_t>(n);
+    if (total > kMaxOutputBytes) return Status::ResourceExhausted("the Lance runner wrote more than 16 MiB");
+    buffer.append(chunk, static_cast<size_t>(n));
+    for (size_t end; (end = buffer.find('\n')) != std::string::npos; buffer.erase(0, end + 1)) {
+      nlohmann::json line = nlohmann::json::parse(buffer.substr(0, end), nullptr, false);
+      if (line.is_discarded() || !line.is_object()) {
+        return Status::Corruption("the Lance runner wrote a line that is not a JSON object");
+      }
+      if (line.value("event", "") == "progress" && on_progress) on_progress(line);
+      *last = std::move(line);
+    }
+    if (buffer.size() > kMaxLineBytes) return Status::ResourceExhausted("the Lance runner wrote a line over 1 MiB");
+  }
+}
+
+}  // namespace
+
+Result<nlohmann::json> RunLance(const nlohmann::json& request, const LanceRunnerOptions& options,
+                                const std::function<void(const nlohmann::json&)>& on_progress) {
+  if (options.script_path.empty()) return Status::InvalidArgument("the Lance runner's script path is not set");
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return Status::IOError(std::string("pipe: ") + strerror(errno));
+  UniqueFd read_end(fds[0]);
+  UniqueFd write_end(fds[1]);
+  const Clock::time_point deadline = Clock::now() + options.timeout;
+  VIGIL_ASSIGN_OR_RETURN(const pid_t pid, Spawn(options, request.dump(), write_end.get()));
+  write_end.Close();
+  nlohmann::json last;
+  const Status read = ReadLines(read_end.get(), deadline, on_progress, &last);
+  const int status = KillAndReap(pid, !read.ok());
+  if (!read.ok()) return read;
+  const std::string event = last.is_object() ? last.value("event", "") : "";
+  if (event == "error") return RunnerError(last);
+  if (event == "result" && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    last.erase("event");
+    return last;
+  }
+  const std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
+  return Status::Internal("the Lance runner " + how + " without a result; the request may have taken effect");
+}
+
+}  // namespace vigil::lance
