@@ -129,6 +129,26 @@ function showError(where, err) {
   where.replaceChildren(el('p', {class: 'error', role: 'alert'}, err.message));
 }
 
+// Runs `load(stopped)` now and `ms` after each run ends, until the view stops; a 401 leads
+// to the sign-in, another failure is shown in `box`. `load` draws only while `stopped()` is
+// false. Returns {stop, now}: `now` runs it at once (after an action) in place of the next.
+function repeat(box, ms, load) {
+  let timer = null;
+  let stopped = false;
+  const run = async () => {
+    clearTimeout(timer);
+    try {
+      await load(() => stopped);
+    } catch (err) {
+      if (err.status === 401) return renderSignIn(err.message);
+      showError(box, err);
+    }
+    if (!stopped) timer = setTimeout(run, ms);
+  };
+  run();
+  return {stop: () => { stopped = true; clearTimeout(timer); }, now: run};
+}
+
 // ---- Sign-in ----
 
 function renderSignIn(message) {
@@ -498,41 +518,31 @@ function renderHealth() {
   $('app').replaceChildren(el('h1', {}, 'Health'), el('p', {class: 'muted'},
     'From GET /metrics and SHOW NODES, sampled every ' + HEALTH_SAMPLE_MS / 1000 + ' s while this page is open.'), box);
   const history = [];
-  let timer = null;
-  let stopped = false;
-  const sample = async () => {
+  return repeat(box, HEALTH_SAMPLE_MS, async (stopped) => {
+    const r = await fetch('/metrics', {headers: headers(), cache: 'no-store', credentials: 'omit'});
+    if (!r.ok) throw new ApiError(r.status, null);
+    const m = parseMetrics(await r.text());
+    let nodes = null;
     try {
-      const r = await fetch('/metrics', {headers: headers(), cache: 'no-store', credentials: 'omit'});
-      if (!r.ok) throw new ApiError(r.status, null);
-      const m = parseMetrics(await r.text());
-      let nodes = null;
-      try {
-        nodes = (await api('POST', '/v1/sql', {sql: 'SHOW NODES'}, false)).results[0];
-      } catch (err) {
-        nodes = {error: err.message};
-      }
-      const now = Date.now();
-      const requests = sumOf(m, 'vigil_http_requests_total');
-      const prev = history[history.length - 1];
-      history.push({
-        at: now, requests,
-        rate: prev ? (1000 * (requests - prev.requests)) / Math.max(now - prev.at, 1) : NaN,
-        p50: quantile(m, 0.5), p99: quantile(m, 0.99),
-        running: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'RUNNING'),
-        unknown: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'OUTCOME_UNKNOWN'),
-        failed: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FAILED'),
-        finished: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FINISHED'),
-      });
-      if (history.length > HEALTH_SAMPLES) history.shift();
-      if (!stopped) box.replaceChildren(healthView(m, nodes, history));
+      nodes = (await api('POST', '/v1/sql', {sql: 'SHOW NODES'}, false)).results[0];
     } catch (err) {
-      if (err.status === 401) return renderSignIn(err.message);
-      showError(box, err);
+      nodes = {error: err.message};
     }
-    if (!stopped) timer = setTimeout(sample, HEALTH_SAMPLE_MS);
-  };
-  sample();
-  return () => { stopped = true; clearTimeout(timer); };
+    const now = Date.now();
+    const requests = sumOf(m, 'vigil_http_requests_total');
+    const prev = history[history.length - 1];
+    history.push({
+      at: now, requests,
+      rate: prev ? (1000 * (requests - prev.requests)) / Math.max(now - prev.at, 1) : NaN,
+      p50: quantile(m, 0.5), p99: quantile(m, 0.99),
+      running: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'RUNNING'),
+      unknown: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'OUTCOME_UNKNOWN'),
+      failed: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FAILED'),
+      finished: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FINISHED'),
+    });
+    if (history.length > HEALTH_SAMPLES) history.shift();
+    if (!stopped()) box.replaceChildren(healthView(m, nodes, history));
+  }).stop;
 }
 
 function healthView(m, nodes, history) {

@@ -81,31 +81,21 @@ function renderTable(db, table) {
   const message = el('p', {id: 'table-message', role: 'status'});
   $('app').replaceChildren(el('p', {}, el('a', {href: '#/tables'}, '← All tables')),
     el('h1', {}, db + '.' + table), message, box);
-  let timer = null;
-  let stopped = false;
-  const load = async () => {
-    clearTimeout(timer);  // a reload after BUILD INDEX replaces the scheduled one
-    try {
-      const [detail, versions, indexes, generations] = await Promise.all([
-        api('GET', tablePath(db, table)),
-        api('GET', tablePath(db, table) + '/versions?limit=' + CHART_VERSIONS),
-        tableIndexes(db, table),
-        api('GET', tablePath(db, table) + '/generations')]);
-      if (stopped) return;
-      const open = new Set(Array.from(box.querySelectorAll('details[open]'), (d) => d.dataset.index));
-      box.replaceChildren(
-        versionsSection(versions),
-        indexesSection(db, table, detail, indexes, message, load),
-        generationsSection(generations));
-      for (const d of box.querySelectorAll('details')) d.open = open.has(d.dataset.index);
-    } catch (err) {
-      if (err.status === 401) return renderSignIn(err.message);
-      showError(box, err);
-    }
-    if (!stopped) timer = setTimeout(load, TABLE_REFRESH_MS);
-  };
-  load();
-  return () => { stopped = true; clearTimeout(timer); };
+  const view = repeat(box, TABLE_REFRESH_MS, async (stopped) => {
+    const [detail, versions, indexes, generations] = await Promise.all([
+      api('GET', tablePath(db, table)),
+      api('GET', tablePath(db, table) + '/versions?limit=' + CHART_VERSIONS),
+      tableIndexes(db, table),
+      api('GET', tablePath(db, table) + '/generations')]);
+    if (stopped()) return;
+    const open = new Set(Array.from(box.querySelectorAll('details[open]'), (d) => d.dataset.index));
+    box.replaceChildren(
+      versionsSection(versions),
+      indexesSection(db, table, detail, indexes, message, () => view.now()),
+      generationsSection(generations));
+    for (const d of box.querySelectorAll('details')) d.open = open.has(d.dataset.index);
+  });
+  return view.stop;
 }
 
 // "YYYY-MM-DD HH:MM:SS.mmm" (UTC) -> Unix seconds.
@@ -242,35 +232,25 @@ function renderGenerations() {
   $('app').replaceChildren(el('h1', {}, 'Generations and leases'), el('p', {class: 'muted'},
     'Per table: the published version, the older versions readers still hold, the bytes only they keep, and the ' +
     'orphans VACUUM could reclaim.'), box);
-  let stopped = false;
-  let timer = null;
-  const load = async () => {
-    try {
-      const tables = await listTables();
-      const all = await Promise.all(tables.map((t) => api('GET', tablePath(t.db, t.table) + '/generations')));
-      if (stopped) return;
-      box.replaceChildren(tables.length ? el('table', {class: 'jobs', id: 'all-generations'},
-        el('thead', {}, el('tr', {}, ['Table', 'Published', 'Older held', 'Readers', 'Held bytes', 'Orphans']
-          .map((c) => el('th', {scope: 'col'}, c)))),
-        el('tbody', {}, tables.map((t, i) => {
-          const g = all[i].generations;
-          const published = g.find((x) => x.State === 'PUBLISHED');
-          const older = g.filter((x) => x.State === 'RETIRED');
-          return el('tr', {'data-table': t.db + '.' + t.table},
-            el('td', {}, el('a', {href: '#/tables/' + t.db + '/' + t.table}, t.db + '.' + t.table)),
-            el('td', {}, published ? 'v' + published.Version + ' (' + published.Readers + ' readers)' : '-'),
-            el('td', {}, older.length ? older.map((x) => 'v' + x.Version).join(', ') : 'none'),
-            el('td', {}, g.reduce((a, x) => a + x.Readers, 0)),
-            el('td', {}, formatBytes(older.reduce((a, x) => a + x.HeldBytes, 0))),
-            el('td', {}, all[i].orphans.length + ' (' + formatBytes(all[i].orphans.reduce((a, x) => a + x.Bytes, 0)) +
-              ')'));
-        }))) : el('p', {class: 'muted'}, 'No tables.'));
-    } catch (err) {
-      if (err.status === 401) return renderSignIn(err.message);
-      showError(box, err);
-    }
-    if (!stopped) timer = setTimeout(load, TABLE_REFRESH_MS);
-  };
-  load();
-  return () => { stopped = true; clearTimeout(timer); };
+  return repeat(box, TABLE_REFRESH_MS, async (stopped) => {
+    const tables = await listTables();
+    const all = await Promise.all(tables.map((t) => api('GET', tablePath(t.db, t.table) + '/generations')));
+    if (stopped()) return;
+    box.replaceChildren(tables.length ? el('table', {class: 'jobs', id: 'all-generations'},
+      el('thead', {}, el('tr', {}, ['Table', 'Published', 'Older held', 'Readers', 'Held bytes', 'Orphans']
+        .map((c) => el('th', {scope: 'col'}, c)))),
+      el('tbody', {}, tables.map((t, i) => {
+        const g = all[i].generations;
+        const published = g.find((x) => x.State === 'PUBLISHED');
+        const older = g.filter((x) => x.State === 'RETIRED');
+        return el('tr', {'data-table': t.db + '.' + t.table},
+          el('td', {}, el('a', {href: '#/tables/' + t.db + '/' + t.table}, t.db + '.' + t.table)),
+          el('td', {}, published ? 'v' + published.Version + ' (' + published.Readers + ' readers)' : '-'),
+          el('td', {}, older.length ? older.map((x) => 'v' + x.Version).join(', ') : 'none'),
+          el('td', {}, g.reduce((a, x) => a + x.Readers, 0)),
+          el('td', {}, formatBytes(older.reduce((a, x) => a + x.HeldBytes, 0))),
+          el('td', {}, all[i].orphans.length + ' (' + formatBytes(all[i].orphans.reduce((a, x) => a + x.Bytes, 0)) +
+            ')'));
+      }))) : el('p', {class: 'muted'}, 'No tables.'));
+  }).stop;
 }
