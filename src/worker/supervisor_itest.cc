@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <future>
 #include <map>
@@ -593,13 +594,22 @@ TEST_F(SupervisorTest, WorkerDiesWithItsParent) {
       ssize_t n = ::write(p[1], &pid, sizeof pid);
       (void)n;
     };
-    (void)(*sup)->Run(std::move(req));
+    LaunchResult r = (*sup)->Run(std::move(req));
+    // Only reached when the launch ended before the hang: say why on the test's stderr.
+    std::fprintf(stderr, "the launch ended: %s\n", r.error.ToString().c_str());
     ::_exit(2);
   }
   ::close(p[1]);
   pid_t worker = 0;
-  ASSERT_EQ(::read(p[0], &worker, sizeof worker), static_cast<ssize_t>(sizeof worker));
+  const ssize_t got_pid = ::read(p[0], &worker, sizeof worker);
   ::close(p[0]);
+  if (got_pid != static_cast<ssize_t>(sizeof worker)) {
+    int middle_status = 0;
+    ::waitpid(middle, &middle_status, 0);
+    ::prctl(PR_SET_CHILD_SUBREAPER, 0);
+    FAIL() << "no worker was launched; the launching process exited with "
+           << (WIFEXITED(middle_status) ? WEXITSTATUS(middle_status) : -1) << " (1: Create failed; 2: see stderr)";
+  }
   ASSERT_EQ(::kill(middle, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(middle, &status, 0), middle);
