@@ -728,6 +728,39 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   EXPECT_EQ(unknown.find("\"Node\""), std::string::npos) << "a refused drain lists nothing: " << unknown;
 }
 
+// jobs.concurrency_per_node is each node's capacity: with the leader taking 1 and another
+// node 2, three builds admitted together run 1 on the leader and 2 on the other node at
+// once; SHOW NODES shows both capacities.
+TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
+  StartNodes(1, "provider.after_segment_write=delay(3000)");
+  ASSERT_EQ(WaitForLeader(30), 0);
+  SetSetting("# concurrency_per_node = 1", "concurrency_per_node = 2");
+  StartNodes(1, "provider.after_segment_write=delay(3000)");
+  CreateTable(0);
+  Json made = Sql(0,
+                  "CREATE TABLE d.u (id BIGINT NOT NULL); INSERT INTO d.u VALUES (1); "
+                  "CREATE TABLE d.w (id BIGINT NOT NULL); INSERT INTO d.w VALUES (1)");
+  ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
+  std::vector<std::string> jobs;
+  for (const char* table : {"t", "u", "w"}) {
+    Json admitted = Sql(0, std::string("CREATE INDEX by_id ON d.") + table + " (id) USING BTREE");
+    ASSERT_EQ(admitted["results"][0]["admitted_jobs"].size(), 1u) << admitted.dump();
+    jobs.push_back(std::to_string(admitted["results"][0]["admitted_jobs"][0].get<int64_t>()));
+  }
+  std::map<std::string, int> per_node;
+  for (const std::string& job : jobs) {
+    ASSERT_EQ(WaitForRunning(0, job), "RUNNING") << job;
+    const std::string node = JobItem(0, job, "AttemptNode");
+    ++per_node[node.substr(0, node.find(' '))];
+  }
+  EXPECT_EQ(per_node, (std::map<std::string, int>{{"node0", 1}, {"node1", 2}}));
+  auto nodes = Nodes(0);
+  EXPECT_EQ(nodes["node0"]["Capacity"], 1) << nodes["node0"].dump();
+  EXPECT_EQ(nodes["node1"]["Capacity"], 2) << nodes["node1"].dump();
+  EXPECT_EQ(nodes["node1"]["RunningAttempts"], 2) << nodes["node1"].dump();
+  for (const std::string& job : jobs) EXPECT_EQ(WaitForJob(0, job, 60), "FINISHED") << job;
+}
+
 // Attempts spread over the nodes (jobs.concurrency_per_node = 1): three builds admitted
 // together run on three nodes at once, as SHOW NODES and SHOW INDEX JOB show. A node stopped
 // (SIGSTOP) while its worker hangs before the commit is settled by the leader once its

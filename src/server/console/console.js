@@ -564,11 +564,10 @@ function healthView(m, nodes, history) {
     const leader = nodes.rows.find((r) => r[col('Role')] === 'leader');
     parts.push(el('h2', {}, 'Nodes'), el('p', {id: 'h-leader'}, leader ? 'Leader: ' + leader[col('Node')] +
       ' (lease until ' + leader[col('LeaseExpiresAt')] + ')' : 'No node holds the leader lease.'));
+    const shown = ['Node', 'Address', 'Role', 'Alive', 'Draining', 'Capacity', 'RunningAttempts', 'HeartbeatAt'];
     parts.push(el('table', {class: 'jobs', id: 'nodes-table'},
-      el('thead', {}, el('tr', {}, ['Node', 'Address', 'Role', 'Alive', 'Draining', 'RunningAttempts', 'HeartbeatAt']
-        .map((c) => el('th', {scope: 'col'}, c)))),
-      el('tbody', {}, nodes.rows.map((r) => el('tr', {}, ['Node', 'Address', 'Role', 'Alive', 'Draining',
-        'RunningAttempts', 'HeartbeatAt'].map((c) => el('td', {}, r[col(c)])))))));
+      el('thead', {}, el('tr', {}, shown.map((c) => el('th', {scope: 'col'}, c)))),
+      el('tbody', {}, nodes.rows.map((r) => el('tr', {}, shown.map((c) => el('td', {}, r[col(c)])))))));
   } else if (nodes) {
     parts.push(el('p', {class: 'muted', id: 'h-leader'}, 'Nodes: ' + nodes.error));
   }

@@ -1,9 +1,9 @@
 // SHOW NODES: the nodes registered in the root's metadata store (every `vigil
 // serve` of a shared store, or the embedded root's supervisor), which of them
-// holds the leader lease, whether each still heartbeats or is drained, and the
-// attempts each runs. Times are the lease clock's (the database's with
-// PostgreSQL). DRAIN NODE / RESUME NODE set a node's drain mark, which the node
-// reads with its heartbeat.
+// holds the leader lease, whether each still heartbeats or is drained, how many
+// attempts it takes at once (its jobs.concurrency_per_node) and how many it runs. Times are the lease clock's (the
+// database's with PostgreSQL). DRAIN NODE / RESUME NODE set a node's drain mark, which the node reads with its
+// heartbeat.
 #include <map>
 
 #include "sql/exec/exec_internal.h"
@@ -44,14 +44,14 @@ Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement&) {
   // A node is alive while its last heartbeat is younger than one lease.
   const int64_t lease_ms = static_cast<int64_t>(ctx.config.jobs.leader_lease_seconds) * 1000;
   ResultSet r;
-  r.columns = {"Node",     "Address",         "Epoch",       "Pid",       "Role",          "Alive",
-               "Draining", "RunningAttempts", "HeartbeatAt", "StartedAt", "LeaseExpiresAt"};
+  r.columns = {"Node",     "Address",  "Epoch",           "Pid",         "Role",      "Alive",
+               "Draining", "Capacity", "RunningAttempts", "HeartbeatAt", "StartedAt", "LeaseExpiresAt"};
   for (const jobs::NodeInfo& n : nodes) {
     const bool alive = n.heartbeat_at_ms + lease_ms > now;
     const std::string role = RoleOf(n, lease, alive, now);
     r.rows.push_back({Value(n.node_id), Value(n.host), Value(n.epoch), Value(n.pid), Value(role),
                       Value(std::string(alive ? "YES" : "NO")), Value(std::string(n.draining ? "YES" : "NO")),
-                      Value(running[n.node_id]), Value(FormatTimeMs(n.heartbeat_at_ms)),
+                      Value(n.capacity), Value(running[n.node_id]), Value(FormatTimeMs(n.heartbeat_at_ms)),
                       Value(FormatTimeMs(n.started_at_ms)),
                       role == "leader" ? Value(FormatTimeMs(lease.expires_at_ms)) : Value()});
   }
