@@ -114,6 +114,18 @@ Result<std::vector<VersionPin>> VersionPinStore::List(const std::string& table) 
   return out;
 }
 
+Result<PinCounts> VersionPinStore::CountLive(int64_t now_ms) {
+  VIGIL_ASSIGN_OR_RETURN(auto conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(auto rows, conn->Query("SELECT COUNT(*), COUNT(DISTINCT table_locator || ':' || version) FROM "
+                                                "vigil_version_pins WHERE expires_at_ms > $1",
+                                                {now_ms}));
+  if (rows.size() != 1) return Status::Internal("pin count returned no row");
+  PinCounts c;
+  VIGIL_ASSIGN_OR_RETURN(c.pins, rows[0].Int(0));
+  VIGIL_ASSIGN_OR_RETURN(c.versions, rows[0].Int(1));
+  return c;
+}
+
 Result<int64_t> VersionPinStore::PurgeExpired(int64_t now_ms) {
   int64_t n = 0;
   VIGIL_RETURN_IF_ERROR(db_->Write([&](meta::Connection& c) -> Status {

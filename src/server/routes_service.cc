@@ -2,6 +2,7 @@
 // document and the settings a client needs (GET /v1/config).
 #include "server/api_internal.h"
 #include "server/openapi_document.h"
+#include "vigil/generations/version_pins.h"
 #include "vigil/jobs/job_state.h"
 
 namespace vigil::server {
@@ -20,6 +21,58 @@ constexpr const char* kJobStates[] = {"PENDING",
                                       "FAILED_REFRESH_PENDING",
                                       "COMMITTED_REFRESH_SKIPPED",
                                       "FAILED_REFRESH_SKIPPED"};
+
+// Jobs by the outcome their attempt recorded (the worker outcomes), and the OUTCOME_UNKNOWN
+// jobs by where their reconciliation stands (its backlog: WATCHING, RETRY_PENDING,
+// FINAL_READ_PENDING). A count the store cannot give is left out of the page.
+std::string OutcomeMetrics(jobs::JobStore& store) {
+  std::string out =
+      "# HELP vigil_index_job_outcomes Index jobs listed, by the outcome of their attempt.\n"
+      "# TYPE vigil_index_job_outcomes gauge\n";
+  for (jobs::Outcome o : {jobs::Outcome::kCommitted, jobs::Outcome::kNotCommitted, jobs::Outcome::kNoop,
+                          jobs::Outcome::kCancelledBeforeDispatch, jobs::Outcome::kUnknown}) {
+    jobs::JobFilter f;
+    f.outcome = o;
+    Result<int64_t> n = store.Count(f);
+    if (n.ok())
+      out += "vigil_index_job_outcomes{outcome=\"" + std::string(jobs::Name(o)) + "\"} " + std::to_string(*n) + "\n";
+  }
+  jobs::JobFilter unknown;
+  unknown.state = "OUTCOME_UNKNOWN";
+  unknown.limit = jobs::kMaxListLimit;
+  std::map<std::string, int64_t> by_state;
+  for (jobs::ReconcileState r :
+       {jobs::ReconcileState::kWatching, jobs::ReconcileState::kRetryPending, jobs::ReconcileState::kFinalReadPending,
+        jobs::ReconcileState::kStoppedTerminationProven, jobs::ReconcileState::kStoppedByForce}) {
+    by_state[std::string(jobs::Name(r))] = 0;
+  }
+  Status listed = store.ForEach(unknown, [&by_state](const jobs::JobRecord& j) {
+    if (j.state.reconcile != jobs::ReconcileState::kNone) ++by_state[std::string(jobs::Name(j.state.reconcile))];
+    return Status::OK();
+  });
+  if (!listed.ok()) return out;
+  out +=
+      "# HELP vigil_index_job_reconcile OUTCOME_UNKNOWN index jobs, by reconcile state.\n"
+      "# TYPE vigil_index_job_reconcile gauge\n";
+  for (const auto& [state, n] : by_state) {
+    out += "vigil_index_job_reconcile{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+  }
+  return out;
+}
+
+// The version pins of every serving process (generations readers hold): live pins and the
+// distinct table versions they keep.
+std::string PinMetrics(jobs::JobStore& store, int64_t now_ms) {
+  Result<std::unique_ptr<generations::VersionPinStore>> pins =
+      generations::VersionPinStore::Open(&store.database(), now_ms);
+  if (!pins.ok()) return "";
+  Result<generations::PinCounts> n = (*pins)->CountLive(now_ms);
+  if (!n.ok()) return "";
+  return "# HELP vigil_version_pins Live version pins (a reader's generation), and the versions they hold.\n"
+         "# TYPE vigil_version_pins gauge\n"
+         "vigil_version_pins{of=\"pins\"} " +
+         std::to_string(n->pins) + "\nvigil_version_pins{of=\"versions\"} " + std::to_string(n->versions) + "\n";
+}
 
 HttpResponse Text(std::string body, std::string type) {
   HttpResponse r;
@@ -60,6 +113,8 @@ void ApiServer::Impl::AddServiceRoutes() {
            Result<int64_t> n = jobs_->Count(f);
            if (n.ok()) out += std::string("vigil_index_jobs{state=\"") + state + "\"} " + std::to_string(*n) + "\n";
          }
+         out += OutcomeMetrics(*jobs_);
+         out += PinMetrics(*jobs_, root_.env()->NowMs());
          const HttpServerStats s = http_->stats();
          out += "# HELP vigil_http_connections_open Connections open now.\n# TYPE vigil_http_connections_open gauge\n";
          out += "vigil_http_connections_open " + std::to_string(s.open_connections) + "\n";

@@ -28,6 +28,12 @@ struct VersionPin {
   int64_t expires_at_ms = 0;
 };
 
+// Live pins of every table, and the distinct (table, version) pairs they hold.
+struct PinCounts {
+  int64_t pins = 0;
+  int64_t versions = 0;
+};
+
 // "<hostname>:<pid>:<uuid>", fixed for the life of this process.
 const std::string& ProcessOwnerId();
 
@@ -46,6 +52,8 @@ class VersionPinStore {
   Result<std::set<uint64_t>> LiveVersions(const std::string& table, int64_t now_ms);
   // Every pin of `table`, expired ones included, by version then owner.
   Result<std::vector<VersionPin>> List(const std::string& table);
+  // What the pins that have not expired at `now_ms` hold, over every table.
+  Result<PinCounts> CountLive(int64_t now_ms);
   // Deletes pins that expired before `now_ms`; returns how many.
   Result<int64_t> PurgeExpired(int64_t now_ms);
 

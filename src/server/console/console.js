@@ -511,6 +511,8 @@ function sparkline(values, label) {
 }
 
 const HEALTH_SAMPLE_MS = 5000;
+// Reconcile states of an OUTCOME_UNKNOWN job the reconciler still has to settle.
+const RECONCILE_BACKLOG = new Set(['WATCHING', 'RETRY_PENDING', 'FINAL_READ_PENDING']);
 const HEALTH_SAMPLES = 60;
 
 function renderHealth() {
@@ -539,6 +541,12 @@ function renderHealth() {
       unknown: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'OUTCOME_UNKNOWN'),
       failed: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FAILED'),
       finished: sumOf(m, 'vigil_index_jobs', (l) => l.state === 'FINISHED'),
+      committed: sumOf(m, 'vigil_index_job_outcomes', (l) => l.outcome === 'COMMITTED'),
+      notCommitted: sumOf(m, 'vigil_index_job_outcomes', (l) => l.outcome === 'NOT_COMMITTED'),
+      attemptsUnknown: sumOf(m, 'vigil_index_job_outcomes', (l) => l.outcome === 'UNKNOWN'),
+      backlog: sumOf(m, 'vigil_index_job_reconcile', (l) => RECONCILE_BACKLOG.has(l.state)),
+      pins: sumOf(m, 'vigil_version_pins', (l) => l.of === 'pins'),
+      pinnedVersions: sumOf(m, 'vigil_version_pins', (l) => l.of === 'versions'),
     });
     if (history.length > HEALTH_SAMPLES) history.shift();
     if (!stopped()) box.replaceChildren(healthView(m, nodes, history));
@@ -556,6 +564,10 @@ function healthView(m, nodes, history) {
     card('h-backlog', 'Jobs OUTCOME_UNKNOWN (resolved or not)', String(last.unknown), 'unknown'),
     card('h-running', 'Builds running', String(last.running), 'running'),
     card('h-outcomes', 'Finished / failed jobs', last.finished + ' / ' + last.failed, 'failed'),
+    card('h-attempts', 'Attempts committed / not committed / unknown',
+      last.committed + ' / ' + last.notCommitted + ' / ' + last.attemptsUnknown, 'attemptsUnknown'),
+    card('h-reconcile', 'Reconcile backlog (unknown outcomes still examined)', String(last.backlog), 'backlog'),
+    card('h-pins', 'Version pins / versions readers hold', last.pins + ' / ' + last.pinnedVersions, 'pins'),
     card('h-rate', 'Requests per second', Number.isFinite(last.rate) ? last.rate.toFixed(1) : '-', 'rate'),
     card('h-latency', 'Request latency p50 / p99', ms(last.p50) + ' / ' + ms(last.p99), 'p99'),
     card('h-idempotency', 'Idempotency reserved / replayed', idem('reserved') + ' / ' + idem('replayed'), null))];

@@ -313,6 +313,7 @@ def test_a_user_without_alter_sees_no_action_and_the_api_refuses_anyway(world):
 
 def test_the_health_view_shows_the_leader_jobs_and_requests_from_the_metrics(world):
     b = world["browser"]
+    sql(world["url"], world["admin"], "SELECT count(*) FROM d.t")  # a server session reads (pins) d.t
     b.js("sessionStorage.clear()")
     b.open(world["url"] + "/console#/health&token=" + world["admin"])
     leader = b.wait("document.getElementById('h-leader') && document.getElementById('h-leader').textContent")
@@ -323,7 +324,22 @@ def test_the_health_view_shows_the_leader_jobs_and_requests_from_the_metrics(wor
     # The resolved job's outcome stays unknown: the metrics count it so.
     assert b.js("document.querySelector('#h-backlog .value').textContent") == "1"
     assert b.js("document.querySelector('#h-outcomes .value').textContent") == "1 / 0"
-    assert b.js("document.querySelectorAll('svg.spark polyline').length") == 5
+    assert b.js("document.querySelectorAll('svg.spark polyline').length") == 8
+    # Attempt outcomes, the reconcile backlog and the version pins are /metrics' numbers.
+    with urllib.request.urlopen(world["url"] + "/metrics", timeout=30) as r:
+        metrics = r.read().decode()
+
+    def metric(name, label):
+        m = re.search(r"^%s\{%s\} (\d+)$" % (name, label), metrics, re.M)
+        assert m, (name, label, metrics)
+        return m.group(1)
+
+    assert b.js("document.querySelector('#h-attempts .value').textContent") == " / ".join(
+        metric("vigil_index_job_outcomes", 'outcome="%s"' % o) for o in ("COMMITTED", "NOT_COMMITTED", "UNKNOWN"))
+    assert metric("vigil_index_job_outcomes", 'outcome="UNKNOWN"') == "1"
+    assert metric("vigil_index_job_reconcile", 'state="STOPPED_BY_FORCE"') == "1"  # resolved above
+    assert b.js("document.querySelector('#h-reconcile .value').textContent") == "0"
+    assert int(metric("vigil_version_pins", 'of="pins"')) >= 1
     b.screenshot("console-health.png")
     # A user who is not an administrator sees the numbers, and why the nodes are not shown.
     b.js("sessionStorage.clear()")
