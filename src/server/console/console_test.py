@@ -386,6 +386,9 @@ def test_the_tables_view_shows_versions_and_coverage_and_builds_the_uncovered_ro
     job = int(link.rsplit("/", 1)[1])
     status, detail = call(url, admin, "GET", "/v1/jobs/%d" % job)
     assert status == 200 and detail["job"]["Operation"] == "BUILD" and detail["job"]["IndexName"] == "by_id", detail
+    # Settled before the next test counts versions and their readers (its commit comes first).
+    wait_for(url, admin, job, "State", {"FINISHED", "FAILED", "OUTCOME_UNKNOWN", "COMMITTED_REFRESH_SKIPPED",
+                                        "FAILED_REFRESH_SKIPPED"})
     # A user with SHOW only sees the coverage without the button, and the API refuses the build.
     b.js("sessionStorage.clear()")
     b.open(url + "/console#/tables/d/t&token=" + world["viewer"])
@@ -410,20 +413,21 @@ def test_the_generations_view_shows_an_older_version_another_process_reads(world
     env["PYTHONPATH"] = os.environ.get("VIGIL_PYTHONPATH", "")
     generations = "/v1/databases/d/tables/t/generations"
 
-    def published():
+    def generation(version=None):
         status, api = call(url, admin, "GET", generations)
         assert status == 200, api
-        return api["generations"][-1]
+        return api["generations"][-1] if version is None else [g for g in api["generations"]
+                                                                if g["Version"] == version][0]
 
-    published()  # this server now reads the published version too (vigil_orphans pins it)
-    before = published()
+    generation()  # this server now reads the published version too (vigil_orphans pins it)
+    before = generation()
     assert before["Processes"] == 1, before
     held = before["Version"]
     reader = subprocess.Popen(["/usr/bin/python3", "-c", READER, world["root"]], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert reader.stdout.readline().strip() == "ready"
-        assert published()["Processes"] == 2  # the reader's pin
+        assert generation(held)["Processes"] == 2  # the reader's pin
         sql(url, admin, "INSERT INTO d.t VALUES (6, 2)")
         status, api = call(url, admin, "GET", generations)
         row = [g for g in api["generations"] if g["Version"] == held][0]
@@ -462,3 +466,14 @@ def test_every_view_fits_a_phone_screen(world):
             assert width[0] <= width[1], (fragment, width)
     finally:
         b.send("Emulation.clearDeviceMetricsOverride")
+
+
+def test_past_a_hundred_tables_the_views_say_that_some_are_not_listed(world):
+    b, url, admin = world["browser"], world["url"], world["admin"]
+    sql(url, admin, "CREATE DATABASE many; " + " ".join("CREATE TABLE many.t%03d (id BIGINT);" % i for i in range(100)))
+    b.send("Emulation.clearDeviceMetricsOverride")
+    b.js("sessionStorage.clear()")
+    b.open(url + "/console#/tables&token=" + admin)
+    b.wait("document.getElementById('more-tables') !== null")
+    assert b.js("document.querySelectorAll('#tables-table tbody tr').length") == 100
+    assert "Only the first 100 tables" in b.js("document.getElementById('more-tables').textContent")

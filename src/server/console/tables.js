@@ -21,17 +21,23 @@ function formatBytes(n) {
 
 function tablePath(db, table) { return '/v1/databases/' + db + '/tables/' + table; }
 
-// Every table the user may see (at most MAX_TABLES): [{db, table}].
+// The tables the user may see, the first MAX_TABLES of them: [{db, table}], with `more`
+// set when there are others (the views say so; a listing is never cut silently).
 async function listTables() {
   const out = [];
   for (const d of (await api('GET', '/v1/databases')).databases) {
     const db = d.Database;
     for (const t of (await api('GET', '/v1/databases/' + db + '/tables')).tables) {
+      if (out.length === MAX_TABLES) return Object.assign(out, {more: true});
       out.push({db, table: Object.values(t)[0]});
-      if (out.length >= MAX_TABLES) return out;
     }
   }
-  return out;
+  return Object.assign(out, {more: false});
+}
+
+function moreTablesNote(tables) {
+  return tables.more ? el('p', {class: 'warnings', id: 'more-tables'}, 'Only the first ' + MAX_TABLES +
+    ' tables are listed; open another by its address, #/tables/<database>/<table>.') : '';
 }
 
 // The logical indexes of a table with their segments, through read-only SQL.
@@ -58,7 +64,7 @@ function renderTables() {
       const details = await Promise.all(tables.map((t) => api('GET', tablePath(t.db, t.table))));
       if (stopped) return;
       if (!tables.length) return box.replaceChildren(el('p', {class: 'muted', id: 'no-tables'}, 'No tables.'));
-      box.replaceChildren(el('table', {class: 'jobs', id: 'tables-table'},
+      box.replaceChildren(moreTablesNote(tables), el('table', {class: 'jobs', id: 'tables-table'},
         el('thead', {}, el('tr', {}, ['Table', 'Rows', 'Indexes'].map((c) => el('th', {scope: 'col'}, c)))),
         el('tbody', {}, tables.map((t, i) => el('tr', {'data-table': t.db + '.' + t.table},
           el('td', {}, el('a', {href: '#/tables/' + t.db + '/' + t.table}, t.db + '.' + t.table)),
@@ -236,7 +242,7 @@ function renderGenerations() {
     const tables = await listTables();
     const all = await Promise.all(tables.map((t) => api('GET', tablePath(t.db, t.table) + '/generations')));
     if (stopped()) return;
-    box.replaceChildren(tables.length ? el('table', {class: 'jobs', id: 'all-generations'},
+    box.replaceChildren(moreTablesNote(tables), tables.length ? el('table', {class: 'jobs', id: 'all-generations'},
       el('thead', {}, el('tr', {}, ['Table', 'Published', 'Older held', 'Readers', 'Held bytes', 'Orphans']
         .map((c) => el('th', {scope: 'col'}, c)))),
       el('tbody', {}, tables.map((t, i) => {
