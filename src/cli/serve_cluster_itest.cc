@@ -361,6 +361,31 @@ class ServeClusterTest : public ::testing::Test {
     ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
   }
 
+  // d.t as CreateTable makes it, and d.u and d.w with two ids each: three tables whose
+  // builds may run at once (one running attempt per table).
+  void CreateThreeTables(int node) {
+    CreateTable(node);
+    Json made = Sql(node,
+                    "CREATE TABLE d.u (id BIGINT NOT NULL); INSERT INTO d.u VALUES (1), (2); "
+                    "CREATE TABLE d.w (id BIGINT NOT NULL); INSERT INTO d.w VALUES (1), (2)");
+    ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
+  }
+
+  // Admits CREATE INDEX by_id on d.`table` (BTREE on id) through `node`: the job's id, or
+  // the answer when no single job was admitted.
+  std::string AdmitBuild(int node, const std::string& table) {
+    Json admitted = Sql(node, "CREATE INDEX by_id ON d." + table + " (id) USING BTREE");
+    const Json& jobs = admitted["results"][0]["admitted_jobs"];
+    return admitted.value("http_status", 0) == 200 && jobs.size() == 1 ? std::to_string(jobs[0].get<int64_t>())
+                                                                       : admitted.dump();
+  }
+
+  // The node id running `job`'s attempt ("node1" of AttemptNode "node1 epoch 2").
+  std::string AttemptNodeOf(int node, const std::string& job) {
+    const std::string shown = JobItem(node, job, "AttemptNode");
+    return shown.substr(0, shown.find(' '));
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<ClusterDatabase> db_;
   std::string root_;
@@ -736,22 +761,13 @@ TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
   ASSERT_EQ(WaitForLeader(30), 0);
   SetSetting("# concurrency_per_node = 1", "concurrency_per_node = 2");
   StartNodes(1, "provider.after_segment_write=delay(3000)");
-  CreateTable(0);
-  Json made = Sql(0,
-                  "CREATE TABLE d.u (id BIGINT NOT NULL); INSERT INTO d.u VALUES (1); "
-                  "CREATE TABLE d.w (id BIGINT NOT NULL); INSERT INTO d.w VALUES (1)");
-  ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
+  CreateThreeTables(0);
   std::vector<std::string> jobs;
-  for (const char* table : {"t", "u", "w"}) {
-    Json admitted = Sql(0, std::string("CREATE INDEX by_id ON d.") + table + " (id) USING BTREE");
-    ASSERT_EQ(admitted["results"][0]["admitted_jobs"].size(), 1u) << admitted.dump();
-    jobs.push_back(std::to_string(admitted["results"][0]["admitted_jobs"][0].get<int64_t>()));
-  }
+  for (const char* table : {"t", "u", "w"}) jobs.push_back(AdmitBuild(0, table));
   std::map<std::string, int> per_node;
   for (const std::string& job : jobs) {
     ASSERT_EQ(WaitForRunning(0, job), "RUNNING") << job;
-    const std::string node = JobItem(0, job, "AttemptNode");
-    ++per_node[node.substr(0, node.find(' '))];
+    ++per_node[AttemptNodeOf(0, job)];
   }
   EXPECT_EQ(per_node, (std::map<std::string, int>{{"node0", 1}, {"node1", 2}}));
   auto nodes = Nodes(0);
@@ -770,28 +786,17 @@ TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSett
   StartNodes(2, "provider.after_segment_write=delay(2500)");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1, "provider.after_segment_write=hang");
-  CreateTable(1);
-  Json made = Sql(1,
-                  "CREATE TABLE d.u (id BIGINT NOT NULL); INSERT INTO d.u VALUES (1), (2); "
-                  "CREATE TABLE d.w (id BIGINT NOT NULL); INSERT INTO d.w VALUES (1), (2)");
-  ASSERT_EQ(made.value("http_status", 0), 200) << made.dump();
+  CreateThreeTables(1);
   std::map<std::string, std::string> node_of;   // job id -> node id
   std::map<std::string, std::string> table_of;  // job id -> its table
-  const auto admit = [&](const std::string& table) {
-    Json admitted = Sql(1, "CREATE INDEX by_id ON d." + table + " (id) USING BTREE");
-    const Json& jobs = admitted["results"][0]["admitted_jobs"];
-    return admitted.value("http_status", 0) == 200 && jobs.size() == 1 ? std::to_string(jobs[0].get<int64_t>())
-                                                                       : admitted.dump();
-  };
   const auto indexes = [&](const std::string& table) {
     Json named = Sql(1, "SELECT count(*) FROM vigil_indexes('d." + table + "') WHERE IndexName = 'by_id'");
     return named.value("http_status", 0) == 200 ? named["results"][0]["rows"][0][0].get<int64_t>() : -1;
   };
-  for (const char* table : {"t", "u", "w"}) table_of[admit(table)] = table;
+  for (const char* table : {"t", "u", "w"}) table_of[AdmitBuild(1, table)] = table;
   for (const auto& [job, table] : table_of) {
     ASSERT_EQ(WaitForRunning(1, job), "RUNNING") << job << " on d." << table;
-    const std::string node = JobItem(1, job, "AttemptNode");
-    node_of[job] = node.substr(0, node.find(' '));
+    node_of[job] = AttemptNodeOf(1, job);
   }
   std::set<std::string> used;
   for (const auto& [job, node] : node_of) used.insert(node);
@@ -828,7 +833,7 @@ TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSett
   EXPECT_EQ(JobItem(1, hung, "Outcome"), "NOT_COMMITTED");
   EXPECT_EQ(indexes(table_of[hung]), 0);
   // The name is free again; the leader kept its lease throughout.
-  const std::string again = admit(table_of[hung]);
+  const std::string again = AdmitBuild(1, table_of[hung]);
   EXPECT_EQ(WaitForJob(1, again, 60), "FINISHED");
   EXPECT_EQ(indexes(table_of[hung]), 1);
   EXPECT_EQ(WaitForLeader(1), 0);
