@@ -35,6 +35,7 @@ jobs::WorkerExecutorOptions WorkerOptions(const Root& root, const Config& config
   w.supervisor.cgroup.pids_max = config.worker.pids_max;
   w.supervisor.stderr_path = root.path() + "/" + std::string(kRootMetaDirName) + "/worker.log";
   w.attempt_timeout = std::chrono::seconds(config.worker.max_runtime_seconds);
+  w.lance = config.lance;
   return w;
 }
 }  // namespace
@@ -74,6 +75,7 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   options.runner.claimed = opts.claimed;
   options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
   options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
+  options.reconcile.lance = config.lance;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::Executor> executor, MakeWorkerExecutor(root, config));
   jobs::Leader leader(&store, executor.get(), options, root.env());
   if (opts.on_started) opts.on_started(&leader);

@@ -270,6 +270,16 @@ const std::vector<Setting>& Settings() {
        "directory share it; the password comes from ~/.pgpass or PGPASSWORD, never\n"
        "from this file.",
        VIGIL_STR_(meta, url)},
+
+      {"lance", "node", Kind::kPath, 0, 0,
+       "The Node executable that runs the Lance runner of external Lance tables\n"
+       "(CREATE EXTERNAL TABLE ... ENGINE = lance) in the isolated worker.",
+       VIGIL_STR_(lance, node)},
+
+      {"lance", "runner", Kind::kPath, 0, 0,
+       "The Lance runner program (lance_runner.mjs, with its node_modules beside it).\n"
+       "Empty: the one in this build's source tree, src/lance/runner.",
+       VIGIL_STR_(lance, runner)},
   };
   return kSettings;
 }
@@ -279,7 +289,8 @@ const std::vector<Setting>& Settings() {
 #undef VIGIL_STR_
 #undef VIGIL_LIST_
 
-constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations", "sql", "server", "meta"};
+constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations",
+                                          "sql",      "server", "meta", "lance"};
 
 const Setting* FindSetting(std::string_view section, std::string_view name) {
   for (const Setting& s : Settings()) {

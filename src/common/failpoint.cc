@@ -231,6 +231,15 @@ std::string ArmedSpec() {
   return out;
 }
 
+bool Armed(std::string_view name) {
+  if (!Enabled()) return false;
+  Registry& r = Registry::Get();
+  r.LoadEnvironmentOnce();
+  MutexLock lock(&r.mu);
+  auto it = r.entries.find(name);
+  return it != r.entries.end() && it->second.action != Action::kOff;
+}
+
 int HitCount(std::string_view name) {
   Registry& r = Registry::Get();
   MutexLock lock(&r.mu);

@@ -40,7 +40,8 @@ Status CheckKeys(const std::map<std::string, std::string>& props, std::initializ
   return Status::OK();
 }
 
-// "caps.max_partitions = 65536 (the default; ...)": a cap as the operator sets it.
+}  // namespace
+
 std::string CapText(std::string_view key, uint64_t value, uint64_t default_value) {
   std::string out = "caps." + std::string(key) + " = " + std::to_string(value);
   if (value == default_value) {
@@ -48,6 +49,8 @@ std::string CapText(std::string_view key, uint64_t value, uint64_t default_value
   }
   return out + " (set in vigil.toml)";
 }
+
+namespace {
 
 constexpr IndexCaps kDefaultCaps;
 constexpr IvfPqParams kDefaultIvfPq;

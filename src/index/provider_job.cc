@@ -26,7 +26,18 @@ Result<CreateIndexRequest> CreateRequest(const JobRequest& job) {
 
 }  // namespace
 
+std::string_view TableEngineName(TableEngine e) { return e == TableEngine::kLance ? "LANCE" : "VIGIL"; }
+
+Result<TableEngine> ParseTableEngine(std::string_view name) {
+  if (name == "VIGIL") return TableEngine::kVigil;
+  if (name == "LANCE") return TableEngine::kLance;
+  return Status::InvalidArgument("unknown table engine '" + std::string(name) + "'");
+}
+
 Result<PreparedJob> PrepareJob(const JobRequest& job, const DatasetOptions& dataset) {
+  if (job.engine != TableEngine::kVigil) {
+    return Status::InvalidArgument("a job of an external Lance table runs through the Lance runner, not this provider");
+  }
   {
     VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(job.locator, static_cast<uint64_t>(job.start_version), dataset));
     if (ds->schema()->fingerprint() != job.schema_fingerprint) {

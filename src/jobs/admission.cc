@@ -3,6 +3,7 @@
 #include <optional>
 #include <set>
 
+#include "jobs/admission_internal.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/names.h"
 #include "vigil/index/provider.h"
@@ -12,7 +13,7 @@
 
 namespace vigil::jobs {
 
-namespace {
+namespace internal {
 
 SqlCategory CategoryOf(index::IndexType t) {
   switch (t) {
@@ -27,6 +28,61 @@ SqlCategory CategoryOf(index::IndexType t) {
   }
   return SqlCategory::kBtree;
 }
+
+Result<std::optional<size_t>> MatchName(const std::vector<std::string>& names, const std::string& name) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (NormalizeIndexNameV1(names[i]) != NormalizeIndexNameV1(name)) continue;
+    if (found) {
+      return Status::InvalidArgument("index name '" + name + "' is ambiguous: it matches '" + names[*found] +
+                                     "' and '" + names[i] + "' by case");
+    }
+    found = i;
+  }
+  return found;
+}
+
+Status CheckNewName(const std::string& requested, const std::string* existing, bool if_not_exists, bool or_replace,
+                    const std::string& table) {
+  if (existing == nullptr || if_not_exists || or_replace) return Status::OK();
+  if (*existing != requested) {
+    return Status::InvalidArgument("index '" + requested + "' differs only by case from existing index '" + *existing +
+                                   "'");
+  }
+  return Status::AlreadyExists("index '" + *existing + "' already exists on " + table);
+}
+
+// Admits `spec` and, for a pre-dispatch NOOP, concludes it at once.
+Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms, bool noop,
+                            const RequestClaim& request) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms, request));
+  // Crash cut C1: T1 is durable, the client's OK is not yet sent.
+  if (Status fp = failpoint::Hit("admission.after_commit"); !fp.ok()) return fp;
+  if (!noop) return job;
+  Cas cas{job.job_id, job.revision, std::nullopt, actor, now_ms};
+  return store->ConcludeBeforeDispatch(cas, AttemptResult::kNoop, false);
+}
+
+JobSpec TableSpec(const TableEntry& t, const std::string& exact_name, Operation op) {
+  JobSpec s;
+  s.catalog_name = t.catalog_name;
+  s.database_name = t.database_name;
+  s.table_name = t.table_name;
+  s.catalog_incarnation = t.catalog_incarnation;
+  s.table_incarnation = t.table_incarnation;
+  s.locator = t.locator;
+  s.index_name = exact_name;
+  s.operation = op;
+  s.engine = t.engine;
+  return s;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::AdmitSpec;
+using internal::CategoryOf;
 
 struct Target {
   TableEntry table;
@@ -49,15 +105,11 @@ Result<Target> LoadTarget(JobStore* store, const IndexTarget& t) {
 // or nullopt. Two matches (an external case-only collision) are ambiguous.
 Result<std::optional<index::LogicalIndexInfo>> Match(const std::vector<index::LogicalIndexInfo>& indexes,
                                                      const std::string& name) {
-  std::optional<index::LogicalIndexInfo> found;
-  for (const auto& i : indexes) {
-    if (NormalizeIndexNameV1(i.name) != NormalizeIndexNameV1(name)) continue;
-    if (found)
-      return Status::InvalidArgument("index name '" + name + "' is ambiguous: it matches '" + found->name + "' and '" +
-                                     i.name + "' by case");
-    found = i;
-  }
-  return found;
+  std::vector<std::string> names;
+  for (const auto& i : indexes) names.push_back(i.name);
+  VIGIL_ASSIGN_OR_RETURN(std::optional<size_t> at, internal::MatchName(names, name));
+  if (!at) return std::optional<index::LogicalIndexInfo>();
+  return std::optional<index::LogicalIndexInfo>(indexes[*at]);
 }
 
 // OK when `existing` has the requested definition as IF NOT EXISTS compares it (seed 000
@@ -81,29 +133,10 @@ Status SameDefinition(const index::LogicalIndexInfo& existing, const std::vector
 }
 
 JobSpec BaseSpec(const Target& t, const std::string& exact_name, Operation op) {
-  JobSpec s;
-  s.catalog_name = t.table.catalog_name;
-  s.database_name = t.table.database_name;
-  s.table_name = t.table.table_name;
-  s.catalog_incarnation = t.table.catalog_incarnation;
-  s.table_incarnation = t.table.table_incarnation;
-  s.locator = t.table.locator;
-  s.index_name = exact_name;
-  s.operation = op;
+  JobSpec s = internal::TableSpec(t.table, exact_name, op);
   s.start_version = static_cast<int64_t>(t.dataset->version());
   s.schema_fingerprint = t.dataset->schema()->fingerprint();
   return s;
-}
-
-// Admits `spec` and, for a pre-dispatch NOOP, concludes it at once.
-Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::string& actor, int64_t now_ms, bool noop,
-                            const RequestClaim& request) {
-  VIGIL_ASSIGN_OR_RETURN(JobRecord job, store->Admit(spec, actor, now_ms, request));
-  // Crash cut C1: T1 is durable, the client's OK is not yet sent.
-  if (Status fp = failpoint::Hit("admission.after_commit"); !fp.ok()) return fp;
-  if (!noop) return job;
-  Cas cas{job.job_id, job.revision, std::nullopt, actor, now_ms};
-  return store->ConcludeBeforeDispatch(cas, AttemptResult::kNoop, false);
 }
 
 }  // namespace
@@ -113,6 +146,8 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
     return Status::InvalidArgument("IF NOT EXISTS and OR REPLACE cannot be used together");
   }
   VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
+  VIGIL_ASSIGN_OR_RETURN(TableEntry table, Lookup(stmt.target));
+  if (table.engine == index::TableEngine::kLance) return CreateLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   auto idx = t.dataset->schema()->IndexOf(stmt.column);
   if (!idx) return Status::InvalidArgument("table " + t.table.table_name + " has no column '" + stmt.column + "'");
@@ -122,13 +157,8 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
                                                   t.dataset->manifest().fragments.size(), caps_));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
   std::string exact = existing ? existing->name : stmt.index_name;
-  if (existing && existing->name != stmt.index_name && !stmt.if_not_exists && !stmt.or_replace) {
-    return Status::InvalidArgument("index '" + stmt.index_name + "' differs only by case from existing index '" +
-                                   existing->name + "'");
-  }
-  if (existing && !stmt.if_not_exists && !stmt.or_replace) {
-    return Status::AlreadyExists("index '" + existing->name + "' already exists on " + t.table.table_name);
-  }
+  VIGIL_RETURN_IF_ERROR(internal::CheckNewName(stmt.index_name, existing ? &existing->name : nullptr,
+                                               stmt.if_not_exists, stmt.or_replace, t.table.table_name));
   if (existing && stmt.if_not_exists) {
     VIGIL_RETURN_IF_ERROR(SameDefinition(*existing, {field.name}, spec, t.table.table_name));
   }
@@ -139,6 +169,12 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   js.physical_type = std::string(index::IndexTypeName(stmt.type));
   js.properties_json = index::JobPropertiesJson(spec, caps_);
   return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists, request_);
+}
+
+Result<TableEntry> Admission::Lookup(const IndexTarget& t) {
+  VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(t.catalog, t.database, t.table));
+  if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
+  return *entry;
 }
 
 Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& target, const std::string& name) {
@@ -169,6 +205,8 @@ Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& targe
 
 Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
   VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
+  VIGIL_ASSIGN_OR_RETURN(TableEntry table, Lookup(stmt.target));
+  if (table.engine == index::TableEngine::kLance) return DropLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
   if (!existing && !stmt.if_exists) {
@@ -182,6 +220,8 @@ Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::str
 
 Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
   VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
+  VIGIL_ASSIGN_OR_RETURN(TableEntry table, Lookup(stmt.target));
+  if (table.engine == index::TableEngine::kLance) return BuildLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
   if (!existing) return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + t.table.table_name);

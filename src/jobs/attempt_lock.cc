@@ -17,10 +17,20 @@ std::string AttemptLockPath(const std::string& locator, const std::string& attem
   return JoinPath(locator, vigil::AttemptLockPath(attempt_id));
 }
 
-void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id) {
-  const std::string path = AttemptLockPath(locator, attempt_id);
+std::string AttemptLockPath(const JobSpec& spec, const std::string& attempt_id) {
+  if (spec.engine == index::TableEngine::kVigil) return AttemptLockPath(spec.locator, attempt_id);
+  return AttemptLockPath(spec.locator + ".vigil", attempt_id);
+}
+
+void RemoveAttemptLock(const JobSpec& spec, const std::string& attempt_id) {
+  const std::string path = AttemptLockPath(spec, attempt_id);
   ::unlink(path.c_str());
-  ::rmdir(DirName(path).c_str());  // only when empty
+  const std::string attempt_dir = DirName(path);
+  ::rmdir(attempt_dir.c_str());  // each only when empty
+  if (spec.engine != index::TableEngine::kVigil) {
+    ::rmdir(DirName(attempt_dir).c_str());
+    ::rmdir(DirName(DirName(attempt_dir)).c_str());
+  }
 }
 
 Status RecordAttemptProcess(int lock_fd, const ProcessIdentity& who) {

@@ -22,6 +22,10 @@ Result<TableEntry> ParseTable(const Row& row) {
   VIGIL_ASSIGN_OR_RETURN(t.table_incarnation, row.Text(4));
   VIGIL_ASSIGN_OR_RETURN(t.locator, row.Text(5));
   VIGIL_ASSIGN_OR_RETURN(t.created_at_ms, row.Int(6));
+  VIGIL_ASSIGN_OR_RETURN(std::string engine, row.Text(7));
+  Result<index::TableEngine> parsed = index::ParseTableEngine(engine);
+  if (!parsed.ok()) return Status::Corruption("stored table engine: " + parsed.status().message());
+  t.engine = *parsed;
   return t;
 }
 
@@ -36,24 +40,27 @@ Result<std::string> EnsureCatalog(Connection& conn, const std::string& catalog, 
 }  // namespace
 
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
-                                               const std::string& table, const std::string& locator, int64_t now_ms) {
-  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms);
+                                               const std::string& table, const std::string& locator, int64_t now_ms,
+                                               index::TableEngine engine) {
+  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms, engine);
 }
 
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
                                                const std::string& table, const std::string& table_incarnation,
-                                               const std::string& locator, int64_t now_ms) {
+                                               const std::string& locator, int64_t now_ms, index::TableEngine engine) {
   VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("locator", locator, kMaxMessageBytes));
   Result<Uuid> incarnation = Uuid::Parse(table_incarnation);
   if (!incarnation.ok()) return incarnation.status().WithContext("table incarnation");
-  TableEntry t{catalog, database, table, "", incarnation->ToString(), locator, now_ms};
+  TableEntry t{catalog, database, table, "", incarnation->ToString(), locator, now_ms, engine};
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
   VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, EnsureCatalog(txn.conn(), catalog, now_ms));
-  VIGIL_RETURN_IF_ERROR(
-      txn.conn().Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms}).status());
+  VIGIL_RETURN_IF_ERROR(txn.conn()
+                            .Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms,
+                                                         index::TableEngineName(engine)})
+                            .status());
   VIGIL_RETURN_IF_ERROR(txn.Commit());
   return t;
 }

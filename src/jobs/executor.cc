@@ -9,6 +9,7 @@ Result<index::JobRequest> ProviderJob(const JobRecord& job) {
   index::JobRequest out;
   out.job_id = job.job_id;
   out.operation = spec.operation;
+  out.engine = spec.engine;
   out.locator = spec.locator;
   out.index_name = spec.index_name;
   out.columns = spec.columns;

@@ -125,6 +125,10 @@ Status ParseBookkeeping(const Row& row, JobRecord* r) {
   VIGIL_ASSIGN_OR_RETURN(r->archived_at_ms, row.OptInt(54));
   VIGIL_ASSIGN_OR_RETURN(int64_t tombstone, row.Int(55));
   r->tombstone = tombstone != 0;
+  VIGIL_ASSIGN_OR_RETURN(std::string engine, row.Text(56));
+  Result<index::TableEngine> parsed = index::ParseTableEngine(engine);
+  if (!parsed.ok()) return Status::Corruption("stored job engine: " + parsed.status().message());
+  r->spec.engine = *parsed;
   return Status::OK();
 }
 
@@ -169,7 +173,8 @@ meta::Params AdmissionParams(const JobRecord& r) {
           Name(r.state.outcome),
           Name(r.state.refresh),
           Name(r.state.reconcile),
-          Name(r.state.disposition)};
+          Name(r.state.disposition),
+          index::TableEngineName(s.engine)};
 }
 
 meta::Params MutableParams(const JobRecord& r, int64_t expected_revision) {

@@ -396,6 +396,12 @@ CREATE TABLE table_versions (
 constexpr std::string_view kV7NodeCapacity =
     "ALTER TABLE cluster_nodes ADD COLUMN capacity INTEGER NOT NULL DEFAULT 0;";
 
+// Version 8: external Lance tables (DESIGN.md section 13). A table's engine says who owns
+// its dataset; a job's engine says which provider runs it (copied from its table at admission).
+constexpr std::string_view kV8TableEngine =
+    "ALTER TABLE vigil_tables ADD COLUMN engine TEXT NOT NULL DEFAULT 'VIGIL' CHECK (engine IN ('VIGIL', 'LANCE'));\n"
+    "ALTER TABLE index_jobs ADD COLUMN engine TEXT NOT NULL DEFAULT 'VIGIL' CHECK (engine IN ('VIGIL', 'LANCE'));\n";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
@@ -407,6 +413,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {5, "drain a node", kV5NodeDrain},
       {6, "table versions committed through the store", kSqliteV6},
       {7, "attempts a node runs for any leader", kV7NodeCapacity},
+      {8, "external Lance tables", kV8TableEngine},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create the job store", kPostgresV1},
@@ -416,6 +423,7 @@ const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
       {5, "drain a node", kV5NodeDrain},
       {6, "table versions committed through the store", kPostgresV6},
       {7, "attempts a node runs for any leader", kV7NodeCapacity},
+      {8, "external Lance tables", kV8TableEngine},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

@@ -32,21 +32,21 @@ namespace sql {
   " committed_version, last_observed_version, last_observed_fingerprint, refresh_generation,"        \
   " refresh_retries, refresh_next_at, refresh_last_error, reconcile_next_at, reconcile_last_at,"     \
   " reconcile_backoff_s, resolution_id, progress_phase, progress_done, progress_total, archived_at," \
-  " tombstone"
+  " tombstone, engine"
 
 constexpr std::string_view kJobColumns = VIGIL_JOB_COLUMNS;
 
 // $1 job id. Append the dialect's lock suffix to lock the row in a write transaction.
 constexpr std::string_view kSelectJob = "SELECT " VIGIL_JOB_COLUMNS " FROM index_jobs WHERE job_id = $1";
 
-// $1..$26 as in job_rows.cc AdmissionParams. Returns the new job id.
+// $1..$27 as in job_rows.cc AdmissionParams. Returns the new job id.
 constexpr std::string_view kInsertJob =
     "INSERT INTO index_jobs (revision, creator, created_at, catalog_name, database_name, table_name,"
     " catalog_incarnation, table_incarnation, locator, index_name, normalization_version,"
     " normalized_name, provider, operation, if_mode, columns_json, sql_category, physical_type,"
     " properties_json, start_version, schema_fingerprint, execution, outcome, refresh, reconcile,"
-    " disposition) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
-    " $17, $18, $19, $20, $21, $22, $23, $24, $25, $26) RETURNING job_id";
+    " disposition, engine) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15,"
+    " $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27) RETURNING job_id";
 
 // $1 job id, $2 expected revision, $3..$35 as in job_rows.cc MutableParams.
 // Progress is advisory: it moves neither the revision nor any state.
@@ -107,7 +107,7 @@ constexpr std::string_view kInsertCatalog =
     " ON CONFLICT (catalog_name) DO NOTHING";
 #define VIGIL_TABLE_COLUMNS                                                                    \
   "t.catalog_name, t.database_name, t.table_name, c.catalog_incarnation, t.table_incarnation," \
-  " t.locator, t.created_at"
+  " t.locator, t.created_at, t.engine"
 // $1 catalog, $2 database, $3 table. Append the lock suffix to lock the table row.
 constexpr std::string_view kSelectTable =
     "SELECT " VIGIL_TABLE_COLUMNS
@@ -126,7 +126,7 @@ constexpr std::string_view kSelectTableByIncarnation =
 // $1 catalog, $2 database, $3 table, $4 incarnation, $5 locator, $6 now.
 constexpr std::string_view kInsertTable =
     "INSERT INTO vigil_tables (catalog_name, database_name, table_name, table_incarnation, locator,"
-    " created_at) VALUES ($1, $2, $3, $4, $5, $6)";
+    " created_at, engine) VALUES ($1, $2, $3, $4, $5, $6, $7)";
 // $1 table incarnation.
 constexpr std::string_view kDeleteTable = "DELETE FROM vigil_tables WHERE table_incarnation = $1";
 

@@ -124,7 +124,7 @@ Result<std::vector<int64_t>> NodeAgent::Poll() {
 }
 
 Status NodeAgent::StartAttempt(const JobRecord& job) {
-  VIGIL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(AttemptLockPath(job.spec.locator, job.attempt->attempt_id)));
+  VIGIL_ASSIGN_OR_RETURN(FileLock lock, FileLock::Acquire(AttemptLockPath(job.spec, job.attempt->attempt_id)));
   AttemptRun run;
   run.running = job;
   run.lock = std::move(lock);

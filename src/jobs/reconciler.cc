@@ -11,6 +11,7 @@
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/version_store.h"
+#include "vigil/lance/lance_table.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
 
@@ -35,6 +36,11 @@ Reconciler::Reconciler(JobStore* store, std::string leader_holder, int64_t leade
 Status Reconciler::Recover(int64_t now_ms) {
   Status job_error;
   return Pass(now_ms, /*all=*/true, &job_error).status();
+}
+
+bool Reconciler::Fenced(const JobRecord& job) const {
+  // An external Lance table commits through LanceDB, which no store fences.
+  return job.spec.engine == index::TableEngine::kVigil && options_.commits_fenced(job.provider);
 }
 
 Result<int> Reconciler::RunDue(int64_t now_ms, bool all) {
@@ -102,10 +108,10 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
 }
 
 Result<std::optional<std::string>> Reconciler::LostReason(const JobRecord& job, int64_t now_ms) {
-  if (options_.commits_fenced(job.provider) && job.attempt->leader_epoch < epoch_) {
+  if (Fenced(job) && job.attempt->leader_epoch < epoch_) {
     // Its claim would be refused (its epoch no longer holds the lease): no need to wait for
     // its process. A worker of this host still running is stopped; it can only waste work.
-    const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+    const std::string lock = AttemptLockPath(job.spec, job.attempt->attempt_id);
     Result<bool> held = FileLock::IsHeld(lock);
     if (held.ok() && *held) (void)KillWorker(job, lock, "its leader epoch lost the lease");
     return std::optional<std::string>("the attempt was dispatched under leader epoch " +
@@ -114,18 +120,18 @@ Result<std::optional<std::string>> Reconciler::LostReason(const JobRecord& job, 
   }
   const AttemptIdentity& attempt = *job.attempt;
   const bool elsewhere = attempt.executor_node_id != options_.node_id || attempt.node_epoch != options_.node_epoch;
-  if (options_.commits_fenced(job.provider) && !options_.node_id.empty() && elsewhere) {
+  if (Fenced(job) && !options_.node_id.empty() && elsewhere) {
     // Another node's agent runs it: recording it UNKNOWN is what fences its commit, so it is
     // done once that node is gone, whatever its lock says (a frozen node may still hold it).
     VIGIL_ASSIGN_OR_RETURN(std::optional<std::string> gone, NodeGone(attempt, now_ms));
     if (!gone) return gone;
-    const std::string lock = AttemptLockPath(job.spec.locator, attempt.attempt_id);
+    const std::string lock = AttemptLockPath(job.spec, attempt.attempt_id);
     Result<bool> held = FileLock::IsHeld(lock);
     if (held.ok() && *held) (void)KillWorker(job, lock, "its node is gone");
     return std::optional<std::string>(*gone + ": the store refuses its commit");
   }
   const std::string gone = "the dispatcher of the attempt is gone without a recorded result";
-  const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+  const std::string lock = AttemptLockPath(job.spec, job.attempt->attempt_id);
   Result<bool> held = FileLock::IsHeld(lock);
   if (held.ok() && !*held) return std::optional<std::string>(gone);
   if (held.ok()) {
@@ -165,6 +171,7 @@ Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::functi
 }
 
 Result<Reconciler::Observation> Reconciler::ReadNewest(const JobSpec& spec) {
+  if (spec.engine == index::TableEngine::kLance) return ReadNewestLance(spec);
   // The newest committed version or an error: an older good version is not an authoritative read.
   VIGIL_ASSIGN_OR_RETURN(
       std::shared_ptr<Dataset> ds,
@@ -191,9 +198,9 @@ Result<bool> Reconciler::NodeReplaced(const AttemptIdentity& attempt) {
 
 Result<std::optional<TerminationProof>> Reconciler::Terminated(const JobRecord& job, int64_t now_ms) {
   using Proof = std::optional<TerminationProof>;
-  const std::string lock = AttemptLockPath(job.spec.locator, job.attempt->attempt_id);
+  const std::string lock = AttemptLockPath(job.spec, job.attempt->attempt_id);
   Result<bool> held = FileLock::IsHeld(lock);
-  if (options_.commits_fenced(job.provider)) {
+  if (Fenced(job)) {
     // The job no longer runs the attempt, and its claim reads the job row in the claim's own
     // transaction: whatever its process still does, nothing of it can commit from now on.
     if (held.ok() && *held) (void)KillWorker(job, lock, "its job no longer runs the attempt");
@@ -343,9 +350,12 @@ Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& jo
 }
 
 Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
-  // Only Vigil's own provider writes the attempt id into its commits; a pending ACK/FORCE
-  // refresh is left to finish first. Either way the job stays UNKNOWN for RESOLVE.
-  if (job->provider != kProviderDirectory || !jobs::Attribute(job->state, true).ok()) return Status::OK();
+  // Only Vigil's own provider writes the attempt id into its commits, and a Lance table's
+  // history proves some outcomes; a pending ACK/FORCE refresh is left to finish first.
+  // Otherwise the job stays UNKNOWN for RESOLVE.
+  if (!jobs::Attribute(job->state, true).ok()) return Status::OK();
+  if (job->spec.engine == index::TableEngine::kLance) return AttributeLance(job, now_ms);
+  if (job->provider != kProviderDirectory) return Status::OK();
   Result<std::optional<int64_t>> found = FindAttemptCommit(*job);
   if (!found.ok()) return Watch(job, now_ms, nullptr, found.status().ToString());
   if (*found) {
@@ -359,8 +369,46 @@ Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(bool attributed, Write(job, now_ms, [&](const Cas& cas) {
                            return store_->Attribute(cas, version.has_value(), version);
                          }));
-  if (attributed) RemoveAttemptLock(job->spec.locator, job->attempt->attempt_id);  // the proof is spent
+  if (attributed) RemoveAttemptLock(job->spec, job->attempt->attempt_id);  // the proof is spent
   return Status::OK();
+}
+
+Result<Reconciler::Observation> Reconciler::ReadNewestLance(const JobSpec& spec) {
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(spec.locator, LanceRunner()));
+  std::vector<std::string> indexes;
+  for (const lance::LanceIndex& i : snap.indexes) indexes.push_back(i.name + '\x1f' + i.uuid + '\x1f' + i.index_type);
+  std::sort(indexes.begin(), indexes.end());
+  std::string state = lance::SchemaFingerprint(snap.fields);
+  for (const std::string& i : indexes) state += '\x1e' + i;
+  Observation o;
+  o.version = snap.version;
+  o.fingerprint = std::to_string(indexes.size()) + ":" + ChecksumToHex(Checksum64(state));
+  return o;
+}
+
+Status Reconciler::AttributeLance(JobRecord* job, int64_t now_ms) {
+  VIGIL_ASSIGN_OR_RETURN(index::JobRequest request, ProviderJob(*job));
+  Result<std::vector<lance::LanceVersion>> history =
+      lance::History(job->spec.locator, job->spec.start_version, LanceRunner());
+  if (!history.ok()) return Watch(job, now_ms, nullptr, history.status().ToString());
+  const lance::Attribution found = lance::Attribute(request, *history);
+  if (found.evidence == lance::Evidence::kUnproven) {
+    // Nothing later can prove more: it stays UNKNOWN for ACK / FORCE_RELEASE, with the reason.
+    return Watch(job, now_ms, nullptr, "the Lance history proves no outcome: " + found.reason);
+  }
+  const bool committed = found.evidence == lance::Evidence::kCommitted;
+  VIGIL_ASSIGN_OR_RETURN(bool attributed, Write(job, now_ms, [&](const Cas& cas) {
+                           return store_->Attribute(cas, committed, found.version);
+                         }));
+  if (attributed) {
+    VIGIL_LOG_INFO("reconciler: job {}: {} ({})", job->job_id, committed ? "COMMITTED" : "NOT_COMMITTED", found.reason);
+    RemoveAttemptLock(job->spec, job->attempt->attempt_id);
+  }
+  return Status::OK();
+}
+
+lance::LanceRunnerOptions Reconciler::LanceRunner() const {
+  return lance::RunnerOptions(options_.lance, std::chrono::milliseconds(600'000));
 }
 
 }  // namespace vigil::jobs

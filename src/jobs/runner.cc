@@ -68,11 +68,13 @@ Result<std::vector<JobRunner::NodeSlot>> JobRunner::NodeSlots(int64_t now_ms, co
 
 Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, const std::set<std::string>& busy_tables,
                                                           std::vector<NodeSlot>* slots) {
-  // The least loaded slot that can take a job of `provider` (this node first on a tie).
-  auto place = [&](std::string_view provider) -> NodeSlot* {
+  // The least loaded slot that can take job `j` (this node first on a tie): another node's only
+  // when the store fences the job's commits.
+  auto place = [&](const JobRecord& j) -> NodeSlot* {
+    const bool fenced = j.spec.engine == index::TableEngine::kVigil && options_.commits_fenced(j.provider);
     NodeSlot* best = nullptr;
     for (NodeSlot& slot : *slots) {
-      if (slot.running >= slot.capacity || (!slot.local && !options_.commits_fenced(provider))) continue;
+      if (slot.running >= slot.capacity || (!slot.local && !fenced)) continue;
       if (best == nullptr || slot.running * best->capacity < best->running * slot.capacity) best = &slot;
     }
     return best;
@@ -89,7 +91,7 @@ Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, const 
     if (j.state.execution != Execution::kPending || busy_tables.count(j.spec.table_incarnation) > 0) {
       return Status::OK();
     }
-    target = place(j.provider);
+    target = place(j);
     if (target == nullptr) return Status::OK();
     found = j;
     return kFound;
@@ -110,7 +112,7 @@ Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, const 
   // node's agent takes the lock itself; its attempts are settled by that node's liveness.
   std::optional<FileLock> lock;
   if (target->local) {
-    VIGIL_ASSIGN_OR_RETURN(lock, FileLock::Acquire(AttemptLockPath(next->spec.locator, attempt.attempt_id)));
+    VIGIL_ASSIGN_OR_RETURN(lock, FileLock::Acquire(AttemptLockPath(next->spec, attempt.attempt_id)));
     if (options_.claimed != nullptr) options_.claimed->Claim(attempt.attempt_id);
   }
   if (Status fp = failpoint::Hit("runner.before_dispatch"); !fp.ok()) return fp;

@@ -44,6 +44,7 @@ Result<TableEntry> TableCatalog::Lookup(const TableName& name) {
 
 Result<std::shared_ptr<Dataset>> TableCatalog::Open(const TableName& name, DatasetOptions options) {
   VIGIL_ASSIGN_OR_RETURN(TableEntry entry, Lookup(name));
+  VIGIL_RETURN_IF_ERROR(CheckOwnTable(name, entry, "reading or writing its rows"));
   if (options.fs == nullptr) options.fs = root_->fs();
   if (!options.versions) options.versions = Options(entry).versions;
   Result<std::shared_ptr<Dataset>> ds = Dataset::Open(entry.locator, std::nullopt, options);
@@ -105,7 +106,31 @@ Result<ImportResult> TableCatalog::Import(const TableName& name, const std::stri
 }
 
 Result<std::string> TableCatalog::MoveAside(const TableEntry& entry) {
+  if (entry.engine != index::TableEngine::kVigil) {
+    return Status::Internal("an external table's files are never moved: " + entry.locator);
+  }
   return MoveDirAside(entry.locator, entry.table_incarnation);
+}
+
+Result<TableEntry> TableCatalog::RegisterExternal(const TableName& name, index::TableEngine engine,
+                                                  const std::string& location) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<TableEntry> existing, Find(name));
+  if (existing) return Status::AlreadyExists("table " + name.ToString() + " already exists");
+  VIGIL_RETURN_IF_ERROR(root_->EnsureDatabase(name.db));
+  Result<TableEntry> entry = store_->RegisterTable(name.catalog, name.db, name.table, location, NowMs(), engine);
+  if (entry.status().Is(StatusCode::kAlreadyExists)) {
+    return Status::AlreadyExists("table " + name.ToString() + " already exists");
+  }
+  return entry;
+}
+
+Status CheckOwnTable(const TableName& name, const TableEntry& entry, std::string_view what) {
+  if (entry.engine == index::TableEngine::kVigil) return Status::OK();
+  return Status::NotSupported("table " + name.ToString() + " is an external " +
+                              std::string(index::TableEngineName(entry.engine)) + " table (" + entry.locator +
+                              "): " + std::string(what) +
+                              " is not supported; Vigil manages its indexes (CREATE / DROP / BUILD INDEX, SHOW INDEX) "
+                              "and LanceDB reads and writes its rows");
 }
 
 Result<TableEntry> TableCatalog::RegisterNew(const TableName& name, const Uuid& incarnation, const std::string& dir) {

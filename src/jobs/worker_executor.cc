@@ -1,6 +1,7 @@
 #include "vigil/jobs/worker_executor.h"
 
 #include "vigil/common/failpoint.h"
+#include "vigil/lance/lance_table.h"
 
 namespace vigil::jobs {
 
@@ -22,6 +23,11 @@ ExecutionOutcome WorkerExecutor::Execute(const ExecutionRequest& request) {
     return out;
   }
   req.job = std::move(*job);
+  if (req.job.engine == index::TableEngine::kLance) {
+    const lance::LanceRunnerOptions runner = lance::RunnerOptions(options_.lance, options_.attempt_timeout);
+    req.lance_node = runner.node_path;
+    req.lance_runner = runner.script_path;
+  }
   if (failpoint::Enabled()) {
     req.failpoints = failpoint::ArmedSpec();
     if (!options_.worker_failpoints.empty()) {

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,24 +20,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The child: `node script request`, its own process group, stdout to `out`, stdin and
-// stderr from / to /dev/null, a fixed environment.
+// stderr from / to /dev/null, `options.keep_fd` as descriptor 3, a fixed environment. It
+// dies with the thread that started it (PR_SET_PDEATHSIG), so a killed caller leaves no
+// runner behind. Between fork and exec only async-signal-safe calls are made.
 Result<pid_t> Spawn(const LanceRunnerOptions& options, const std::string& request, int out) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out, 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   std::vector<std::string> args = {options.node_path, options.script_path, request};
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/", "LANG=C.UTF-8"};
   std::vector<char*> argv, envp;
@@ -45,11 +31,37 @@ Result<pid_t> Spawn(const LanceRunnerOptions& options, const std::string& reques
   for (std::string& e : env) envp.push_back(e.data());
   argv.push_back(nullptr);
   envp.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, options.node_path.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) return Status::NotFound("cannot start the Lance runner " + options.node_path + ": " + strerror(rc));
+  if (access(options.node_path.c_str(), X_OK) != 0) {
+    return Status::NotFound("cannot start the Lance runner: node " + options.node_path + ": " + strerror(errno) +
+                            " (lance.node in vigil.toml)");
+  }
+  if (access(options.script_path.c_str(), R_OK) != 0) {
+    return Status::NotFound("cannot start the Lance runner: " + options.script_path + ": " + strerror(errno) +
+                            " (lance.runner in vigil.toml)");
+  }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) return Status::IOError(std::string("fork the Lance runner: ") + strerror(errno));
+  if (pid == 0) {
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    const int null_in = open("/dev/null", O_RDONLY);
+    const int null_out = open("/dev/null", O_WRONLY);
+    if (null_in < 0 || null_out < 0 || dup2(null_in, 0) < 0 || dup2(out, 1) < 0 || dup2(null_out, 2) < 0) _exit(127);
+    int last = 2;
+    if (options.keep_fd >= 0) {
+      if (dup2(options.keep_fd, 3) < 0) _exit(127);
+      last = 3;
+    }
+    close_range(static_cast<unsigned>(last) + 1, ~0U, 0);
+    execve(options.node_path.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
   return pid;
 }
 

@@ -15,13 +15,14 @@
 #include <unistd.h>
 
 #include "testutil/temp_dir.h"
+#include "vigil/lance/lance_table.h"
 
 namespace vigil::lance {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kRunnerDir = VIGIL_LANCE_RUNNER_DIR;
+const std::string kRunnerDir = DefaultRunnerDir();
 
 class LanceRunnerTest : public ::testing::Test {
  protected:

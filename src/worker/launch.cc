@@ -184,6 +184,7 @@ Status Supervisor::Launch::Plan() {
            "--secret=" + std::to_string(kChildSecret), "--parent=" + std::to_string(::getpid())};
   if (request_.attempt_lock_fd >= 0) args_.push_back("--lock=" + std::to_string(kChildLock));
   if (!options_.sandbox) args_.push_back("--no-sandbox");
+  if (request_.request.job.engine == index::TableEngine::kLance) args_.push_back("--sandbox=lance");
   const char* path = std::getenv("PATH");
   env_.push_back(std::string("PATH=") + (path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin"));
   if (const char* lang = std::getenv("LANG")) env_.push_back(std::string("LANG=") + lang);

@@ -157,6 +157,7 @@ std::string EncodeRequest(const Request& m) {
   PutAttempt(&p, m.attempt);
   PutI64(&p, m.job.job_id);
   PutU8(&p, static_cast<uint8_t>(m.job.operation));
+  PutU8(&p, static_cast<uint8_t>(m.job.engine));
   PutString(&p, m.job.locator);
   PutString(&p, m.job.index_name);
   PutU32(&p, static_cast<uint32_t>(m.job.columns.size()));
@@ -173,6 +174,8 @@ std::string EncodeRequest(const Request& m) {
   PutString(&p, m.failpoints);
   PutU8(&p, m.secret_follows ? 1 : 0);
   PutU8(&p, m.version_catalog ? 1 : 0);
+  PutString(&p, m.lance_node);
+  PutString(&p, m.lance_runner);
   return EncodeFrame(MessageType::kRequest, p);
 }
 
@@ -236,6 +239,10 @@ Result<Request> DecodeRequest(std::string_view payload) {
   r.U8(&op, "operation");
   if (r.ok() && (op < 1 || op > 4)) r.Fail("operation");
   m.job.operation = static_cast<index::JobOperation>(op);
+  uint8_t engine = 0;
+  r.U8(&engine, "engine");
+  if (r.ok() && (engine < 1 || engine > 2)) r.Fail("engine");
+  m.job.engine = static_cast<index::TableEngine>(engine);
   r.String(&m.job.locator, "locator");
   r.String(&m.job.index_name, "index_name", 1024);
   uint32_t ncols = 0;
@@ -257,6 +264,8 @@ Result<Request> DecodeRequest(std::string_view payload) {
   r.String(&m.failpoints, "failpoints", 4096);
   r.Bool(&m.secret_follows, "secret_follows");
   r.Bool(&m.version_catalog, "version_catalog");
+  r.String(&m.lance_node, "lance_node", 4096);
+  r.String(&m.lance_runner, "lance_runner", 4096);
   VIGIL_RETURN_IF_ERROR(r.Finish("the request"));
   return m;
 }

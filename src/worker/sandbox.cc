@@ -200,7 +200,19 @@ class FilterProgram {
   }();
 };
 
-Result<std::vector<sock_filter>> BuildFilter() {
+// Process creation, refused in the provider's sandbox and allowed in the Lance runner's.
+bool CreatesProcesses(long nr) {
+#ifdef __NR_fork
+  if (nr == __NR_fork) return true;
+#endif
+#ifdef __NR_vfork
+  if (nr == __NR_vfork) return true;
+#endif
+  return nr == __NR_execve || nr == __NR_execveat;
+}
+
+Result<std::vector<sock_filter>> BuildFilter(SandboxMode mode) {
+  const bool runner = mode == SandboxMode::kLanceRunner;
   FilterProgram p;
   using F = FilterProgram;
   // Another ABI (i386 through int 0x80) has other syscall numbers: refuse all of it.
@@ -210,13 +222,15 @@ Result<std::vector<sock_filter>> BuildFilter() {
 #if defined(__x86_64__)
   p.JumpIf(BPF_JGE, __X32_SYSCALL_BIT, F::kDeny);
 #endif
-  for (long nr : kRefusedSyscalls) p.JumpIf(BPF_JEQ, static_cast<uint32_t>(nr), F::kDeny);
+  for (long nr : kRefusedSyscalls) {
+    if (!runner || !CreatesProcesses(nr)) p.JumpIf(BPF_JEQ, static_cast<uint32_t>(nr), F::kDeny);
+  }
 #ifdef __NR_clone3
   // clone3's flags sit in a user-memory struct a filter cannot read; ENOSYS makes
   // glibc fall back to clone, whose flags it can.
   p.JumpIf(BPF_JEQ, __NR_clone3, F::kNoSys);
 #endif
-  p.JumpIf(BPF_JEQ, __NR_clone, F::kCloneFlags);
+  if (!runner) p.JumpIf(BPF_JEQ, __NR_clone, F::kCloneFlags);
   p.JumpIf(BPF_JEQ, __NR_socket, F::kSocketDomain);
   p.JumpIf(BPF_JEQ, __NR_socketpair, F::kSocketDomain, F::kAllow);
   p.Bind(F::kCloneFlags);
@@ -234,9 +248,9 @@ Result<std::vector<sock_filter>> BuildFilter() {
   return p.Finish();
 }
 
-Status InstallFilter() {
+Status InstallFilter(SandboxMode mode) {
   if (!kHaveFilter) return Status::FailedPrecondition("no seccomp filter is defined for this architecture");
-  VIGIL_ASSIGN_OR_RETURN(std::vector<sock_filter> code, BuildFilter());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<sock_filter> code, BuildFilter(mode));
   struct sock_fprog prog = {static_cast<unsigned short>(code.size()), code.data()};
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
     return Status::FromErrno(errno, "seccomp(SECCOMP_SET_MODE_FILTER)");
@@ -247,7 +261,7 @@ Status InstallFilter() {
 
 }  // namespace
 
-Status EnterSandbox() {
+Status EnterSandbox(SandboxMode mode) {
   VIGIL_ASSIGN_OR_RETURN(std::string status, ReadProcFile("/proc/self/status"));
   const std::string threads = StatusField(status, "Threads");
   if (threads != "1") {
@@ -257,7 +271,7 @@ Status EnterSandbox() {
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return Status::FromErrno(errno, "PR_SET_NO_NEW_PRIVS");
   if (::prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) return Status::Internal("no_new_privs is not set");
   VIGIL_RETURN_IF_ERROR(DropCapabilities().WithContext("capabilities"));
-  return InstallFilter();
+  return InstallFilter(mode);
 }
 
 #ifdef VIGIL_FAILPOINTS

@@ -14,6 +14,7 @@
 #include "vigil/common/env.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
+#include "vigil/lance/lance_job.h"
 #include "vigil/worker/sandbox.h"
 
 namespace vigil::worker {
@@ -97,6 +98,41 @@ class SecretBuffer {
  private:
   std::vector<char> bytes_;
 };
+
+// The runner's hold points the crash tests arm as worker failpoints: the runner stops there
+// and the worker evaluates the failpoint (kill: the worker dies, and node with it).
+constexpr std::string_view kLanceHoldPoints[] = {"lance.before_commit", "lance.after_commit"};
+
+// A job of an external Lance table: the Lance runner, started by this worker under its limits
+// (its cgroup, rlimits and sandbox), holding the attempt lock as long as it runs.
+Response ExecuteLanceJob(const AttemptIdentity& attempt, const Request& request, std::string_view secret,
+                         const std::function<void(std::string_view, uint64_t, uint64_t)>& progress, int lock_fd) {
+  lance::LanceJobCall call;
+  call.runner.node_path = request.lance_node;
+  call.runner.script_path = request.lance_runner;
+  call.runner.timeout = std::chrono::hours(24 * 30);  // the supervisor's deadline kills the worker first
+  call.runner.keep_fd = lock_fd;
+  std::string hold;
+  for (std::string_view point : kLanceHoldPoints) {
+    if (failpoint::Armed(point)) {
+      hold = std::string(point);
+      call.stop_at = hold.substr(hold.find('.') + 1);
+    }
+  }
+  call.progress = [&](std::string_view phase) {
+    if (phase == "STOPPED_AT") {
+      (void)failpoint::Hit(hold);
+      return;
+    }
+    if (progress) progress(phase, 0, 0);
+  };
+  if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
+  bool invoked = false;
+  Result<lance::LanceJobResult> result = lance::RunLanceJob(request.job, call, &invoked);
+  if (Status fp = failpoint::Hit("worker.after_provider"); !fp.ok()) return Complete(attempt, invoked, fp, secret);
+  if (!result.ok()) return Complete(attempt, invoked, result.status(), secret);
+  return Complete(attempt, true, Status::OK(), secret, result->committed_version);
+}
 
 }  // namespace
 
@@ -202,9 +238,19 @@ int ServeOneRequest(const WorkerFds& fds) {
       last_phase = std::string(phase);
       (void)WriteAll(fds.out, EncodeProgress({std::string(phase), done, total}));
     };
-    DatasetOptions dataset;
-    if (request->version_catalog) dataset.versions = std::make_shared<PipeVersionCatalog>(fds.in, fds.out, &reader);
-    response = ExecuteJob(attempt, request->job, secret.view(), progress, dataset);
+    if (request->job.engine == index::TableEngine::kLance) {
+      response = ExecuteLanceJob(attempt, *request, secret.view(), progress, fds.lock);
+    } else if (fds.lance_sandbox) {
+      response = Complete(attempt, false,
+                          Status::InvalidArgument("a worker in the Lance runner's sandbox runs only Lance jobs"),
+                          secret.view());
+    } else {
+      DatasetOptions dataset;
+      if (request->version_catalog) {
+        dataset.versions = std::make_shared<PipeVersionCatalog>(fds.in, fds.out, &reader);
+      }
+      response = ExecuteJob(attempt, request->job, secret.view(), progress, dataset);
+    }
   }
   secret.Wipe();
   // Test hooks for the supervisor's defences: a response for another attempt, a corrupt frame.

@@ -139,6 +139,14 @@ struct ListenAddress {
 // "host:port" or "[v6]:port"; InvalidArgument naming what is wrong otherwise.
 Result<ListenAddress> ParseListenAddress(std::string_view text);
 
+// How the Lance runner of external Lance tables is started (DESIGN.md section 13).
+struct LanceConfig {
+  std::string node = "/usr/bin/node";  // the Node executable
+  std::string runner;                  // lance_runner.mjs; empty: this build's source tree
+
+  bool operator==(const LanceConfig&) const = default;
+};
+
 struct Config {
   MutationConfig mutation;
   WorkerConfig worker;
@@ -148,6 +156,7 @@ struct Config {
   SqlConfig sql;
   ServerConfig server;
   MetaConfig meta;
+  LanceConfig lance;
 
   bool operator==(const Config&) const = default;
 };

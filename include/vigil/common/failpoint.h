@@ -37,6 +37,9 @@ void Disarm(std::string_view name);
 void DisarmAll();
 // The spec of everything armed now, in the grammar above (for forwarding to a child).
 std::string ArmedSpec();
+// True when `name` is armed with an action other than off (a hold point a child process
+// must be told about before it is reached).
+bool Armed(std::string_view name);
 // How many times `name` was evaluated while armed (for tests).
 int HitCount(std::string_view name);
 // True when failpoints are compiled into this build.

@@ -57,6 +57,9 @@ struct IndexSpec {
 // Validates `properties` for `type` on `field` (column contract, allowed keys and
 // values, caps) given the snapshot's row count. InvalidArgument names the problem;
 // an exceeded cap is named by its vigil.toml key, value and source.
+// "caps.max_partitions = 65536 (the default; ...)": a cap as the operator sets it.
+std::string CapText(std::string_view key, uint64_t value, uint64_t default_value);
+
 Result<IndexSpec> ValidateIndexSpec(IndexType type, const std::map<std::string, std::string>& properties,
                                     const Field& field, uint64_t snapshot_rows, uint64_t snapshot_fragments,
                                     const IndexCaps& caps = {});

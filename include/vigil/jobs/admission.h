@@ -4,7 +4,9 @@
 // administrator caps, mutual exclusions, case-insensitive name matching) and
 // either admitted (job + fence + guard + event in one transaction) or refused
 // before any job exists. A matching IF NOT EXISTS, or a DROP IF EXISTS of a
-// missing name, is admitted and concluded at once as a durable NOOP.
+// missing name, is admitted and concluded at once as a durable NOOP. On an
+// external Lance table the same rules are applied to the dataset's newest
+// version as the Lance runner reads it (admission_lance.cc).
 // Thread safety: an Admission is stateless over a thread-safe JobStore.
 #pragma once
 
@@ -51,8 +53,9 @@ struct DropIndexStatement {
 class Admission {
  public:
   // `request`: the API request admitting jobs, confirmed and recorded with each (JobStore::Admit).
-  Admission(JobStore* store, index::IndexCaps caps, RequestClaim request = {})
-      : store_(store), caps_(caps), request_(std::move(request)) {}
+  // `lance`: how an external Lance table is read (its runner).
+  Admission(JobStore* store, index::IndexCaps caps, RequestClaim request = {}, LanceConfig lance = {})
+      : store_(store), caps_(caps), request_(std::move(request)), lance_(std::move(lance)) {}
 
   // Returns the admitted job. Errors before any job exists: InvalidArgument
   // (bad name/type/property/column, IF NOT EXISTS with OR REPLACE, an ambiguous
@@ -70,9 +73,20 @@ class Admission {
   Result<std::optional<JobRecord>> FenceHolder(const IndexTarget& target, const std::string& name);
 
  private:
+  // The same statements on an external Lance table (admission_lance.cc).
+  Result<JobRecord> CreateLance(const TableEntry& table, const CreateIndexStatement& stmt, const std::string& actor,
+                                int64_t now_ms);
+  Result<JobRecord> DropLance(const TableEntry& table, const DropIndexStatement& stmt, const std::string& actor,
+                              int64_t now_ms);
+  Result<JobRecord> BuildLance(const TableEntry& table, const BuildIndexStatement& stmt, const std::string& actor,
+                               int64_t now_ms);
+  // The registered table of `target`; NotFound when there is none.
+  Result<TableEntry> Lookup(const IndexTarget& target);
+
   JobStore* store_;
   index::IndexCaps caps_;
   RequestClaim request_;
+  LanceConfig lance_;
 };
 
 // Refuses an index mutation (`statement`, e.g. "CREATE INDEX") before any job exists:

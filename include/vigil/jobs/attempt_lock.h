@@ -15,14 +15,19 @@
 
 #include "vigil/common/process_identity.h"
 #include "vigil/common/status.h"
+#include "vigil/jobs/job_record.h"
 
 namespace vigil::jobs {
 
-// `<locator>/_staging/<attempt id>/attempt.lock`
+// `<locator>/_staging/<attempt id>/attempt.lock` of a Vigil table's dataset.
 std::string AttemptLockPath(const std::string& locator, const std::string& attempt_id);
+// The lock of an attempt of `spec`: AttemptLockPath(locator, ...) for a Vigil table; for an
+// external Lance table, beside the dataset and never in it:
+// `<location>.vigil/_staging/<attempt id>/attempt.lock`.
+std::string AttemptLockPath(const JobSpec& spec, const std::string& attempt_id);
 // Removes the attempt's lock file and its `_staging/<attempt id>` folder once its outcome
 // is known (nobody needs the proof any more). Best effort: VACUUM removes what is left.
-void RemoveAttemptLock(const std::string& locator, const std::string& attempt_id);
+void RemoveAttemptLock(const JobSpec& spec, const std::string& attempt_id);
 
 // Records `who` in the held lock file `lock_fd` (replacing what it held) durably.
 Status RecordAttemptProcess(int lock_fd, const ProcessIdentity& who);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "vigil/common/status.h"
+#include "vigil/index/provider_job.h"
 #include "vigil/meta/database.h"
 
 namespace vigil::jobs {
@@ -26,8 +27,9 @@ struct TableEntry {
   std::string table_name;
   std::string catalog_incarnation;
   std::string table_incarnation;
-  std::string locator;
+  std::string locator;  // the dataset's directory (an external table's LOCATION)
   int64_t created_at_ms = 0;
+  index::TableEngine engine = index::TableEngine::kVigil;  // LANCE: an external Lance table
 
   bool operator==(const TableEntry&) const = default;
 };
@@ -40,10 +42,12 @@ class CatalogStore {
   // Registers a new table (and its catalog on first use) with a fresh random table incarnation.
   // AlreadyExists when the name is registered.
   Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database, const std::string& table,
-                                   const std::string& locator, int64_t now_ms);
+                                   const std::string& locator, int64_t now_ms,
+                                   index::TableEngine engine = index::TableEngine::kVigil);
   // The same with the caller's table incarnation (a UUID, unique for ever).
   Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database, const std::string& table,
-                                   const std::string& table_incarnation, const std::string& locator, int64_t now_ms);
+                                   const std::string& table_incarnation, const std::string& locator, int64_t now_ms,
+                                   index::TableEngine engine = index::TableEngine::kVigil);
   // The registered tables of one database, by table name.
   Result<std::vector<TableEntry>> ListTables(const std::string& catalog, const std::string& database);
   Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,

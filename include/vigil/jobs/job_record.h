@@ -78,9 +78,10 @@ struct JobSpec {
   std::string table_name;
   std::string catalog_incarnation;
   std::string table_incarnation;
-  std::string locator;     // dataset path
+  std::string locator;     // dataset path (an external Lance table's LOCATION)
   std::string index_name;  // exact display name
   Operation operation = Operation::kCreate;
+  index::TableEngine engine = index::TableEngine::kVigil;  // who owns the dataset
   IfMode if_mode = IfMode::kNone;
   std::vector<std::string> columns;
   std::optional<SqlCategory> category;       // absent for DROP

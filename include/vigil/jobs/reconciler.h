@@ -32,10 +32,12 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/config.h"
 #include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/lance/lance_runner.h"
 
 namespace vigil::jobs {
 
@@ -54,6 +56,8 @@ struct ReconcilerOptions {
   std::string node_id;
   int64_t node_epoch = 0;
   int64_t node_ttl_ms = 30'000;
+  // How an external Lance table's dataset is read (its newest version, its history).
+  LanceConfig lance;
 };
 
 class Reconciler {
@@ -101,6 +105,13 @@ class Reconciler {
   Result<std::optional<std::string>> LostReason(const JobRecord& job, int64_t now_ms);
   Status Examine(JobRecord job, int64_t now_ms);
   Status Attribute(JobRecord* job, int64_t now_ms);
+  // An external Lance table: its newest version and indexes, and the attribution of an
+  // attempt from the dataset's history (lance::Attribute); an unproven one stays UNKNOWN.
+  Result<Observation> ReadNewestLance(const JobSpec& spec);
+  Status AttributeLance(JobRecord* job, int64_t now_ms);
+  lance::LanceRunnerOptions LanceRunner() const;
+  // Whether the store fences the commits of `job`'s attempts (a Lance table's never are).
+  bool Fenced(const JobRecord& job) const;
   // The termination proof of an UNKNOWN job's attempt, or nothing yet (see the top of this
   // file). An orphaned worker of an unfenced provider (its dispatcher's node epoch gone) still
   // holding the lock past the attempt's durable deadline is killed first.

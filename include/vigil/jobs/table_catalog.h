@@ -7,6 +7,9 @@
 // Tables of a root made before incarnations (`<db>/<table>.vgl`) are
 // registered as they are found and keep their directory until dropped.
 //
+// An external table (CREATE EXTERNAL TABLE ... ENGINE = lance) is registered with
+// its LOCATION as locator; its files are never created, opened or moved here.
+//
 // Thread safety: thread-safe (the store is thread-safe, the root immutable).
 #pragma once
 
@@ -26,6 +29,10 @@
 #include "vigil/storage/root.h"
 
 namespace vigil::jobs {
+
+// OK for a table Vigil owns; NotSupported naming the table, its engine and `what` (e.g.
+// "SELECT") for an external table, whose rows only its own engine reads and writes.
+Status CheckOwnTable(const TableName& name, const TableEntry& entry, std::string_view what);
 
 class TableCatalog {
  public:
@@ -57,8 +64,14 @@ class TableCatalog {
   Result<ImportResult> Import(const TableName& name, const std::string& file, const ImportOptions& options);
 
   // Moves an incarnation's directory to `<root>/_dropped/<incarnation>` (VACUUM reclaims it
-  // later) and returns where it went. For DROP TABLE after the registry row is gone.
+  // later) and returns where it went. For DROP TABLE after the registry row is gone. Internal
+  // for an external table, whose files are never Vigil's to move.
   Result<std::string> MoveAside(const TableEntry& entry);
+
+  // Registers the dataset another engine owns at `location` (already validated and read)
+  // as an external table: its database made when missing, nothing written at `location`.
+  // AlreadyExists when the name is taken.
+  Result<TableEntry> RegisterExternal(const TableName& name, index::TableEngine engine, const std::string& location);
 
  private:
   // Registers a new incarnation whose directory `dir` exists; on failure moves it aside.

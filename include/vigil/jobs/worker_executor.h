@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "vigil/common/config.h"
 #include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/executor.h"
@@ -31,6 +32,8 @@ struct WorkerExecutorOptions {
   std::string worker_failpoints;
   // Called with the worker's pid after its handshake (tests, accounting). May be null.
   std::function<void(pid_t)> on_launched;
+  // How a job of an external Lance table starts its runner.
+  LanceConfig lance;
 };
 
 // Runs every attempt in a fresh `vigil-worker` under the supervisor's limits

@@ -1,6 +1,6 @@
 // The client of the Lance runner (src/lance/runner/lance_runner.mjs): runs one
 // request in a child process of its own process group (node and anything it
-// starts), reads its JSON lines (progress to a callback, then the result or the
+// starts) that dies with the calling thread, reads its JSON lines (progress to a callback, then the result or the
 // runner's typed error), and reaps it. The deadline and the output bounds kill
 // the whole group; nothing of it runs once RunLance returns. Thread safety: RunLance is reentrant (its state is its
 // own).
@@ -25,6 +25,9 @@ struct LanceRunnerOptions {
   std::string node_path = "/usr/bin/node";
   std::string script_path;  // lance_runner.mjs; required (its node_modules beside it)
   std::chrono::milliseconds timeout{3'600'000};
+  // A descriptor the runner keeps open as its fd 3 for its whole life (the attempt lock, so the
+  // lock stays held while node runs); -1: none.
+  int keep_fd = -1;
 };
 
 // The runner's answer to `request` (the object of its "result" line). Its refusals come back

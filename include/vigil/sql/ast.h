@@ -157,10 +157,15 @@ struct ShowTablesStatement {
   std::optional<DatabaseName> database;
   bool operator==(const ShowTablesStatement&) const = default;
 };
+// CREATE TABLE t (columns), or CREATE EXTERNAL TABLE t ENGINE = lance LOCATION '...':
+// a dataset another engine owns, registered by reference (no columns: they are read
+// from the dataset).
 struct CreateTableStatement {
   TableRef table;
   bool if_not_exists = false;
-  std::vector<ColumnDef> columns;  // at least one
+  std::vector<ColumnDef> columns;  // at least one; none for an external table
+  std::string engine;              // "lance" for an external table; empty: Vigil's own
+  std::string location;            // an external table's dataset
   bool operator==(const CreateTableStatement&) const = default;
 };
 struct DropTableStatement {

@@ -39,6 +39,8 @@ struct SelectOptions {
   // Bounds of the generations this engine opens (vigil.toml [generations]); the budgets are
   // shared by every table the engine reads.
   GenerationsConfig generations;
+  // How the metadata functions read an external Lance table's indexes (vigil.toml [lance]).
+  LanceConfig lance;
 };
 
 class SelectEngine {

@@ -19,7 +19,7 @@
 
 namespace vigil::worker {
 
-constexpr uint32_t kProtocolVersion = 3;  // 3: version catalog calls through the supervisor
+constexpr uint32_t kProtocolVersion = 4;  // 3: version catalog calls; 4: the table engine, the Lance runner
 // "VGWK" little-endian: the first four bytes of every frame.
 constexpr uint32_t kFrameMagic = 0x4b574756;
 constexpr size_t kFrameHeaderBytes = 12;  // magic u32, type u16, flags u16, length u32
@@ -65,6 +65,9 @@ struct Request {
   std::string failpoints;        // failpoint spec armed in the worker (failpoint.h grammar)
   bool secret_follows = false;   // a secret arrives on the secret pipe
   bool version_catalog = false;  // commit through the supervisor's catalog (kCatalogCall)
+  // The Lance runner of an external Lance table's job (lance.node, lance.runner).
+  std::string lance_node;
+  std::string lance_runner;
 
   bool operator==(const Request&) const = default;
 };

@@ -7,6 +7,11 @@
 // AF_UNIX, io_uring (it can open sockets without socket(2)), and every syscall
 // of another ABI (x32, i386); clone3 fails with ENOSYS so glibc creates
 // threads with clone(CLONE_THREAD). Threads keep working.
+// The Lance runner's sandbox (SandboxMode::kLanceRunner, for a job of an external
+// Lance table) is the same except that fork, vfork, clone and execve stay allowed:
+// the worker starts `node lance_runner.mjs`, which inherits every other part of it
+// (no privileges, no capabilities, no sockets but AF_UNIX, no ptrace, the worker's
+// cgroup and rlimits).
 //
 // Thread safety: EnterSandbox changes per-thread state (no_new_privs,
 // capabilities, the filter) and so refuses to run unless the process has
@@ -23,7 +28,8 @@ namespace vigil::worker {
 // partial state and must exit without running provider code: FailedPrecondition
 // when the process has more than one thread or the architecture has no filter,
 // otherwise an error naming the failed step (and its errno).
-Status EnterSandbox();
+enum class SandboxMode { kProvider, kLanceRunner };
+Status EnterSandbox(SandboxMode mode = SandboxMode::kProvider);
 
 #ifdef VIGIL_FAILPOINTS
 // Test builds: tries each operation the sandbox refuses and two it allows, and

@@ -31,9 +31,11 @@
 namespace vigil::worker {
 
 struct WorkerFds {
-  int in = -1;      // frames from the supervisor
-  int out = -1;     // frames to the supervisor
-  int secret = -1;  // the secret pipe (read to EOF when the request announces a secret)
+  int in = -1;                 // frames from the supervisor
+  int out = -1;                // frames to the supervisor
+  int secret = -1;             // the secret pipe (read to EOF when the request announces a secret)
+  int lock = -1;               // the attempt lock; a Lance runner keeps it open while it runs
+  bool lance_sandbox = false;  // the Lance runner's sandbox: only a Lance job is served
 };
 
 // The dataset's version catalog seen from inside the worker: each call is a frame to the

@@ -3,11 +3,15 @@
 // progress and the result are JSON lines on stdout, the last line is either
 // {"event": "result", ...} (exit 0) or {"event": "error", "code", "message"}
 // (exit 1). Operations: inspect (schema, version, history, indexes), create_index
-// (CREATE / REPLACE of IVF_PQ, BTREE, BITMAP, FTS), drop_index, and
+// (CREATE / REPLACE of IVF_PQ, BTREE, BITMAP, FTS), drop_index,
 // optimize_index (BUILD: LanceDB's optimize, which also indexes unindexed rows,
-// with no history pruned). A write states the version it was admitted at
-// (`expected_version`); a dataset at another version is STALE_ADMISSION before
-// anything is written. Every path and name is checked against an allowlist first.
+// with no history pruned) and history (each version from `from_version` on, with
+// its indexes and data statistics: the evidence an unknown outcome is read from).
+// A write states the version it was admitted at (`expected_version`); a dataset at
+// another version is STALE_ADMISSION before anything is written. A write may name
+// a `stop_at` point (before_commit, after_commit): there the runner reports
+// {"event": "progress", "phase": "STOPPED_AT"} and waits until it is killed (the
+// worker's crash tests). Every path and name is checked against an allowlist first.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
@@ -66,13 +70,19 @@ function parseRequest(text) {
     throw invalid('the request is not JSON: ' + e.message);
   }
   if (typeof r !== 'object' || r === null || Array.isArray(r)) throw invalid('the request must be a JSON object');
-  if (!['inspect', 'create_index', 'drop_index', 'optimize_index'].includes(r.op)) {
-    throw invalid('op must be inspect, create_index, drop_index or optimize_index');
+  if (!['inspect', 'history', 'create_index', 'drop_index', 'optimize_index'].includes(r.op)) {
+    throw invalid('op must be inspect, history, create_index, drop_index or optimize_index');
   }
   if (typeof r.dataset !== 'string' || !DATASET.test(r.dataset) || r.dataset.split('/').includes('..')) {
     throw invalid('dataset must be an absolute path ending in <name>.lance, without ..');
   }
-  if (r.op !== 'inspect') {
+  if (r.op === 'history' && (!Number.isSafeInteger(r.from_version) || r.from_version < 1)) {
+    throw invalid('from_version must be a positive version');
+  }
+  if (r.stop_at !== undefined && !['before_commit', 'after_commit'].includes(r.stop_at)) {
+    throw invalid('stop_at must be before_commit or after_commit');
+  }
+  if (r.op !== 'inspect' && r.op !== 'history') {
     if (!Number.isSafeInteger(r.expected_version) || r.expected_version < 1) {
       throw invalid('expected_version must be the positive version the request was admitted at');
     }
@@ -85,10 +95,28 @@ function parseRequest(text) {
   return r;
 }
 
+// The index part of an inspect request's `check_index` ({name, column, index_type,
+// properties}): what a create_index of it would be refused for, refused now.
+function checkedIndex(c) {
+  if (typeof c !== 'object' || c === null || !TYPES.includes(c.index_type)) {
+    throw invalid('check_index.index_type must be one of ' + TYPES.join(', '));
+  }
+  for (const key of ['name', 'column']) {
+    if (c[key] !== undefined && (typeof c[key] !== 'string' || !NAME.test(c[key]))) {
+      throw invalid(`a Lance index ${key} must match ${NAME.source}: '${String(c[key]).slice(0, 100)}'`);
+    }
+  }
+  return c;
+}
+
 // The LanceDB index config of a create_index request; an unknown or bad property is refused by name.
 function indexConfig(r) {
   const allowed = PROPERTIES[r.index_type];
   const options = {};
+  if (r.properties !== undefined && (typeof r.properties !== 'object' || r.properties === null ||
+      Array.isArray(r.properties))) {
+    throw invalid('properties must be an object');
+  }
   for (const [key, value] of Object.entries(r.properties || {})) {
     const spec = allowed[key];
     if (!spec) throw invalid(`index type ${r.index_type} has no property '${key}'`);
@@ -125,16 +153,52 @@ function describeIndex(ix) {
     indexed_rows: ix.numIndexedRows ?? null, unindexed_rows: ix.numUnindexedRows ?? null};
 }
 
+// What a version holds besides its indexes: an index commit leaves all of it unchanged.
+async function dataStats(table) {
+  const stats = await table.stats();
+  return {rows: Number(stats.numRows), data_bytes: Number(stats.totalBytes),
+    fragments: Number(stats.fragmentStats?.numFragments ?? 0)};
+}
+
+function describeFields(schema) {
+  return schema.fields.map((f) => ({name: f.name, type: String(f.type), nullable: f.nullable}));
+}
+
 async function snapshot(table) {
-  const schema = await table.schema();
   const versions = await table.listVersions();
   return {
     version: await table.version(),
-    fields: schema.fields.map((f) => ({name: f.name, type: String(f.type), nullable: f.nullable})),
+    fields: describeFields(await table.schema()),
     versions: versions.map((v) => ({version: v.version, timestamp: v.timestamp.toISOString(),
       rows: Number(v.metadata?.total_rows ?? NaN)})),
     indexes: (await table.listIndices()).map(describeIndex),
+    data: await dataStats(table),
   };
+}
+
+// Each version from `from` to the newest, as it was: fields, indexes, data statistics.
+async function history(table, from) {
+  const newest = await table.version();
+  const versions = new Set((await table.listVersions()).map((v) => v.version));
+  const out = [];
+  for (let v = from; v <= newest; ++v) {
+    if (!versions.has(v)) {
+      out.push({version: v, missing: true});
+      continue;
+    }
+    await table.checkout(v);
+    out.push({version: v, fields: describeFields(await table.schema()),
+      indexes: (await table.listIndices()).map(describeIndex), data: await dataStats(table)});
+  }
+  await table.checkoutLatest();
+  return {version: newest, history: out};
+}
+
+// The crash tests' hold point: announced, then held until the process is killed.
+async function stopAt(r, point) {
+  if (r.stop_at !== point) return;
+  emit('progress', {phase: 'STOPPED_AT', point});
+  await new Promise(() => setInterval(() => {}, 1 << 30));
 }
 
 async function checkVersion(table, expected) {
@@ -149,8 +213,14 @@ async function run(r) {
   emit('progress', {phase: 'OPENING'});
   const {table, manifestCreated} = await open(r.dataset);
   const before = await snapshot(table);
-  if (r.op === 'inspect') return Object.assign(before, {namespace_manifest_created: manifestCreated});
+  if (r.op === 'inspect') {
+    // An index request being admitted: its type and properties pass the allowlist here too.
+    if (r.check_index !== undefined) indexConfig(checkedIndex(r.check_index));
+    return Object.assign(before, {namespace_manifest_created: manifestCreated});
+  }
+  if (r.op === 'history') return history(table, r.from_version);
   await checkVersion(table, r.expected_version);
+  await stopAt(r, 'before_commit');
   const existing = before.indexes.find((ix) => ix.name === r.name);
   if (r.op === 'create_index') {
     if (existing && !r.replace) throw new Refused('ALREADY_EXISTS', `index '${r.name}' exists; REPLACE it`);
@@ -167,6 +237,7 @@ async function run(r) {
     // Versions are never pruned here: Vigil reads the history to attribute outcomes.
     await table.optimize({cleanupOlderThan: new Date(0)});
   }
+  await stopAt(r, 'after_commit');
   await table.checkoutLatest();
   const after = await snapshot(table);
   return {base_version: before.version, version: after.version, namespace_manifest_created: manifestCreated,

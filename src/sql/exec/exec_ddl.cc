@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sql/exec/exec_internal.h"
+#include "vigil/lance/lance_table.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::sql {
@@ -107,9 +108,34 @@ Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s)
   return r;
 }
 
+// CREATE EXTERNAL TABLE ... ENGINE = lance LOCATION '...': the location passes the allowlist,
+// the dataset is read once (it must exist and decode), and only the reference is stored.
+Result<ResultSet> ExecCreateExternalTable(ExecContext& ctx, const vigil::TableName& name,
+                                          const CreateTableStatement& s) {
+  const std::string what = "CREATE EXTERNAL TABLE " + name.ToString();
+  VIGIL_RETURN_IF_ERROR(lance::ValidateLocation(s.location).WithContext(what));
+  Result<std::optional<jobs::TableEntry>> existing = ctx.Catalog().Find(name);
+  VIGIL_RETURN_IF_ERROR(existing.status());
+  if (*existing && s.if_not_exists) return Message("table " + name.ToString() + " already exists; nothing changed");
+  if (*existing) return Status::AlreadyExists("table " + name.ToString() + " already exists");
+  Result<lance::LanceSnapshot> snap =
+      lance::Inspect(s.location, lance::RunnerOptions(ctx.config.lance, std::chrono::milliseconds(60'000)));
+  VIGIL_RETURN_IF_ERROR(snap.status().WithContext(what));
+  Result<jobs::TableEntry> made = ctx.Catalog().RegisterExternal(name, index::TableEngine::kLance, s.location);
+  if (made.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
+    return Message("table " + name.ToString() + " already exists; nothing changed");
+  }
+  VIGIL_RETURN_IF_ERROR(made.status());
+  ctx.Invalidate(name);
+  return Message("external table " + name.ToString() + " registered: Lance dataset " + s.location + " at version " +
+                 std::to_string(snap->version) + ", " + std::to_string(snap->fields.size()) + " columns, " +
+                 std::to_string(snap->indexes.size()) + " indexes");
+}
+
 Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  if (!s.engine.empty()) return ExecCreateExternalTable(ctx, name, s);
   Result<SchemaPtr> schema = MakeSchema(s);
   if (!schema.ok()) return schema.status().WithContext("CREATE TABLE " + name.ToString());
   TransactionProperties props;
@@ -131,11 +157,15 @@ Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
   if ((!entry || !visible) && s.if_exists)
     return Message("table " + name.ToString() + " does not exist; nothing changed");
   if (!entry) return Status::NotFound("table " + name.ToString() + " does not exist");
+  const bool external = entry->engine != index::TableEngine::kVigil;
   std::string moved_to;
   Status st = ctx.Control().GuardedTableChange(
       name.catalog, name.db, name.table, ctx.options.principal, [&](meta::Transaction& txn) -> Status {
         VIGIL_RETURN_IF_ERROR(ctx.store->DropTable(txn, name.catalog, name.db, name.table));
-        VIGIL_ASSIGN_OR_RETURN(moved_to, catalog.MoveAside(*entry));
+        // An external table's dataset is its engine's: only the registration goes.
+        if (!external) {
+          VIGIL_ASSIGN_OR_RETURN(moved_to, catalog.MoveAside(*entry));
+        }
         return Status::OK();
       });
   if (!st.ok() && !moved_to.empty()) {
@@ -145,6 +175,8 @@ Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
   }
   VIGIL_RETURN_IF_ERROR(st);
   ctx.Invalidate(name);
+  if (external)
+    return Message("external table " + name.ToString() + " unregistered; its dataset stays at " + entry->locator);
   return Message("table " + name.ToString() + " dropped");
 }
 

@@ -2,15 +2,20 @@
 // durable jobs under vigil.toml's caps (or are refused before any job exists; a
 // held fence as INDEX_FENCED naming its job); SHOW INDEX lists the logical
 // indexes of the newest version in MySQL's 13 columns.
+#include <algorithm>
 #include <cctype>
 
 #include "sql/exec/exec_internal.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
+#include "vigil/lance/lance_table.h"
 
 namespace vigil::sql {
 
 namespace {
+
+// A read of an external Lance table's newest version: seconds; a minute is far above it.
+constexpr std::chrono::milliseconds kLanceReadTimeout{60'000};
 
 index::IndexType TypeOf(IndexMethod m) {
   switch (m) {
@@ -107,7 +112,7 @@ Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& 
   }
   stmt.if_not_exists = s.if_not_exists;
   stmt.or_replace = s.or_replace;
-  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request, ctx.config.lance);
   auto job = admission.Create(stmt, ctx.options.principal.name, ctx.Now());
   if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
   return Admitted(ctx, s.or_replace ? "CREATE OR REPLACE INDEX" : "CREATE INDEX", *job);
@@ -119,7 +124,7 @@ Result<ResultSet> ExecDropIndex(ExecContext& ctx, const DropIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
   stmt.index_name = s.name;
   stmt.if_exists = s.if_exists;
-  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request, ctx.config.lance);
   auto job = admission.Drop(stmt, ctx.options.principal.name, ctx.Now());
   if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
   return Admitted(ctx, "DROP INDEX", *job);
@@ -130,7 +135,7 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
   jobs::BuildIndexStatement stmt;
   VIGIL_ASSIGN_OR_RETURN(stmt.target, IndexTarget(ctx, s.table));
   stmt.index_name = s.name;
-  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request);
+  jobs::Admission admission(ctx.store.get(), ctx.config.caps, ctx.request, ctx.config.lance);
   auto job = admission.Build(stmt, ctx.options.principal.name, ctx.Now());
   if (!job.ok()) return Fenced(admission, stmt.target, stmt.index_name, job.status());
   return Admitted(ctx, "BUILD INDEX", *job);
@@ -139,11 +144,29 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
 Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
-  VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
-  VIGIL_ASSIGN_OR_RETURN(auto indexes, index::ListIndexes(ds->path(), ds->version()));
   ResultSet r;
   r.columns = {"Table",    "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality",
                "Sub_part", "Packed",     "Null",     "Index_type",   "Comment",     "Properties"};
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
+  if (entry.engine == index::TableEngine::kLance) {
+    // The dataset's newest version as LanceDB lists it; LanceDB lists no index parameters.
+    VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
+                           lance::Inspect(entry.locator, lance::RunnerOptions(ctx.config.lance, kLanceReadTimeout)));
+    for (const lance::LanceIndex& info : snap.indexes) {
+      for (size_t k = 0; k < info.columns.size(); ++k) {
+        auto field = std::find_if(snap.fields.begin(), snap.fields.end(),
+                                  [&](const lance::LanceField& f) { return f.name == info.columns[k]; });
+        const bool nullable = field != snap.fields.end() && field->nullable;
+        r.rows.push_back({Value(name.table), Value(int64_t{1}), Value(info.name), Value(static_cast<int64_t>(k + 1)),
+                          Value(info.columns[k]), Value(), Value(), Value(), Value(),
+                          Value(std::string(nullable ? "YES" : "")), Value(info.index_type), Value(std::string()),
+                          Value(std::string("{}"))});
+      }
+    }
+    return r;
+  }
+  VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
+  VIGIL_ASSIGN_OR_RETURN(auto indexes, index::ListIndexes(ds->path(), ds->version()));
   for (const index::LogicalIndexInfo& info : indexes) {
     for (size_t k = 0; k < info.columns.size(); ++k) {
       r.rows.push_back({Value(name.table), Value(int64_t{1}), Value(info.name), Value(static_cast<int64_t>(k + 1)),

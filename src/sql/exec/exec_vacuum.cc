@@ -65,7 +65,7 @@ Result<std::vector<jobs::JobRecord>> JobsIn(ExecContext& ctx, const jobs::TableE
 bool ExecutorMayWrite(const jobs::JobRecord& job) {
   if (!jobs::ExecutorMayCommit(job.state)) return false;
   if (!job.attempt) return true;
-  Result<bool> held = FileLock::IsHeld(jobs::AttemptLockPath(job.spec.locator, job.attempt->attempt_id));
+  Result<bool> held = FileLock::IsHeld(jobs::AttemptLockPath(job.spec, job.attempt->attempt_id));
   return !held.ok() || *held;
 }
 

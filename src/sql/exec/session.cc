@@ -313,6 +313,7 @@ class SessionImpl : public Session {
       SelectOptions options;
       options.statement_timeout_ms = statement_timeout_ms_;
       options.generations = ctx_.config.generations;
+      options.lance = ctx_.config.lance;
       VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get(), options));
     }
     return ctx_.select.get();

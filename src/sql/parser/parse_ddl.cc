@@ -24,6 +24,10 @@ Status Parser::ParseCreate(StatementNode* out) {
     return Status::OK();
   }
   if (AcceptWord("TABLE")) return ParseCreateTable(out);
+  if (AcceptWord("EXTERNAL")) {
+    VIGIL_RETURN_IF_ERROR(ExpectWord("TABLE"));
+    return ParseCreateExternalTable(out);
+  }
   if (AcceptWord("INDEX")) return ParseCreateIndex(false, out);
   if (AcceptWord("USER")) {
     CreateUserStatement s;
@@ -32,7 +36,23 @@ Status Parser::ParseCreate(StatementNode* out) {
     *out = std::move(s);
     return Status::OK();
   }
-  return Expected("DATABASE, TABLE, INDEX, USER or OR REPLACE");
+  return Expected("DATABASE, TABLE, EXTERNAL TABLE, INDEX, USER or OR REPLACE");
+}
+
+Status Parser::ParseCreateExternalTable(StatementNode* out) {
+  CreateTableStatement s;
+  VIGIL_RETURN_IF_ERROR(ParseIfNotExists(&s.if_not_exists));
+  VIGIL_RETURN_IF_ERROR(ParseTableName(&s.table));
+  VIGIL_RETURN_IF_ERROR(ExpectWord("ENGINE"));
+  VIGIL_RETURN_IF_ERROR(ExpectOp("="));
+  const Token& engine = Peek();
+  if (engine.kind != TokenKind::kWord || ToUpperAscii(engine.text) != "LANCE") return Expected("engine name LANCE");
+  Take();
+  s.engine = "lance";
+  VIGIL_RETURN_IF_ERROR(ExpectWord("LOCATION"));
+  VIGIL_RETURN_IF_ERROR(ParseStringToken("location string", &s.location));
+  *out = std::move(s);
+  return Status::OK();
 }
 
 Status Parser::ParseCreateTable(StatementNode* out) {

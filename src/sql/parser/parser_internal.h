@@ -119,6 +119,7 @@ class Parser {
   SelectStatement TakeSelect();
   Status ParseCreate(StatementNode* out);
   Status ParseCreateTable(StatementNode* out);
+  Status ParseCreateExternalTable(StatementNode* out);
   // A column type: NAME or NAME(param, ...), validated by DataType::Parse.
   // VARCHAR(n), CHAR(n) and STRING(n) are VARCHAR(n): at most n characters.
   Status ParseType(DataType* out);

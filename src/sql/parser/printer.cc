@@ -180,6 +180,10 @@ struct NodePrinter {
     return s.database ? "SHOW TABLES FROM " + ToSql(*s.database) : "SHOW TABLES";
   }
   std::string operator()(const CreateTableStatement& s) const {
+    if (!s.engine.empty()) {
+      return "CREATE EXTERNAL TABLE " + IfNotExists(s.if_not_exists) + ToSql(s.table) +
+             " ENGINE = " + "LANCE LOCATION " + QuoteString(s.location);
+    }
     std::string out = "CREATE TABLE " + IfNotExists(s.if_not_exists) + ToSql(s.table) + " (";
     for (size_t i = 0; i < s.columns.size(); ++i) {
       const ColumnDef& c = s.columns[i];
@@ -325,7 +329,9 @@ struct NodeNamer {
   std::string_view operator()(const DropDatabaseStatement&) const { return "DROP DATABASE"; }
   std::string_view operator()(const ShowDatabasesStatement&) const { return "SHOW DATABASES"; }
   std::string_view operator()(const ShowTablesStatement&) const { return "SHOW TABLES"; }
-  std::string_view operator()(const CreateTableStatement&) const { return "CREATE TABLE"; }
+  std::string_view operator()(const CreateTableStatement& s) const {
+    return s.engine.empty() ? "CREATE TABLE" : "CREATE EXTERNAL TABLE";
+  }
   std::string_view operator()(const DropTableStatement&) const { return "DROP TABLE"; }
   std::string_view operator()(const InsertStatement&) const { return "INSERT"; }
   std::string_view operator()(const CopyStatement&) const { return "COPY"; }

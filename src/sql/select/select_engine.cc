@@ -165,6 +165,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   jobs::JobStore* store() const override { return store_; }
   const Root& root() const override { return root_; }
   size_t max_rows() const override { return options_.max_rows; }
+  const LanceConfig& lance() const override { return options_.lance; }
   void SetError(const Status& status) override {
     if (error_.ok()) error_ = status;
   }
@@ -204,6 +205,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     const std::string key = table.ToString();
     jobs::TableCatalog catalog(&root_, &*store_);
     VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
+    VIGIL_RETURN_IF_ERROR(jobs::CheckOwnTable(table, entry, "SELECT"));
     auto it = managers_.find(key);
     if (it != managers_.end() && it->second->path() != entry.locator) {
       managers_.erase(it);

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/config.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/query/io_recorder.h"
@@ -61,6 +62,7 @@ class VtabHost {
   virtual jobs::JobStore* store() const = 0;
   virtual const Root& root() const = 0;
   virtual size_t max_rows() const = 0;
+  virtual const LanceConfig& lance() const = 0;
   // Records a typed error for the statement (returned instead of SQLite's text).
   virtual void SetError(const Status& status) = 0;
 };

@@ -3,10 +3,13 @@
 // statement's leased snapshot (logical and physical views from one manifest),
 // need table SHOW (a table the principal may not see reads as missing) and are
 // bounded per seed 000 appendix A: an overflow is an error, never a truncation.
+// On an external Lance table vigil_indexes and vigil_index_entries read the
+// dataset's newest version through the Lance runner.
 // vigil_index_jobs streams the job list (job_listing.h, the rows of SHOW INDEX JOBS)
 // page by page from the store, with equality on the names and State and ranges on
 // JobId and CreateTime pushed down; vigil_audit streams the FORCE_RELEASE audit
 // records to ADMIN and is empty for anyone else (JobControl::ListAudit).
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -20,6 +23,8 @@
 #include "vigil/common/bounds.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
+#include "vigil/jobs/table_catalog.h"
+#include "vigil/lance/lance_table.h"
 #include "vigil/storage/vacuum.h"
 
 namespace vigil::sql::internal {
@@ -148,7 +153,52 @@ Result<vigil::TableName> VisibleTable(VtabHost* host, sqlite3_value* arg, const 
 
 Row Prefix(const vigil::TableName& t) { return Row{Value(t.catalog), Value(t.db), Value(t.table)}; }
 
+// The newest version of `t` when it is an external Lance table (nullopt for Vigil's own).
+Result<std::optional<lance::LanceSnapshot>> LanceTable(VtabHost* host, const vigil::TableName& t) {
+  jobs::TableCatalog catalog(&host->root(), host->store());
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(t));
+  if (entry.engine != index::TableEngine::kLance) return std::optional<lance::LanceSnapshot>();
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
+                         lance::Inspect(entry.locator, lance::RunnerOptions(host->lance(), std::chrono::seconds(60))));
+  return std::optional<lance::LanceSnapshot>(std::move(snap));
+}
+
+// The columns of a Lance index, and whether each is a column of the version's schema.
+std::string LanceColumns(const lance::LanceSnapshot& snap, const lance::LanceIndex& ix, bool* resolved) {
+  std::string out;
+  *resolved = true;
+  for (const std::string& c : ix.columns) {
+    out += (out.empty() ? "" : ",") + c;
+    *resolved = *resolved && std::any_of(snap.fields.begin(), snap.fields.end(),
+                                         [&](const lance::LanceField& f) { return f.name == c; });
+  }
+  return out;
+}
+
+// vigil_indexes and vigil_index_entries of an external Lance table: LanceDB lists one entry
+// per logical index (its UUID), its indexed rows and no parameters.
+std::vector<Row> LanceRows(const vigil::TableName& t, const lance::LanceSnapshot& snap, bool entries) {
+  std::vector<Row> rows;
+  for (const lance::LanceIndex& ix : snap.indexes) {
+    bool resolved = true;
+    const std::string columns = LanceColumns(snap, ix, &resolved);
+    Row r = Prefix(t);
+    if (entries) {
+      r.insert(r.end(), {Value(ix.name), Value(ix.uuid), Value(columns), Value(ix.index_type), Value(snap.version),
+                         Value(), Value(std::string(resolved ? "CONSISTENT" : "MISMATCH"))});
+    } else {
+      r.insert(r.end(),
+               {Value(ix.name), Value(columns), Value(ix.index_type),
+                ix.indexed_rows ? Value(*ix.indexed_rows) : Value(), Value(int64_t{1}), Value(std::string("{}"))});
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
 Result<std::vector<Row>> IndexRows(VtabHost* host, const vigil::TableName& t) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceSnapshot> external, LanceTable(host, t));
+  if (external) return LanceRows(t, *external, /*entries=*/false);
   VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, host->Snapshot(t));
   const Manifest& m = snap->manifest();
   std::map<std::string, std::vector<const IndexSegmentMeta*>> by_name;
@@ -200,6 +250,8 @@ std::string Consistency(const query::TableSnapshot& snap, const IndexSegmentMeta
 }
 
 Result<std::vector<Row>> EntryRows(VtabHost* host, const vigil::TableName& t) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceSnapshot> external, LanceTable(host, t));
+  if (external) return LanceRows(t, *external, /*entries=*/true);
   VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, host->Snapshot(t));
   const Manifest& m = snap->manifest();
   std::map<std::string, const IndexSegmentMeta*> first_of_name;

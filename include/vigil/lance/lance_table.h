@@ -1,0 +1,111 @@
+// External Lance tables (DESIGN.md section 13): what Vigil reads of a Lance
+// dataset that LanceDB wrote (schema, version, indexes, history) through the
+// Lance runner, the allowlist of its location, the checks an index request on
+// it is admitted under, and the reading of an unknown outcome from its history.
+// Vigil stores only the dataset's location, a fingerprint of its schema and its
+// own jobs. Pure functions except Inspect / History (which run the runner);
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vigil/common/config.h"
+#include "vigil/common/status.h"
+#include "vigil/index/index_spec.h"
+#include "vigil/index/provider_job.h"
+#include "vigil/lance/lance_runner.h"
+
+namespace vigil::lance {
+
+struct LanceField {
+  std::string name;
+  std::string type;  // Arrow's text: Float64, Utf8, FixedSizeList[16]<Float32>, ...
+  bool nullable = true;
+};
+
+struct LanceIndex {
+  std::string name;
+  std::string uuid;
+  std::string index_type;  // IVF_PQ | BTREE | BITMAP | FTS, or LanceDB's own name for others
+  std::vector<std::string> columns;
+  std::optional<int64_t> indexed_rows;
+  std::optional<int64_t> unindexed_rows;
+};
+
+// What a version holds besides its indexes; an index commit leaves it unchanged.
+struct LanceData {
+  int64_t rows = 0;
+  int64_t data_bytes = 0;
+  int64_t fragments = 0;
+  bool operator==(const LanceData&) const = default;
+};
+
+struct LanceVersion {
+  int64_t version = 0;
+  bool missing = false;  // listed by no manifest: the history has a gap
+  std::vector<LanceField> fields;
+  std::vector<LanceIndex> indexes;
+  LanceData data;
+};
+
+struct LanceSnapshot {
+  int64_t version = 0;
+  std::vector<LanceField> fields;
+  std::vector<LanceIndex> indexes;
+  LanceData data;
+  bool namespace_manifest_created = false;  // connect() made the folder's `__manifest`
+};
+
+// The runner's folder in this build's source tree (lance_runner.mjs, node_modules, testdata).
+std::string DefaultRunnerDir();
+
+// The runner settings of `config` ([lance] node and runner; an empty runner is the one
+// in this build's source tree), with `timeout`.
+LanceRunnerOptions RunnerOptions(const LanceConfig& config, std::chrono::milliseconds timeout);
+
+// InvalidArgument unless `location` is an absolute path of allowlisted segments
+// ([A-Za-z0-9._-], no `..`) whose last one is `<name>.lance` (the runner's own rule).
+Status ValidateLocation(std::string_view location);
+
+// The newest version of the dataset at `location`: NotFound when there is none, Corruption
+// when it does not decode. A `check_index` ({"index_type", "properties"}) is checked against
+// the runner's allowlist of index types and properties too (InvalidArgument naming it).
+Result<LanceSnapshot> Inspect(const std::string& location, const LanceRunnerOptions& options,
+                              const nlohmann::json& check_index = nullptr);
+// Every version from `from_version` to the newest, as it was.
+Result<std::vector<LanceVersion>> History(const std::string& location, int64_t from_version,
+                                          const LanceRunnerOptions& options);
+
+// A fingerprint of the fields' names, types and nullability, in order.
+std::string SchemaFingerprint(const std::vector<LanceField>& fields);
+
+// OK when `column` exists and suits `type`: IVF_PQ a FixedSizeList of floats, FTS a string,
+// BTREE / BITMAP a scalar. InvalidArgument naming the column and its type otherwise.
+Status CheckIndexable(const std::vector<LanceField>& fields, const std::string& column, index::IndexType type);
+
+// The vector dimension of a FixedSizeList column type; nullopt for other types.
+std::optional<int64_t> VectorDimension(std::string_view arrow_type);
+
+// What a dataset's history proves about an attempt of `job` that may have committed (the
+// attempt can no longer commit: its processes are gone). `history` runs from the job's
+// start version to the newest.
+enum class Evidence { kCommitted, kNotCommitted, kUnproven };
+struct Attribution {
+  Evidence evidence = Evidence::kUnproven;
+  std::optional<int64_t> version;  // the committed version
+  std::string reason;
+};
+// NotCommitted: no version after the start version exists. Committed: the version right
+// after it (Lance's versions are linear: its parent is the start version) changes exactly
+// the requested index and nothing else (same fields, same data statistics, every other
+// index the same), for CREATE (a new UUID with the requested name, type and columns),
+// REPLACE (the name's UUID replaced by one with the requested definition) or DROP (the
+// name gone). Anything else, and every BUILD that committed something (LanceDB's optimize
+// also compacts and touches every index), is Unproven.
+Attribution Attribute(const index::JobRequest& job, const std::vector<LanceVersion>& history);
+
+}  // namespace vigil::lance

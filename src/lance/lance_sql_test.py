@@ -1,0 +1,417 @@
+"""External Lance tables through the `vigil sql` shell, on datasets LanceDB itself writes.
+
+Every outcome is checked with LanceDB's own listing (the runner's `inspect`, which reads
+`listIndices()`): CREATE of IVF_PQ, BTREE, BITMAP and FTS indexes, REPLACE, DROP and BUILD
+to FINISHED; a name fence against a concurrent same-name request; the worker killed (SIGKILL)
+before, after and at a random moment of LanceDB's commit, each settled as the history proves
+(or left OUTCOME_UNKNOWN for RESOLVE); a dataset another writer changed between admission and
+execution (STALE_ADMISSION); a missing, a corrupt and a badly named dataset; statements that
+read rows refused; DROP TABLE leaving the dataset; the [lance] settings.
+"""
+
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "runner", "lance_runner.mjs")
+WRITER = os.path.join(HERE, "runner", "testdata", "lance_writer.mjs")
+NODE = shutil.which("node")
+VIGIL = os.environ.get("VIGIL_CLI", "")
+
+pytestmark = pytest.mark.skipif(
+    NODE is None or not os.path.isdir(os.path.join(HERE, "runner", "node_modules", "@lancedb", "lancedb"))
+    or not os.path.exists(VIGIL),
+    reason="node, the pinned LanceDB package (scripts/install-deps.sh) or the vigil binary (VIGIL_CLI) is missing")
+
+
+def writer(op, folder, rows, dim=16):
+    out = subprocess.run([NODE, WRITER, op, folder, "docs", str(rows), str(dim)], capture_output=True, text=True,
+                         timeout=300, check=True)
+    return int(out.stdout.split()[-1])
+
+
+def inspect(path):
+    """LanceDB's own view of the dataset: version, indexes (listIndices) and data."""
+    p = subprocess.run([NODE, RUNNER, json.dumps({"op": "inspect", "dataset": path})], capture_output=True,
+                       text=True, timeout=300)
+    last = json.loads(p.stdout.splitlines()[-1])
+    assert last["event"] == "result", last
+    return last
+
+
+def indexes(path):
+    return {ix["name"]: ix for ix in inspect(path)["indexes"]}
+
+
+class Root:
+    """A fresh root whose supervisor settles jobs quickly; `sql` runs `vigil sql -c`."""
+
+    JOBS = ("[jobs]\nsupervise_idle_exit_seconds = 2\nreconcile_initial_backoff_seconds = 1\n"
+            "reconcile_max_backoff_seconds = 2\n")
+
+    def __init__(self, folder):
+        self.path = os.path.join(folder, "root")
+        subprocess.run([VIGIL, "init", self.path], check=True, capture_output=True, timeout=60)
+        self.settings("")
+
+    def settings(self, extra):
+        """Replaces vigil.toml with the test's job settings and `extra`."""
+        with open(os.path.join(self.path, "vigil.toml"), "w") as f:
+            f.write(self.JOBS + extra)
+
+    def sql(self, text, failpoints="", check=True):
+        env = dict(os.environ, VIGIL_ROOT=self.path)
+        env.pop("VIGIL_FAILPOINTS", None)
+        if failpoints:
+            env["VIGIL_FAILPOINTS"] = failpoints
+        p = subprocess.run([VIGIL, "sql", "-c", text], capture_output=True, text=True, timeout=600, env=env)
+        if check:
+            assert p.returncode == 0, p.stdout + p.stderr
+        return p.returncode, p.stdout + p.stderr
+
+    def stop_supervisor(self):
+        """Stops the background leader, so that the next statement starts one with its own failpoints."""
+        subprocess.run([VIGIL, "--root", self.path, "supervise", "--stop"], capture_output=True, timeout=120)
+
+    def job(self, job_id):
+        _, out = self.sql("SHOW INDEX JOB %d" % job_id)
+        fields = {}
+        for line in out.splitlines():
+            m = re.match(r"^\| (\w+)\s+\| (.*?)\s*\|$", line)
+            if m:
+                fields[m.group(1)] = m.group(2)
+        return fields
+
+    def wait_running(self, job_id, timeout=60):
+        deadline = time.time() + timeout
+        while True:
+            code, out = self.sql("SHOW INDEX JOB %d" % job_id, check=False)
+            if code == 0 and re.search(r"\| State\s+\| RUNNING", out):
+                return
+            assert time.time() < deadline, out
+            time.sleep(0.1)
+
+    def settle(self, job_id, timeout=90):
+        """The job once it is final: FINISHED, FAILED or CANCELLED."""
+        deadline = time.time() + timeout
+        while True:
+            j = self.job(job_id)
+            if j["State"] in ("FINISHED", "FAILED", "CANCELLED"):
+                return j
+            assert time.time() < deadline, j
+            time.sleep(0.5)
+
+    def stays_unknown(self, job_id, timeout=90):
+        """The job once its termination is proven, checked again after several reconciler passes."""
+        deadline = time.time() + timeout
+        while self.job(job_id)["ReconcileState"] != "STOPPED_TERMINATION_PROVEN":
+            assert time.time() < deadline, self.job(job_id)
+            time.sleep(0.5)
+        time.sleep(5)  # the backoff is 1-2 s: the reconciler has read the history again meanwhile
+        return self.job(job_id)
+
+
+def admitted(out):
+    return int(re.search(r"job (\d+) admitted", out).group(1))
+
+
+@pytest.fixture()
+def env():
+    folder = tempfile.mkdtemp(prefix="vigil-lance-sql-")
+    data = os.path.join(folder, "data")
+    os.makedirs(data)
+    writer("create", data, 5000)
+    root = Root(folder)
+    path = os.path.join(data, "docs.lance")
+    root.sql("CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '%s'" % path)
+    yield root, path, data
+    root.stop_supervisor()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_attach_registers_the_dataset_by_reference(env):
+    root, path, data = env
+    _, out = root.sql("SHOW TABLES FROM d")
+    assert "docs" in out
+    before = sorted(os.listdir(path))
+    _, out = root.sql("CREATE EXTERNAL TABLE IF NOT EXISTS d.docs ENGINE = lance LOCATION '%s'" % path)
+    assert "already exists" in out
+    code, out = root.sql("CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '%s'" % path, check=False)
+    assert code != 0 and "ALREADY_EXISTS" in out
+    # Attaching wrote nothing into the dataset.
+    assert sorted(os.listdir(path)) == before
+
+
+def test_each_operation_runs_to_finished_as_lancedb_lists_it(env):
+    root, path, data = env
+    root.sql("CREATE INDEX v ON d.docs (vector) USING ANN PROPERTIES ('metric' = 'cosine', 'num_partitions' = '4', "
+             "'num_sub_vectors' = '4'); CREATE INDEX b ON d.docs (id) USING BTREE; "
+             "CREATE INDEX c ON d.docs (cat) USING BITMAP; CREATE INDEX f ON d.docs (body) USING FTS")
+    seen = indexes(path)
+    assert {n: seen[n]["type"] for n in seen} == {"v": "IvfPq", "b": "BTree", "c": "Bitmap", "f": "FTS"}
+    assert all(seen[n]["indexed_rows"] == 5000 for n in seen)
+    _, out = root.sql("SHOW INDEX FROM d.docs")
+    for name, kind in (("v", "IVF_PQ"), ("b", "BTREE"), ("c", "BITMAP"), ("f", "FTS")):
+        assert re.search(r"\| docs\s+\| 1\s+\| %s\s+\|.*\| %s\s+\|" % (name, kind), out), out
+    # vigil_indexes / vigil_index_entries read the same listing.
+    _, out = root.sql("SELECT IndexName, IndexType, RowsIndexed FROM vigil_indexes('d.docs') ORDER BY IndexName")
+    assert re.search(r"\| v\s+\| IVF_PQ\s+\| 5000\s+\|", out), out
+    _, out = root.sql("SELECT IndexName, IndexUuid, MetadataConsistency FROM vigil_index_entries('d.docs') "
+                      "WHERE IndexName = 'b'")
+    assert seen["b"]["uuid"] in out and "CONSISTENT" in out
+
+    # REPLACE builds a new index under the name; DROP removes it.
+    root.sql("CREATE OR REPLACE INDEX b ON d.docs (id) USING BTREE")
+    after = indexes(path)
+    assert after["b"]["uuid"] != seen["b"]["uuid"] and after["v"]["uuid"] == seen["v"]["uuid"]
+    root.sql("DROP INDEX c ON d.docs")
+    assert "c" not in indexes(path)
+    _, out = root.sql("DROP INDEX IF EXISTS c ON d.docs")
+    assert "NOOP" in out
+
+    # BUILD covers rows another LanceDB writer appended.
+    writer("append", data, 1000)
+    assert indexes(path)["b"]["unindexed_rows"] == 1000
+    _, out = root.sql("BUILD INDEX b ON d.docs")
+    j = root.job(admitted(out))
+    assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED", j
+    assert indexes(path)["b"]["unindexed_rows"] == 0
+    # Nothing left to cover: a NOOP without a job run.
+    _, out = root.sql("BUILD INDEX b ON d.docs")
+    assert "NOOP" in out
+    # Vigil's attempt locks live beside the dataset and are gone once the outcome is known.
+    assert not os.path.exists(path + ".vigil/_staging") or os.listdir(path + ".vigil/_staging") == []
+    assert "_staging" not in os.listdir(path)
+
+
+def test_admission_refuses_what_lancedb_would(env):
+    root, path, data = env
+    version = inspect(path)["version"]
+    for sql, code, text in [
+        ("CREATE INDEX x ON d.docs (nope) USING BTREE", "INVALID_ARGUMENT", "no column 'nope'"),
+        ("CREATE INDEX x ON d.docs (id) USING ANN", "INVALID_ARGUMENT", "'id' is Float64"),
+        ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('bogus' = '1')", "INVALID_ARGUMENT", "'bogus'"),
+        ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('num_bits' = '9')", "INVALID_ARGUMENT",
+         "num_bits"),
+        ("DROP INDEX nope ON d.docs", "NOT_FOUND", "does not exist"),
+        ("BUILD INDEX nope ON d.docs", "NOT_FOUND", "does not exist"),
+    ]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and code in out and text in out, (sql, out)
+    # Vigil's caps apply to a Lance dataset too.
+    root.settings("[caps]\nmax_rows = 100\n")
+    c, out = root.sql("CREATE INDEX x ON d.docs (id) USING BTREE", check=False)
+    assert c != 0 and "caps.max_rows = 100" in out, out
+    assert inspect(path)["version"] == version  # nothing was written
+
+
+def test_reads_and_writes_of_rows_are_refused(env):
+    root, path, data = env
+    for sql in ["SELECT count(*) FROM d.docs", "INSERT INTO d.docs (id) VALUES (1)", "VACUUM d.docs",
+                "SHOW VERSIONS FROM d.docs"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "NOT_SUPPORTED" in out and "external LANCE table" in out, (sql, out)
+
+
+def test_drop_table_unregisters_and_leaves_the_dataset(env):
+    root, path, data = env
+    root.sql("CREATE INDEX b ON d.docs (id) USING BTREE")
+    _, out = root.sql("DROP TABLE d.docs")
+    assert "unregistered" in out
+    assert "b" in indexes(path)  # LanceDB still reads it, index and all
+    _, out = root.sql("SHOW TABLES FROM d")
+    assert "docs" not in out
+    root.sql("CREATE EXTERNAL TABLE d.again ENGINE = lance LOCATION '%s'" % path)
+    _, out = root.sql("SHOW INDEX FROM d.again")
+    assert re.search(r"\| again\s+\| 1\s+\| b\s+\|", out), out
+
+
+def test_missing_corrupt_and_badly_named_datasets(env):
+    root, path, data = env
+    for location, code in [(os.path.join(data, "none.lance"), "NOT_FOUND"), ("relative/docs.lance", "INVALID_ARGUMENT"),
+                           (data + "/../data/docs.lance", "INVALID_ARGUMENT"), (data + "/docs", "INVALID_ARGUMENT")]:
+        c, out = root.sql("CREATE EXTERNAL TABLE d.x ENGINE = lance LOCATION '%s'" % location, check=False)
+        assert c != 0 and code in out, (location, out)
+    _, out = root.sql("SHOW TABLES FROM d")
+    assert "| x " not in out
+    # A manifest that does not decode: CORRUPTION, never an older version's answer.
+    versions = os.path.join(path, "_versions")
+    # Lance names version v's manifest 2^64 - 1 - v: the newest has the smallest name.
+    newest = min((m for m in os.listdir(versions) if m.endswith(".manifest")), key=lambda m: int(m.split(".")[0]))
+    with open(os.path.join(versions, newest), "r+b") as f:
+        f.truncate(20)
+    c, out = root.sql("CREATE INDEX b ON d.docs (id) USING BTREE", check=False)
+    assert c != 0 and ("CORRUPTION" in out or "INTERNAL" in out), out
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "| b " not in out  # refused before any job existed
+    # The dataset moved away after it was attached.
+    shutil.move(path, path + ".moved")
+    c, out = root.sql("SHOW INDEX FROM d.docs", check=False)
+    assert c != 0 and "NOT_FOUND" in out, out
+
+
+def test_a_concurrent_same_name_request_is_fenced(env):
+    root, path, data = env
+    root.stop_supervisor()
+    first = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
+                             env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(4000)"),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    root.wait_running(1)
+    c, out = root.sql("CREATE INDEX b ON d.docs (cat) USING BITMAP", check=False)
+    assert c != 0 and "INDEX_FENCED" in out and "held by job 1" in out, out
+    assert first.wait(120) == 0, first.stdout.read()
+    assert indexes(path)["b"]["type"] == "BTree"
+
+
+def test_stale_admission_when_another_writer_changed_the_dataset(env):
+    root, path, data = env
+    root.stop_supervisor()
+    proc = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
+                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(5000)"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    root.wait_running(1)
+    writer("append", data, 100)  # another LanceDB writer, after admission, before execution
+    proc.wait(120)
+    j = root.settle(1)
+    assert j["State"] == "FAILED" and j["Outcome"] == "NOT_COMMITTED" and "STALE_ADMISSION" in j["Message"], j
+    assert "b" not in indexes(path)
+    # Admitted again, on the new version, it runs.
+    root.sql("CREATE INDEX b ON d.docs (id) USING BTREE")
+    assert indexes(path)["b"]["indexed_rows"] == 5100
+
+
+@pytest.mark.parametrize("point,outcome", [("before_commit", "NOT_COMMITTED"), ("after_commit", "COMMITTED")])
+def test_worker_killed_around_lancedb_commit_settles_from_the_history(env, point, outcome):
+    root, path, data = env
+    root.stop_supervisor()
+    start = inspect(path)["version"]
+    code, out = root.sql("CREATE INDEX b ON d.docs (id) USING BTREE", failpoints="lance.%s=kill" % point, check=False)
+    assert code != 0 and "OUTCOME_UNKNOWN" in out and "killed by signal 9" in out, out
+    root.stop_supervisor()
+    j = root.settle(admitted(out))
+    assert j["Outcome"] == outcome, j
+    if outcome == "COMMITTED":
+        assert j["State"] == "FINISHED" and int(j["CommittedVersion"]) == start + 1, j
+        assert "b" in indexes(path)
+    else:
+        assert j["State"] == "FAILED" and "b" not in indexes(path), j
+        assert inspect(path)["version"] == start
+    # No runner outlived its worker.
+    assert subprocess.run(["pgrep", "-f", "lance_runner.mjs.*" + path], capture_output=True).returncode == 1
+
+
+def test_worker_killed_at_a_random_moment_ends_as_lancedb_says(env):
+    root, path, data = env
+    root.stop_supervisor()
+    rng = random.Random(int(os.environ.get("VIGIL_TEST_SEED", "0")) or None)
+    delay = rng.uniform(0.0, 2.0)
+    proc = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX v ON d.docs (vector) USING ANN PROPERTIES "
+                             "('num_partitions' = '8', 'num_sub_vectors' = '4')"],
+                            env=dict(os.environ, VIGIL_ROOT=root.path), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 60
+    worker = None
+    while worker is None and time.time() < deadline and proc.poll() is None:
+        p = subprocess.run(["pgrep", "-f", "vigil-worker"], capture_output=True, text=True)
+        worker = int(p.stdout.split()[0]) if p.stdout.split() else None
+        time.sleep(0.02)
+    if worker is not None:
+        time.sleep(delay)
+        try:
+            os.kill(worker, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait(120)
+    # No other writer: the history always proves the outcome, and it agrees with LanceDB.
+    j = root.settle(1)
+    assert (j["Outcome"] == "COMMITTED") == ("v" in indexes(path)), (delay, j)
+
+
+def test_an_unprovable_outcome_stays_unknown_until_resolved(env):
+    root, path, data = env
+    root.stop_supervisor()
+    code, out = root.sql("CREATE INDEX b ON d.docs (id) USING BTREE", failpoints="lance.after_commit=kill",
+                         check=False)
+    job = admitted(out)
+    # Another writer commits right after: the history still proves version start+1 is the index.
+    writer("append", data, 10)
+    root.stop_supervisor()
+    j = root.settle(job)
+    assert j["Outcome"] == "COMMITTED", j
+    # A BUILD killed after LanceDB's optimize committed is never attributed.
+    writer("append", data, 10)
+    code, out = root.sql("BUILD INDEX b ON d.docs", failpoints="lance.after_commit=kill", check=False)
+    job = admitted(out)
+    root.stop_supervisor()
+    j = root.stays_unknown(job)
+    assert j["State"] == "OUTCOME_UNKNOWN" and j["ReconcileState"] == "STOPPED_TERMINATION_PROVEN", j
+    root.sql("RESOLVE INDEX JOB %d AS ACKNOWLEDGED COMMENT 'optimize ran: LanceDB lists no unindexed rows'" % job)
+    deadline = time.time() + 60
+    while root.job(job)["Disposition"] != "ACKNOWLEDGED":
+        assert time.time() < deadline, root.job(job)
+        time.sleep(0.5)
+    # Acknowledged, the outcome is still unknown: the name stays fenced until FORCE_RELEASE.
+    c, out = root.sql("CREATE OR REPLACE INDEX b ON d.docs (id) USING BTREE", check=False)
+    assert c != 0 and "INDEX_FENCED" in out, out
+    root.sql("RESOLVE INDEX JOB %d AS FORCE_RELEASE COMMENT 'checked with LanceDB: the index covers every row'" % job)
+    while root.job(job)["Disposition"] != "FORCE_RELEASED":
+        assert time.time() < deadline, root.job(job)
+        time.sleep(0.5)
+    root.sql("CREATE OR REPLACE INDEX b ON d.docs (id) USING BTREE")
+    assert indexes(path)["b"]["unindexed_rows"] == 0
+
+
+def test_lance_settings_take_effect(env):
+    root, path, data = env
+    root.settings('[lance]\nnode = "/nonexistent/node"\n')
+    c, out = root.sql("SHOW INDEX FROM d.docs", check=False)
+    assert c != 0 and "/nonexistent/node" in out and "lance.node" in out, out
+    root.settings('[lance]\nrunner = "/nonexistent/runner.mjs"\n')
+    c, out = root.sql("SHOW INDEX FROM d.docs", check=False)
+    assert c != 0 and "/nonexistent/runner.mjs" in out and "lance.runner" in out, out
+    # A copy of the runner elsewhere is the one that runs.
+    copy = os.path.join(data, "runner")
+    os.makedirs(copy)
+    shutil.copy(RUNNER, copy)
+    os.symlink(os.path.join(HERE, "runner", "node_modules"), os.path.join(copy, "node_modules"))
+    root.settings('[lance]\nrunner = "%s"\n' % os.path.join(copy, "lance_runner.mjs"))
+    _, out = root.sql("SHOW INDEX FROM d.docs")
+    assert "Key_name" in out
+
+
+def test_readme_walkthrough():
+    """The README's external-table commands, as written, on a dataset LanceDB writes here."""
+    readme = open(os.path.join(HERE, "..", "..", "README.md")).read()
+    section = readme[readme.index("## External Lance tables"):]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    folder = tempfile.mkdtemp(prefix="vigil-lance-readme-")
+    try:
+        data = os.path.join(folder, "data")
+        os.makedirs(data)
+        writer("create", data, 3000)
+        root = os.path.join(folder, "vr")
+        script = block.replace("/data/docs.lance", os.path.join(data, "docs.lance")).replace("/tmp/vr", root)
+        script = re.sub(r"(^|\s)vigil ", lambda m: m.group(1) + VIGIL + " ", script, flags=re.M)
+        env = dict(os.environ)
+        env.pop("VIGIL_FAILPOINTS", None)
+        p = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=600, env=env)
+        out = p.stdout + p.stderr
+        assert "OUTCOME_UNKNOWN" in out and "killed by signal 9" in out, out
+        assert re.search(r"\| emb_idx\s+\| 1\s+\| vector\s+\|", out), out
+        r = Root.__new__(Root)
+        r.path = root
+        j = r.settle(2)
+        assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED", j
+        assert set(indexes(os.path.join(data, "docs.lance"))) == {"emb_idx", "id_idx"}
+        r.stop_supervisor()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
