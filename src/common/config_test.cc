@@ -110,6 +110,9 @@ tls_key_file = "/etc/vigil/key.pem"
 
 [meta]
 url = "postgresql://vigil@db/meta"
+[lance]
+node = "/opt/node/bin/node"
+runner = "/opt/vigil/lance_runner.mjs"
 )";
   std::vector<std::string> keys;
   Result<Config> r = ParseConfig(text, "f.toml", &keys);
@@ -151,10 +154,12 @@ url = "postgresql://vigil@db/meta"
   EXPECT_EQ(c.server.tls_cert_file, "/etc/vigil/cert.pem");
   EXPECT_EQ(c.server.tls_key_file, "/etc/vigil/key.pem");
   EXPECT_EQ(c.meta.url, "postgresql://vigil@db/meta");
+  EXPECT_EQ(c.lance.node, "/opt/node/bin/node");
+  EXPECT_EQ(c.lance.runner, "/opt/vigil/lance_runner.mjs");
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
-  EXPECT_EQ(keys.back(), "meta.url");
+  EXPECT_EQ(keys.back(), "lance.runner");
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
@@ -489,7 +494,11 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 36u);
+  ASSERT_EQ(e.size(), 38u);
+  EXPECT_EQ(e[36].key, "lance.node");
+  EXPECT_EQ(e[36].value, "\"/usr/bin/node\"");
+  EXPECT_EQ(e[37].key, "lance.runner");
+  EXPECT_EQ(e[37].value, "\"\"");
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");

@@ -60,7 +60,10 @@ Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::str
   if (Status fp = failpoint::Hit("admission.after_commit"); !fp.ok()) return fp;
   if (!noop) return job;
   Cas cas{job.job_id, job.revision, std::nullopt, actor, now_ms};
-  return store->ConcludeBeforeDispatch(cas, AttemptResult::kNoop, false);
+  Result<JobRecord> concluded = store->ConcludeBeforeDispatch(cas, AttemptResult::kNoop, false);
+  // A leader dispatched it first: it runs like any admitted job (its provider finds nothing to do).
+  if (concluded.status().code() == StatusCode::kCommitConflict) return store->Get(job.job_id);
+  return concluded;
 }
 
 JobSpec TableSpec(const TableEntry& t, const std::string& exact_name, Operation op) {

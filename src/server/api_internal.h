@@ -130,6 +130,9 @@ class ApiServer::Impl {
   // The committed version of an append to the table of `params` carrying `token`, as the
   // response; nullopt when the table's history has none.
   Result<std::optional<HttpResponse>> AppendEffect(const PathParams& params, const std::string& token);
+  // GET /v1/databases/{db}/tables/{table} of an external Lance table (its location, version,
+  // LanceDB's fields and rows, SHOW INDEX); nullopt for a table Vigil owns.
+  Result<std::optional<HttpResponse>> ExternalTableDetail(Call& call, const std::string& db, const std::string& table);
   // The job admitted by the request `token` (one transaction with its admission), as the
   // 202 response; nullopt when none was.
   Result<std::optional<HttpResponse>> AdmissionEffect(const std::string& token);

@@ -9,6 +9,7 @@
 #include "server/query_request.h"
 #include "vigil/common/names.h"
 #include "vigil/jobs/table_catalog.h"
+#include "vigil/lance/lance_table.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::server {
@@ -155,6 +156,34 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::AdmissionEffect(const std::
   return std::optional<HttpResponse>(Accepted(r));
 }
 
+Result<std::optional<HttpResponse>> ApiServer::Impl::ExternalTableDetail(Call& call, const std::string& db,
+                                                                         const std::string& table) {
+  // SHOW INDEX first: it authorizes (a table the caller may not see reads as missing).
+  VIGIL_ASSIGN_OR_RETURN(sql::ResultSet indexes, RunSql(call, "SHOW INDEX FROM " + db + "." + table));
+  jobs::TableCatalog catalog(&root_, &*jobs_);
+  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
+                         catalog.Lookup(vigil::TableName{std::string(kLocalCatalog), db, table}));
+  if (entry.engine != index::TableEngine::kLance) return std::optional<HttpResponse>();
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
+                         lance::Inspect(entry.locator, lance::RunnerOptions(config_.lance, std::chrono::seconds(60))));
+  nlohmann::json columns = nlohmann::json::array(), fields = nlohmann::json::array();
+  for (const lance::LanceField& f : snap.fields) {
+    columns.push_back(f.name);
+    fields.push_back({{"name", f.name}, {"type", f.type}, {"not_null", !f.nullable}});
+  }
+  return std::optional<HttpResponse>(
+      Json({{"database", db},
+            {"table", table},
+            {"engine", "LANCE"},
+            {"location", entry.locator},
+            {"version", snap.version},
+            {"columns", columns},
+            {"fields", fields},
+            {"row_count", snap.data.rows},
+            {"indexes", RowObjects(indexes)},
+            {"may_alter", call.caller.principal.Has(jobs::Privilege::kAlter, std::string(kLocalCatalog), db, table)}}));
+}
+
 void ApiServer::Impl::AddTableRoutes() {
   Add({"GET", "/v1/databases", false, false, false, [this](Call& call) {
          Result<sql::ResultSet> r = RunSql(call, "SHOW DATABASES");
@@ -226,6 +255,9 @@ void ApiServer::Impl::AddTableRoutes() {
          if (!db.ok()) return Problem(db.status());
          if (!table.ok()) return Problem(table.status());
          const std::string full = *db + "." + *table;
+         Result<std::optional<HttpResponse>> external = ExternalTableDetail(call, *db, *table);
+         if (!external.ok()) return Problem(external.status());
+         if (*external) return std::move(**external);
          Result<sql::ResultSet> count = RunSql(call, "SELECT COUNT(*) AS row_count FROM " + full);
          if (!count.ok()) return Problem(count.status());
          Result<sql::ResultSet> shape = RunSql(call, "SELECT * FROM " + full + " LIMIT 0");
@@ -236,6 +268,7 @@ void ApiServer::Impl::AddTableRoutes() {
          if (!fields.ok()) return Problem(fields.status());
          return Json({{"database", *db},
                       {"table", *table},
+                      {"engine", "VIGIL"},
                       {"columns", shape->columns},
                       {"fields", *fields},
                       {"row_count", RowObjects(*count)[0]["row_count"]},

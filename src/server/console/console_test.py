@@ -468,6 +468,45 @@ def test_every_view_fits_a_phone_screen(world):
         b.send("Emulation.clearDeviceMetricsOverride")
 
 
+LANCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "lance", "runner")
+
+
+@pytest.mark.skipif(not os.path.isdir(os.path.join(LANCE_DIR, "node_modules", "@lancedb", "lancedb")),
+                    reason="the pinned LanceDB package is not installed (scripts/install-deps.sh)")
+def test_an_external_lance_table_shows_its_indexes_and_no_generations(world):
+    b, url, admin = world["browser"], world["url"], world["admin"]
+    data = os.path.join(world["work"], "lance")
+    os.makedirs(data, exist_ok=True)
+    node = ["/usr/bin/node", os.path.join(LANCE_DIR, "testdata", "lance_writer.mjs")]
+    subprocess.run(node + ["create", data, "docs", "300", "8"], check=True, capture_output=True, timeout=120)
+    path = os.path.join(data, "docs.lance")
+    # An index LanceDB itself made, then rows it does not cover.
+    made = subprocess.run(["/usr/bin/node", os.path.join(LANCE_DIR, "lance_runner.mjs"), json.dumps(
+        {"op": "create_index", "dataset": path, "expected_version": 1, "name": "by_id", "column": "id",
+         "index_type": "BTREE"})], capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stdout + made.stderr
+    subprocess.run(node + ["append", data, "docs", "20", "8"], check=True, capture_output=True, timeout=120)
+    sql(url, admin, "CREATE EXTERNAL TABLE d.lt ENGINE = lance LOCATION '%s'" % path)
+    status, detail = call(url, admin, "GET", "/v1/databases/d/tables/lt")
+    assert status == 200 and detail["engine"] == "LANCE" and detail["row_count"] == 320, detail
+    assert detail["location"] == path and [f["name"] for f in detail["fields"]] == ["id", "cat", "body", "vector"]
+    b.js("sessionStorage.clear()")
+    b.open(url + "/console#/tables&token=" + admin)
+    b.wait("document.querySelector('#tables-table tr[data-table=\"d.lt\"]') !== null")
+    assert "(Lance)" in b.js("document.querySelector('#tables-table tr[data-table=\"d.lt\"]').cells[0].textContent")
+    b.open(url + "/console#/tables/d/lt&token=" + admin)
+    b.wait("document.querySelector('.index[data-index=by_id]') !== null")
+    assert path in b.js("document.getElementById('external').textContent")
+    assert b.js("document.getElementById('versions-table') === null && document.getElementById('generations-table') "
+                "=== null")
+    assert b.js("document.querySelector('.index[data-index=by_id]').dataset.uncovered") == "20"
+    assert b.js("document.querySelectorAll('.build-index[data-index=by_id]').length") == 1
+    # The generations view lists Vigil's tables only, and still loads.
+    b.open(url + "/console#/generations&token=" + admin)
+    b.wait("document.querySelector('#all-generations tr[data-table=\"d.t\"]') !== null")
+    assert b.js("document.querySelector('#all-generations tr[data-table=\"d.lt\"]') === null")
+
+
 def test_past_a_hundred_tables_the_views_say_that_some_are_not_listed(world):
     b, url, admin = world["browser"], world["url"], world["admin"]
     sql(url, admin, "CREATE DATABASE many; " + " ".join("CREATE TABLE many.t%03d (id BIGINT);" % i for i in range(100)))

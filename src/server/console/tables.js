@@ -67,7 +67,8 @@ function renderTables() {
       box.replaceChildren(moreTablesNote(tables), el('table', {class: 'jobs', id: 'tables-table'},
         el('thead', {}, el('tr', {}, ['Table', 'Rows', 'Indexes'].map((c) => el('th', {scope: 'col'}, c)))),
         el('tbody', {}, tables.map((t, i) => el('tr', {'data-table': t.db + '.' + t.table},
-          el('td', {}, el('a', {href: '#/tables/' + t.db + '/' + t.table}, t.db + '.' + t.table)),
+          el('td', {}, el('a', {href: '#/tables/' + t.db + '/' + t.table}, t.db + '.' + t.table),
+            details[i].engine === 'LANCE' ? el('span', {class: 'muted'}, ' (Lance)') : ''),
           el('td', {}, details[i].row_count),
           el('td', {}, [...new Set(details[i].indexes.map((x) => x.Key_name))].join(', ') || '-'))))));
     } catch (err) {
@@ -88,17 +89,19 @@ function renderTable(db, table) {
   $('app').replaceChildren(el('p', {}, el('a', {href: '#/tables'}, '← All tables')),
     el('h1', {}, db + '.' + table), message, box);
   const view = repeat(box, TABLE_REFRESH_MS, async (stopped) => {
-    const [detail, versions, indexes, generations] = await Promise.all([
-      api('GET', tablePath(db, table)),
-      api('GET', tablePath(db, table) + '/versions?limit=' + CHART_VERSIONS),
+    const detail = await api('GET', tablePath(db, table));
+    const external = detail.engine === 'LANCE';
+    // An external table's versions and rows are LanceDB's: only its indexes are Vigil's.
+    const [versions, indexes, generations] = await Promise.all([
+      external ? null : api('GET', tablePath(db, table) + '/versions?limit=' + CHART_VERSIONS),
       tableIndexes(db, table),
-      api('GET', tablePath(db, table) + '/generations')]);
+      external ? null : api('GET', tablePath(db, table) + '/generations')]);
     if (stopped()) return;
     const open = new Set(Array.from(box.querySelectorAll('details[open]'), (d) => d.dataset.index));
     box.replaceChildren(
-      versionsSection(versions),
+      external ? externalSection(detail) : versionsSection(versions),
       indexesSection(db, table, detail, indexes, message, () => view.now()),
-      generationsSection(generations));
+      external ? '' : generationsSection(generations));
     for (const d of box.querySelectorAll('details')) d.open = open.has(d.dataset.index);
   });
   return view.stop;
@@ -151,6 +154,13 @@ function versionsSection(v) {
         el('td', {}, r.Rows), el('td', {}, r.Fragments), el('td', {}, formatBytes(r.Bytes)))))));
 }
 
+function externalSection(detail) {
+  return el('section', {'aria-labelledby': 'external-title', id: 'external'},
+    el('h2', {id: 'external-title'}, 'External Lance table'),
+    el('p', {}, 'LanceDB owns this dataset: ', el('code', {}, detail.location), ', version ' + detail.version + ', ' +
+      detail.row_count + ' rows. Vigil runs its index jobs; LanceDB reads and writes its rows and versions.'));
+}
+
 function consistencyBadge(value) {
   return el('span', {class: 'badge ' + (value === 'CONSISTENT' ? 'state-finished' : 'state-outcome_unknown')}, value);
 }
@@ -173,7 +183,7 @@ function indexesSection(db, table, detail, indexes, message, reload) {
       el('p', {}, 'Consistency: ', consistencyBadge(consistent ? 'CONSISTENT' : 'CHECK SEGMENTS')),
       el('details', {'data-index': ix.IndexName}, el('summary', {}, ix.segments.length + ' segment' + (ix.segments.length === 1 ? '' : 's')),
         el('ul', {class: 'segments'}, ix.segments.map((s) => el('li', {},
-          el('code', {}, s.IndexUuid), ' built at version ' + s.DatasetVersion + ' ',
+          el('code', {}, s.IndexUuid), s.DatasetVersion === null ? ' ' : ' built at version ' + s.DatasetVersion + ' ',
           consistencyBadge(s.MetadataConsistency))))));
     if (uncovered > 0 && detail.may_alter) card.append(buildButton(db, table, ix.IndexName, message, reload));
     section.append(card);
@@ -239,7 +249,10 @@ function renderGenerations() {
     'Per table: the published version, the older versions readers still hold, the bytes only they keep, and the ' +
     'orphans VACUUM could reclaim.'), box);
   return repeat(box, TABLE_REFRESH_MS, async (stopped) => {
-    const tables = await listTables();
+    // External Lance tables have no generations of Vigil's: LanceDB serves their readers.
+    const listed = await listTables();
+    const details = await Promise.all(listed.map((t) => api('GET', tablePath(t.db, t.table))));
+    const tables = Object.assign(listed.filter((t, i) => details[i].engine !== 'LANCE'), {more: listed.more});
     const all = await Promise.all(tables.map((t) => api('GET', tablePath(t.db, t.table) + '/generations')));
     if (stopped()) return;
     box.replaceChildren(moreTablesNote(tables), tables.length ? el('table', {class: 'jobs', id: 'all-generations'},

@@ -281,6 +281,11 @@ StatementNode GenStatement() {
     }
     case 4: {
       CreateTableStatement s{GenTable(), *rc::gen::arbitrary<bool>(), {}};
+      if (*rc::gen::inRange(0, 4) == 0) {  // CREATE EXTERNAL TABLE ... ENGINE = LANCE LOCATION '...'
+        s.engine = "lance";
+        s.location = GenText();
+        return s;
+      }
       for (const std::string& n : GenNames(1, 5)) s.columns.push_back({n, GenType(), *rc::gen::arbitrary<bool>()});
       return s;
     }

@@ -184,8 +184,9 @@ std::vector<Row> LanceRows(const vigil::TableName& t, const lance::LanceSnapshot
     const std::string columns = LanceColumns(snap, ix, &resolved);
     Row r = Prefix(t);
     if (entries) {
-      r.insert(r.end(), {Value(ix.name), Value(ix.uuid), Value(columns), Value(ix.index_type), Value(snap.version),
-                         Value(), Value(std::string(resolved ? "CONSISTENT" : "MISMATCH"))});
+      // LanceDB does not say at which version an index was built: DatasetVersion is NULL.
+      r.insert(r.end(), {Value(ix.name), Value(ix.uuid), Value(columns), Value(ix.index_type), Value(), Value(),
+                         Value(std::string(resolved ? "CONSISTENT" : "MISMATCH"))});
     } else {
       r.insert(r.end(),
                {Value(ix.name), Value(columns), Value(ix.index_type),
