@@ -56,9 +56,9 @@ Result<std::string> MakeRoot(const std::string& work_dir, const std::string& dat
                              const std::string& runner_dir) {
   const std::string root = work_dir + "/root";
   VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "init", root}).status());
-  FILE* f = std::fopen((root + "/vigil.toml").c_str(), "a");
-  if (f == nullptr) return Status::IOError("cannot append to " + root + "/vigil.toml");
-  std::fprintf(f, "\n[lance]\nnode = \"%s\"\nrunner = \"%s/lance_runner.mjs\"\n", node.c_str(), runner_dir.c_str());
+  FILE* f = std::fopen((root + "/vigil.toml").c_str(), "w");  // every other setting: its default
+  if (f == nullptr) return Status::IOError("cannot write " + root + "/vigil.toml");
+  std::fprintf(f, "[lance]\nnode = \"%s\"\nrunner = \"%s/lance_runner.mjs\"\n", node.c_str(), runner_dir.c_str());
   std::fclose(f);
   VIGIL_RETURN_IF_ERROR(Sql(root, "CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '" + dataset + "'").status());
   return root;

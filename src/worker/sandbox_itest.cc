@@ -166,6 +166,33 @@ TEST_F(SandboxTest, ForbiddenOperationsFailWithEpermInsideTheWorker) {
   for (const char* op : {"socket_unix", "socketpair_unix", "thread"}) EXPECT_EQ(probe[op], "ok") << op;
 }
 
+TEST_F(SandboxTest, TheLanceRunnersSandboxAllowsStartingProcessesAndNothingMore) {
+  auto sup = *Supervisor::Create(options_);
+  LaunchRequest req = Job("cat_idx", "category", index::IndexType::kBitmap);
+  req.request.job.engine = index::TableEngine::kLance;  // launched with --sandbox=lance
+  req.request.failpoints = "worker.sandbox_probe=error(INTERNAL)";
+  LaunchResult r = sup->Run(std::move(req));
+  ASSERT_TRUE(r.complete) << r.error.ToString();
+  EXPECT_FALSE(r.response.invoked);
+  std::map<std::string, std::string> probe = ParseProbe(r.response.message);
+  SCOPED_TRACE(r.response.message);
+  EXPECT_EQ(probe["no_new_privs"], "1");
+  EXPECT_EQ(probe["seccomp"], "2");
+  for (const char* cap : {"cap_inh", "cap_prm", "cap_eff", "cap_amb"}) EXPECT_EQ(probe[cap], kNoCaps) << cap;
+  // The runner's node may be started: process creation works, and execve of a missing
+  // program fails as it would without a filter.
+  for (const char* op : {"fork", "vfork", "clone", "thread_fork"}) EXPECT_EQ(probe[op], "ok") << op;
+  EXPECT_EQ(probe["execve"], "ENOENT");
+  EXPECT_EQ(probe["execveat"], "ENOENT");
+  // Everything else stays refused.
+  for (const char* op :
+       {"ptrace", "process_vm_readv", "process_vm_writev", "socket_inet", "socket_inet6", "socket_netlink",
+        "socket_packet", "socketpair_inet", "io_uring_setup", "thread_socket_inet"}) {
+    EXPECT_EQ(probe[op], "EPERM") << op;
+  }
+  EXPECT_EQ(probe["clone3"], "ENOSYS");
+}
+
 TEST_F(SandboxTest, MultiThreadedIvfPqBuildCommitsAndEveryThreadIsConfined) {
   // The provider runs OpenMP threads from kIvfPqParallelMinRows rows on.
   MakeDataset("big", index::kIvfPqParallelMinRows + 1000);

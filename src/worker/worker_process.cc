@@ -127,6 +127,11 @@ Response ExecuteLanceJob(const AttemptIdentity& attempt, const Request& request,
     if (progress) progress(phase, 0, 0);
   };
   if (Status fp = failpoint::Hit("worker.before_invoke"); !fp.ok()) return Complete(attempt, false, fp, secret);
+#ifdef VIGIL_FAILPOINTS
+  if (Status fp = failpoint::Hit("worker.sandbox_probe"); !fp.ok()) {
+    return Complete(attempt, false, Status(fp.code(), ProbeSandbox()), secret);
+  }
+#endif
   bool invoked = false;
   Result<lance::LanceJobResult> result = lance::RunLanceJob(request.job, call, &invoked);
   if (Status fp = failpoint::Hit("worker.after_provider"); !fp.ok()) return Complete(attempt, invoked, fp, secret);
