@@ -1,11 +1,13 @@
 // `vigil doctor`: validates the root's vigil.toml, prints the effective
-// settings and what isolation this machine offers index workers, and says
-// whether index mutation would be admitted.
+// settings, whether the Lance runner of external tables starts, and what
+// isolation this machine offers index workers, and says whether index
+// mutation would be admitted.
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/supervise_client.h"
 #include "vigil/common/config.h"
+#include "vigil/lance/lance_table.h"
 #ifdef VIGIL_HAVE_WORKER
 #include "vigil/worker/isolation.h"
 #endif
@@ -13,6 +15,23 @@
 namespace vigil::cli {
 
 namespace {
+
+// Whether the Lance runner of external Lance tables starts: node runs, LanceDB loads, and
+// the runner answers a read of a dataset that does not exist with its NOT_FOUND.
+void PrintLanceRunner(const LanceConfig& config) {
+  const lance::LanceRunnerOptions options = lance::RunnerOptions(config, std::chrono::seconds(60));
+  Result<lance::LanceSnapshot> probe = lance::Inspect("/nonexistent/vigil-doctor-probe.lance", options);
+  const bool answered = probe.status().code() == StatusCode::kNotFound &&
+                        probe.status().message().find("no Lance dataset") != std::string::npos;
+  if (answered) {
+    std::printf("lance runner: ok (node %s, runner %s)\n", options.node_path.c_str(), options.script_path.c_str());
+    return;
+  }
+  std::printf(
+      "lance runner: unavailable (%s); CREATE EXTERNAL TABLE ... ENGINE = lance needs it "
+      "(scripts/install-deps.sh installs node and the pinned LanceDB packages)\n",
+      probe.status().ToString().c_str());
+}
 
 Status RunDoctor(const Context& ctx) {
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
@@ -40,6 +59,9 @@ Status RunDoctor(const Context& ctx) {
                         : "started with an older vigil.toml; the settings above take effect after "
                           "`vigil supervise --restart`");
   }
+
+  std::printf("\n[lance]\n");
+  PrintLanceRunner(config.lance);
 
   std::printf("\n[isolation]\n");
   std::string refusal;

@@ -33,6 +33,7 @@ class LocalBackend : public ShellBackend {
  public:
   Status Open(const Root& root) {
     VIGIL_ASSIGN_OR_RETURN(store_, jobs::OpenRootJobStore(root));
+    root_ = &root;
     sql::SessionOptions options;
     options.file_access = sql::FileAccess::kClient;  // the user's own files, as psql's \copy
     const Root* r = &root;
@@ -60,10 +61,20 @@ class LocalBackend : public ShellBackend {
           *job.progress_phase + " " + std::to_string(job.progress_done) + "/" + std::to_string(job.progress_total);
     }
     if (job.error_message) v.error = *job.error_message;
+    if (!v.final && NowMs() - leader_checked_ms_ >= 1000) {
+      // A leader that was exiting idle when the job was admitted leaves it to the next one.
+      leader_checked_ms_ = NowMs();
+      Status leader = EnsureLeader(*root_, *store_);
+      if (!leader.ok())
+        std::fprintf(stderr, "warning: job %lld waits for a leader: %s\n", static_cast<long long>(id),
+                     leader.ToString().c_str());
+    }
     return v;
   }
 
  private:
+  const Root* root_ = nullptr;
+  int64_t leader_checked_ms_ = 0;
   std::unique_ptr<jobs::JobStore> store_;
   std::unique_ptr<sql::Session> session_;
 };

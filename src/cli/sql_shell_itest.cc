@@ -103,6 +103,20 @@ TEST_F(SqlShellTest, AScriptPreparesOnceAndExecutesWithBoundValues) {
   EXPECT_THAT(out.stderr_text, HasSubstr("error: NOT_FOUND: prepared statement by_id does not exist"));
 }
 
+// A job admitted while the supervisor is already on its way out (idle, about to exit, its
+// lock still held) is not left PENDING: the waiting shell starts the next leader.
+TEST_F(SqlShellTest, AJobAdmittedAsTheLeaderExitsIdleIsRunByTheNext) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); INSERT INTO db.t VALUES (1), (2)").exit_code, 0);
+  // The first job starts a supervisor that, once idle for 1 s, lingers 5 s before it exits.
+  Out first = Sql(dir_.path(), "--root " + root_ + " sql -c \"CREATE INDEX a ON db.t (id) USING BTREE\"",
+                  "VIGIL_FAILPOINTS='leader.idle_exit=delay(5000)'");
+  ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
+  ::usleep(2'500'000);  // inside the lingering exit
+  Out second = Sql(dir_.path(), "--root " + root_ + " sql --wait-timeout 60 -c \"DROP INDEX a ON db.t\"");
+  EXPECT_EQ(second.exit_code, 0) << second.stderr_text;
+  EXPECT_THAT(second.stderr_text, HasSubstr("FINISHED"));
+}
+
 TEST_F(SqlShellTest, AnyFailedStatementMakesTheExitStatusNonZero) {
   Out bad = Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); SELEC 1");
   EXPECT_NE(bad.exit_code, 0);

@@ -234,6 +234,8 @@ Status Leader::Run() {
       idle_since = now;
     } else if (options_.idle_exit_ms > 0 && now - idle_since >= options_.idle_exit_ms) {
       VIGIL_LOG_INFO("leader idle for {} ms; exiting", now - idle_since);
+      // Test hook: the leader has decided to exit and still holds its lock.
+      (void)failpoint::Hit("leader.idle_exit");
       break;
     }
     if (!*worked) env_->SleepForMs(options_.poll_interval_ms);

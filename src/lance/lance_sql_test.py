@@ -371,11 +371,19 @@ def test_an_unprovable_outcome_stays_unknown_until_resolved(env):
     assert indexes(path)["b"]["unindexed_rows"] == 0
 
 
+def doctor(root):
+    p = subprocess.run([VIGIL, "--root", root.path, "doctor"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
 def test_lance_settings_take_effect(env):
     root, path, data = env
+    assert "lance runner: ok (node /usr/bin/node, runner %s)" % RUNNER in doctor(root)
     root.settings('[lance]\nnode = "/nonexistent/node"\n')
     c, out = root.sql("SHOW INDEX FROM d.docs", check=False)
     assert c != 0 and "/nonexistent/node" in out and "lance.node" in out, out
+    assert re.search(r"lance runner: unavailable \(.*/nonexistent/node", doctor(root))
     root.settings('[lance]\nrunner = "/nonexistent/runner.mjs"\n')
     c, out = root.sql("SHOW INDEX FROM d.docs", check=False)
     assert c != 0 and "/nonexistent/runner.mjs" in out and "lance.runner" in out, out
