@@ -158,12 +158,13 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::AdmissionEffect(const std::
 
 Result<std::optional<HttpResponse>> ApiServer::Impl::ExternalTableDetail(Call& call, const std::string& db,
                                                                          const std::string& table) {
-  // SHOW INDEX first: it authorizes (a table the caller may not see reads as missing).
-  VIGIL_ASSIGN_OR_RETURN(sql::ResultSet indexes, RunSql(call, "SHOW INDEX FROM " + db + "." + table));
+  // A table Vigil owns, a missing one or a bad name: the caller's own path answers (and
+  // authorizes) it. Otherwise SHOW INDEX authorizes: a table one may not see reads as missing.
   jobs::TableCatalog catalog(&root_, &*jobs_);
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
-                         catalog.Lookup(vigil::TableName{std::string(kLocalCatalog), db, table}));
-  if (entry.engine != index::TableEngine::kLance) return std::optional<HttpResponse>();
+  Result<std::optional<jobs::TableEntry>> found = catalog.Find(vigil::TableName{std::string(kLocalCatalog), db, table});
+  if (!found.ok() || !*found || (*found)->engine != index::TableEngine::kLance) return std::optional<HttpResponse>();
+  const jobs::TableEntry& entry = **found;
+  VIGIL_ASSIGN_OR_RETURN(sql::ResultSet indexes, RunSql(call, "SHOW INDEX FROM " + db + "." + table));
   VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
                          lance::Inspect(entry.locator, lance::RunnerOptions(config_.lance, std::chrono::seconds(60))));
   nlohmann::json columns = nlohmann::json::array(), fields = nlohmann::json::array();
