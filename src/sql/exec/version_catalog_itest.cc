@@ -84,6 +84,26 @@ TEST_F(VersionCatalogSqlTest, AVersionCommittedButNotLinkedIsSeenOnceTheStoreIsA
   EXPECT_EQ(Count(*patient), 5);
 }
 
+TEST_F(VersionCatalogSqlTest, ADroppedOrReCreatedTableIsSeenAtOnceWhateverTheStaleness) {
+  // The patient session keeps the catalog's answer for an hour; another session drops the
+  // table (its directory moves aside) and then creates one of the same name.
+  auto patient = Open("[generations]\ncatalog_staleness = \"1h\"\n");
+  EXPECT_EQ(Count(*patient), 3);
+  auto other = Open("");
+  ASSERT_TRUE(other->Execute("DROP TABLE d.t").ok());
+  auto gone = patient->Execute("SELECT count(*) FROM d.t");
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), StatusCode::kNotFound) << gone.status().ToString();
+  EXPECT_THAT(gone.status().message(), ::testing::HasSubstr("d.t"));
+
+  ASSERT_TRUE(other->Execute("CREATE TABLE d.t (id BIGINT NOT NULL)").ok());
+  ASSERT_TRUE(other->Execute("INSERT INTO d.t VALUES (7)").ok());
+  EXPECT_EQ(Count(*patient), 1);  // the new incarnation, never the old files
+  ASSERT_TRUE(other->Execute("DROP TABLE d.t").ok());
+  ASSERT_TRUE(other->Execute("CREATE TABLE d.t (id BIGINT NOT NULL)").ok());
+  EXPECT_EQ(Count(*patient), 0);
+}
+
 TEST_F(VersionCatalogSqlTest, ATableFromBeforeTheCatalogIsAdoptedByItsFirstWrite) {
   std::string locator;
   {  // As a root written before its metadata store held versions: no rows, no mark.

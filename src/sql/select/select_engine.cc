@@ -200,43 +200,65 @@ class Engine : public SelectEngine, public internal::VtabHost {
   }
 
   // The generation manager of the table's current incarnation: the catalog says which one,
-  // so a table dropped and re-created by another process is never read at its old files.
+  // so a table dropped and re-created by another process is never read at its old files. The
+  // catalog's answer is trusted for catalog_staleness while the incarnation's directory exists:
+  // a DROP anywhere moves that directory aside, so a dropped table is refused at once.
   Result<generations::GenerationManager*> Manager(const vigil::TableName& table) {
     const std::string key = table.ToString();
-    jobs::TableCatalog catalog(&root_, &*store_);
-    VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
-    VIGIL_RETURN_IF_ERROR(jobs::CheckOwnTable(table, entry, "SELECT"));
+    const int64_t now = root_.env()->MonotonicMs();
     auto it = managers_.find(key);
-    if (it != managers_.end() && it->second->path() != entry.locator) {
-      managers_.erase(it);
-      it = managers_.end();
-    }
-    if (it == managers_.end()) {
-      generations::GenerationsOptions gopts;
-      gopts.dataset = catalog.Options(entry);
-      gopts.builders_per_table = options_.generations.builders_per_table;
-      gopts.physical_per_table = options_.generations.physical_per_table;
-      gopts.budget = &budget_;
-      // The versions this process reads are pinned in the metadata store, so that a VACUUM in
-      // any process keeps their files; the pins are heartbeated and expire if this process dies.
-      if (pins_ == nullptr) {
-        VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), root_.env()->NowMs()));
+    if (it == managers_.end() || !Trusted(it->second, now)) {
+      jobs::TableCatalog catalog(&root_, &*store_);
+      VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
+      VIGIL_RETURN_IF_ERROR(jobs::CheckOwnTable(table, entry, "SELECT"));
+      if (it != managers_.end() && it->second.manager->path() != entry.locator) {
+        managers_.erase(it);
+        it = managers_.end();
       }
-      gopts.pins = pins_.get();
-      gopts.maintain_interval = std::chrono::seconds(20);
-      gopts.catalog_staleness = std::chrono::milliseconds(options_.generations.catalog_staleness_ms);
-      VIGIL_ASSIGN_OR_RETURN(auto manager, generations::GenerationManager::Open(entry.locator, gopts));
-      it = managers_.emplace(key, std::move(manager)).first;
-      return it->second.get();
+      if (it == managers_.end()) {
+        VIGIL_ASSIGN_OR_RETURN(auto manager, OpenManager(catalog, entry));
+        return managers_.emplace(key, Managed{std::move(manager), now}).first->second.manager.get();
+      }
+      it->second.looked_up_ms = now;
     }
-    auto refreshed = it->second->Refresh();
+    auto refreshed = it->second.manager->Refresh();
     if (!refreshed.ok()) {
       managers_.erase(it);
       if (refreshed.status().code() == StatusCode::kNotFound)
         return Status::NotFound("table " + key + " does not exist");
       return refreshed.status();
     }
-    return it->second.get();
+    return it->second.manager.get();
+  }
+
+  // A generation manager and when the catalog last named its incarnation (monotonic ms).
+  struct Managed {
+    std::unique_ptr<generations::GenerationManager> manager;
+    int64_t looked_up_ms = 0;
+  };
+
+  bool Trusted(const Managed& m, int64_t now) const {
+    if (now - m.looked_up_ms >= static_cast<int64_t>(options_.generations.catalog_staleness_ms)) return false;
+    Result<bool> exists = root_.fs()->Exists(m.manager->path());
+    return exists.ok() && *exists;
+  }
+
+  Result<std::unique_ptr<generations::GenerationManager>> OpenManager(jobs::TableCatalog& catalog,
+                                                                      const jobs::TableEntry& entry) {
+    generations::GenerationsOptions gopts;
+    gopts.dataset = catalog.Options(entry);
+    gopts.builders_per_table = options_.generations.builders_per_table;
+    gopts.physical_per_table = options_.generations.physical_per_table;
+    gopts.budget = &budget_;
+    // The versions this process reads are pinned in the metadata store, so that a VACUUM in
+    // any process keeps their files; the pins are heartbeated and expire if this process dies.
+    if (pins_ == nullptr) {
+      VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), root_.env()->NowMs()));
+    }
+    gopts.pins = pins_.get();
+    gopts.maintain_interval = std::chrono::seconds(20);
+    gopts.catalog_staleness = std::chrono::milliseconds(options_.generations.catalog_staleness_ms);
+    return generations::GenerationManager::Open(entry.locator, gopts);
   }
 
   void ClearCache() {
@@ -470,7 +492,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   internal::Lockdown lockdown_;  // outlives db_ (its authorizer)
   sqlite3* db_ = nullptr;
   std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it
-  std::map<std::string, std::unique_ptr<generations::GenerationManager>> managers_;
+  std::map<std::string, Managed> managers_;
   std::map<std::string, std::string> vtabs_;  // vtab name -> schema fingerprint it was declared with
   std::map<std::string, sqlite3_stmt*> cache_;
   // The current statement.
