@@ -54,6 +54,24 @@ def test_query_vector_errors(docs):
         docs.search(np.full(DIM, np.nan))
     with pytest.raises(vigil.InvalidArgumentError, match="limit must be a positive integer"):
         docs.search(np.ones(DIM)).limit(0)
+    with pytest.raises(vigil.InvalidArgumentError, match="has no vector column 'cat'"):
+        docs.search(np.ones(DIM), vector_column="cat")
+
+
+def test_searches_of_different_shapes_on_one_table_each_get_their_own_select(docs):
+    q = np.full(DIM, 0.25)
+    shapes = [(3, None, ["id"]), (5, None, ["id"]), (3, "cat = 'news'", ["id", "cat"]), (4, None, None), (3, None, ["id"])]
+    for k, where, columns in shapes * 2:  # the second pass reuses each shape's SELECT text
+        s = docs.search(q).limit(k)
+        if where:
+            s = s.where(where)
+        if columns:
+            s = s.select(columns)
+        got = s.to_list()
+        assert len(got) == k
+        assert set(got[0]) == set((columns or ["id", "cat", "body", "emb"]) + ["_distance"])
+        if where:
+            assert {r["cat"] for r in got} == {"news"}
 
 
 def test_full_text_and_scalar_indexes(db, docs):

@@ -9,6 +9,8 @@ import numpy as np
 from ._columns import from_stored, identifier
 from .errors import InvalidArgumentError
 
+_MAX_CACHED_TEXTS = 64  # SELECT texts kept per table, by query shape
+
 
 def _literal(text):
     return "'" + text.replace("'", "''") + "'"
@@ -46,6 +48,11 @@ class _Query:
         names = self._columns if self._columns is not None else [f.name for f in self._table.schema]
         return ", ".join(names + [extra])
 
+    def _shape(self):
+        """What the SELECT text depends on besides the query itself."""
+        return (type(self), self._limit, self._where, self._prefilter,
+                None if self._columns is None else tuple(self._columns))
+
     def _wrap(self, inner, extra, prefilter_allowed):
         if self._where is None:
             return inner
@@ -61,7 +68,7 @@ class _Query:
     def to_numpy(self):
         """The results as a numpy structured array (vectors as sub-arrays)."""
         result, names = self._run()
-        fields = {f.name: f for f in self._table.schema}
+        fields = self._table.fields
         dtypes = []
         columns = list(zip(*self._converted(result, names))) if result.rows else [[] for _ in names]
         arrays = []
@@ -101,15 +108,19 @@ class _Query:
     def _converted(self, result, names):
         """The rows with typed cells: vectors as FLOAT32 arrays (SQL reads every vector so), DATE and
         TIMESTAMP as datetime64, BOOL as bool."""
-        fields = {f.name: f for f in self._table.schema}
+        fields = self._table.fields
         typed = [(i, _CELL[fields[n].kind]) for i, n in enumerate(names) if n in fields and fields[n].kind in _CELL]
-        for row in result.rows:
-            if typed:
-                row = list(row)
-                for i, convert in typed:
-                    if row[i] is not None:
-                        row[i] = convert(row[i])
-            yield tuple(row)
+        if not typed:
+            return result.rows
+        return [_typed_row(row, typed) for row in result.rows]
+
+
+def _typed_row(row, typed):
+    row = list(row)
+    for i, convert in typed:
+        if row[i] is not None:
+            row[i] = convert(row[i])
+    return tuple(row)
 
 
 def _vector(cell):
@@ -143,7 +154,10 @@ class VectorQuery(_Query):
     def __init__(self, table, vector, column):
         super().__init__(table)
         self._column = column
-        dim = next(f.dim for f in table.schema if f.name == column)
+        field = table.fields.get(column)
+        if field is None or not field.kind.startswith("VECTOR"):
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"table {table.name} has no vector column {column!r}")
+        dim = field.dim
         q = np.asarray(vector)
         if q.dtype.kind not in "iuf" or q.dtype.kind == "b" or q.ndim != 1 or q.shape[0] != dim:
             raise InvalidArgumentError("INVALID_ARGUMENT", f"the query vector must be {dim} numbers for column "
@@ -169,12 +183,23 @@ class VectorQuery(_Query):
         return self
 
     def _sql(self, inline):
-        vector = _literal("[" + ", ".join(repr(float(x)) for x in self._vector) + "]") if inline else "?"
+        params = [] if inline else [self._vector.tobytes()]
+        if inline:
+            return self._text(_literal("[" + ", ".join(repr(float(x)) for x in self._vector) + "]")), params
+        shape = (self._shape(), self._column, tuple(sorted(self._options.items())))
+        texts = self._table._sql_texts
+        text = texts.get(shape)
+        if text is None:
+            if len(texts) >= _MAX_CACHED_TEXTS:
+                texts.clear()
+            text = texts[shape] = self._text("?")
+        return text, params
+
+    def _text(self, vector):
         options = f", {_literal(json.dumps(self._options))}" if self._options else ""
         inner = (f"SELECT {self._select_list('_distance')} FROM vector_search("
                  f"{_literal(self._table.name)}, {_literal(self._column)}, {vector}, {self._limit}{options})")
-        params = [] if inline else [self._vector.tobytes()]
-        return self._wrap(inner, "_distance", True), params
+        return self._wrap(inner, "_distance", True)
 
 
 class FtsQuery(_Query):

@@ -25,6 +25,8 @@ class Table:
         self.table = name
         self._version = version
         self._schema = None
+        self._fields = None
+        self._sql_texts = {}  # a search's SELECT text by its shape (query.py)
 
     @property
     def name(self):
@@ -36,7 +38,16 @@ class Table:
         """The table's fields (vigil Field objects: name, kind, nullable, dim, type)."""
         if self._schema is None:
             self._schema = [_columns.Field(*f) for f in self._connection._call("schema", self.database, self.table)]
+            self._fields = {f.name: f for f in self._schema}
+            self._sql_texts = {}
         return self._schema
+
+    @property
+    def fields(self):
+        """The table's fields by name."""
+        if self._schema is None:
+            self.schema
+        return self._fields
 
     @property
     def version(self):

@@ -201,13 +201,15 @@ class Engine : public SelectEngine, public internal::VtabHost {
 
   // The generation manager of the table's current incarnation: the catalog says which one,
   // so a table dropped and re-created by another process is never read at its old files. The
-  // catalog's answer is trusted for catalog_staleness while the incarnation's directory exists:
-  // a DROP anywhere moves that directory aside, so a dropped table is refused at once.
+  // catalog's answer is kept for catalog_staleness; a DROP anywhere moves the incarnation's
+  // directory aside, so a kept answer whose files are gone is asked again at once.
   Result<generations::GenerationManager*> Manager(const vigil::TableName& table) {
     const std::string key = table.ToString();
     const int64_t now = root_.env()->MonotonicMs();
     auto it = managers_.find(key);
-    if (it == managers_.end() || !Trusted(it->second, now)) {
+    const bool kept = it != managers_.end() &&
+                      now - it->second.looked_up_ms < static_cast<int64_t>(options_.generations.catalog_staleness_ms);
+    if (!kept) {
       jobs::TableCatalog catalog(&root_, &*store_);
       VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
       VIGIL_RETURN_IF_ERROR(jobs::CheckOwnTable(table, entry, "SELECT"));
@@ -224,6 +226,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     auto refreshed = it->second.manager->Refresh();
     if (!refreshed.ok()) {
       managers_.erase(it);
+      if (kept) return Manager(table);  // the catalog says what the name is now
       if (refreshed.status().code() == StatusCode::kNotFound)
         return Status::NotFound("table " + key + " does not exist");
       return refreshed.status();
@@ -236,12 +239,6 @@ class Engine : public SelectEngine, public internal::VtabHost {
     std::unique_ptr<generations::GenerationManager> manager;
     int64_t looked_up_ms = 0;
   };
-
-  bool Trusted(const Managed& m, int64_t now) const {
-    if (now - m.looked_up_ms >= static_cast<int64_t>(options_.generations.catalog_staleness_ms)) return false;
-    Result<bool> exists = root_.fs()->Exists(m.manager->path());
-    return exists.ok() && *exists;
-  }
 
   Result<std::unique_ptr<generations::GenerationManager>> OpenManager(jobs::TableCatalog& catalog,
                                                                       const jobs::TableEntry& entry) {
