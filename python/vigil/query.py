@@ -50,7 +50,7 @@ class _Query:
 
     def _shape(self):
         """What the SELECT text depends on besides the query itself."""
-        return (type(self), self._limit, self._where, self._prefilter,
+        return (type(self), self._limit, None if self._where is None else str(self._where), self._prefilter,
                 None if self._columns is None else tuple(self._columns))
 
     def _wrap(self, inner, extra, prefilter_allowed):

@@ -226,9 +226,10 @@ class Engine : public SelectEngine, public internal::VtabHost {
     auto refreshed = it->second.manager->Refresh();
     if (!refreshed.ok()) {
       managers_.erase(it);
-      if (kept) return Manager(table);  // the catalog says what the name is now
-      if (refreshed.status().code() == StatusCode::kNotFound)
-        return Status::NotFound("table " + key + " does not exist");
+      const StatusCode code = refreshed.status().code();
+      // The kept incarnation's files are gone (dropped): the catalog says what the name is now.
+      if (kept && (code == StatusCode::kNotFound || code == StatusCode::kStaleIncarnation)) return Manager(table);
+      if (code == StatusCode::kNotFound) return Status::NotFound("table " + key + " does not exist");
       return refreshed.status();
     }
     return it->second.manager.get();
