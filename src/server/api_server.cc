@@ -10,6 +10,7 @@
 
 #include "server/api_internal.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/names.h"
 #include "vigil/common/uuid.h"
@@ -360,7 +361,7 @@ Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
   EVP_MD_CTX_free(md);
   ::close(fd);
   VIGIL_RETURN_IF_ERROR(st);
-  spooled->sha256 = LowerHex(digest, len);
+  spooled->sha256 = vigil::LowerHex(std::string_view(reinterpret_cast<const char*>(digest), len));
   call.spooled = spooled;
   return spooled;
 }

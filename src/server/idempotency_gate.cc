@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "vigil/common/failpoint.h"
+#include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/mutex.h"
 #include "vigil/idempotency/record.h"
@@ -119,17 +120,7 @@ std::string Sha256Hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
-  return LowerHex(md, len);
-}
-
-std::string LowerHex(const unsigned char* bytes, size_t n) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[bytes[i] >> 4];
-    out += kHex[bytes[i] & 15];
-  }
-  return out;
+  return vigil::LowerHex(std::string_view(reinterpret_cast<const char*>(md), len));
 }
 
 std::string RequestFingerprint(std::string_view method, std::string_view path, std::string_view query,

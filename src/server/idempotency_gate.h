@@ -51,8 +51,6 @@ std::string RequestFingerprint(std::string_view method, std::string_view path, s
                                std::string_view body_digest_input);
 // Lower-case hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);
-// Lower-case hex of `n` bytes (a digest).
-std::string LowerHex(const unsigned char* bytes, size_t n);
 
 // Decides from evidence what became of the request `token` (RequestToken) whose owner died:
 // its response when the effect is found, nullopt when the effect provably did not happen

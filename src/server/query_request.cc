@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,9 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::element_type;
+
+// Bodies up to this size are parsed by the serving thread's kept parser.
+constexpr size_t kKeptParserBytes = 64 * 1024;
 
 Status FieldError(std::string_view field, std::string_view must) {
   std::string message = "\"";
@@ -165,7 +169,11 @@ std::string VectorText(const std::vector<double>& v) {
 Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   QueryRequest q;
   if (body.empty()) return q;
-  simdjson::dom::parser parser;
+  // A thread's parser keeps its buffers for the next request of a usual size; a larger body gets
+  // a parser of its own, so that no thread holds its memory afterwards.
+  thread_local simdjson::dom::parser kept;
+  std::optional<simdjson::dom::parser> own;
+  simdjson::dom::parser& parser = body.size() <= kKeptParserBytes ? kept : own.emplace();
   element doc;
   if (auto err = parser.parse(body.data(), body.size()).get(doc); err != simdjson::SUCCESS) {
     return Status::InvalidArgument(std::string("the request body is not valid JSON: ") + simdjson::error_message(err));

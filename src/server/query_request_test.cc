@@ -68,6 +68,18 @@ TEST(QueryRequestTest, ATextQueryBecomesAFullTextSearchWithItsTextQuoted) {
   EXPECT_EQ(StatementOf(R"({"text": "nul \u0000 byte", "column": "body"})").rfind("error: ", 0), 0u);
 }
 
+TEST(QueryRequestTest, BodiesOfEverySizeParseAlikeOnOneThread) {
+  // Small bodies share the thread's parser; one past 64 KiB gets its own. Each sees only itself.
+  const std::string small = R"({"filter": "id > 3", "limit": 7})";
+  const std::string large = R"({"filter": "id > 4",)" + std::string(70 * 1024, ' ') + R"("limit": 8})";
+  const std::string small_sql = StatementOf(small);
+  EXPECT_EQ(small_sql, "SELECT * FROM db.t WHERE (id > 3) LIMIT 7");
+  EXPECT_EQ(StatementOf(large), "SELECT * FROM db.t WHERE (id > 4) LIMIT 8");
+  EXPECT_EQ(StatementOf(small), small_sql);
+  // A cut-short body after a good one is refused: nothing of the previous parse is left over.
+  EXPECT_EQ(StatementOf(R"({"limit": 9)").rfind("error: the request body is not valid JSON", 0), 0u);
+}
+
 TEST(QueryRequestTest, MalformedBodiesAreRefusedNamingWhatIsWrong) {
   const std::pair<const char*, const char*> cases[] = {
       {"{\"k\": ", "not valid JSON"},

@@ -23,34 +23,36 @@ std::vector<std::string_view> Segments(std::string_view path) {
   return out;
 }
 
-bool Match(std::string_view pattern, std::string_view path, PathParams* params) {
-  const auto want = Segments(pattern);
-  const auto got = Segments(path);
+bool IsParam(std::string_view seg) { return seg.size() > 2 && seg.front() == '{' && seg.back() == '}'; }
+
+// Whether the path's segments `got` match the route's; fills `params` when they do.
+bool Match(const Route& route, const std::vector<std::string_view>& got, PathParams* params) {
+  const std::vector<std::string>& want = route.segments;
   if (want.size() != got.size()) return false;
-  PathParams p;
   for (size_t i = 0; i < want.size(); ++i) {
-    if (want[i].size() > 2 && want[i].front() == '{' && want[i].back() == '}') {
-      p[std::string(want[i].substr(1, want[i].size() - 2))] = std::string(got[i]);
-    } else if (want[i] != got[i]) {
-      return false;
-    }
+    if (!IsParam(want[i]) && want[i] != got[i]) return false;
   }
-  if (params) *params = std::move(p);
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (IsParam(want[i])) (*params)[want[i].substr(1, want[i].size() - 2)] = std::string(got[i]);
+  }
   return true;
 }
 
 }  // namespace
 
 void Router::Add(std::string method, std::string pattern, RouteHandler handler) {
-  routes_.push_back(Route{std::move(method), std::move(pattern), std::move(handler)});
+  std::vector<std::string> segments;
+  for (std::string_view seg : Segments(pattern)) segments.emplace_back(seg);
+  routes_.push_back(Route{std::move(method), std::move(pattern), std::move(handler), std::move(segments)});
 }
 
 RouteMatch Router::Find(const HttpRequest& req) const {
   RouteMatch m;
   std::string allow;
+  const std::vector<std::string_view> got = Segments(req.path);
   for (const Route& r : routes_) {
     PathParams params;
-    if (!Match(r.pattern, req.path, &params)) continue;
+    if (!Match(r, got, &params)) continue;
     if (r.method != req.method) {
       allow += (allow.empty() ? "" : ", ") + r.method;
       continue;

@@ -25,6 +25,7 @@ struct Route {
   std::string method;
   std::string pattern;  // segments; "{name}" matches one non-empty segment
   RouteHandler handler;
+  std::vector<std::string> segments;  // the pattern's, split once by Add
 };
 
 // The route a request names, or the 404 / 405 answer when none does.

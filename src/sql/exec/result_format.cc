@@ -6,26 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vigil/common/hex.h"
+
 namespace vigil::sql {
 
 namespace {
-
-// Appends the lower-case hex digits of `bytes` to `out`.
-void AppendHex(std::string& out, const std::string& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  size_t at = out.size();
-  out.resize(at + bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out[at++] = kDigits[c >> 4];
-    out[at++] = kDigits[c & 15];
-  }
-}
-
-std::string Hex(const std::string& bytes) {
-  std::string out;
-  AppendHex(out, bytes);
-  return out;
-}
 
 std::string Real(double d) {
   if (std::isnan(d)) return "NaN";
@@ -49,7 +34,7 @@ bool NeedsQuotes(const std::string& s) {
 
 std::string CsvField(const Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return "";
-  std::string s = std::holds_alternative<Blob>(v) ? Hex(std::get<Blob>(v).bytes) : CellText(v);
+  std::string s = std::holds_alternative<Blob>(v) ? LowerHex(std::get<Blob>(v).bytes) : CellText(v);
   if (!NeedsQuotes(s)) return s;
   std::string q = "\"";
   for (char c : s) {
@@ -72,7 +57,7 @@ std::string CellText(const Value& v) {
   std::string out;
   out.reserve(bytes.size() * 2 + 3);
   out += "x'";
-  AppendHex(out, bytes);
+  AppendLowerHex(out, bytes);
   out += '\'';
   return out;
 }
@@ -104,7 +89,7 @@ std::string FormatJson(const ResultSet& r) {
       } else if (const auto* s = std::get_if<std::string>(&v)) {
         obj[r.columns[i]] = *s;
       } else {
-        obj[r.columns[i]] = Hex(std::get<Blob>(v).bytes);
+        obj[r.columns[i]] = LowerHex(std::get<Blob>(v).bytes);
       }
     }
     arr.push_back(std::move(obj));
