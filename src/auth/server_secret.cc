@@ -11,6 +11,7 @@
 
 #include "vigil/common/env.h"
 #include "vigil/common/file_system.h"
+#include "vigil/common/hex.h"
 #include "vigil/storage/filename.h"
 
 namespace vigil::auth {
@@ -64,9 +65,7 @@ Status CreateSecretFile(FileSystem* fs, const std::string& dir, const std::strin
   VIGIL_ASSIGN_OR_RETURN(ServerSecret secret, ServerSecret::Generate());
   unsigned char nonce[8];
   if (RAND_bytes(nonce, sizeof(nonce)) != 1) return Status::Internal("RAND_bytes failed");
-  char suffix[32];
-  std::snprintf(suffix, sizeof(suffix), "%02x%02x%02x%02x%02x%02x%02x%02x", nonce[0], nonce[1], nonce[2], nonce[3],
-                nonce[4], nonce[5], nonce[6], nonce[7]);
+  const std::string suffix = LowerHex(std::string_view(reinterpret_cast<const char*>(nonce), sizeof(nonce)));
   const std::string tmp = dir + "/." + std::string(kServerSecretFileName) + ".tmp." + suffix;
   Status st = [&]() -> Status {
     VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->NewPrivateWritableFile(tmp));

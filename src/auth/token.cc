@@ -8,6 +8,8 @@
 #include <atomic>
 #include <vector>
 
+#include "vigil/common/hex.h"
+
 namespace vigil::auth::internal {
 
 namespace {
@@ -22,13 +24,7 @@ bool IsLowerHex(std::string_view s) {
 }
 
 std::string Hex(const unsigned char* data, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(2 * n, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 0xf];
-  }
-  return out;
+  return LowerHex(std::string_view(reinterpret_cast<const char*>(data), n));
 }
 
 std::string HmacHex(const ServerSecret& secret, std::string_view message) {
