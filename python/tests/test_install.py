@@ -37,3 +37,17 @@ def test_the_installed_package_runs_a_job_with_the_installed_vigil():
         assert module == os.path.join(site, "vigil", "__init__.py")
         assert binary == os.path.join(prefix, "bin", "vigil")
         assert state == "FINISHED"
+
+
+def test_the_extension_exports_its_entry_point_and_keeps_the_engine_private():
+    import ctypes
+
+    import vigil._vigil as ext
+
+    lib = ctypes.CDLL(ext.__file__, mode=os.RTLD_LOCAL)
+    assert hasattr(lib, "PyInit__vigil")
+    # FAISS and the engine are linked in statically; another FAISS in the interpreter (a faiss
+    # package) must neither see these nor interpose on them.
+    for symbol in ("_ZNK5faiss8IndexIVF6searchElPKflPfPlPKNS_16SearchParametersE",
+                   "_ZN5vigil10Checksum64EPKvm"):
+        assert not hasattr(lib, symbol), symbol
