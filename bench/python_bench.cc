@@ -11,8 +11,10 @@
 //     both and the ratio; peak RSS of both (Python: VmHWM, which includes the source
 //     array; the CLI: wait4).
 //  2. search: a root with db.t, `rows` x `dim` generated vectors (VectorDataOptions, as the
-//     other vector benchmarks) and an IVF_PQ index built in process (index::CreateVectorIndex,
-//     as the sql and server benchmarks); `queries` query vectors that are not stored rows,
+//     other vector benchmarks) and an IVF_PQ index (index::CreateVectorIndex, as the sql and
+//     server benchmarks), both made by a child process, so that the passes below run in a
+//     process that opened the root fresh, as the Python one does; `queries` query vectors that
+//     are not stored rows,
 //     saved as .npy. Serial queries/s and latencies of
 //       - the C++ API: query::VectorSearch + query::TakeRows of id, one pass per round, each
 //         followed by a Python run (the figure is the median of the rounds' ratios, so that
@@ -299,6 +301,48 @@ Result<SearchRoot> MakeSearchRoot(const BenchArgs& args, const Config& c) {
   return s;
 }
 
+// MakeSearchRoot in a child process, so that this process's heap does not carry the load and
+// the index build into the C++ passes (the Python process opens the built root fresh; so does
+// this one). The child reports "<load seconds> <index seconds> <table path>" or its error.
+Result<SearchRoot> MakeSearchRootInChild(const BenchArgs& args, const Config& c) {
+  int fds[2];
+  if (::pipe(fds) != 0) return Status::IOError(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) return Status::IOError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(fds[0]);
+    Result<SearchRoot> made = MakeSearchRoot(args, c);
+    const std::string report = made.ok() ? std::to_string(made->load_seconds) + " " +
+                                               std::to_string(made->index_seconds) + " " + made->table_path
+                                         : "error " + made.status().ToString();
+    const bool written = ::write(fds[1], report.data(), report.size()) == static_cast<ssize_t>(report.size());
+    ::_exit(made.ok() && written ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    report.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  while (::waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Status::Internal("building the search root in a child process failed: " + report);
+  }
+  SearchRoot s;
+  s.dir = args.work_dir + "/search_root";
+  std::istringstream in(report);
+  in >> s.load_seconds >> s.index_seconds >> std::ws;
+  std::getline(in, s.table_path);
+  if (!in && s.table_path.empty()) return Status::Internal("the child's report is unreadable: " + report);
+  VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(VectorDataOptions(args, 200000)));
+  return s;
+}
+
 // One timed serial pass over the queries: per-query latencies and ids of the first `check`.
 struct Pass {
   std::vector<double> latencies_us;
@@ -343,7 +387,7 @@ Result<Pass> TimePass(const Config& c, const std::function<Status(uint64_t, std:
 }
 
 Result<nlohmann::json> MeasureSearch(const BenchArgs& args, const Config& c) {
-  VIGIL_ASSIGN_OR_RETURN(SearchRoot s, MakeSearchRoot(args, c));
+  VIGIL_ASSIGN_OR_RETURN(SearchRoot s, MakeSearchRootInChild(args, c));
   std::vector<float> queries(c.queries * c.dim);
   for (uint64_t q = 0; q < c.queries; ++q) s.gen->Embedding(c.rows + 1000 + q, &queries[q * c.dim]);
   const std::string npy = args.work_dir + "/queries.npy";

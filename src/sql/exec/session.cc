@@ -88,6 +88,7 @@ Result<uint64_t> StatementTimeoutMs(const Literal& value) {
 
 // A session keeps at most this many prepared statements.
 constexpr size_t kMaxPreparedStatements = 1024;
+constexpr size_t kMaxParsedSelects = 64;  // texts Session::Select keeps parsed
 
 // The value EXECUTE binds for the `index`-th (0-based) value of its list, as SQLite types it:
 // DATE / TIMESTAMP as the integers Vigil stores, TRUE / FALSE as 1 / 0.
@@ -161,9 +162,7 @@ class SessionImpl : public Session {
   }
 
   Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) override {
-    VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
-    const auto* select = std::get_if<SelectStatement>(&stmt.node);
-    if (select == nullptr) return Status::InvalidArgument("only a SELECT takes bound values");
+    VIGIL_ASSIGN_OR_RETURN(const SelectStatement* select, ParsedSelect(sql));
     VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
     return engine->Select(*select, ctx_.options.principal, params);
   }
@@ -319,9 +318,20 @@ class SessionImpl : public Session {
     return ctx_.select.get();
   }
 
+  // The SELECT of `sql`, parsed once per text: a client runs the same text with new values.
+  Result<const SelectStatement*> ParsedSelect(std::string_view sql) {
+    if (auto it = selects_.find(sql); it != selects_.end()) return &it->second;
+    VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
+    auto* select = std::get_if<SelectStatement>(&stmt.node);
+    if (select == nullptr) return Status::InvalidArgument("only a SELECT takes bound values");
+    if (selects_.size() >= kMaxParsedSelects) selects_.clear();
+    return &selects_.emplace(std::string(sql), std::move(*select)).first->second;
+  }
+
   ExecContext ctx_;
   uint64_t statement_timeout_ms_;
-  std::map<std::string, SelectStatement> prepared_;  // PREPARE name -> its SELECT
+  std::map<std::string, SelectStatement> prepared_;              // PREPARE name -> its SELECT
+  std::map<std::string, SelectStatement, std::less<>> selects_;  // Select's texts, parsed
 };
 
 }  // namespace

@@ -104,6 +104,39 @@ TEST_F(VersionCatalogSqlTest, ADroppedOrReCreatedTableIsSeenAtOnceWhateverTheSta
   EXPECT_EQ(Count(*patient), 0);
 }
 
+TEST_F(VersionCatalogSqlTest, AStatementRunAgainReadsTheTableAsItIsNow) {
+  // The same text through Session::Select (parsed once, rewritten while the schemas it read
+  // stay) after another session re-creates the table with other columns.
+  auto patient = Open("[generations]\ncatalog_staleness = \"1h\"\n");
+  const std::string text = "SELECT * FROM d.t WHERE id >= ? ORDER BY id";
+  auto first = patient->Select(text, {Value(int64_t{2})});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->columns, std::vector<std::string>{"id"});
+  EXPECT_EQ(first->rows.size(), 2u);
+
+  auto other = Open("");
+  ASSERT_TRUE(other->Execute("DROP TABLE d.t").ok());
+  ASSERT_TRUE(other->Execute("CREATE TABLE d.t (id BIGINT NOT NULL, w BIGINT NOT NULL)").ok());
+  ASSERT_TRUE(other->Execute("INSERT INTO d.t VALUES (1, 10), (5, 50)").ok());
+  auto second = patient->Select(text, {Value(int64_t{2})});
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->columns, (std::vector<std::string>{"id", "w"}));
+  ASSERT_EQ(second->rows.size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(second->rows[0][1]), 50);
+
+  // A text that no longer fits the table is refused as on its first run, and a text that is
+  // not a SELECT is refused however often it comes.
+  ASSERT_TRUE(other->Execute("DROP TABLE d.t").ok());
+  ASSERT_TRUE(other->Execute("CREATE TABLE d.t (k BIGINT NOT NULL)").ok());
+  auto third = patient->Select(text, {Value(int64_t{2})});
+  ASSERT_FALSE(third.ok());
+  EXPECT_THAT(third.status().message(), ::testing::HasSubstr("id"));
+  for (int i = 0; i < 2; ++i) {
+    auto insert = patient->Select("INSERT INTO d.t VALUES (?)", {Value(int64_t{1})});
+    EXPECT_EQ(insert.status().code(), StatusCode::kInvalidArgument) << insert.status().ToString();
+  }
+}
+
 TEST_F(VersionCatalogSqlTest, ATableFromBeforeTheCatalogIsAdoptedByItsFirstWrite) {
   std::string locator;
   {  // As a root written before its metadata store held versions: no rows, no mark.

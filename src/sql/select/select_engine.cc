@@ -1,6 +1,7 @@
 // SelectEngine on one in-memory SQLite connection: Vigil tables and table
 // functions are virtual tables created on first use (in the temp schema, no
-// ATTACH), statements are prepared once per rewritten text and cached, and
+// ATTACH), statements are rewritten once per text (while the schemas they read
+// stay) and prepared once per rewritten text, and
 // every statement holds one lease per table it reads (a GenerationManager per
 // table, refreshed when the statement first touches the table), released when
 // the statement resets. The connection is locked down (sql_lockdown.h) and every
@@ -289,14 +290,41 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return Status::OK();
   }
 
+  // The statement rewritten for SQLite, its virtual tables declared. A rewrite is kept per
+  // statement text and reused while every table it read has the schema it read then: the
+  // rewrite is a function of the text and those schemas. A reuse still takes each table's
+  // snapshot, so the caller's privileges and the statement's leases are as without it.
   Result<RewriteResult> Prepare(const SelectStatement& stmt) {
-    auto lookup = [this](const vigil::TableName& name) -> Result<SchemaPtr> {
+    std::string key = std::to_string(stmt.text_offset) + ":" + stmt.text;
+    if (auto it = rewrites_.find(key); it != rewrites_.end()) {
+      VIGIL_ASSIGN_OR_RETURN(bool current, SchemasUnchanged(it->second.schemas));
+      if (current) {
+        VIGIL_RETURN_IF_ERROR(EnsureVtabs(it->second.rewritten.tables));
+        return it->second.rewritten;
+      }
+      rewrites_.erase(it);
+    }
+    std::vector<std::pair<vigil::TableName, std::string>> schemas;
+    auto lookup = [this, &schemas](const vigil::TableName& name) -> Result<SchemaPtr> {
       VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, Snapshot(name));
-      return snap->manifest().schema;
+      const SchemaPtr& schema = snap->manifest().schema;
+      schemas.emplace_back(name, schema->fingerprint());
+      return schema;
     };
     VIGIL_ASSIGN_OR_RETURN(RewriteResult rewritten, internal::RewriteSelect(stmt, lookup));
     VIGIL_RETURN_IF_ERROR(EnsureVtabs(rewritten.tables));
+    if (rewrites_.size() >= kMaxCachedStatements) rewrites_.clear();
+    rewrites_[std::move(key)] = KeptRewrite{rewritten, std::move(schemas)};
     return rewritten;
+  }
+
+  // Whether each table still has the schema (fingerprint) a kept rewrite read.
+  Result<bool> SchemasUnchanged(const std::vector<std::pair<vigil::TableName, std::string>>& schemas) {
+    for (const auto& [name, fingerprint] : schemas) {
+      VIGIL_ASSIGN_OR_RETURN(const query::TableSnapshot* snap, Snapshot(name));
+      if (snap->manifest().schema->fingerprint() != fingerprint) return false;
+    }
+    return true;
   }
 
   Result<sqlite3_stmt*> Compile(const std::string& sql) {
@@ -493,6 +521,12 @@ class Engine : public SelectEngine, public internal::VtabHost {
   std::map<std::string, Managed> managers_;
   std::map<std::string, std::string> vtabs_;  // vtab name -> schema fingerprint it was declared with
   std::map<std::string, sqlite3_stmt*> cache_;
+  // A rewrite and the schema fingerprint of each table it read.
+  struct KeptRewrite {
+    RewriteResult rewritten;
+    std::vector<std::pair<vigil::TableName, std::string>> schemas;
+  };
+  std::map<std::string, KeptRewrite> rewrites_;  // by "<offset>:<statement text>"
   // The current statement.
   const jobs::Principal* who_ = nullptr;
   bool analyzing_ = false;

@@ -280,6 +280,23 @@ TEST_F(SelectEngineTest, TableFunctionsNeedShow) {
   EXPECT_EQ(std::get<int64_t>(ok->rows[0][0]), 4);
 }
 
+TEST_F(SelectEngineTest, AStatementRunAgainStillChecksWhoAsks) {
+  // The second run of a text reuses its rewrite; the caller's privileges are checked anew.
+  const std::string sql = "SELECT id FROM vector_search('db.docs', 'emb', ?, 3)";
+  std::vector<float> q = env_.Embedding(5);
+  const std::vector<Value> params{Blob{std::string(reinterpret_cast<const char*>(q.data()), q.size() * sizeof(float))}};
+  auto admin = env_.Run(sql, params);
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+  EXPECT_EQ(admin->rows.size(), 3u);
+  jobs::Principal nobody{"nobody", false, {}};
+  auto refused = env_.Run(sql, params, nobody);
+  EXPECT_EQ(refused.status().code(), StatusCode::kNotFound) << refused.status().ToString();
+  jobs::Principal viewer{"viewer", false, {{"local.db.docs", {jobs::Privilege::kShow}}}};
+  auto again = env_.Run(sql, params, viewer);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->rows, admin->rows);
+}
+
 TEST_F(SelectEngineTest, StatementsSeeNewVersionsAndReleaseLeases) {
   auto before = env_.Run("SELECT COUNT(*) FROM db.docs");
   ASSERT_TRUE(before.ok());
