@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "vigil/common/hex.h"
+#include "vigil/sql/result_format.h"
 
 namespace vigil::server {
 
@@ -42,10 +42,10 @@ void AppendValue(std::string& out, const sql::Value& v) {
   } else if (const auto* s = std::get_if<std::string>(&v)) {
     AppendString(out, *s);
   } else {
-    // A BLOB as hex, as the shell's JSON prints it (sql::CellText): plain ASCII, nothing to escape.
-    out += "\"x'";
-    AppendLowerHex(out, std::get<sql::Blob>(v).bytes);
-    out += "'\"";
+    // A BLOB as its table text, as the shell's JSON prints it: plain ASCII, nothing to escape.
+    out += '"';
+    sql::AppendBlobText(out, std::get<sql::Blob>(v).bytes);
+    out += '"';
   }
 }
 

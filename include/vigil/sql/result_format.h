@@ -14,6 +14,8 @@ namespace vigil::sql {
 // A value as table text: integers and reals as SQLite prints them (reals in the
 // shortest form that reads back exactly), text as is.
 std::string CellText(const Value& v);
+// Appends a BLOB's table text, x'<lower-case hex>' (what CellText gives for it), to `out`.
+void AppendBlobText(std::string& out, const std::string& bytes);
 // The whole result as CSV, header first; a result without columns gives "".
 std::string FormatCsv(const ResultSet& r);
 // The whole result as one JSON array of objects keyed by column name, with "\n".

@@ -56,10 +56,14 @@ std::string CellText(const Value& v) {
   const std::string& bytes = std::get<Blob>(v).bytes;
   std::string out;
   out.reserve(bytes.size() * 2 + 3);
+  AppendBlobText(out, bytes);
+  return out;
+}
+
+void AppendBlobText(std::string& out, const std::string& bytes) {
   out += "x'";
   AppendLowerHex(out, bytes);
   out += '\'';
-  return out;
 }
 
 std::string FormatCsv(const ResultSet& r) {
