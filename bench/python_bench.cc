@@ -269,9 +269,11 @@ struct SearchRoot {
   double load_seconds = 0, index_seconds = 0;
 };
 
+std::string SearchRootDir(const BenchArgs& args) { return args.work_dir + "/search_root"; }
+
 Result<SearchRoot> MakeSearchRoot(const BenchArgs& args, const Config& c) {
   SearchRoot s;
-  s.dir = args.work_dir + "/search_root";
+  s.dir = SearchRootDir(args);
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(s.dir));
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(VectorDataOptions(args, 200000)));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
@@ -334,11 +336,11 @@ Result<SearchRoot> MakeSearchRootInChild(const BenchArgs& args, const Config& c)
     return Status::Internal("building the search root in a child process failed: " + report);
   }
   SearchRoot s;
-  s.dir = args.work_dir + "/search_root";
+  s.dir = SearchRootDir(args);
   std::istringstream in(report);
   in >> s.load_seconds >> s.index_seconds >> std::ws;
   std::getline(in, s.table_path);
-  if (!in && s.table_path.empty()) return Status::Internal("the child's report is unreadable: " + report);
+  if (in.fail() || s.table_path.empty()) return Status::Internal("the child's report is unreadable: " + report);
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(VectorDataOptions(args, 200000)));
   return s;
 }
