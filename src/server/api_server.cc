@@ -332,7 +332,7 @@ Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
   if (fd < 0) return Status::FromErrno(errno, "cannot create an upload spool file");
   spooled->path = path;
   EVP_MD_CTX* md = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(md, EVP_sha256(), nullptr);
+  EVP_DigestInit_ex(md, Sha256Digest(), nullptr);
   std::vector<char> buf(1 << 16);
   Status st;
   for (;;) {

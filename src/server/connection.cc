@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -175,20 +177,59 @@ Result<HttpRequest> ToRequest(const http::request_parser<http::buffer_body>& par
   return req;
 }
 
+// `text` with CR and LF as spaces: a header line cannot be split into two.
+void AppendHeaderText(std::string& out, std::string_view text) {
+  const size_t from = out.size();
+  out += text;
+  for (size_t i = from; i < out.size(); ++i) {
+    if (out[i] == '\r' || out[i] == '\n') out[i] = ' ';
+  }
+}
+
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The status line and header block of a whole response, as one text: the handler's headers
+// (of a repeated name, the last), then the framing, which is the server's alone.
+std::string ResponseHead(const HttpResponse& resp, bool keep_alive) {
+  std::string head = "HTTP/1.1 ";
+  head += std::to_string(resp.status);
+  head += ' ';
+  const beast::string_view reason = http::obsolete_reason(static_cast<http::status>(resp.status));
+  head.append(reason.data(), reason.size());
+  head += "\r\n";
+  for (size_t i = 0; i < resp.headers.size(); ++i) {
+    const auto& [name, value] = resp.headers[i];
+    if (SameName(name, "Content-Length") || SameName(name, "Connection") || SameName(name, "Transfer-Encoding")) {
+      continue;
+    }
+    const bool repeated = std::any_of(resp.headers.begin() + static_cast<std::ptrdiff_t>(i) + 1, resp.headers.end(),
+                                      [&](const auto& later) { return SameName(later.first, name); });
+    if (repeated) continue;
+    AppendHeaderText(head, name);
+    head += ": ";
+    AppendHeaderText(head, value);
+    head += "\r\n";
+  }
+  if (!keep_alive) head += "Connection: close\r\n";
+  head += "Content-Length: ";
+  head += std::to_string(resp.body.size());
+  head += "\r\n\r\n";
+  return head;
+}
+
 template <typename Stream>
 bool WriteResponse(Stream& stream, Connection& conn, const ConnectionContext& ctx, HttpResponse& resp,
                    bool keep_alive) {
   beast::error_code ec;
   conn.SetDeadline(SteadyMs() + ctx.options.write_timeout.count());
   if (!resp.stream) {
-    http::response<http::string_body> res;
-    res.result(static_cast<unsigned>(resp.status));
-    res.version(11);
-    for (const auto& [k, v] : resp.headers) res.set(k, v);
-    res.keep_alive(keep_alive);
-    res.body() = std::move(resp.body);
-    res.prepare_payload();
-    http::write(stream, res, ec);
+    const std::string head = ResponseHead(resp, keep_alive);
+    const std::array<net::const_buffer, 2> parts = {net::buffer(head), net::buffer(resp.body)};
+    net::write(stream, parts, ec);
     conn.SetDeadline(0);
     return !ec;
   }

@@ -29,6 +29,7 @@ namespace vigil::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 // A plain TCP client socket connected to the server.
@@ -113,6 +114,34 @@ std::unique_ptr<HttpServer> StartServer(HttpServerOptions o, HttpHandler h = Ech
   auto s = HttpServer::Start(std::move(o), std::move(h));
   EXPECT_TRUE(s.ok()) << s.status().ToString();
   return s.ok() ? std::move(*s) : nullptr;
+}
+
+TEST(HttpServerTest, TheResponseHeadIsTheHandlersHeadersAndTheServersFraming) {
+  auto server = StartServer({}, [](HttpRequest&) {
+    HttpResponse r = Text(201, "made");
+    r.headers.emplace_back("X-Twice", "first");
+    r.headers.emplace_back("x-twice", "second");
+    r.headers.emplace_back("Content-Length", "999");
+    r.headers.emplace_back("Connection", "close");
+    r.headers.emplace_back("X-Split", "a\r\nSet-Cookie: b=c\nd");
+    return r;
+  });
+  Client c(server->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.Send("GET /h HTTP/1.1\r\nHost: t\r\n\r\n"));
+  const std::string first = c.ReadResponse();
+  EXPECT_THAT(first, StartsWith("HTTP/1.1 201 Created\r\n"));
+  EXPECT_THAT(first, HasSubstr("\r\nx-twice: second\r\n"));
+  EXPECT_THAT(first, Not(HasSubstr("first")));
+  EXPECT_THAT(first, HasSubstr("\r\nContent-Length: 4\r\n\r\nmade"));
+  EXPECT_THAT(first, Not(HasSubstr("999")));
+  EXPECT_THAT(first, HasSubstr("\r\nX-Split: a  Set-Cookie: b=c d\r\n"));
+  EXPECT_THAT(first, Not(HasSubstr("Connection: close")));  // keep-alive is the server's to decide
+  ASSERT_TRUE(c.Send("GET /h HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"));
+  const std::string last = c.ReadUntilClosed();
+  EXPECT_THAT(last, StartsWith("HTTP/1.1 201 Created\r\n"));
+  EXPECT_THAT(last, HasSubstr("\r\nConnection: close\r\n"));
+  EXPECT_EQ(server->stats().accepted, 1u);
 }
 
 TEST(HttpServerTest, KeepAliveRequestsDecodedPathsQueriesAndHeaders) {

@@ -116,10 +116,19 @@ bool IsStoredStatus(int status) {
   return !(status == 401 || status == 403 || status == 408 || status == 429 || status >= 500);
 }
 
+const EVP_MD* Sha256Digest() {
+  static const EVP_MD* const fetched = [] {
+    const EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    VIGIL_CHECK(md != nullptr);
+    return md;
+  }();
+  return fetched;
+}
+
 std::string Sha256Hex(std::string_view bytes) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, Sha256Digest(), nullptr);
   return vigil::LowerHex(std::string_view(reinterpret_cast<const char*>(md), len));
 }
 

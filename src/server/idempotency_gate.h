@@ -17,8 +17,10 @@
 // Thread safety: thread-safe.
 #pragma once
 
+#include <openssl/evp.h>
 #include <atomic>
 #include <cstdint>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -51,6 +53,9 @@ std::string RequestFingerprint(std::string_view method, std::string_view path, s
                                std::string_view body_digest_input);
 // Lower-case hex SHA-256 of `bytes`.
 std::string Sha256Hex(std::string_view bytes);
+// SHA-256 as OpenSSL's implementation, fetched once for the process: digests made with it skip
+// the per-call lookup (a lock every serving thread would otherwise take). Never null.
+const EVP_MD* Sha256Digest();
 
 // Decides from evidence what became of the request `token` (RequestToken) whose owner died:
 // its response when the effect is found, nullopt when the effect provably did not happen

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -38,7 +39,14 @@ void AppendValue(std::string& out, const sql::Value& v) {
     char buf[24];
     out.append(buf, std::to_chars(buf, buf + sizeof buf, *i).ptr);
   } else if (const auto* d = std::get_if<double>(&v)) {
-    out += nlohmann::json(*d).dump();
+    // The text nlohmann::json's dump writes (shortest round trip; null when not finite),
+    // without building a json value per number.
+    if (!std::isfinite(*d)) {
+      out += "null";
+    } else {
+      char buf[64];
+      out.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, *d));
+    }
   } else if (const auto* s = std::get_if<std::string>(&v)) {
     AppendString(out, *s);
   } else {
@@ -71,8 +79,11 @@ std::string RowsDocument(const sql::ResultSet& r) {
     AppendString(out, r.columns[i]);
   }
   out += "],\"rows\":[";
+  const size_t rows_start = out.size();
   const std::vector<size_t> keys = KeyOrder(r.columns);
   for (size_t row = 0; row < r.rows.size(); ++row) {
+    // Room for every row at about the first one's size: the text grows once, not by doublings.
+    if (row == 1) out.reserve(out.size() + (out.size() - rows_start + 1) * (r.rows.size() - 1) * 9 / 8 + 2);
     if (row > 0) out += ',';
     out += '{';
     for (size_t k = 0; k < keys.size(); ++k) {

@@ -29,6 +29,39 @@ TEST(QueryJsonTest, WritesTheSameBytesAsTheDocumentForEveryKindOfValue) {
   EXPECT_EQ(RowsDocument(r), ViaDocument(r));
 }
 
+TEST(QueryJsonTest, DoublesAreWrittenAsTheDocumentWritesThem) {
+  sql::ResultSet r;
+  r.columns = {"x", "y"};
+  const double values[] = {0.0,
+                           -0.0,
+                           1.0,
+                           -2.5,
+                           100000.0,
+                           1e15,
+                           1e16,
+                           123456789012345678.0,
+                           1e-4,
+                           1e-5,
+                           0.1 + 0.2,
+                           1.0 / 3.0,
+                           5e-324,
+                           std::numeric_limits<double>::min(),
+                           std::numeric_limits<double>::max(),
+                           std::numeric_limits<double>::lowest(),
+                           std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::signaling_NaN()};
+  for (double x : values) r.rows.push_back({x, -x});
+  EXPECT_EQ(RowsDocument(r), ViaDocument(r));
+}
+
+TEST(QueryJsonTest, ManyRowsOfUnequalSizeAreAllWritten) {
+  sql::ResultSet r;
+  r.columns = {"id", "text"};
+  r.rows.push_back({int64_t{0}, std::string("")});
+  for (int64_t i = 1; i < 300; ++i) r.rows.push_back({i * 1'000'003, std::string(static_cast<size_t>(i % 97), 'a')});
+  EXPECT_EQ(RowsDocument(r), ViaDocument(r));
+}
+
 TEST(QueryJsonTest, KeysAreInByteOrderAndARepeatedColumnKeepsItsLastValue) {
   sql::ResultSet r;
   r.columns = {"b", "a", "B", "b", "\xc3\xa9", "a_"};

@@ -1,5 +1,8 @@
 #include "server/session_pool.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace vigil::server {
 
 SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size_t size)
@@ -15,8 +18,11 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
       return Status::Busy("all " + std::to_string(size_) + " SQL sessions are busy; retry later");
     }
     if (!idle_.empty()) {
-      session = std::move(idle_.back());
-      idle_.pop_back();
+      const std::thread::id me = std::this_thread::get_id();
+      auto it = std::find_if(idle_.rbegin(), idle_.rend(), [me](const Idle& i) { return i.last_user == me; });
+      if (it == idle_.rend()) it = idle_.rbegin();
+      session = std::move(it->session);
+      idle_.erase(std::next(it).base());
     } else {
       ++open_;  // reserved: opened below, outside the lock
     }
@@ -38,7 +44,7 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
 void SessionPool::Release(std::unique_ptr<sql::Session> session) {
   session->Reset(jobs::Principal{});  // no principal lingers on an idle session
   MutexLock lock(&mu_);
-  idle_.push_back(std::move(session));
+  idle_.push_back(Idle{std::move(session), std::this_thread::get_id()});
   freed_.notify_one();
 }
 
