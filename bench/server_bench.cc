@@ -47,7 +47,7 @@
 // `pair_seconds` in-process run at `threads` threads and an HTTP run at `threads`
 // connections; the median of the pairs' ratios is the figure checked against the target,
 // since this machine's speed can drift between two long runs taken seconds apart;
-// wrk (path; default: wrk on PATH).
+// wrk_threads (2: wrk's -t, at most the connections); wrk (path; default: wrk on PATH).
 #include <sys/resource.h>
 
 #include <algorithm>

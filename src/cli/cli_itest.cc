@@ -313,6 +313,28 @@ TEST_F(CliTest, BenchOptionsMayFollowTheName) {
   EXPECT_THAT(missing.output, HasSubstr("--rows needs a value"));
 }
 
+// `vigil bench server` on a small table: the paired runs are as many as `pairs` asks, wrk
+// runs with `wrk_threads` threads, and a negative count is refused before any work.
+TEST_F(CliTest, BenchServerRunsThePairsAndWrkThreadsAsked) {
+  RunResult bad = Vigil("bench server --pairs -1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.output, HasSubstr("pairs >= 0"));
+  RunResult run = Vigil(
+      "bench server --rows 2000 --partitions 16 --connections 2 --threads 2 --duration 1 --warmup 0 "
+      "--write_connections 1 --admissions 2 --narrow 0 --pairs 3 --pair_seconds 1 --wrk_threads 1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const size_t json_at = run.output.find("{\n  \"");
+  ASSERT_NE(json_at, std::string::npos) << run.output;
+  auto j = nlohmann::json::parse(run.output.substr(json_at), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << run.output;
+  const auto& pairs = j["queries"]["pairs"];
+  ASSERT_EQ(pairs["ratios"].size(), 3u) << pairs.dump();
+  EXPECT_EQ(pairs["connections"], 2);
+  for (const auto& r : pairs["ratios"]) EXPECT_GT(r.get<double>(), 0);
+  EXPECT_EQ(j["queries"]["http"]["c2"]["wrk_threads"], 1);
+  EXPECT_THAT(run.output, HasSubstr("3 pairs of 1 s"));
+}
+
 TEST_F(CliTest, InitWritesDefaultConfigAndDoctorValidatesIt) {
   std::ifstream in(root_ + "/vigil.toml");
   ASSERT_TRUE(in.good()) << "vigil init did not write vigil.toml";
