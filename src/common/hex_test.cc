@@ -18,6 +18,25 @@ TEST(HexTest, EveryByteValueIsTwoLowerCaseDigits) {
   EXPECT_EQ(hex.find_first_not_of("0123456789abcdef"), std::string::npos);
 }
 
+TEST(HexTest, EveryLengthAndOffsetMatchesTheDigitsOfEachByte) {
+  std::string bytes;
+  for (int i = 0; i < 300; ++i) bytes += static_cast<char>((i * 37 + 11) & 0xff);
+  constexpr char kDigits[] = "0123456789abcdef";
+  for (size_t offset = 0; offset < 17; ++offset) {
+    for (size_t len = 0; offset + len <= 100; ++len) {
+      std::string expected = "<";
+      for (size_t i = offset; i < offset + len; ++i) {
+        const auto b = static_cast<unsigned char>(bytes[i]);
+        expected += kDigits[b >> 4];
+        expected += kDigits[b & 15];
+      }
+      std::string out = "<";
+      AppendLowerHex(out, std::string_view(bytes).substr(offset, len));
+      ASSERT_EQ(out, expected) << "offset " << offset << " length " << len;
+    }
+  }
+}
+
 TEST(HexTest, AppendsAfterWhatIsThere) {
   std::string out = "x'";
   AppendLowerHex(out, std::string("\x00\x7f\xff", 3));

@@ -145,6 +145,9 @@ HttpResponse Problem(int status, std::string_view code, std::string_view detail)
   return r;
 }
 
+// HTTP field names are ASCII: lower-cased without the locale.
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 // The request's parts the handler sees; InvalidArgument for an undecodable target.
 Result<HttpRequest> ToRequest(const http::request_parser<http::buffer_body>& parser, const std::string& peer) {
   const auto& msg = parser.get();
@@ -171,7 +174,7 @@ Result<HttpRequest> ToRequest(const http::request_parser<http::buffer_body>& par
   }
   for (const auto& field : msg) {
     std::string name(field.name_string());
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : name) c = AsciiLower(c);
     req.headers.emplace_back(std::move(name), std::string(field.value()));
   }
   return req;
@@ -187,9 +190,8 @@ void AppendHeaderText(std::string& out, std::string_view text) {
 }
 
 bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return AsciiLower(x) == AsciiLower(y); });
 }
 
 // The status line and header block of a whole response, as one text: the handler's headers
