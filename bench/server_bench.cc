@@ -173,8 +173,8 @@ Result<Config> ParseConfig(const BenchArgs& args) {
       c.write_connections < 1 || c.admissions < 0 || c.dim % c.sub_vectors != 0 || c.pairs < 0 || c.pair_seconds < 1 ||
       c.wrk_threads < 1) {
     return Status::InvalidArgument(
-        "need rows >= partitions, duration >= 1, threads, query_set and write_connections >= 1, pairs >= 0, "
-        "pair_seconds >= 1, and dim a multiple of sub_vectors");
+        "need rows >= partitions, duration >= 1, threads, query_set, write_connections and wrk_threads >= 1, "
+        "pairs >= 0, pair_seconds >= 1, and dim a multiple of sub_vectors");
   }
   VIGIL_ASSIGN_OR_RETURN(c.wrk, FindWrk(args.Str("wrk", "")));
   return c;
