@@ -18,9 +18,9 @@
 #pragma once
 
 #include <openssl/evp.h>
+
 #include <atomic>
 #include <cstdint>
-
 #include <functional>
 #include <memory>
 #include <string>
