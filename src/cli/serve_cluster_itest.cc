@@ -558,7 +558,9 @@ TEST_F(ServeClusterTest, AStoppedLeadersAttemptIsSettledByTheFenceAndItsRecordIs
 // A history under failures: client threads append rows (JSON, an Idempotency-Key per row)
 // and admit index jobs (an Idempotency-Key each) through random nodes, retrying a failed or
 // unanswered request with the same key on another node, while one node at a time is killed
-// (SIGKILL) and started again. Every acknowledged append is present exactly once, no row
+// (SIGKILL) and started again. The kills follow the history's progress (one after every
+// kKillEvery acknowledged appends, a random moment later), so a fast machine cannot finish
+// the history between two of them. Every acknowledged append is present exactly once, no row
 // appears twice, and every job ends settled with at most one index under its name.
 TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNothing) {
   StartNodes(3);
@@ -586,8 +588,10 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
   };
   constexpr int kClients = 3;
   constexpr int kAppendsPerClient = 100;
+  constexpr int kKillEvery = 50;  // acknowledged appends between kills: 5 kills in 300 appends
   std::atomic<int> kills{0};
   std::atomic<int> retries{0};
+  std::atomic<int> acked_total{0};
   std::vector<std::vector<int64_t>> acked(kClients);
   std::vector<std::string> jobs_acked;
   std::vector<std::thread> clients;
@@ -608,6 +612,7 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
               call(static_cast<int>(rand_r(&seed) % 3), "POST", "/v1/databases/d/tables/t/rows", key, body, &last);
           if (status == 200) {
             acked[static_cast<size_t>(c)].push_back(id);
+            ++acked_total;
             break;
           }
           ++retries;
@@ -638,7 +643,11 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
   std::thread killer([&] {
     unsigned seed = 42;
     while (!stop.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500 + rand_r(&seed) % 1000));
+      if (acked_total.load() < kKillEvery * (kills.load() + 1) - kKillEvery / 2) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(rand_r(&seed) % 200));
       if (stop.load()) break;
       const size_t victim = rand_r(&seed) % 3;
       std::unique_ptr<Node> fresh;
@@ -656,7 +665,7 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
   for (auto& t : clients) t.join();
   stop.store(true);
   killer.join();
-  EXPECT_GE(kills.load(), 3) << "too few kills for a history under failures";
+  EXPECT_GE(kills.load(), 4) << "too few kills for a history under failures";
   for (const std::string& u : unanswered) ADD_FAILURE() << "never answered: " << u;
   std::printf("history: %d kills, %d retried appends\n", kills.load(), retries.load());
 
