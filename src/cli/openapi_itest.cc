@@ -721,6 +721,8 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   const std::string slow =
       "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 8000000) SELECT "
       "COUNT(*) FROM n";
+  const int64_t reserved = IdempotencyCount(server_->url(), "reserved");
+  ASSERT_GE(reserved, 0);
   std::thread first([&] {
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
@@ -731,7 +733,7 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
     ASSERT_TRUE(r.ok());
     Expect("POST", "/v1/sql", *r);
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(WaitForIdempotencyCount(server_->url(), "reserved", reserved + 1));
   auto dup = Post("/v1/sql", admin_, {{"sql", slow}}, "k-slow");
   first.join();
   EXPECT_EQ(dup.status, 409) << dup.body;

@@ -770,10 +770,10 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
 // node 2, three builds admitted together run 1 on the leader and 2 on the other node at
 // once; SHOW NODES shows both capacities.
 TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
-  StartNodes(1, "provider.after_segment_write=delay(3000)");
+  StartNodes(1, "provider.after_segment_write=delay(6000)");
   ASSERT_EQ(WaitForLeader(30), 0);
   SetSetting("# concurrency_per_node = 1", "concurrency_per_node = 2");
-  StartNodes(1, "provider.after_segment_write=delay(3000)");
+  StartNodes(1, "provider.after_segment_write=delay(6000)");
   CreateThreeTables(0);
   std::vector<std::string> jobs;
   for (const char* table : {"t", "u", "w"}) jobs.push_back(AdmitBuild(0, table));
@@ -796,7 +796,7 @@ TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
 // heartbeat is a lease old: NOT_COMMITTED by the store's fence, its worker killed. When the
 // node wakes its record of the attempt is refused, with the typed error in its log.
 TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSettled) {
-  StartNodes(2, "provider.after_segment_write=delay(2500)");
+  StartNodes(2, "provider.after_segment_write=delay(6000)");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1, "provider.after_segment_write=hang");
   CreateThreeTables(1);
@@ -953,10 +953,13 @@ TEST_F(ServeClusterRestartTest, NodesWaitForARestartedStoreAndLoseNothing) {
   EXPECT_EQ(Ready(0), 200);
   EXPECT_EQ(Ready(1), 200);
 
-  std::thread restart(
-      [&] { (void)std::system(("bash " + std::string(VIGIL_PG_SCRIPT) + " restart " + pg_dir_ + " 3").c_str()); });
+  std::atomic<bool> restarted{false};
+  std::thread restart([&] {
+    (void)std::system(("bash " + std::string(VIGIL_PG_SCRIPT) + " restart " + pg_dir_ + " 3").c_str());
+    restarted.store(true);
+  });
   bool unready = false;
-  for (int i = 0; i < 60 && !unready; ++i) {
+  while (!restarted.load() && !unready) {  // the whole outage, however late it starts
     unready = Ready(0) == 503;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

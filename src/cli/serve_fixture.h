@@ -7,10 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
 #include <string>
+#include <thread>
+
+#include "vigil/server/http_client.h"
 
 namespace vigil {
 
@@ -18,6 +23,30 @@ namespace vigil {
 inline int RunVigil(const std::string& args) {
   const std::string cmd = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " " + args + " >/dev/null 2>&1";
   return WEXITSTATUS(std::system(cmd.c_str()));
+}
+
+// The server at `url`'s count of idempotency keys with `outcome` (e.g. "reserved") in /metrics;
+// -1 when it cannot be read.
+inline int64_t IdempotencyCount(const std::string& url, const std::string& outcome) {
+  auto client = server::HttpClient::Connect(url);
+  if (!client.ok()) return -1;
+  auto r = (*client)->Call("GET", "/metrics", {}, "");
+  if (!r.ok() || r->status != 200) return -1;
+  const std::string prefix = "vigil_idempotency_requests_total{outcome=\"" + outcome + "\"} ";
+  const size_t at = r->body.find(prefix);
+  if (at == std::string::npos) return -1;
+  return std::strtoll(r->body.c_str() + at + prefix.size(), nullptr, 10);
+}
+
+// Polls IdempotencyCount until it reaches `at_least` (true) or 60 s pass (false): a test that
+// sends a duplicate of a running request first waits for the original's reservation.
+inline bool WaitForIdempotencyCount(const std::string& url, const std::string& outcome, int64_t at_least) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (IdempotencyCount(url, outcome) >= at_least) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 // A `vigil serve` child on 127.0.0.1:`port` (0: a port the kernel picks), stopped with

@@ -226,6 +226,8 @@ TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {
   // A slow statement under a key, and its duplicate while it runs.
   const std::string slow =
       "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 8000000) SELECT COUNT(*) FROM n";
+  const int64_t reserved = IdempotencyCount(server_->url(), "reserved");
+  ASSERT_GE(reserved, 0);
   std::thread first([&] {
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
@@ -236,7 +238,7 @@ TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {
     ASSERT_TRUE(r.ok());
     EXPECT_EQ(r->status, 200) << r->body;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(WaitForIdempotencyCount(server_->url(), "reserved", reserved + 1));
   auto dup = Post("/v1/sql", admin_, {{"sql", slow}}, "slow-1");
   first.join();
   EXPECT_EQ(dup.status, 409) << dup.body;

@@ -93,9 +93,10 @@ Result<bool> Leader::Tick() {
   bool worked = false;
   for (const FinishedAttempt& f : runner_.TakeFinished()) {
     worked = true;
-    if (f.status.code() == StatusCode::kCommitConflict) return f.status;
     if (!f.status.ok()) {
       VIGIL_LOG_WARN("recording the result of job {}: {}", f.job_id, f.status.ToString());
+      // A refused record means another leader holds the lease: this one stops.
+      if (f.status.code() == StatusCode::kCommitConflict) return f.status;
       continue;
     }
     // An attempt that ended UNKNOWN was reaped (its lock is free): settle it now, not after a backoff.

@@ -276,11 +276,14 @@ def test_a_concurrent_same_name_request_is_fenced(env):
 def test_stale_admission_when_another_writer_changed_the_dataset(env):
     root, path, data = env
     root.stop_supervisor()
+    # The worker waits 12 s before it runs: room for the other writer (a Node process loading
+    # LanceDB, seconds on a loaded machine) to finish first.
     proc = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
-                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(5000)"),
+                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(12000)"),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     root.wait_running(1)
     writer("append", data, 100)  # another LanceDB writer, after admission, before execution
+    assert proc.poll() is None, "the build ended before the other writer committed"
     proc.wait(120)
     j = root.settle(1)
     assert j["State"] == "FAILED" and j["Outcome"] == "NOT_COMMITTED" and "STALE_ADMISSION" in j["Message"], j

@@ -191,10 +191,8 @@ TEST_F(CopyAccessTest, AFifoIsRefusedPromptlyInBothModes) {
   for (FileAccess access : {FileAccess::kClient, FileAccess::kServer}) {
     auto s = Open(jobs::Principal::LocalAdmin(), access);
     bool hung = false;
-    auto started = std::chrono::steady_clock::now();
     Status st = WithFifoWatchdog(fifo, &hung, [&] { return Copy(*s, fifo); });
     EXPECT_FALSE(hung) << "COPY from a FIFO blocked";
-    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
     EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
     EXPECT_THAT(st.message(), HasSubstr("pipe.csv is not a regular file (a FIFO)"));
     Status dir = Copy(*s, allowed_ + "/sub");
