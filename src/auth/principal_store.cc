@@ -5,10 +5,10 @@
 #include "vigil/auth/principal_store.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "auth/schema.h"
 #include "auth/token.h"
+#include "vigil/common/ascii.h"
 #include "vigil/common/names.h"
 
 namespace vigil::auth {
@@ -29,10 +29,7 @@ Status AuthenticationFailed() { return Status::PermissionDenied(std::string(kAut
 // Validates an identifier and returns it lower-case.
 Result<std::string> NormalizeName(std::string_view name, std::string_view what) {
   VIGIL_RETURN_IF_ERROR(ValidateIdentifier(name, what));
-  std::string out(name);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+  return AsciiLowered(name);
 }
 
 Result<std::string> RealmName(std::string_view realm) { return NormalizeName(realm, "realm name"); }

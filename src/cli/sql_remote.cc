@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "vigil/common/ascii.h"
 #include "vigil/common/env.h"
 #include "vigil/common/uuid.h"
 #include "vigil/server/http_client.h"
@@ -90,11 +91,6 @@ std::string ScriptPosition(const std::string& message, size_t prelude_lines, con
          m.suffix().str();
 }
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool IsFinalState(const std::string& s) {
   return s == "FINISHED" || s == "FAILED" || s == "CANCELLED" || s == "OUTCOME_UNKNOWN" ||
          s == "COMMITTED_REFRESH_SKIPPED" || s == "FAILED_REFRESH_SKIPPED";
@@ -149,7 +145,7 @@ class RemoteBackend : public ShellBackend {
       if (it != settings_.end()) settings_.erase(it);
     };
     if (const auto* set = std::get_if<sql::SetStatement>(&node)) {
-      const std::string key = "set " + Lower(set->name);
+      const std::string key = "set " + AsciiLowered(set->name);
       forget(key);
       settings_.emplace_back(key, sql::ToSql(node));
     } else if (const auto* prepare = std::get_if<sql::PrepareStatement>(&node)) {

@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "vigil/common/ascii.h"
 #include "vigil/common/bounds.h"
 #include "vigil/common/env.h"
 #include "vigil/common/file_system.h"
@@ -875,8 +876,7 @@ Status CheckMetaUrl(std::string_view url) {
   if (at != std::string_view::npos && authority.substr(0, at).find(':') != std::string_view::npos) {
     return Status::InvalidArgument("holds a password; put it in ~/.pgpass or PGPASSWORD instead");
   }
-  std::string lower(url);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const std::string lower = AsciiLowered(url);
   if (lower.find("password=") != std::string::npos) {
     return Status::InvalidArgument("holds a password; put it in ~/.pgpass or PGPASSWORD instead");
   }

@@ -1,9 +1,9 @@
 #include "vigil/idempotency/record.h"
+#include "vigil/common/ascii.h"
 
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <cctype>
 
 namespace vigil::idempotency {
 
@@ -76,8 +76,7 @@ Status ValidateFinalize(FinalizeRequest* req) {
   }
   std::map<std::string, std::string> lowered;
   for (const auto& [name, value] : req->response_headers) {
-    std::string lower = name;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = AsciiLowered(name);
     if (!IsAllowedResponseHeader(lower)) {
       return Status::InvalidArgument("response header '" + name.substr(0, 64) + "' is not on the replay allowlist");
     }

@@ -3,20 +3,14 @@
 #include "vigil/ingest/ingest.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include "ingest/ingest_internal.h"
+#include "vigil/common/ascii.h"
 
 namespace vigil {
 
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 class FileSource : public ingest::ByteSource {
  public:
@@ -90,7 +84,7 @@ std::string_view IngestFormatName(IngestFormat format) {
 }
 
 Result<IngestFormat> ParseIngestFormat(std::string_view name) {
-  std::string n = Lower(name);
+  std::string n = AsciiLowered(name);
   if (n == "csv") return IngestFormat::kCsv;
   if (n == "jsonl" || n == "json" || n == "ndjson") return IngestFormat::kJsonl;
   if (n == "fvecs") return IngestFormat::kFvecs;

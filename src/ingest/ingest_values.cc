@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ingest/ingest_internal.h"
+#include "vigil/common/ascii.h"
 #include "vigil/common/bounds.h"
 #include "vigil/common/names.h"
 
@@ -19,16 +20,6 @@ constexpr int64_t kMicrosPerDay = 86400LL * 1000000LL;
 constexpr double kMaxHalf = 65504.0;
 
 std::string Quote(std::string_view text) { return ingest::Excerpt(text); }
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -244,10 +235,10 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
     case TypeId::kBool: {
       std::string_view t = Trim(text);
       for (auto w : {"true", "t", "yes", "y", "1"}) {
-        if (IEquals(t, w)) return Value(true);
+        if (AsciiEqualsIgnoreCase(t, w)) return Value(true);
       }
       for (auto w : {"false", "f", "no", "n", "0"}) {
-        if (IEquals(t, w)) return Value(false);
+        if (AsciiEqualsIgnoreCase(t, w)) return Value(false);
       }
       return Status::InvalidArgument(Quote(text) + " is not a BOOL");
     }
@@ -516,7 +507,7 @@ void TypeGuess::Observe(std::string_view text) {
   double d;
   bool oor;
   int64_t scratch;
-  if (IEquals(t, "true") || IEquals(t, "false")) {
+  if (AsciiEqualsIgnoreCase(t, "true") || AsciiEqualsIgnoreCase(t, "false")) {
     Merge(kBool);
   } else if (ParseInt(t, &i)) {
     Merge(kInt);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "vigil/common/ascii.h"
 #include "vigil/common/env.h"
 #include "vigil/common/logging.h"
 
@@ -145,9 +146,6 @@ HttpResponse Problem(int status, std::string_view code, std::string_view detail)
   return r;
 }
 
-// HTTP field names are ASCII: lower-cased without the locale.
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // The request's parts the handler sees; InvalidArgument for an undecodable target.
 Result<HttpRequest> ToRequest(const http::request_parser<http::buffer_body>& parser, const std::string& peer) {
   const auto& msg = parser.get();
@@ -189,11 +187,6 @@ void AppendHeaderText(std::string& out, std::string_view text) {
   }
 }
 
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return AsciiLower(x) == AsciiLower(y); });
-}
-
 // The status line and header block of a whole response, as one text: the handler's headers
 // (of a repeated name, the last), then the framing, which is the server's alone.
 std::string ResponseHead(const HttpResponse& resp, bool keep_alive) {
@@ -205,11 +198,12 @@ std::string ResponseHead(const HttpResponse& resp, bool keep_alive) {
   head += "\r\n";
   for (size_t i = 0; i < resp.headers.size(); ++i) {
     const auto& [name, value] = resp.headers[i];
-    if (SameName(name, "Content-Length") || SameName(name, "Connection") || SameName(name, "Transfer-Encoding")) {
+    if (AsciiEqualsIgnoreCase(name, "Content-Length") || AsciiEqualsIgnoreCase(name, "Connection") ||
+        AsciiEqualsIgnoreCase(name, "Transfer-Encoding")) {
       continue;
     }
     const bool repeated = std::any_of(resp.headers.begin() + static_cast<std::ptrdiff_t>(i) + 1, resp.headers.end(),
-                                      [&](const auto& later) { return SameName(later.first, name); });
+                                      [&](const auto& later) { return AsciiEqualsIgnoreCase(later.first, name); });
     if (repeated) continue;
     AppendHeaderText(head, name);
     head += ": ";

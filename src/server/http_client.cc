@@ -1,4 +1,5 @@
 #include "vigil/server/http_client.h"
+#include "vigil/common/ascii.h"
 
 #include <openssl/ssl.h>
 
@@ -166,9 +167,8 @@ class HttpClient::Impl {
   static void Fill(const Message& m, ClientResponse* out) {
     out->status = static_cast<int>(m.result_int());
     for (const auto& f : m) {
-      std::string name(f.name_string());
-      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      out->headers.emplace_back(std::move(name), std::string(f.value()));
+      out->headers.emplace_back(AsciiLowered(std::string_view(f.name_string().data(), f.name_string().size())),
+                                std::string(f.value()));
     }
   }
 

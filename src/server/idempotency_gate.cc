@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "vigil/common/ascii.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
@@ -94,8 +95,7 @@ idempotency::FinalizeRequest FinalizeFor(const std::string& realm, const std::st
     fin.response_summary = summary.dump();
   }
   for (const auto& [name, value] : resp.headers) {
-    std::string lower;
-    for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = AsciiLowered(name);
     if (idempotency::IsAllowedResponseHeader(lower)) fin.response_headers[lower] = value;
   }
   return fin;

@@ -3,9 +3,9 @@
 // held fence as INDEX_FENCED naming its job); SHOW INDEX lists the logical
 // indexes of the newest version in MySQL's 13 columns.
 #include <algorithm>
-#include <cctype>
 
 #include "sql/exec/exec_internal.h"
+#include "vigil/common/ascii.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/lance/lance_table.h"
@@ -29,11 +29,6 @@ index::IndexType TypeOf(IndexMethod m) {
       return index::IndexType::kFts;
   }
   return index::IndexType::kBtree;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) {
@@ -106,7 +101,7 @@ Result<ResultSet> ExecCreateIndex(ExecContext& ctx, const CreateIndexStatement& 
   stmt.index_name = s.name;
   stmt.column = s.columns[0];
   stmt.type = TypeOf(s.method);
-  for (const Property& p : s.properties) stmt.properties[Lower(p.key)] = p.value;
+  for (const Property& p : s.properties) stmt.properties[AsciiLowered(p.key)] = p.value;
   if (s.method != IndexMethod::kAnn && stmt.properties.count("index_type")) {
     return Status::InvalidArgument("property \"index_type\" is only for USING ANN");
   }

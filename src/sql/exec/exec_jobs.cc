@@ -10,6 +10,7 @@
 
 #include "sql/exec/exec_internal.h"
 #include "sql/select/job_listing.h"
+#include "vigil/common/ascii.h"
 
 namespace vigil::sql {
 
@@ -44,16 +45,10 @@ Result<std::vector<Value>> ListRow(ExecContext& ctx, const jobs::JobRecord& job)
 
 // ---- SHOW INDEX JOBS ... WHERE ----
 
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 Result<size_t> ListColumnIndex(const std::string& name) {
   const auto& cols = JobListColumns();
   for (size_t i = 0; i < cols.size(); ++i) {
-    if (IEquals(cols[i], name)) return i;
+    if (AsciiEqualsIgnoreCase(cols[i], name)) return i;
   }
   std::string all;
   for (const auto& c : cols) all += (all.empty() ? "" : ", ") + c;
@@ -177,7 +172,7 @@ bool Compare(const Comparison& c, const Value& cell) {
       const bool equal = ExactName(c.column) ? order == 0
                          : c.column == kIndexNameColumn
                              ? jobs::NormalizeIndexNameV1(text) == jobs::NormalizeIndexNameV1(c.value)
-                             : IEquals(text, c.value);
+                             : AsciiEqualsIgnoreCase(text, c.value);
       return equal == (c.op == BinaryOp::kEq);
     }
     case BinaryOp::kLt:

@@ -5,11 +5,10 @@
 // itself; the check comes before the store is touched, so a denial says nothing
 // about which users exist. A token's secret appears only in the result of
 // CREATE USER and ALTER USER ... ROTATE TOKEN, the one time it is issued.
-#include <algorithm>
-#include <cctype>
 
 #include "sql/exec/exec_internal.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/common/ascii.h"
 
 namespace vigil::sql {
 
@@ -27,12 +26,7 @@ ResultSet Message(std::string text) {
 }
 
 // A user name as the store keeps it (lower case), for messages and comparisons.
-std::string StoredName(std::string_view name) {
-  std::string out(name);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+std::string StoredName(std::string_view name) { return AsciiLowered(name); }
 
 std::string YesNo(bool b) { return b ? "YES" : "NO"; }
 

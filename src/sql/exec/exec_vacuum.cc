@@ -8,6 +8,7 @@
 #include <set>
 
 #include "sql/exec/exec_internal.h"
+#include "vigil/common/ascii.h"
 #include "vigil/common/file_lock.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/generations/version_pins.h"
@@ -30,7 +31,7 @@ Result<int64_t> ParseIntervalMicros(const std::string& text) {
   const int64_t count = std::stoll(text.substr(digits, i - digits));
   std::string unit;
   for (; i < text.size(); ++i) {
-    if (!std::isspace(static_cast<unsigned char>(text[i]))) unit += static_cast<char>(std::tolower(text[i]));
+    if (!std::isspace(static_cast<unsigned char>(text[i]))) unit += AsciiLower(text[i]);
   }
   static const std::pair<const char*, int64_t> kUnits[] = {
       {"s", 1},        {"second", 1},   {"seconds", 1}, {"m", 60},        {"minute", 60},

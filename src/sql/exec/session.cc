@@ -1,12 +1,12 @@
 #include "vigil/sql/session.h"
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <ctime>
 #include <map>
 
 #include "sql/exec/exec_internal.h"
+#include "vigil/common/ascii.h"
 #include "vigil/common/env.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
@@ -131,13 +131,7 @@ Result<Value> BoundValueOf(const BoundValue& bound, size_t index) {
   return bad("unsupported literal");
 }
 
-bool IsSetting(std::string_view name, std::string_view setting) {
-  if (name.size() != setting.size()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(name[i])) != setting[i]) return false;
-  }
-  return true;
-}
+bool IsSetting(std::string_view name, std::string_view setting) { return AsciiEqualsIgnoreCase(name, setting); }
 
 class SessionImpl : public Session {
  public:
