@@ -452,7 +452,10 @@ Status Dataset::ExplainMissing(Status st) const {
 Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
   FileSystem* fs = options_.fs;
   Manifest latest = manifest_;
-  for (int attempt = 0; attempt <= options_.max_commit_retries; ++attempt) {
+  const bool append_only = txn.updated_deletions.empty() && txn.removed_fragments.empty() &&
+                           txn.added_segments.empty() && txn.removed_segments.empty() && txn.new_schema == nullptr;
+  const int max_retries = append_only ? options_.max_append_commit_retries : options_.max_commit_retries;
+  for (int attempt = 0; attempt <= max_retries; ++attempt) {
     if (attempt > 0) {
       Status rebase = CheckRebase(manifest_, latest, txn);
       if (rebase.Is(StatusCode::kCommitConflict)) return Status::CommitConflict(rebase.message() + kSafeToRetry);
@@ -467,8 +470,8 @@ Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
     VIGIL_ASSIGN_OR_RETURN(uint64_t newest, LatestVersion(path_, options_));
     VIGIL_ASSIGN_OR_RETURN(latest, ReadManifest(fs, path_, newest));
   }
-  return Status::CommitConflict("gave up after " + std::to_string(options_.max_commit_retries) +
-                                " rebases on concurrent commits" + kSafeToRetry);
+  return Status::CommitConflict("gave up after " + std::to_string(max_retries) + " rebases on concurrent commits" +
+                                kSafeToRetry);
 }
 
 Result<std::vector<FragmentMeta>> Dataset::WriteFragments(RecordBatchReader* reader) const {

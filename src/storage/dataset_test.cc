@@ -1,6 +1,7 @@
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -194,6 +195,58 @@ TEST_F(DatasetTest, ThreadsRacingAppendsLoseNothing) {
   auto latest = *Dataset::Open(Path());
   EXPECT_EQ(latest->version(), 21u);
   EXPECT_EQ(latest->CountRows(), 200u);
+}
+
+// Eight writers appending at once: each round of their race has one winner, so a writer can
+// lose many rounds in a row. An append rebases on any of them and gives up only past
+// max_append_commit_retries (with the general budget of 16, 8 of the 320 appends gave up).
+TEST_F(DatasetTest, ManyWritersRacingAppendsAllCommit) {
+  auto race = [&](const std::string& path, int append_retries) {
+    DatasetOptions o;
+    o.max_append_commit_retries = append_retries;
+    auto ds = *Dataset::Create(path, TestSchema(), Props("CREATE_TABLE"), o);
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 40; ++i) {
+          auto r = Reader(TestSchema(), {{t * 1000 + i, 1}});
+          Status st = ds->Append(r.get(), Props("APPEND")).status();
+          if (!st.ok()) {
+            EXPECT_EQ(st.code(), StatusCode::kCommitConflict) << st.ToString();
+            ++failures;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ((*Dataset::Open(path, std::nullopt, o))->CountRows(), static_cast<uint64_t>(320 - failures.load()));
+    return failures.load();
+  };
+  EXPECT_EQ(race(Path(), DatasetOptions().max_append_commit_retries), 0);
+}
+
+// An append that lost its race rebases max_append_commit_retries times, not more.
+TEST_F(DatasetTest, AnAppendGivesUpAfterItsBudgetOfLostRaces) {
+  for (int budget : {0, 1}) {
+    const std::string path = Path() + std::to_string(budget);
+    DatasetOptions o;
+    o.max_append_commit_retries = budget;
+    auto base = *Dataset::Create(path, TestSchema(), Props("CREATE_TABLE"), o);
+    auto first = Reader(TestSchema(), {{0, 10}});
+    ASSERT_TRUE(base->Append(first.get(), Props("APPEND")).ok());
+    auto second = Reader(TestSchema(), {{100, 10}});
+    auto lost = base->Append(second.get(), Props("APPEND"));  // publishes version 2 again: lost
+    if (budget == 0) {
+      EXPECT_EQ(lost.status().code(), StatusCode::kCommitConflict);
+      EXPECT_THAT(lost.status().message(), ::testing::HasSubstr("gave up after 0 rebases"));
+      EXPECT_EQ((*Dataset::Open(path, std::nullopt, o))->CountRows(), 10u);
+    } else {
+      ASSERT_TRUE(lost.ok()) << lost.status().ToString();
+      EXPECT_EQ((*lost)->version(), 3u);
+      EXPECT_EQ((*lost)->CountRows(), 20u);
+    }
+  }
 }
 
 TEST_F(DatasetTest, ConflictingDeletesOfOneFragmentConflict) {

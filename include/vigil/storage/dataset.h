@@ -46,6 +46,9 @@ struct DatasetOptions {
   uint64_t max_rows_per_fragment = 1 << 20;
   FragmentWriterOptions writer;
   int max_commit_retries = 16;  // rebase attempts before CommitConflict
+  // The same for a transaction that only adds fragments: it rebases on any concurrent commit,
+  // so it gives up only when other writers win this many races in a row.
+  int max_append_commit_retries = 1000;
   // The dataset's version catalog: null, versions are published by link(2) alone.
   std::shared_ptr<VersionCatalog> versions;
 };
