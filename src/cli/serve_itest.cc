@@ -559,5 +559,27 @@ TEST_F(ServeTest, EightWritersRacingAppendsThroughSqlAndTheRowsRouteAllCommitOnc
   EXPECT_EQ(CountRows("d.t"), kWriters * kRounds);
 }
 
+// An append names an existing table: a misspelt table or database is 404 and creates nothing
+// (neither the table nor its database), whatever the body's format.
+TEST_F(ServeTest, AnAppendToAMissingTableIs404AndCreatesNothing) {
+  ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT)")["results"].size(), 2u);
+  auto json_rows = Post("/v1/databases/d/tables/tt/rows", alice_, {{"rows", {{{"id", 1}}}}}, "k-json");
+  EXPECT_EQ(json_rows.status, 404) << json_rows.body;
+  EXPECT_EQ(Json::parse(json_rows.body, nullptr, false)["code"], "NOT_FOUND") << json_rows.body;
+  EXPECT_NE(json_rows.body.find("local.d.tt does not exist"), std::string::npos) << json_rows.body;
+  auto csv = Call("POST", "/v1/databases/d/tables/tt/rows", alice_, "id\n1\n",
+                  {{"Content-Type", "text/csv"}, {"Idempotency-Key", "k-csv"}});
+  EXPECT_EQ(csv.status, 404) << csv.body;
+  auto other_db = Call("POST", "/v1/databases/e/tables/t/rows", admin_, "id\n1\n",
+                       {{"Content-Type", "text/csv"}, {"Idempotency-Key", "k-db"}});
+  EXPECT_EQ(other_db.status, 404) << other_db.body;
+  EXPECT_EQ(Sql(admin_, "SHOW TABLES FROM d")["results"][0]["rows"], Json::parse(R"([["t"]])"));
+  EXPECT_EQ(Call("GET", "/v1/databases/e/tables", admin_).status, 404);
+  // The table it meant takes the same rows.
+  auto ok = Post("/v1/databases/d/tables/t/rows", alice_, {{"rows", {{{"id", 1}}}}}, "k-right");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(CountRows("d.t"), 1);
+}
+
 }  // namespace
 }  // namespace vigil

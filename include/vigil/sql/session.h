@@ -63,9 +63,10 @@ class Session {
   // Runs the SELECT `sql` with `params` bound to its parameters, one value each
   // (InvalidArgument for another statement or another number of values).
   virtual Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) = 0;
-  // COPY into `table` from a request body the caller saved to `spooled_file` (its own
-  // file, named "upload" in messages): ALTER on the table is checked as for COPY, the
-  // session's file access rule is not (the file is not the principal's choice). The token of
+  // COPY into the existing `table` (NotFound when missing: an upload never creates one) from
+  // a request body the caller saved to `spooled_file` (its own file, named "upload" in
+  // messages): ALTER on the table is checked as for COPY, the session's file access rule is
+  // not (the file is not the principal's choice). The token of
   // `request` is recorded in the commit's transaction properties, so that the table's history
   // shows whether the request took effect; its confirm runs just before the commit.
   virtual Result<ResultSet> CopyUpload(const TableRef& table, const std::string& spooled_file, CopyFormat format,

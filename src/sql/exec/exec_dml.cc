@@ -195,11 +195,11 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
 }
 
 Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s, std::shared_ptr<const RandomAccessFile> input,
-                                const jobs::RequestClaim& request) {
+                                const jobs::RequestClaim& request, bool create_missing) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
   ImportOptions options;
-  options.create = true;
+  options.create = create_missing;
   options.props.operation = "COPY";
   options.props.idempotency_key = request.token;
   if (request.confirm) options.before_commit = [&] { return ctx.store->ConfirmRequest(request); };

@@ -112,9 +112,10 @@ Result<ResultSet> ExecInsert(ExecContext& ctx, const InsertStatement& s);
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s);
 // COPY of an input the caller opened (a server's spooled request body): no file access rule.
 // The token of `request` goes into the commit's transaction properties; its confirm runs just
-// before the commit.
+// before the commit. A missing table is created from the input when `create_missing`, else
+// NotFound.
 Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s, std::shared_ptr<const RandomAccessFile> input,
-                                const jobs::RequestClaim& request = {});
+                                const jobs::RequestClaim& request = {}, bool create_missing = true);
 // Session::Append and Session::OpenTableVersion.
 Result<ResultSet> ExecAppend(ExecContext& ctx, const TableRef& table, const Session::RowsFactory& make_rows);
 Result<std::shared_ptr<Dataset>> ExecOpenTableVersion(ExecContext& ctx, const TableRef& table,

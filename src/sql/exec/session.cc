@@ -165,7 +165,7 @@ class SessionImpl : public Session {
                                const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(auto input, OpenIngestFile(spooled_file, /*no_symlinks=*/true));
     CopyStatement s{table, "upload", format};
-    return ExecCopyInput(ctx_, s, std::move(input), request);
+    return ExecCopyInput(ctx_, s, std::move(input), request, /*create_missing=*/false);
   }
 
   Result<std::shared_ptr<Dataset>> OpenTableVersion(const TableRef& table, std::optional<uint64_t> version) override {
