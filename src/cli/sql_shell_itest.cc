@@ -129,6 +129,19 @@ TEST_F(SqlShellTest, AnyFailedStatementMakesTheExitStatusNonZero) {
   EXPECT_THAT(missing.stderr_text, HasSubstr("nope"));
 }
 
+// A vector written bare, as in other languages, is refused where it stands with the way to
+// write it; the string form then inserts.
+TEST_F(SqlShellTest, ABareVectorLiteralIsRefusedWithHowToWriteIt) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.v (id BIGINT, emb VECTOR(FLOAT32, 2))").exit_code, 0);
+  Out bare = Run("", "INSERT INTO db.v VALUES (1, [0.5, 0.25])");
+  EXPECT_NE(bare.exit_code, 0);
+  EXPECT_THAT(bare.stderr_text, HasSubstr("error: INVALID_ARGUMENT: line 1, column 29: unexpected character '[': "
+                                          "a vector literal is written as a string, e.g. '[0.5, 0.25]'"));
+  EXPECT_EQ(Run("--csv", "SELECT COUNT(*) FROM db.v").stdout_text, "COUNT(*)\n0\n");
+  EXPECT_EQ(Run("", "INSERT INTO db.v VALUES (1, '[0.5, 0.25]')").exit_code, 0);
+  EXPECT_EQ(Run("--csv", "SELECT COUNT(*) FROM db.v").stdout_text, "COUNT(*)\n1\n");
+}
+
 TEST_F(SqlShellTest, OneShotWaitsForItsJobsUnlessDetached) {
   ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL, c STRING NOT NULL)").exit_code, 0);
   ASSERT_EQ(Run("", "INSERT INTO db.t VALUES (1, 'a'), (2, 'b'), (3, 'a')").exit_code, 0);

@@ -252,6 +252,9 @@ bool Lexer::LexOperator(Token* token, ParseError* error) {
     if (n == 0) return Fail(pos_, "invalid UTF-8", error);
     return Fail(pos_, "unexpected character '" + std::string(in_.substr(pos_.offset, n)) + "'", error);
   }
+  if (c == '[') {
+    return Fail(pos_, "unexpected character '[': a vector literal is written as a string, e.g. '[0.5, 0.25]'", error);
+  }
   return Fail(pos_, "unexpected character " + CharName(c), error);
 }
 

@@ -89,6 +89,10 @@ TEST(TokenizeTest, LexicalErrorsNamePositions) {
   EXPECT_EQ(err.message, "unexpected character '!'");
   EXPECT_EQ(err.pos.column, 3u);
 
+  EXPECT_FALSE(Tokenize("VALUES (1, [0.5])", &err).ok());
+  EXPECT_EQ(err.message, "unexpected character '[': a vector literal is written as a string, e.g. '[0.5, 0.25]'");
+  EXPECT_EQ(err.pos.column, 12u);
+
   EXPECT_FALSE(Tokenize("'\xff'", &err).ok());
   EXPECT_EQ(err.message, "invalid UTF-8 in string literal");
   EXPECT_EQ(err.pos.column, 2u);
