@@ -581,5 +581,21 @@ TEST_F(ServeTest, AnAppendToAMissingTableIs404AndCreatesNothing) {
   EXPECT_EQ(CountRows("d.t"), 1);
 }
 
+// A script runs up to its first failing statement, whose problem names it and carries the
+// results before it; a syntax error anywhere is found before anything runs.
+TEST_F(ServeTest, AScriptStopsAtItsFirstFailureAndASyntaxErrorRunsNothing) {
+  auto failed =
+      Post("/v1/sql", admin_, {{"sql", "CREATE DATABASE d; SELECT * FROM d.nope; CREATE TABLE d.u (id BIGINT)"}});
+  EXPECT_EQ(failed.status, 404) << failed.body;
+  Json problem = Json::parse(failed.body, nullptr, false);
+  EXPECT_EQ(problem["statement_index"], 1) << failed.body;
+  ASSERT_EQ(problem["results"].size(), 1u) << failed.body;
+  EXPECT_EQ(problem["results"][0]["message"], "database d created");
+  auto syntax = Post("/v1/sql", admin_, {{"sql", "CREATE TABLE d.t (id BIGINT);\nSELEC 1"}});
+  EXPECT_EQ(syntax.status, 400) << syntax.body;
+  EXPECT_EQ(Json::parse(syntax.body, nullptr, false)["detail"], "line 2, column 1: expected a statement, found SELEC");
+  EXPECT_EQ(Sql(admin_, "SHOW TABLES FROM d")["results"][0]["rows"], Json::array()) << "nothing ran";
+}
+
 }  // namespace
 }  // namespace vigil
