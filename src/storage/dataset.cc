@@ -452,9 +452,7 @@ Status Dataset::ExplainMissing(Status st) const {
 Result<std::shared_ptr<Dataset>> Dataset::Commit(Transaction txn) const {
   FileSystem* fs = options_.fs;
   Manifest latest = manifest_;
-  const bool append_only = txn.updated_deletions.empty() && txn.removed_fragments.empty() &&
-                           txn.added_segments.empty() && txn.removed_segments.empty() && txn.new_schema == nullptr;
-  const int max_retries = append_only ? options_.max_append_commit_retries : options_.max_commit_retries;
+  const int max_retries = txn.OnlyAddsFragments() ? options_.max_append_commit_retries : options_.max_commit_retries;
   for (int attempt = 0; attempt <= max_retries; ++attempt) {
     if (attempt > 0) {
       Status rebase = CheckRebase(manifest_, latest, txn);

@@ -62,6 +62,12 @@ struct Transaction {
   std::vector<IndexSegmentMeta> added_segments;
   std::vector<Uuid> removed_segments;
   SchemaPtr new_schema;  // null: unchanged
+
+  // Adds fragments and changes nothing else (an append): it rebases on any concurrent commit.
+  bool OnlyAddsFragments() const {
+    return updated_deletions.empty() && removed_fragments.empty() && added_segments.empty() &&
+           removed_segments.empty() && new_schema == nullptr;
+  }
 };
 
 struct VersionInfo {
