@@ -142,6 +142,18 @@ TEST_F(SqlShellTest, ABareVectorLiteralIsRefusedWithHowToWriteIt) {
   EXPECT_EQ(Run("--csv", "SELECT COUNT(*) FROM db.v").stdout_text, "COUNT(*)\n1\n");
 }
 
+// A row whose vector is NULL has no distance (it is not a zero vector): a search passes
+// over it, even when k asks for more rows than have a vector.
+TEST_F(SqlShellTest, AVectorSearchPassesOverNullVectors) {
+  ASSERT_EQ(Run("", "CREATE TABLE db.n (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 2))").exit_code, 0);
+  ASSERT_EQ(
+      Run("", "INSERT INTO db.n VALUES (1, NULL), (2, '[3, 4]'), (3, NULL), (4, '[0.5, 0]'), (5, '[6, 8]')").exit_code,
+      0);
+  Out hits = Run("--csv", "SELECT id, _distance FROM vector_search('db.n', 'emb', '[0, 0]', 10) ORDER BY _distance");
+  ASSERT_EQ(hits.exit_code, 0) << hits.stderr_text;
+  EXPECT_EQ(hits.stdout_text, "id,_distance\n4,0.25\n2,25.0\n5,100.0\n");
+}
+
 TEST_F(SqlShellTest, OneShotWaitsForItsJobsUnlessDetached) {
   ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL, c STRING NOT NULL)").exit_code, 0);
   ASSERT_EQ(Run("", "INSERT INTO db.t VALUES (1, 'a'), (2, 'b'), (3, 'a')").exit_code, 0);

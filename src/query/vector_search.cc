@@ -72,7 +72,8 @@ const float* RowVector(const Column& col, size_t r, const Field& field, std::vec
   return widened->data();
 }
 
-// Exact distances over the live, allowed rows of `fragments`.
+// Exact distances over the live, allowed rows of `fragments` whose vector is not NULL
+// (an index holds no NULL vector either: a row without one has no distance).
 Status ExactScan(const TableSnapshot& snap, const Field& field, const std::vector<float>& q, Metric metric,
                  const std::vector<uint32_t>& fragments, const index::RowFilter& filter, TopK* top) {
   if (fragments.empty()) return Status::OK();
@@ -87,7 +88,7 @@ Status ExactScan(const TableSnapshot& snap, const Field& field, const std::vecto
     const Column& col = batch->columns[0];
     for (size_t r = 0; r < batch->num_rows; ++r) {
       RowAddress row = batch->row_addresses[r];
-      if (!filter.Accept(row)) continue;
+      if (!col.IsValid(r) || !filter.Accept(row)) continue;
       const float* v = RowVector(col, r, field, &widened);
       top->Push({row, index::ExactDistance(metric, q.data(), v, field.type.dim)});
     }
