@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -48,6 +49,8 @@ py::object ToPython(const sql::Value& v) {
           return py::float_(x);
         } else if constexpr (std::is_same_v<T, std::string>) {
           return py::str(x);
+        } else if constexpr (std::is_same_v<T, sql::FloatVector>) {
+          return py::array_t<float>(static_cast<py::ssize_t>(x.values.size()), x.values.data());
         } else {
           return py::bytes(x.bytes);
         }

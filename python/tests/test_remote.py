@@ -67,3 +67,21 @@ def test_errors_over_http_are_the_same_typed_exceptions(server):
     with pytest.raises(vigil.AlreadyExistsError):
         t.create_scalar_index("id")
     assert t.count_rows() == 0
+
+
+def test_a_vector_reads_as_its_float32_elements_over_http_and_embedded(server):
+    url, token, path = server
+    db = vigil.connect(url, token=token)
+    db.sql("CREATE DATABASE vd")
+    db.sql("CREATE TABLE vd.vecs (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 3), h VECTOR(FLOAT16, 2))")
+    # 7.0385307e-26 is the one FLOAT32 whose shortest digits read through a double give its neighbour.
+    emb = np.array([0.1, 7.0385307e-26, -2.5e20], dtype=np.float32)
+    db.sql("INSERT INTO vd.vecs VALUES (1, '[0.1, 7.03853069e-26, -2.5e20]', '[1, 0.5]'), (2, NULL, NULL)")
+    local = vigil.connect(path, create=False, start_leader=False)
+    for conn in (db, local):
+        rows = conn.sql("SELECT id, emb, h FROM vd.vecs ORDER BY id").rows
+        assert isinstance(rows[0][1], np.ndarray) and rows[0][1].dtype == np.float32
+        assert rows[0][1].tobytes() == emb.tobytes()
+        assert rows[0][2].tolist() == [1.0, 0.5]
+        assert rows[1][1:] == (None, None)
+    assert db.open_table("vd.vecs").to_columns()["emb"][0].tobytes() == emb.tobytes()

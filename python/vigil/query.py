@@ -124,9 +124,9 @@ def _typed_row(row, typed):
 
 
 def _vector(cell):
-    if isinstance(cell, str):  # a BLOB over HTTP: x'<hex>'
-        cell = bytes.fromhex(cell[2:-1])
-    return np.frombuffer(cell, dtype="<f4")
+    if isinstance(cell, bytes):  # an expression's BLOB: its FLOAT32 elements
+        return np.frombuffer(cell, dtype="<f4")
+    return np.asarray(cell, dtype=np.float32)
 
 
 _CELL = {

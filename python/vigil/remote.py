@@ -67,6 +67,14 @@ def _lines(fields, chunks, counter):
             yield ("\n".join(out) + "\n").encode("utf-8", "surrogatepass")
 
 
+def _cell(c):
+    """A /v1/sql cell as the embedded connection gives it: a vector (a JSON array; null for an element
+    that is not finite) as a FLOAT32 array."""
+    if isinstance(c, list):
+        return np.array([np.nan if x is None else x for x in c], dtype=np.float32)
+    return c
+
+
 def _stored(field, cells):
     """SELECT cells of one column as the extension's read gives them: (values, valid)."""
     valid = np.array([c is not None for c in cells], dtype=np.uint8)
@@ -78,7 +86,7 @@ def _stored(field, cells):
         values = np.zeros((len(cells), field.dim), dtype=np.float32)
         for i, c in enumerate(cells):
             if c is not None:
-                values[i] = np.frombuffer(bytes.fromhex(c[2:-1]), dtype="<f4")
+                values[i] = c
         values = values if kind == "VECTOR32" else values.astype(np.float16)
         return values, (None if present else valid)
     if kind == "DECIMAL":
@@ -139,7 +147,8 @@ class RemoteSession:
 
     @staticmethod
     def _result(r):
-        return (r["columns"], [tuple(row) for row in r["rows"]], r["message"], r["admitted_jobs"], r["warnings"])
+        rows = [tuple(_cell(c) for c in row) for row in r["rows"]]
+        return (r["columns"], rows, r["message"], r["admitted_jobs"], r["warnings"])
 
     def execute(self, text):
         results = self._request("POST", "/v1/sql", json.dumps({"sql": text}).encode())["results"]

@@ -683,6 +683,10 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   auto vector = Post("/v1/databases/d/tables/vecs/query", reader_,
                      {{"vector", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}, {"k", 2}});
   EXPECT_EQ(vector.status, 200) << vector.body;
+  EXPECT_EQ(Json::parse(vector.body)["rows"][0]["emb"].size(), 4u) << "a vector is the array of its elements";
+  auto vectors = Post("/v1/sql", reader_, {{"sql", "SELECT emb FROM d.vecs LIMIT 2"}});
+  EXPECT_EQ(vectors.status, 200) << vectors.body;
+  EXPECT_EQ(Json::parse(vectors.body)["results"][0]["rows"][0][0].size(), 4u) << vectors.body;
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/query", reader_, {{"k", 0}}).status, 400);
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/query", reader_, {{"vector", {1, 2}}}).status, 400);
   // Fields the schema does not define, or that do not apply to the kind of query, are refused.

@@ -597,5 +597,32 @@ TEST_F(ServeTest, AScriptStopsAtItsFirstFailureAndASyntaxErrorRunsNothing) {
   EXPECT_EQ(Sql(admin_, "SHOW TABLES FROM d")["results"][0]["rows"], Json::array()) << "nothing ran";
 }
 
+// A vector comes back as the array of its elements, the same in POST /v1/sql and the query
+// route, each element reading back as the stored FLOAT32 (even 7.0385307e-26, whose
+// shortest digits would not through a double); the array a client reads is what it writes.
+TEST_F(ServeTest, AVectorComesBackAsItsElementsAndGoesBackInAsThem) {
+  Sql(admin_,
+      "CREATE DATABASE d; CREATE TABLE d.w (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 3), h VECTOR(FLOAT16, 2)); "
+      "CREATE TABLE d.copy (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 3), h VECTOR(FLOAT16, 2)); "
+      "INSERT INTO d.w VALUES (1, '[0.1, 7.03853069e-26, -2.5e20]', '[1, 0.5]'), (2, NULL, NULL)");
+  const std::string text = "[0.1,7.03853069e-26,-2.5e+20]";
+  auto sql = Post("/v1/sql", alice_, {{"sql", "SELECT id, emb, h, length(emb) AS bytes FROM d.w ORDER BY id"}});
+  ASSERT_EQ(sql.status, 200) << sql.body;
+  EXPECT_NE(sql.body.find("[1," + text + ",[1.0,0.5],12]"), std::string::npos) << sql.body;
+  EXPECT_NE(sql.body.find("[2,null,null,null]"), std::string::npos) << sql.body;
+  auto scan = Post("/v1/databases/d/tables/w/query", alice_, {{"filter", "id = 1"}});
+  ASSERT_EQ(scan.status, 200) << scan.body;
+  EXPECT_EQ(scan.body,
+            "{\"columns\":[\"id\",\"emb\",\"h\"],\"rows\":[{\"emb\":" + text + ",\"h\":[1.0,0.5],\"id\":1}]}");
+  const Json row = Json::parse(scan.body)["rows"][0];
+  const float expected[] = {0.1f, 7.0385307e-26f, -2.5e20f};
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(static_cast<float>(row["emb"][i].get<double>()), expected[i]) << i;
+  // What was read goes back in through the rows route unchanged.
+  auto append = Post("/v1/databases/d/tables/copy/rows", alice_, {{"rows", Json::array({row})}}, "k-copy");
+  ASSERT_EQ(append.status, 200) << append.body;
+  auto copied = Post("/v1/databases/d/tables/copy/query", alice_, {{"filter", "id = 1"}});
+  EXPECT_EQ(copied.body, scan.body);
+}
+
 }  // namespace
 }  // namespace vigil

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <regex>
 #include <utility>
@@ -304,6 +305,22 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
+// A vector cell: an array of numbers, null for an element that is not finite (shown as NaN).
+Result<sql::FloatVector> VectorFromJson(const Json& a) {
+  sql::FloatVector v;
+  v.values.reserve(a.size());
+  for (const Json& x : a) {
+    if (x.is_number()) {
+      v.values.push_back(static_cast<float>(x.get<double>()));
+    } else if (x.is_null()) {
+      v.values.push_back(std::numeric_limits<float>::quiet_NaN());
+    } else {
+      return Status::Internal("unexpected result from the server: a vector element is not a number");
+    }
+  }
+  return v;
+}
+
 Result<sql::ResultSet> ResultFromJson(const Json& j) {
   auto bad = [](const std::string& what) { return Status::Internal("unexpected result from the server: " + what); };
   if (!j.is_object()) return bad("not an object");
@@ -336,8 +353,11 @@ Result<sql::ResultSet> ResultFromJson(const Json& j) {
           values.emplace_back(v.get<std::string>());
         } else if (v.is_boolean()) {
           values.emplace_back(int64_t{v.get<bool>() ? 1 : 0});
+        } else if (v.is_array()) {
+          VIGIL_ASSIGN_OR_RETURN(sql::FloatVector vec, VectorFromJson(v));
+          values.emplace_back(std::move(vec));
         } else {
-          return bad("a cell is neither null, a number nor text");
+          return bad("a cell is neither null, a number, text nor a vector");
         }
       }
       r.rows.push_back(std::move(values));

@@ -261,6 +261,31 @@ TEST_F(SqlRemoteTest, AOneShotRunWaitsForEachStatementsJobsBeforeTheNext) {
   EXPECT_THAT(detached.stderr_text, Not(HasSubstr("job 2: ")));
 }
 
+// A vector is printed from its elements on both sides, so the table, CSV and JSON a remote
+// shell prints are the local ones, byte for byte.
+TEST_F(SqlRemoteTest, VectorsPrintAsLocallyInEveryFormat) {
+  const std::string make =
+      "-c \"CREATE TABLE db.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 3), h VECTOR(FLOAT16, 2))\" -c \"INSERT "
+      "INTO db.v VALUES (1, '[0.1, 7.03853069e-26, -2.5e20]', '[1, 0.5]'), (2, NULL, NULL), (3, '[1e-5, 3, "
+      "123456789]', '[-0.25, 65504]')\"";
+  ASSERT_EQ(Remote(make).exit_code, 0);
+  ASSERT_EQ(Local(make).exit_code, 0);
+  const std::string select = " -c \"SELECT * FROM db.v ORDER BY id\"";
+  for (const std::string format : {"", "--csv", "--json"}) {
+    SCOPED_TRACE(format);
+    Out remote = Remote(format + select);
+    Out local = Local(format + select);
+    ASSERT_EQ(remote.exit_code, 0) << remote.stderr_text;
+    EXPECT_EQ(remote.stdout_text, local.stdout_text);
+    EXPECT_THAT(remote.stdout_text, HasSubstr("[0.1,7.03853069e-26,-2.5e+20]"));
+    EXPECT_THAT(remote.stdout_text, HasSubstr("[1e-05,3.0,123456790.0]"));
+    EXPECT_THAT(remote.stdout_text, HasSubstr("[-0.25,65504.0]"));
+  }
+  EXPECT_EQ(Local("--csv" + select).stdout_text,
+            "id,emb,h\n1,\"[0.1,7.03853069e-26,-2.5e+20]\",\"[1.0,0.5]\"\n2,,\n3,\"[1e-05,3.0,123456790.0]\","
+            "\"[-0.25,65504.0]\"\n");
+}
+
 TEST_F(SqlRemoteTest, AnIssuedTokenIsPrintedWholeAndBlobsComeBackAsHexText) {
   Out made = Vigil(dir_.path(), "sql --url " + server_->url() + " --token-file " + token_file_ +
                                     " -c \"CREATE USER bob\" -c \"SELECT x'00ff' AS b\"");

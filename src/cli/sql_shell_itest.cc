@@ -142,6 +142,24 @@ TEST_F(SqlShellTest, ABareVectorLiteralIsRefusedWithHowToWriteIt) {
   EXPECT_EQ(Run("--csv", "SELECT COUNT(*) FROM db.v").stdout_text, "COUNT(*)\n1\n");
 }
 
+// A vector prints as the literal it is written in, so the shell's CSV of a table loads
+// back into a table of the same schema unchanged.
+TEST_F(SqlShellTest, AVectorPrintsAsItsLiteralAndItsCsvLoadsBack) {
+  const std::string columns = " (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 2), h VECTOR(FLOAT16, 2))";
+  ASSERT_EQ(Run("", "CREATE TABLE db.v" + columns).exit_code, 0);
+  ASSERT_EQ(Run("", "CREATE TABLE db.back" + columns).exit_code, 0);
+  ASSERT_EQ(Run("", "INSERT INTO db.v VALUES (1, '[0.5, 1e-7]', '[2, -0.125]'), (2, NULL, '[0, 1]')").exit_code, 0);
+  Out table = Run("", "SELECT emb, h FROM db.v ORDER BY id");
+  EXPECT_THAT(table.stdout_text, HasSubstr("| [0.5,1e-07] | [2.0,-0.125] |"));
+  Out csv = Run("--csv", "SELECT * FROM db.v ORDER BY id");
+  EXPECT_EQ(csv.stdout_text, "id,emb,h\n1,\"[0.5,1e-07]\",\"[2.0,-0.125]\"\n2,,\"[0.0,1.0]\"\n");
+  EXPECT_EQ(Run("--json", "SELECT emb FROM db.v WHERE id = 1").stdout_text, "[{\"emb\":[0.5,1e-07]}]\n");
+  const std::string path = dir_.Join("v.csv");
+  std::ofstream(path) << csv.stdout_text;
+  ASSERT_EQ(Run("", "COPY db.back FROM '" + path + "'").exit_code, 0);
+  EXPECT_EQ(Run("--csv", "SELECT * FROM db.back ORDER BY id").stdout_text, csv.stdout_text);
+}
+
 // A row whose vector is NULL has no distance (it is not a zero vector): a search passes
 // over it, even when k asks for more rows than have a vector.
 TEST_F(SqlShellTest, AVectorSearchPassesOverNullVectors) {

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "server/api_internal.h"
+#include "server/query_json.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
@@ -38,7 +39,9 @@ nlohmann::json ValueJson(const sql::Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return *i;
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  return sql::CellText(v);  // a BLOB as hex, as the shell's JSON prints it
+  std::string text;  // a BLOB as its table text x'<hex>', a vector as an array
+  sql::AppendJsonValue(text, v);
+  return nlohmann::json::parse(text);
 }
 
 }  // namespace
@@ -83,16 +86,7 @@ nlohmann::json RowObjects(const sql::ResultSet& r) {
   return rows;
 }
 
-nlohmann::json ResultJson(const sql::ResultSet& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : r.rows) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& v : row) out.push_back(ValueJson(v));
-    rows.push_back(std::move(out));
-  }
-  return {{"columns", r.columns}, {"rows", std::move(rows)}, {"message", r.message},
-          {"notices", r.notices}, {"warnings", r.warnings},  {"admitted_jobs", r.admitted_jobs}};
-}
+nlohmann::json ResultJson(const sql::ResultSet& r) { return nlohmann::json::parse(ResultDocument(r)); }
 
 Result<std::string> SqlString(std::string_view text) {
   std::string out = "'";

@@ -14,49 +14,6 @@ namespace vigil::server {
 
 namespace {
 
-// Text needing no escape and no UTF-8 check: printable ASCII other than '"' and '\\'.
-bool PlainAscii(std::string_view s) {
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
-  });
-}
-
-void AppendString(std::string& out, std::string_view s) {
-  if (PlainAscii(s)) {
-    out += '"';
-    out += s;
-    out += '"';
-    return;
-  }
-  out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-void AppendValue(std::string& out, const sql::Value& v) {
-  if (std::holds_alternative<std::monostate>(v)) {
-    out += "null";
-  } else if (const auto* i = std::get_if<int64_t>(&v)) {
-    char buf[24];
-    out.append(buf, std::to_chars(buf, buf + sizeof buf, *i).ptr);
-  } else if (const auto* d = std::get_if<double>(&v)) {
-    // The text nlohmann::json's dump writes (shortest round trip; null when not finite),
-    // without building a json value per number.
-    if (!std::isfinite(*d)) {
-      out += "null";
-    } else {
-      char buf[64];
-      out.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, *d));
-    }
-  } else if (const auto* s = std::get_if<std::string>(&v)) {
-    AppendString(out, *s);
-  } else {
-    // A BLOB as its table text, as the shell's JSON prints it: plain ASCII, nothing to escape.
-    out += '"';
-    sql::AppendBlobText(out, std::get<sql::Blob>(v).bytes);
-    out += '"';
-  }
-}
-
 // The columns of each row object in key order; of a repeated name, the last.
 std::vector<size_t> KeyOrder(const std::vector<std::string>& columns) {
   std::vector<size_t> order(columns.size());
@@ -76,7 +33,7 @@ std::string RowsDocument(const sql::ResultSet& r) {
   std::string out = "{\"columns\":[";
   for (size_t i = 0; i < r.columns.size(); ++i) {
     if (i > 0) out += ',';
-    AppendString(out, r.columns[i]);
+    sql::AppendJsonString(out, r.columns[i]);
   }
   out += "],\"rows\":[";
   const size_t rows_start = out.size();
@@ -88,14 +45,50 @@ std::string RowsDocument(const sql::ResultSet& r) {
     out += '{';
     for (size_t k = 0; k < keys.size(); ++k) {
       if (k > 0) out += ',';
-      AppendString(out, r.columns[keys[k]]);
+      sql::AppendJsonString(out, r.columns[keys[k]]);
       out += ':';
-      AppendValue(out, r.rows[row][keys[k]]);
+      sql::AppendJsonValue(out, r.rows[row][keys[k]]);
     }
     out += '}';
   }
   out += "]}";
   return out;
+}
+
+namespace {
+
+void AppendStrings(std::string& out, const std::vector<std::string>& list) {
+  out += '[';
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ',';
+    sql::AppendJsonString(out, list[i]);
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string ResultDocument(const sql::ResultSet& r) {
+  std::string out = "{\"admitted_jobs\":[";
+  for (size_t i = 0; i < r.admitted_jobs.size(); ++i) out += (i > 0 ? "," : "") + std::to_string(r.admitted_jobs[i]);
+  out += "],\"columns\":";
+  AppendStrings(out, r.columns);
+  out += ",\"message\":";
+  sql::AppendJsonString(out, r.message);
+  out += ",\"notices\":";
+  AppendStrings(out, r.notices);
+  out += ",\"rows\":[";
+  for (size_t row = 0; row < r.rows.size(); ++row) {
+    out += row > 0 ? ",[" : "[";
+    for (size_t i = 0; i < r.rows[row].size(); ++i) {
+      if (i > 0) out += ',';
+      sql::AppendJsonValue(out, r.rows[row][i]);
+    }
+    out += ']';
+  }
+  out += "],\"warnings\":";
+  AppendStrings(out, r.warnings);
+  return out + "}";
 }
 
 }  // namespace vigil::server

@@ -3,6 +3,7 @@
 // at the first failure the error (as a problem document) with the results of
 // the statements before it; nothing after it runs.
 #include "server/api_internal.h"
+#include "server/query_json.h"
 #include "vigil/sql/parser.h"
 
 namespace vigil::server {
@@ -25,22 +26,23 @@ void ApiServer::Impl::AddSqlRoutes() {
          if (!script.ok()) return ProblemResponse(script.status());
          Result<SessionPool::Lease> session = sessions_->Acquire(call.caller.principal, kSessionWait);
          if (!session.ok()) return ProblemResponse(session.status());
-         nlohmann::json results = nlohmann::json::array();
+         std::string results = "[";  // each statement's ResultDocument, written once
          for (size_t i = 0; i < script->size(); ++i) {
            Result<sql::ResultSet> r = (*session)->Execute((*script)[i]);
            if (!r.ok()) {
              HttpResponse resp = ProblemResponse(r.status());
              nlohmann::json problem = nlohmann::json::parse(resp.body);
              problem["statement_index"] = i;
-             problem["results"] = std::move(results);
              resp.body = problem.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+             resp.body.pop_back();  // the closing brace: the results follow
+             resp.body += ",\"results\":" + results + "]}";
              return resp;
            }
            if (!r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
-           results.push_back(ResultJson(*r));
+           if (i > 0) results += ',';
+           results += ResultDocument(*r);
          }
-         return JsonResponse(nlohmann::json{{"results", std::move(results)}}.dump(
-             -1, ' ', false, nlohmann::json::error_handler_t::replace));
+         return JsonResponse("{\"results\":" + results + "]}");
        }});
 }
 

@@ -21,8 +21,16 @@ struct Blob {
   bool operator==(const Blob&) const = default;
 };
 
-// NULL, INTEGER, REAL, TEXT or BLOB, as SQLite types them.
-using Value = std::variant<std::monostate, int64_t, double, std::string, Blob>;
+// A cell of a VECTOR column read as itself (a column reference, not an expression):
+// its elements as FLOAT32 (a FLOAT16 vector is widened exactly). Bound as a parameter
+// or read by SQLite, it is the BLOB of its little-endian FLOAT32 elements.
+struct FloatVector {
+  std::vector<float> values;
+  bool operator==(const FloatVector&) const = default;
+};
+
+// NULL, INTEGER, REAL, TEXT or BLOB, as SQLite types them, or a VECTOR column's cell.
+using Value = std::variant<std::monostate, int64_t, double, std::string, Blob, FloatVector>;
 
 struct ResultSet {
   std::vector<std::string> columns;      // empty for a statement without rows

@@ -2,10 +2,12 @@
 // LF line ends, quotes only where needed), one JSON array of row objects per
 // statement, and the cell text of the aligned table. NULL is an empty CSV
 // field, JSON null and "NULL" in a table; a BLOB is lower-case hex ("x'..'" in
-// a table). Pure functions; thread-safe.
+// a table); a vector is "[0.5,0.25,1.0]" in a table and CSV (the text a vector
+// literal is written in) and a JSON array of numbers. Pure functions; thread-safe.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "vigil/sql/result.h"
 
@@ -16,6 +18,16 @@ namespace vigil::sql {
 std::string CellText(const Value& v);
 // Appends a BLOB's table text, x'<lower-case hex>' (what CellText gives for it), to `out`.
 void AppendBlobText(std::string& out, const std::string& bytes);
+// Appends `s` as a JSON string (invalid UTF-8 replaced by U+FFFD), as nlohmann's dump writes it.
+void AppendJsonString(std::string& out, std::string_view s);
+// Appends a value as JSON: NULL null, an integer, a real as nlohmann's dump writes it
+// (null when not finite), text a string, a BLOB its table text x'<hex>' as a string, a
+// vector as AppendVectorJson writes it.
+void AppendJsonValue(std::string& out, const Value& v);
+// Appends a vector as a JSON array: each element in its shortest form that reads back
+// as the same FLOAT32, laid out as JSON numbers are printed everywhere ("1.0",
+// "0.001", "1e-05"); null for an element that is not finite.
+void AppendVectorJson(std::string& out, const FloatVector& v);
 // The whole result as CSV, header first; a result without columns gives "".
 std::string FormatCsv(const ResultSet& r);
 // The whole result as one JSON array of objects keyed by column name, with "\n".

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -21,6 +24,71 @@ std::string Real(double d) {
   // SQLite shows a real with a decimal point even when it is integral.
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
   return s;
+}
+
+// Whether `f`'s shortest digits, read as a double (as JSON readers and Vigil's own vector
+// text do) and rounded to FLOAT32, give `f` back. Checked over every FLOAT32: all but
+// one magnitude do; 7.038531e-26 reads as the midpoint to its neighbour, which rounds
+// to the even one. That one is written with nine digits, which always read back.
+bool ShortestDigitsReadBack(float f) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof bits);
+  return (bits & 0x7fffffffu) != 0x15ae43fdu;
+}
+
+// Appends `f`'s shortest round-trip digits in the layout JSON numbers are printed in:
+// positional between 1e-5 and 1e15 ("0.001", "12.5", "3.0"), else "1.5e+20", "1e-05".
+void AppendFloat(std::string& out, float f) {
+  char sci[32];
+  const auto res = ShortestDigitsReadBack(f)
+                       ? std::to_chars(sci, sci + sizeof sci, f, std::chars_format::scientific)
+                       : std::to_chars(sci, sci + sizeof sci, f, std::chars_format::scientific, 8);
+  const char* p = sci;
+  if (*p == '-') out += *p++;
+  std::string_view digits_and_point(p, static_cast<size_t>(std::find(p, static_cast<const char*>(res.ptr), 'e') - p));
+  char digits[16];
+  int k = 0;
+  for (char c : digits_and_point) {
+    if (c != '.') digits[k++] = c;
+  }
+  const char* exp = p + digits_and_point.size() + 1;
+  int e = 0;
+  std::from_chars(exp + (*exp == '+'), res.ptr, e);
+  const int n = e + 1;  // the value is 0.<digits> x 10^n
+  constexpr int kMinExp = -4;
+  constexpr int kMaxExp = 15;
+  if (k <= n && n <= kMaxExp) {
+    out.append(digits, static_cast<size_t>(k)).append(static_cast<size_t>(n - k), '0') += ".0";
+  } else if (0 < n && n <= kMaxExp) {
+    out.append(digits, static_cast<size_t>(n)) += '.';
+    out.append(digits + n, static_cast<size_t>(k - n));
+  } else if (kMinExp < n && n <= 0) {
+    out.append("0.").append(static_cast<size_t>(-n), '0').append(digits, static_cast<size_t>(k));
+  } else {
+    out += digits[0];
+    if (k > 1) out.append(".").append(digits + 1, static_cast<size_t>(k - 1));
+    const int x = n - 1;
+    out += x < 0 ? "e-" : "e+";
+    const int a = x < 0 ? -x : x;
+    if (a < 10) out += '0';
+    out += std::to_string(a);
+  }
+}
+
+// "[1.0,0.5]"; a non-finite element as `non_finite` gives it (JSON null or table text).
+template <typename NonFinite>
+void AppendVector(std::string& out, const FloatVector& v, NonFinite non_finite) {
+  out += '[';
+  for (size_t i = 0; i < v.values.size(); ++i) {
+    if (i > 0) out += ',';
+    const float f = v.values[i];
+    if (std::isfinite(f)) {
+      AppendFloat(out, f);
+    } else {
+      out += non_finite(f);
+    }
+  }
+  out += ']';
 }
 
 // A separator, quote or control character (NUL, tab, line ends, ...) needs quotes;
@@ -53,6 +121,12 @@ std::string CellText(const Value& v) {
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* d = std::get_if<double>(&v)) return Real(*d);
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* f = std::get_if<FloatVector>(&v)) {
+    std::string out;
+    out.reserve(f->values.size() * 12 + 2);
+    AppendVector(out, *f, [](float x) { return Real(x); });
+    return out;
+  }
   const std::string& bytes = std::get<Blob>(v).bytes;
   std::string out;
   out.reserve(bytes.size() * 2 + 3);
@@ -64,6 +138,48 @@ void AppendBlobText(std::string& out, const std::string& bytes) {
   out += "x'";
   AppendLowerHex(out, bytes);
   out += '\'';
+}
+
+void AppendJsonString(std::string& out, std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x20 && u < 0x80 && c != '"' && c != '\\';
+  });
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
+  out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void AppendJsonValue(std::string& out, const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) {
+    out += "null";
+  } else if (const auto* i = std::get_if<int64_t>(&v)) {
+    char buf[24];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, *i).ptr);
+  } else if (const auto* d = std::get_if<double>(&v)) {
+    if (!std::isfinite(*d)) {
+      out += "null";
+    } else {
+      char buf[64];
+      out.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, *d));
+    }
+  } else if (const auto* s = std::get_if<std::string>(&v)) {
+    AppendJsonString(out, *s);
+  } else if (const auto* f = std::get_if<FloatVector>(&v)) {
+    AppendVectorJson(out, *f);
+  } else {
+    out += '"';
+    AppendBlobText(out, std::get<Blob>(v).bytes);
+    out += '"';
+  }
+}
+
+void AppendVectorJson(std::string& out, const FloatVector& v) {
+  AppendVector(out, v, [](float) { return "null"; });
 }
 
 std::string FormatCsv(const ResultSet& r) {
@@ -79,27 +195,36 @@ std::string FormatCsv(const ResultSet& r) {
 }
 
 std::string FormatJson(const ResultSet& r) {
-  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const auto& row : r.rows) {
-    nlohmann::ordered_json obj = nlohmann::ordered_json::object();
-    for (size_t i = 0; i < row.size() && i < r.columns.size(); ++i) {
-      const Value& v = row[i];
-      if (std::holds_alternative<std::monostate>(v)) {
-        obj[r.columns[i]] = nullptr;
-      } else if (const auto* n = std::get_if<int64_t>(&v)) {
-        obj[r.columns[i]] = *n;
-      } else if (const auto* d = std::get_if<double>(&v)) {
-        obj[r.columns[i]] = std::isfinite(*d) ? nlohmann::ordered_json(*d) : nlohmann::ordered_json(nullptr);
-      } else if (const auto* s = std::get_if<std::string>(&v)) {
-        obj[r.columns[i]] = *s;
+  // Each row object keeps its columns in order; a repeated name sits where it first
+  // appears and holds its last value.
+  std::vector<size_t> order;
+  std::vector<size_t> source;
+  for (size_t i = 0; i < r.columns.size(); ++i) {
+    const auto first = std::find(r.columns.begin(), r.columns.begin() + static_cast<ptrdiff_t>(i), r.columns[i]);
+    if (first == r.columns.begin() + static_cast<ptrdiff_t>(i)) {
+      order.push_back(i);
+      source.push_back(i);
+    } else {
+      source[static_cast<size_t>(std::find(order.begin(), order.end(), first - r.columns.begin()) - order.begin())] = i;
+    }
+  }
+  std::string out = "[";
+  for (size_t row = 0; row < r.rows.size(); ++row) {
+    out += row > 0 ? ",{" : "{";
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (k > 0) out += ',';
+      AppendJsonString(out, r.columns[order[k]]);
+      out += ':';
+      const Value& v = r.rows[row][source[k]];
+      if (const auto* b = std::get_if<Blob>(&v)) {
+        out += '"' + LowerHex(b->bytes) + '"';
       } else {
-        obj[r.columns[i]] = LowerHex(std::get<Blob>(v).bytes);
+        AppendJsonValue(out, v);
       }
     }
-    arr.push_back(std::move(obj));
+    out += '}';
   }
-  // Invalid UTF-8 in text is replaced rather than thrown on.
-  return arr.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+  return out + "]\n";
 }
 
 }  // namespace vigil::sql

@@ -2,6 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+
 namespace vigil::sql {
 namespace {
 
@@ -56,6 +64,60 @@ TEST(ResultFormatTest, CellsReadBackExactly) {
   EXPECT_EQ(CellText(2.0), "2.0");
   EXPECT_EQ(CellText(Blob{"\x0f"}), "x'0f'");
   EXPECT_EQ(std::stod(CellText(1.0 / 3.0)), 1.0 / 3.0);
+}
+
+TEST(ResultFormatTest, VectorsAreTheirLiteralTextInATableAndCsvAndNumberArraysInJson) {
+  const FloatVector v{{0.5f, 0.25f, 1.0f, 2.0f, 0.1f, -3e-7f, 1.5e20f, 0.0f, 123456.0f}};
+  const std::string text = "[0.5,0.25,1.0,2.0,0.1,-3e-07,1.5e+20,0.0,123456.0]";
+  EXPECT_EQ(CellText(v), text);
+  EXPECT_EQ(CellText(FloatVector{{1e-4f, 1e-5f, 1e14f, 1e15f, -0.0f, 1e-45f, 3.4028235e38f}}),
+            "[0.0001,1e-05,100000000000000.0,1e+15,-0.0,1e-45,3.4028235e+38]");
+  ResultSet r;
+  r.columns = {"id", "emb"};
+  r.rows.push_back({int64_t{7}, v});
+  EXPECT_EQ(FormatCsv(r), "id,emb\n7,\"" + text + "\"\n");
+  EXPECT_EQ(FormatJson(r), "[{\"id\":7,\"emb\":" + text + "}]\n");
+  std::string json;
+  AppendVectorJson(json, v);
+  EXPECT_EQ(json, text);
+
+  const float inf = std::numeric_limits<float>::infinity();
+  const FloatVector odd{{std::numeric_limits<float>::quiet_NaN(), inf, -inf, 1.0f}};
+  EXPECT_EQ(CellText(odd), "[NaN,Inf,-Inf,1.0]");
+  json.clear();
+  AppendVectorJson(json, odd);
+  EXPECT_EQ(json, "[null,null,null,1.0]");
+}
+
+// Every written element reads back as the same FLOAT32 through a double, as JSON readers
+// and Vigil's own vector text read it, and is written the same in text and in JSON.
+// VIGIL_FLOAT_SWEEP_STRIDE=1 (the long tier) checks every FLOAT32.
+TEST(ResultFormatTest, VectorElementsReadBackExactlyThroughADouble) {
+  const char* env = std::getenv("VIGIL_FLOAT_SWEEP_STRIDE");
+  const uint64_t stride = env ? std::strtoull(env, nullptr, 10) : 65521;
+  ASSERT_GT(stride, 0u);
+  auto check = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    if (!std::isfinite(f)) return;
+    const std::string text = CellText(FloatVector{{f}});
+    double d = 0;
+    const auto res = std::from_chars(text.data() + 1, text.data() + text.size() - 1, d);
+    ASSERT_EQ(res.ptr, text.data() + text.size() - 1) << text;
+    const float back = static_cast<float>(d);
+    ASSERT_EQ(std::memcmp(&back, &f, sizeof f), 0) << text << " from bits " << bits;
+    std::string json;
+    AppendVectorJson(json, FloatVector{{f}});
+    ASSERT_EQ(json, text) << "bits " << bits;
+  };
+  for (uint64_t u = 0; u <= UINT32_MAX; u += stride) check(static_cast<uint32_t>(u));
+  // The one magnitude whose shortest digits do not read back through a double.
+  for (uint32_t bits : {0x15ae43fdu, 0x95ae43fdu, 0x15ae43fcu, 0x15ae43feu}) check(bits);
+  EXPECT_EQ(CellText(FloatVector{{-7.0385307e-26f}}), "[-7.03853069e-26]");
+  double shortest = 0;
+  const std::string digits = "7.038531e-26";
+  std::from_chars(digits.data(), digits.data() + digits.size(), shortest);
+  EXPECT_NE(static_cast<float>(shortest), 7.0385307e-26f);
 }
 
 }  // namespace

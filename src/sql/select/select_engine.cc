@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <map>
 
@@ -41,7 +42,22 @@ constexpr size_t kMaxCachedStatements = 64;
 // SQLite VM steps between two checks of the statement deadline.
 constexpr int kDeadlineCheckSteps = 1000;
 
-Value ColumnToValue(sqlite3_stmt* stmt, int i) {
+// A BLOB of whole FLOAT32 elements in a column declared as a VECTOR is a FloatVector.
+Value VectorOrBlob(const char* p, size_t bytes, bool vector_column) {
+  if (!vector_column || bytes % sizeof(float) != 0) return Value(Blob{std::string(p ? p : "", bytes)});
+  FloatVector v;
+  v.values.resize(bytes / sizeof(float));
+  if (bytes > 0) std::memcpy(v.values.data(), p, bytes);
+  return Value(std::move(v));
+}
+
+// Whether the statement's column `i` reads a VECTOR column as itself.
+bool IsVectorColumn(sqlite3_stmt* stmt, int i) {
+  const char* declared = sqlite3_column_decltype(stmt, i);
+  return declared != nullptr && internal::kVectorDeclaredType == declared;
+}
+
+Value ColumnToValue(sqlite3_stmt* stmt, int i, bool vector_column) {
   switch (sqlite3_column_type(stmt, i)) {
     case SQLITE_INTEGER:
       return Value(static_cast<int64_t>(sqlite3_column_int64(stmt, i)));
@@ -52,7 +68,7 @@ Value ColumnToValue(sqlite3_stmt* stmt, int i) {
                                static_cast<size_t>(sqlite3_column_bytes(stmt, i))));
     case SQLITE_BLOB: {
       const char* p = static_cast<const char*>(sqlite3_column_blob(stmt, i));
-      return Value(Blob{std::string(p ? p : "", static_cast<size_t>(sqlite3_column_bytes(stmt, i)))});
+      return VectorOrBlob(p, static_cast<size_t>(sqlite3_column_bytes(stmt, i)), vector_column);
     }
     default:
       return Value();
@@ -67,6 +83,10 @@ int BindValue(sqlite3_stmt* stmt, int i, const Value& v) {
   }
   if (const Blob* b = std::get_if<Blob>(&v)) {
     return sqlite3_bind_blob(stmt, i, b->bytes.data(), static_cast<int>(b->bytes.size()), SQLITE_TRANSIENT);
+  }
+  if (const FloatVector* f = std::get_if<FloatVector>(&v)) {
+    return sqlite3_bind_blob(stmt, i, f->values.data(), static_cast<int>(f->values.size() * sizeof(float)),
+                             SQLITE_TRANSIENT);
   }
   return sqlite3_bind_null(stmt, i);
 }
@@ -366,6 +386,8 @@ class Engine : public SelectEngine, public internal::VtabHost {
   Result<size_t> Step(sqlite3_stmt* stmt, ResultSet* out) {
     size_t rows = 0;
     const int n = sqlite3_column_count(stmt);
+    std::vector<bool> vectors(static_cast<size_t>(n));
+    for (int i = 0; i < n && out != nullptr; ++i) vectors[static_cast<size_t>(i)] = IsVectorColumn(stmt, i);
     for (;;) {
       int rc = sqlite3_step(stmt);
       if (rc == SQLITE_DONE) break;
@@ -382,7 +404,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
       if (out == nullptr) continue;
       std::vector<Value> row;
       row.reserve(static_cast<size_t>(n));
-      for (int i = 0; i < n; ++i) row.push_back(ColumnToValue(stmt, i));
+      for (int i = 0; i < n; ++i) row.push_back(ColumnToValue(stmt, i, vectors[static_cast<size_t>(i)]));
       out->rows.push_back(std::move(row));
     }
     sqlite3_reset(stmt);

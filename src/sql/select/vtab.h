@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vigil/common/config.h"
@@ -78,7 +79,11 @@ int VtabError(sqlite3_vtab* vtab, VtabHost* host, const Status& status);
 std::optional<vigil::Value> ToVigilValue(sqlite3_value* v, const DataType& type);
 // Sets a cell of a result row from a Vigil value of `type`.
 void ResultValue(sqlite3_context* ctx, const vigil::Value& v, const DataType& type);
-// The SQLite declared type of a Vigil type ("INTEGER", "REAL", "TEXT", "BLOB").
+// The declared type of a VECTOR column: BLOB affinity, and the name by which a
+// statement's result marks the column's cells as vectors (sqlite3_column_decltype).
+inline constexpr std::string_view kVectorDeclaredType = "VECTOR BLOB";
+
+// The SQLite declared type of a Vigil type ("INTEGER", "REAL", "TEXT", kVectorDeclaredType).
 const char* SqliteType(const DataType& type);
 
 // `CREATE TABLE x(...)` declaration of a table's columns (plus extra column text).

@@ -107,7 +107,7 @@ const char* SqliteType(const DataType& type) {
     case TypeId::kString:
       return "TEXT";
     case TypeId::kVector:
-      return "BLOB";
+      return kVectorDeclaredType.data();
     default:
       return "INTEGER";
   }
