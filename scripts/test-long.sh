@@ -2,7 +2,8 @@
 # The long tier, outside CI's time budget: a ThreadSanitizer build running the
 # unit tier (which holds the concurrency tests: racing appends, generation
 # publication under readers, racing reservations, group commit), clang-tidy
-# over every source, then longer libFuzzer runs. Run as root on Debian 12.
+# over every source, the written text of every FLOAT32, then longer libFuzzer
+# runs. Run as root on Debian 12.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-2}"
@@ -18,6 +19,11 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 echo "== clang-tidy (.clang-tidy) over every source of the Release build"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DVIGIL_UNITY_BUILD=ON
 bash scripts/check-tidy.sh
+
+echo "== every FLOAT32, written as a vector element, reads back as itself"
+cmake --build build/release -j"$JOBS" --target sql_test
+VIGIL_FLOAT_SWEEP_STRIDE=1 build/release/src/sql/exec/sql_test \
+  --gtest_filter=ResultFormatTest.VectorElementsReadBackExactlyThroughADouble
 
 echo "== libFuzzer, long runs"
 FUZZ_SECONDS="${FUZZ_SECONDS:-300}" bash scripts/fuzz.sh

@@ -80,5 +80,31 @@ TEST(QueryJsonTest, AnEmptyResultIsAnEmptyListOfRows) {
   EXPECT_EQ(RowsDocument(columns_only), ViaDocument(columns_only));
 }
 
+// A statement's result for POST /v1/sql: the bytes of the nlohmann document it replaces,
+// with a vector's elements in their shortest form (nlohmann would print 0.1f's double).
+TEST(QueryJsonTest, AResultDocumentIsTheDocumentItReplacedWithVectorsShortest) {
+  sql::ResultSet r;
+  r.columns = {"id", "score", "name", "raw", "emb"};
+  r.rows.push_back(
+      {int64_t{1}, 0.5, std::string("caf\xc3\xa9 \xff bad"), sql::Blob{std::string("\x01\xab")}, std::monostate{}});
+  r.rows.push_back(
+      {std::monostate{}, std::numeric_limits<double>::infinity(), std::string("q\"\\"), sql::Blob{}, std::monostate{}});
+  r.message = "2 rows";
+  r.notices = {"a notice"};
+  r.warnings = {"a \"warning\""};
+  r.admitted_jobs = {7, 9};
+  nlohmann::json rows = nlohmann::json::array();
+  rows.push_back({1, 0.5, "caf\xc3\xa9 \xff bad", "x'01ab'", nullptr});
+  rows.push_back({nullptr, nullptr, "q\"\\", "x''", nullptr});
+  const nlohmann::json doc = {{"columns", r.columns}, {"rows", rows},           {"message", r.message},
+                              {"notices", r.notices}, {"warnings", r.warnings}, {"admitted_jobs", r.admitted_jobs}};
+  EXPECT_EQ(ResultDocument(r), doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+
+  r.rows = {{int64_t{3}, 1.0, std::string(""), sql::Blob{}, sql::FloatVector{{0.1f, -2.0f}}}};
+  const std::string with_vector = ResultDocument(r);
+  EXPECT_NE(with_vector.find("\"rows\":[[3,1.0,\"\",\"x''\",[0.1,-2.0]]]"), std::string::npos) << with_vector;
+  EXPECT_EQ(nlohmann::json::parse(with_vector)["rows"][0][4][0].get<double>(), 0.1);
+}
+
 }  // namespace
 }  // namespace vigil::server
