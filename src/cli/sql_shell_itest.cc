@@ -150,9 +150,9 @@ TEST_F(SqlShellTest, AVectorPrintsAsItsLiteralAndItsCsvLoadsBack) {
   ASSERT_EQ(Run("", "CREATE TABLE db.back" + columns).exit_code, 0);
   ASSERT_EQ(Run("", "INSERT INTO db.v VALUES (1, '[0.5, 1e-7]', '[2, -0.125]'), (2, NULL, '[0, 1]')").exit_code, 0);
   Out table = Run("", "SELECT emb, h FROM db.v ORDER BY id");
-  EXPECT_THAT(table.stdout_text, HasSubstr("| [0.5,1e-07] | [2.0,-0.125] |"));
+  EXPECT_THAT(table.stdout_text, HasSubstr("| [0.5,1e-07] | [2,-0.125] |"));
   Out csv = Run("--csv", "SELECT * FROM db.v ORDER BY id");
-  EXPECT_EQ(csv.stdout_text, "id,emb,h\n1,\"[0.5,1e-07]\",\"[2.0,-0.125]\"\n2,,\"[0.0,1.0]\"\n");
+  EXPECT_EQ(csv.stdout_text, "id,emb,h\n1,\"[0.5,1e-07]\",\"[2,-0.125]\"\n2,,\"[0,1]\"\n");
   EXPECT_EQ(Run("--json", "SELECT emb FROM db.v WHERE id = 1").stdout_text, "[{\"emb\":[0.5,1e-07]}]\n");
   const std::string path = dir_.Join("v.csv");
   std::ofstream(path) << csv.stdout_text;

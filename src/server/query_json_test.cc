@@ -102,7 +102,7 @@ TEST(QueryJsonTest, AResultDocumentIsTheDocumentItReplacedWithVectorsShortest) {
 
   r.rows = {{int64_t{3}, 1.0, std::string(""), sql::Blob{}, sql::FloatVector{{0.1f, -2.0f}}}};
   const std::string with_vector = ResultDocument(r);
-  EXPECT_NE(with_vector.find("\"rows\":[[3,1.0,\"\",\"x''\",[0.1,-2.0]]]"), std::string::npos) << with_vector;
+  EXPECT_NE(with_vector.find("\"rows\":[[3,1.0,\"\",\"x''\",[0.1,-2]]]"), std::string::npos) << with_vector;
   EXPECT_EQ(nlohmann::json::parse(with_vector)["rows"][0][4][0].get<double>(), 0.1);
 }
 

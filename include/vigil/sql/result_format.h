@@ -2,7 +2,7 @@
 // LF line ends, quotes only where needed), one JSON array of row objects per
 // statement, and the cell text of the aligned table. NULL is an empty CSV
 // field, JSON null and "NULL" in a table; a BLOB is lower-case hex ("x'..'" in
-// a table); a vector is "[0.5,0.25,1.0]" in a table and CSV (the text a vector
+// a table); a vector is "[0.5,0.25,1]" in a table and CSV (the text a vector
 // literal is written in) and a JSON array of numbers. Pure functions; thread-safe.
 #pragma once
 
@@ -25,8 +25,8 @@ void AppendJsonString(std::string& out, std::string_view s);
 // vector as AppendVectorJson writes it.
 void AppendJsonValue(std::string& out, const Value& v);
 // Appends a vector as a JSON array: each element in its shortest form that reads back
-// as the same FLOAT32, laid out as JSON numbers are printed everywhere ("1.0",
-// "0.001", "1e-05"); null for an element that is not finite.
+// as the same FLOAT32 ("0.5", "3", "1e-07"; what CellText shows); null for an element
+// that is not finite.
 void AppendVectorJson(std::string& out, const FloatVector& v);
 // The whole result as CSV, header first; a result without columns gives "".
 std::string FormatCsv(const ResultSet& r);

@@ -36,54 +36,24 @@ bool ShortestDigitsReadBack(float f) {
   return (bits & 0x7fffffffu) != 0x15ae43fdu;
 }
 
-// Appends `f`'s shortest round-trip digits in the layout JSON numbers are printed in:
-// positional between 1e-5 and 1e15 ("0.001", "12.5", "3.0"), else "1.5e+20", "1e-05".
-void AppendFloat(std::string& out, float f) {
-  char sci[32];
-  const auto res = ShortestDigitsReadBack(f)
-                       ? std::to_chars(sci, sci + sizeof sci, f, std::chars_format::scientific)
-                       : std::to_chars(sci, sci + sizeof sci, f, std::chars_format::scientific, 8);
-  const char* p = sci;
-  if (*p == '-') out += *p++;
-  std::string_view digits_and_point(p, static_cast<size_t>(std::find(p, static_cast<const char*>(res.ptr), 'e') - p));
-  char digits[16];
-  int k = 0;
-  for (char c : digits_and_point) {
-    if (c != '.') digits[k++] = c;
-  }
-  const char* exp = p + digits_and_point.size() + 1;
-  int e = 0;
-  std::from_chars(exp + (*exp == '+'), res.ptr, e);
-  const int n = e + 1;  // the value is 0.<digits> x 10^n
-  constexpr int kMinExp = -4;
-  constexpr int kMaxExp = 15;
-  if (k <= n && n <= kMaxExp) {
-    out.append(digits, static_cast<size_t>(k)).append(static_cast<size_t>(n - k), '0') += ".0";
-  } else if (0 < n && n <= kMaxExp) {
-    out.append(digits, static_cast<size_t>(n)) += '.';
-    out.append(digits + n, static_cast<size_t>(k - n));
-  } else if (kMinExp < n && n <= 0) {
-    out.append("0.").append(static_cast<size_t>(-n), '0').append(digits, static_cast<size_t>(k));
-  } else {
-    out += digits[0];
-    if (k > 1) out.append(".").append(digits + 1, static_cast<size_t>(k - 1));
-    const int x = n - 1;
-    out += x < 0 ? "e-" : "e+";
-    const int a = x < 0 ? -x : x;
-    if (a < 10) out += '0';
-    out += std::to_string(a);
-  }
+// Writes `f` at `out` in its shortest form that reads back exactly, as std::to_chars
+// chooses it ("0.5", "3", "1e-07", "1.5e+20"); returns the end. `out` has room for 32.
+char* WriteFloat(char* out, float f) {
+  if (ShortestDigitsReadBack(f)) return std::to_chars(out, out + 32, f).ptr;
+  return std::to_chars(out, out + 32, f, std::chars_format::general, 9).ptr;
 }
 
-// "[1.0,0.5]"; a non-finite element as `non_finite` gives it (JSON null or table text).
+// "[1,0.5]"; a non-finite element as `non_finite` gives it (JSON null or table text).
 template <typename NonFinite>
 void AppendVector(std::string& out, const FloatVector& v, NonFinite non_finite) {
+  out.reserve(out.size() + v.values.size() * 16 + 2);
   out += '[';
   for (size_t i = 0; i < v.values.size(); ++i) {
     if (i > 0) out += ',';
     const float f = v.values[i];
     if (std::isfinite(f)) {
-      AppendFloat(out, f);
+      char buf[32];
+      out.append(buf, static_cast<size_t>(WriteFloat(buf, f) - buf));
     } else {
       out += non_finite(f);
     }
