@@ -15,9 +15,11 @@ namespace vigil::sql {
 
 namespace {
 
+// How the table shows a value that is not finite.
+std::string_view NonFiniteText(double d) { return std::isnan(d) ? "NaN" : d > 0 ? "Inf" : "-Inf"; }
+
 std::string Real(double d) {
-  if (std::isnan(d)) return "NaN";
-  if (std::isinf(d)) return d > 0 ? "Inf" : "-Inf";
+  if (!std::isfinite(d)) return std::string(NonFiniteText(d));
   char buf[64];
   auto res = std::to_chars(buf, buf + sizeof(buf), d);
   std::string s(buf, res.ptr);
@@ -36,29 +38,37 @@ bool ShortestDigitsReadBack(float f) {
   return (bits & 0x7fffffffu) != 0x15ae43fdu;
 }
 
+// Room for a written element: the longest is 15 characters ("-1.17549435e-38").
+constexpr size_t kMaxFloatText = 23;
+
 // Writes `f` at `out` in its shortest form that reads back exactly, as std::to_chars
-// chooses it ("0.5", "3", "1e-07", "1.5e+20"); returns the end. `out` has room for 32.
+// chooses it ("0.5", "3", "1e-07", "1.5e+20"); returns the end. `out` has kMaxFloatText.
 char* WriteFloat(char* out, float f) {
-  if (ShortestDigitsReadBack(f)) return std::to_chars(out, out + 32, f).ptr;
-  return std::to_chars(out, out + 32, f, std::chars_format::general, 9).ptr;
+  if (ShortestDigitsReadBack(f)) return std::to_chars(out, out + kMaxFloatText, f).ptr;
+  return std::to_chars(out, out + kMaxFloatText, f, std::chars_format::general, 9).ptr;
 }
 
-// "[1,0.5]"; a non-finite element as `non_finite` gives it (JSON null or table text).
+// "[1,0.5]"; a non-finite element as `non_finite` names it ("null", "NaN", "-Inf").
+// Written in place, in room for the longest text of every element and its comma.
 template <typename NonFinite>
 void AppendVector(std::string& out, const FloatVector& v, NonFinite non_finite) {
-  out.reserve(out.size() + v.values.size() * 16 + 2);
-  out += '[';
+  constexpr size_t kMaxElement = kMaxFloatText + 1;
+  const size_t start = out.size();
+  out.resize(start + v.values.size() * kMaxElement + 2);
+  char* p = out.data() + start;
+  *p++ = '[';
   for (size_t i = 0; i < v.values.size(); ++i) {
-    if (i > 0) out += ',';
+    if (i > 0) *p++ = ',';
     const float f = v.values[i];
     if (std::isfinite(f)) {
-      char buf[32];
-      out.append(buf, static_cast<size_t>(WriteFloat(buf, f) - buf));
+      p = WriteFloat(p, f);
     } else {
-      out += non_finite(f);
+      const std::string_view name = non_finite(f);
+      p = std::copy(name.begin(), name.end(), p);
     }
   }
-  out += ']';
+  *p++ = ']';
+  out.resize(static_cast<size_t>(p - out.data()));
 }
 
 // A separator, quote or control character (NUL, tab, line ends, ...) needs quotes;
@@ -94,7 +104,7 @@ std::string CellText(const Value& v) {
   if (const auto* f = std::get_if<FloatVector>(&v)) {
     std::string out;
     out.reserve(f->values.size() * 12 + 2);
-    AppendVector(out, *f, [](float x) { return Real(x); });
+    AppendVector(out, *f, [](float x) { return NonFiniteText(x); });
     return out;
   }
   const std::string& bytes = std::get<Blob>(v).bytes;
@@ -149,7 +159,7 @@ void AppendJsonValue(std::string& out, const Value& v) {
 }
 
 void AppendVectorJson(std::string& out, const FloatVector& v) {
-  AppendVector(out, v, [](float) { return "null"; });
+  AppendVector(out, v, [](float) { return std::string_view("null"); });
 }
 
 std::string FormatCsv(const ResultSet& r) {
