@@ -51,9 +51,17 @@ Result<std::string> RootMetaUri(const Root& root) {
   return config.meta.url.empty() ? RootJobStoreUri(root) : config.meta.url;
 }
 
+Result<meta::DatabaseOptions> RootMetaOptions(const Root& root) {
+  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
+  meta::DatabaseOptions options;
+  options.idle_in_transaction_timeout_ms = static_cast<int>(config.jobs.leader_lease_seconds * 1000);
+  return options;
+}
+
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root) {
   JobStoreOptions options;
   VIGIL_ASSIGN_OR_RETURN(options.uri, RootMetaUri(root));
+  VIGIL_ASSIGN_OR_RETURN(options.database, RootMetaOptions(root));
   if (options.uri != RootJobStoreUri(root)) return JobStore::Open(options);
   const std::string meta = root.path() + "/" + std::string(kRootMetaDirName);
   VIGIL_RETURN_IF_ERROR(root.fs()->CreateDirs(meta));

@@ -205,6 +205,10 @@ class PostgresDatabase final : public Database {
     PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
     auto c = std::make_unique<PostgresConnection>(conn, &profile());
     VIGIL_RETURN_IF_ERROR(c->ExecuteScript("SET client_min_messages = warning"));
+    if (options().idle_in_transaction_timeout_ms > 0) {
+      VIGIL_RETURN_IF_ERROR(c->ExecuteScript("SET idle_in_transaction_session_timeout = " +
+                                             std::to_string(options().idle_in_transaction_timeout_ms)));
+    }
     return std::unique_ptr<Connection>(std::move(c));
   }
 

@@ -148,6 +148,7 @@ Status ApiServer::Impl::Open() {
   VIGIL_ASSIGN_OR_RETURN(jobs_, jobs::OpenRootJobStore(root_));
   idempotency::StoreOptions io;
   VIGIL_ASSIGN_OR_RETURN(io.uri, jobs::RootMetaUri(root_));
+  VIGIL_ASSIGN_OR_RETURN(io.database, jobs::RootMetaOptions(root_));
   io.env = options_.env;
   VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
   executor_id_ =

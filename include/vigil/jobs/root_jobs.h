@@ -19,8 +19,12 @@ std::string RootJobStoreUri(const Root& root);
 // The metadata store of `root`: [meta] url from its vigil.toml, else RootJobStoreUri. The
 // errors of LoadConfig.
 Result<std::string> RootMetaUri(const Root& root);
+// The options of every connection to that store: a transaction left idle longer than the
+// leader lease ([jobs] leader_lease_seconds) is ended by a PostgreSQL server, so a node
+// frozen mid-transaction does not keep the next leader from the lease's row.
+Result<meta::DatabaseOptions> RootMetaOptions(const Root& root);
 // Opens (creating `_meta` and applying migrations on first use) the root's job store, at
-// RootMetaUri.
+// RootMetaUri with RootMetaOptions.
 // `_meta` is 0700 and the database 0600 (with its -wal/-shm); looser modes of an
 // older root are tightened here.
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root);

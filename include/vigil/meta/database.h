@@ -187,6 +187,10 @@ struct DatabaseOptions {
   int acquire_timeout_ms = 30000;    // wait for a free pooled connection or writer slot; then Busy
   Env* env = Env::Default();         // the clock of that wait
   int max_group_commit_batch = 256;  // SQLite: most Write() calls folded into one commit
+  // PostgreSQL: the server ends a session left idle inside a transaction this long, so a
+  // process frozen mid-transaction (stopped, paused) cannot hold its row locks, such as the
+  // leader lease's, forever; its own next statement then fails. 0: no bound.
+  int idle_in_transaction_timeout_ms = 0;
 };
 
 // Atomicity a Write() callback needs.
