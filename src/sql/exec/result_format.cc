@@ -103,7 +103,6 @@ std::string CellText(const Value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return *s;
   if (const auto* f = std::get_if<FloatVector>(&v)) {
     std::string out;
-    out.reserve(f->values.size() * 12 + 2);
     AppendVector(out, *f, [](float x) { return NonFiniteText(x); });
     return out;
   }

@@ -57,6 +57,14 @@ TEST(ResultFormatTest, ControlCharactersAreKeptWholeInCsvAndEscapedInJson) {
   EXPECT_EQ(FormatJson(r), "[{\"v\":\"a\\u0000b\",\"w\":\"x\\u0001\\ty\x7f\"},{\"v\":\"after\",\"w\":null}]\n");
 }
 
+// A name given twice (SELECT a, b, a) is one key, where it first appears, with the last value.
+TEST(ResultFormatTest, ARepeatedColumnIsOneJsonKeyWithItsLastValue) {
+  ResultSet r;
+  r.columns = {"a", "b", "a"};
+  r.rows.push_back({int64_t{1}, int64_t{2}, int64_t{3}});
+  EXPECT_EQ(FormatJson(r), "[{\"a\":3,\"b\":2}]\n");
+}
+
 TEST(ResultFormatTest, CellsReadBackExactly) {
   EXPECT_EQ(CellText(Value{}), "NULL");
   EXPECT_EQ(CellText(0.1), "0.1");
