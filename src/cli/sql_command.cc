@@ -47,10 +47,9 @@ constexpr char kRemoteHelp[] =
     "the connection breaks), so every statement runs and reports its own failure, and -c/-f wait\n"
     "for a statement's index jobs before the next, as locally. Remotely, a BLOB comes back as hex\n"
     "text (x'0a1b') and prints so in every format, a non-finite real as NULL (a vector prints as\n"
-    "locally); SET lasts for the\n"
-    "rest of the shell (it is sent again with each statement); COPY ... FROM 'path' reads the\n"
-    "server's files, under its rules. An https:// URL verifies the server's certificate against\n"
-    "the system's CAs (or SSL_CERT_FILE) and the URL's host.\n";
+    "locally); SET lasts for the rest of the shell (it is sent again with each statement);\n"
+    "COPY ... FROM 'path' reads the server's files, under its rules. An https:// URL verifies\n"
+    "the server's certificate against the system's CAs (or SSL_CERT_FILE) and the URL's host.\n";
 
 constexpr char kHelp[] =
     "Statements end with ';'. Dot commands:\n"
