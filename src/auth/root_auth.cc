@@ -10,8 +10,9 @@ Result<std::unique_ptr<PrincipalStore>> OpenRootPrincipalStore(const Root& root,
   if (options.uri.empty()) {
     // Creates `_meta` and the database file with their private modes before the store opens it.
     VIGIL_RETURN_IF_ERROR(jobs::OpenRootJobStore(root).status());
-    VIGIL_ASSIGN_OR_RETURN(options.uri, jobs::RootMetaUri(root));
-    VIGIL_ASSIGN_OR_RETURN(options.database, jobs::RootMetaOptions(root));
+    VIGIL_ASSIGN_OR_RETURN(jobs::RootMetaStore store, jobs::RootMeta(root));
+    options.uri = std::move(store.uri);
+    options.database = store.database;
   }
   VIGIL_ASSIGN_OR_RETURN(options.secret, LoadOrCreateServerSecret(root.path()));
   return PrincipalStore::Open(options);

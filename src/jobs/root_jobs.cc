@@ -46,22 +46,19 @@ std::string RootJobStoreUri(const Root& root) {
   return "sqlite://" + root.path() + "/" + std::string(kRootMetaDirName) + "/vigil.db";
 }
 
-Result<std::string> RootMetaUri(const Root& root) {
+Result<RootMetaStore> RootMeta(const Root& root) {
   VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
-  return config.meta.url.empty() ? RootJobStoreUri(root) : config.meta.url;
-}
-
-Result<meta::DatabaseOptions> RootMetaOptions(const Root& root) {
-  VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));
-  meta::DatabaseOptions options;
-  options.idle_in_transaction_timeout_ms = static_cast<int>(config.jobs.leader_lease_seconds * 1000);
-  return options;
+  RootMetaStore out;
+  out.uri = config.meta.url.empty() ? RootJobStoreUri(root) : config.meta.url;
+  out.database.idle_in_transaction_timeout_ms = static_cast<int>(config.jobs.leader_lease_seconds * 1000);
+  return out;
 }
 
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root) {
+  VIGIL_ASSIGN_OR_RETURN(RootMetaStore store, RootMeta(root));
   JobStoreOptions options;
-  VIGIL_ASSIGN_OR_RETURN(options.uri, RootMetaUri(root));
-  VIGIL_ASSIGN_OR_RETURN(options.database, RootMetaOptions(root));
+  options.uri = std::move(store.uri);
+  options.database = store.database;
   if (options.uri != RootJobStoreUri(root)) return JobStore::Open(options);
   const std::string meta = root.path() + "/" + std::string(kRootMetaDirName);
   VIGIL_RETURN_IF_ERROR(root.fs()->CreateDirs(meta));

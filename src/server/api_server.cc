@@ -147,8 +147,9 @@ Status ApiServer::Impl::Open() {
   auth_cache_ = std::make_unique<AuthCache>(options_.env, kAuthCacheMs, kAuthCacheEntries);
   VIGIL_ASSIGN_OR_RETURN(jobs_, jobs::OpenRootJobStore(root_));
   idempotency::StoreOptions io;
-  VIGIL_ASSIGN_OR_RETURN(io.uri, jobs::RootMetaUri(root_));
-  VIGIL_ASSIGN_OR_RETURN(io.database, jobs::RootMetaOptions(root_));
+  VIGIL_ASSIGN_OR_RETURN(jobs::RootMetaStore meta, jobs::RootMeta(root_));
+  io.uri = std::move(meta.uri);
+  io.database = meta.database;
   io.env = options_.env;
   VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
   executor_id_ =

@@ -15,7 +15,7 @@
 namespace vigil::auth {
 
 // Loads (or creates) the root's server secret and opens the principal store on `uri`, or,
-// when `uri` is empty, on the root's metadata store (jobs::RootMetaUri; its own SQLite file
+// when `uri` is empty, on the root's metadata store (jobs::RootMeta; its own SQLite file
 // is created with the root's private modes, `_meta` 0700 and the database 0600, as
 // jobs::OpenRootJobStore makes them).
 Result<std::unique_ptr<PrincipalStore>> OpenRootPrincipalStore(const Root& root, const std::string& uri = "");

@@ -16,15 +16,18 @@ namespace vigil::jobs {
 
 // "sqlite://<root>/_meta/vigil.db"
 std::string RootJobStoreUri(const Root& root);
-// The metadata store of `root`: [meta] url from its vigil.toml, else RootJobStoreUri. The
-// errors of LoadConfig.
-Result<std::string> RootMetaUri(const Root& root);
-// The options of every connection to that store: a transaction left idle longer than the
-// leader lease ([jobs] leader_lease_seconds) is ended by a PostgreSQL server, so a node
-// frozen mid-transaction does not keep the next leader from the lease's row.
-Result<meta::DatabaseOptions> RootMetaOptions(const Root& root);
+// Where and how to open the metadata store of `root`, from one reading of its vigil.toml:
+// [meta] url, else RootJobStoreUri; and options under which a transaction left idle
+// longer than the leader lease ([jobs] leader_lease_seconds) is ended by a PostgreSQL
+// server, so a node frozen mid-transaction does not keep the next leader from the
+// lease's row. The errors of LoadConfig.
+struct RootMetaStore {
+  std::string uri;
+  meta::DatabaseOptions database;
+};
+Result<RootMetaStore> RootMeta(const Root& root);
 // Opens (creating `_meta` and applying migrations on first use) the root's job store, at
-// RootMetaUri with RootMetaOptions.
+// RootMeta.
 // `_meta` is 0700 and the database 0600 (with its -wal/-shm); looser modes of an
 // older root are tightened here.
 Result<std::unique_ptr<JobStore>> OpenRootJobStore(const Root& root);
