@@ -9,11 +9,12 @@
 //
 // Vector queries: `query_set` query vectors (not stored rows), rotated.
 //  - baseline 1: sql::Session::Select of the exact SELECT and bound vector the
-//    HTTP route builds (server::QueryStatement: SELECT * FROM vector_search('db.docs',
-//    'emb', ?1, k, '{"nprobes":N}') with the vector's FLOAT32 bytes), one session
-//    per thread, serial and `threads` threads;
-//  - baseline 2: the query API (query::VectorSearch + query::TakeRows of every
-//    column, which is what SELECT * returns), serial and `threads` threads;
+//    HTTP route builds for a body without "select" (server::DefaultSelect and
+//    server::QueryStatement: SELECT "id", _distance FROM vector_search('db.docs', 'emb',
+//    ?1, k, '{"nprobes":N}') with the vector's FLOAT32 bytes), one session per thread,
+//    serial and `threads` threads;
+//  - baseline 2: the query API (query::VectorSearch + query::TakeRows of the same
+//    columns), serial and `threads` threads;
 //  - HTTP: server::ApiServer on 127.0.0.1, port 0, driven by wrk (-t2, a Lua
 //    script POSTing the same bodies with the bearer token) at each of
 //    `connections`, plus one wrk -t1 -c1 run (serial, for the breakdown).
@@ -41,8 +42,9 @@
 // Options (also as `vigil bench server --rows N ...`): rows (100000), dim (128),
 // partitions (256), sub_vectors (16), k (10), nprobes (20), connections ("4,32"),
 // duration (10 s per measurement), warmup (1 s), threads (4), query_set (64),
-// write_connections (4), admissions (100), narrow (1: also run the queries with
-// "select": ["id", "_distance"], in process and over HTTP at `threads` connections),
+// write_connections (4), admissions (100), vectors (1: also run the queries with
+// "select": ["id", "emb", "_distance"], whose answer carries each row's vector as its
+// elements, in process and over HTTP at `threads` connections),
 // pairs (5) and pair_seconds (3): after the long runs, `pairs` alternations of a
 // `pair_seconds` in-process run at `threads` threads and an HTTP run at `threads`
 // connections; the median of the pairs' ratios is the figure checked against the target,
@@ -114,7 +116,7 @@ struct Config {
   std::vector<int> connections;
   int duration_s, warmup_s, threads, query_set, write_connections, admissions;
   int pairs, pair_seconds, wrk_threads;
-  bool narrow;
+  bool vectors;
   std::string wrk;
 };
 
@@ -165,7 +167,7 @@ Result<Config> ParseConfig(const BenchArgs& args) {
   c.query_set = static_cast<int>(args.Int("query_set", 64));
   c.write_connections = static_cast<int>(args.Int("write_connections", 4));
   c.admissions = static_cast<int>(args.Int("admissions", 100));
-  c.narrow = args.Int("narrow", 1) != 0;
+  c.vectors = args.Int("vectors", 1) != 0;
   c.pairs = static_cast<int>(args.Int("pairs", 5));
   c.pair_seconds = static_cast<int>(args.Int("pair_seconds", 3));
   c.wrk_threads = static_cast<int>(args.Int("wrk_threads", 2));
@@ -243,10 +245,10 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
 // The HTTP body of a vector query, and the SELECT with its bound vector that the route
 // builds from it (server::QueryStatement).
 struct QueryCase {
-  std::string body;  // SELECT *: every column, the vectors as hex BLOBs
+  std::string body;  // no "select": every column but the vectors
   server::BoundQuery sql;
-  std::string narrow_body;  // "select": ["id", "_distance"]
-  server::BoundQuery narrow_sql;
+  std::string vectors_body;  // "select": ["id", "emb", "_distance"]
+  server::BoundQuery vectors_sql;
   std::vector<float> vector;
 };
 
@@ -260,13 +262,14 @@ Result<std::vector<QueryCase>> MakeQueries(const Setup& s, const Config& c) {
     s.gen->Embedding(c.rows + 1000 + static_cast<uint64_t>(q), qc.vector.data());
     nlohmann::json body = {{"vector", qc.vector}, {"column", "emb"}, {"k", c.k}, {"nprobes", c.nprobes}};
     qc.body = body.dump();
-    body["select"] = {"id", "_distance"};
-    qc.narrow_body = body.dump();
+    body["select"] = {"id", "emb", "_distance"};
+    qc.vectors_body = body.dump();
     const std::string table = std::string(kDb) + ".docs";
-    VIGIL_ASSIGN_OR_RETURN(server::QueryRequest wide, server::ParseQueryRequest(qc.body));
-    VIGIL_ASSIGN_OR_RETURN(qc.sql, server::QueryStatement(table, wide));
-    VIGIL_ASSIGN_OR_RETURN(server::QueryRequest narrow, server::ParseQueryRequest(qc.narrow_body));
-    VIGIL_ASSIGN_OR_RETURN(qc.narrow_sql, server::QueryStatement(table, narrow));
+    VIGIL_ASSIGN_OR_RETURN(server::QueryRequest plain, server::ParseQueryRequest(qc.body));
+    plain.select = server::DefaultSelect(*s.gen->schema(), plain);
+    VIGIL_ASSIGN_OR_RETURN(qc.sql, server::QueryStatement(table, plain));
+    VIGIL_ASSIGN_OR_RETURN(server::QueryRequest vectors, server::ParseQueryRequest(qc.vectors_body));
+    VIGIL_ASSIGN_OR_RETURN(qc.vectors_sql, server::QueryStatement(table, vectors));
     out.push_back(std::move(qc));
   }
   return out;
@@ -507,10 +510,10 @@ std::string LuaString(const std::string& s) { return "[==[" + s + "]==]"; }
 // POSTs the query bodies in turn (each wrk thread from its own offset). Each thread formats
 // its requests once, in init: the load generator then spends no CPU building them, CPU it
 // would take from the server on the same cores.
-std::string QueryScript(const std::vector<QueryCase>& queries, bool narrow, const std::string& token,
+std::string QueryScript(const std::vector<QueryCase>& queries, bool vectors, const std::string& token,
                         const std::string& path) {
   std::string s = "local bodies = {\n";
-  for (const auto& q : queries) s += "  " + LuaString(narrow ? q.narrow_body : q.body) + ",\n";
+  for (const auto& q : queries) s += "  " + LuaString(vectors ? q.vectors_body : q.body) + ",\n";
   s += "}\n"
        "local n = #bodies\n"
        "local requests = {}\n"
@@ -626,7 +629,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                    {"query_set", c.query_set},
                    {"write_connections", c.write_connections},
                    {"admissions", c.admissions},
-                   {"narrow", c.narrow},
+                   {"vectors", c.vectors},
                    {"cores", std::thread::hardware_concurrency()},
                    {"wrk", c.wrk}};
   out["setup"] = {{"load_seconds", s.load_seconds}, {"index_seconds", s.index_seconds}};
@@ -718,6 +721,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
       snapshots.push_back(std::move(snap));
     }
   }
+  std::vector<std::string> plain_columns;  // what DefaultSelect names, but _distance
+  for (const Field& f : s.gen->schema()->fields()) {
+    if (f.type.id != TypeId::kVector) plain_columns.push_back(f.name);
+  }
   query::VectorQueryOptions vopts;
   vopts.k = c.k;
   vopts.nprobes = c.nprobes;
@@ -727,7 +734,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
         auto hits, query::VectorSearch(snap, "emb", queries[static_cast<size_t>(t * 17 + i) % nq].vector, vopts));
     std::vector<RowAddress> rows;
     for (const auto& h : hits) rows.push_back(h.row);
-    return query::TakeRows(snap, rows).status();
+    return query::TakeRows(snap, rows, plain_columns).status();
   };
   VIGIL_ASSIGN_OR_RETURN(Drive api_serial, DriveClients(1, c.warmup_s, c.duration_s, api_op));
   VIGIL_ASSIGN_OR_RETURN(Drive api_par, DriveClients(c.threads, c.warmup_s, c.duration_s, api_op));
@@ -802,6 +809,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     for (int i = 0; i < n; ++i) {
       VIGIL_ASSIGN_OR_RETURN(server::QueryRequest q,
                              server::ParseQueryRequest(queries[static_cast<size_t>(i) % nq].body));
+      q.select = server::DefaultSelect(*s.gen->schema(), q);
       VIGIL_ASSIGN_OR_RETURN(server::BoundQuery statement, server::QueryStatement("db.docs", q));
       sink += statement.sql.size();
     }
@@ -810,40 +818,48 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
     for (int i = 0; i < n; ++i) sink += server::RowsDocument(reference).size();
     const double response_us = Since(t0) * 1e6 / n;
     const std::string response_text = server::RowsDocument(reference);
+    VIGIL_ASSIGN_OR_RETURN(sql::ResultSet with_vectors,
+                           sessions[0]->Select(queries[0].vectors_sql.sql, queries[0].vectors_sql.params));
+    t0 = Clock::now();
+    for (int i = 0; i < n; ++i) sink += server::RowsDocument(with_vectors).size();
+    const double vectors_response_us = Since(t0) * 1e6 / n;
     out["http_steps_in_process_us"] = {{"authenticate_token", auth_us},
                                        {"request_json_parse_and_sql_text", parse_us},
                                        {"response_json", response_us},
                                        {"request_body_bytes", queries[0].body.size()},
                                        {"response_body_bytes", response_text.size()},
+                                       {"response_json_with_vectors", vectors_response_us},
+                                       {"response_body_bytes_with_vectors", server::RowsDocument(with_vectors).size()},
                                        {"sink", sink % 2}};
   }
 
-  // The same queries returning id and _distance only: no vectors in the response.
-  double narrow_ratio = 0;
-  if (c.narrow) {
-    Progress("server bench: %s\n", "queries with \"select\": [\"id\", \"_distance\"]");
-    auto narrow_op = [&](int t, int64_t i) -> Status {
-      const server::BoundQuery& q = queries[static_cast<size_t>(t * 17 + i) % nq].narrow_sql;
+  // The same queries answering each row's vector too, as its elements.
+  double vectors_ratio = 0;
+  if (c.vectors) {
+    Progress("server bench: %s\n", "queries with \"select\": [\"id\", \"emb\", \"_distance\"]");
+    auto vectors_op = [&](int t, int64_t i) -> Status {
+      const server::BoundQuery& q = queries[static_cast<size_t>(t * 17 + i) % nq].vectors_sql;
       return sessions[static_cast<size_t>(t)]->Select(q.sql, q.params).status();
     };
-    VIGIL_ASSIGN_OR_RETURN(Drive narrow_par, DriveClients(c.threads, c.warmup_s, c.duration_s, narrow_op));
-    const std::string narrow_lua = args.work_dir + "/server_bench_query_narrow.lua";
-    VIGIL_RETURN_IF_ERROR(WriteFile(narrow_lua, QueryScript(queries, true, s.token, docs_path)));
+    VIGIL_ASSIGN_OR_RETURN(Drive vectors_par, DriveClients(c.threads, c.warmup_s, c.duration_s, vectors_op));
+    const std::string vectors_lua = args.work_dir + "/server_bench_query_vectors.lua";
+    VIGIL_RETURN_IF_ERROR(WriteFile(vectors_lua, QueryScript(queries, true, s.token, docs_path)));
     const int wt = std::min(c.wrk_threads, c.threads);
-    VIGIL_ASSIGN_OR_RETURN(WrkRun nr,
-                           RunWrk(c, wt, c.threads, c.duration_s, narrow_lua, base, client.get(), query_route));
-    errors += nr.non_2xx + nr.socket_errors;
-    narrow_ratio = narrow_par.per_second > 0 ? nr.per_second / narrow_par.per_second : 0;
-    out["queries"]["narrow_select"] = {
-        {"in_process_sql", DriveJson(narrow_par, c.threads)},
-        {"http", WrkJson(nr, wt, c.threads)},
-        {"ratio_http_over_in_process", narrow_ratio},
+    VIGIL_ASSIGN_OR_RETURN(WrkRun vr,
+                           RunWrk(c, wt, c.threads, c.duration_s, vectors_lua, base, client.get(), query_route));
+    errors += vr.non_2xx + vr.socket_errors;
+    vectors_ratio = vectors_par.per_second > 0 ? vr.per_second / vectors_par.per_second : 0;
+    out["queries"]["with_vectors"] = {
+        {"in_process_sql", DriveJson(vectors_par, c.threads)},
+        {"http", WrkJson(vr, wt, c.threads)},
+        {"ratio_http_over_in_process", vectors_ratio},
         {"cpu_per_request_ratio",
-         narrow_par.cpu_us_per_op / (nr.server_cpu_us_per_request + nr.wrk_cpu_us_per_request)}};
-    table.push_back({"in-process Select, SELECT id, _distance", c.threads, narrow_par.per_second,
-                     Percentile(narrow_par.latencies_us, 0.5), Percentile(narrow_par.latencies_us, 0.99), "baseline"});
-    table.push_back({"HTTP .../query, select id, _distance", c.threads, nr.per_second, nr.p50_us, nr.p99_us,
-                     Ratio(nr.per_second, narrow_par.per_second)});
+         vectors_par.cpu_us_per_op / (vr.server_cpu_us_per_request + vr.wrk_cpu_us_per_request)}};
+    table.push_back({"in-process Select, SELECT id, emb, _distance", c.threads, vectors_par.per_second,
+                     Percentile(vectors_par.latencies_us, 0.5), Percentile(vectors_par.latencies_us, 0.99),
+                     "baseline"});
+    table.push_back({"HTTP .../query, select id, emb, _distance", c.threads, vr.per_second, vr.p50_us, vr.p99_us,
+                     Ratio(vr.per_second, vectors_par.per_second)});
   }
   out["queries"]["http_errors"] = errors;
 
@@ -946,18 +962,18 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   out["target"] = {{"http_over_in_process_at_4_connections_min", kHttpRatioTarget},
                    {"measured", ratio4},
                    {"meets_target", ratio4 >= kHttpRatioTarget}};
-  const std::string narrow_text = c.narrow ? Ratio(narrow_ratio, 1) : "not run";
+  const std::string vectors_text = c.vectors ? Ratio(vectors_ratio, 1) : "not run";
   const std::string cpu_text = cpu_ratio4 > 0 ? Ratio(cpu_ratio4, 1) : "n/a (no run at 4 connections)";
   const std::string admissions_text =
       out.contains("admissions") ? Ratio(out["admissions"]["ratio_http_over_in_process"].get<double>(), 1) : "not run";
   char line[1024];
   std::snprintf(line, sizeof(line),
                 "server: HTTP / in-process (%d threads) queries/s: %s (target >= %.1fx at 4); serial %.2fx; "
-                "CPU per query in-process / HTTP at 4: %s; narrow select at %d: %s; 1-row writes %.2fx; "
+                "CPU per query in-process / HTTP at 4: %s; with vectors at %d: %s; 1-row writes %.2fx; "
                 "admissions %s%s",
                 c.threads, summary_ratios.c_str(), kHttpRatioTarget, serial_ratio, cpu_text.c_str(), c.threads,
-                narrow_text.c_str(), out["writes"]["ratio_http_over_in_process"].get<double>(), admissions_text.c_str(),
-                errors ? " (HTTP query errors seen: see non_2xx)" : "");
+                vectors_text.c_str(), out["writes"]["ratio_http_over_in_process"].get<double>(),
+                admissions_text.c_str(), errors ? " (HTTP query errors seen: see non_2xx)" : "");
   out["summary"] = line;
   PrintTable(table);
   std::fprintf(stderr, "%s\n\n", line);

@@ -321,7 +321,7 @@ TEST_F(CliTest, BenchServerRunsThePairsAndWrkThreadsAsked) {
   EXPECT_THAT(bad.output, HasSubstr("pairs >= 0"));
   RunResult run = Vigil(
       "bench server --rows 2000 --partitions 16 --connections 2 --threads 2 --duration 1 --warmup 0 "
-      "--write_connections 1 --admissions 2 --narrow 0 --pairs 3 --pair_seconds 1 --wrk_threads 1");
+      "--write_connections 1 --admissions 2 --vectors 0 --pairs 3 --pair_seconds 1 --wrk_threads 1");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const size_t json_at = run.output.find("{\n  \"");
   ASSERT_NE(json_at, std::string::npos) << run.output;

@@ -680,8 +680,12 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(Json::parse(scan.body)["rows"].size(), 50u);
   auto text = Post("/v1/databases/d/tables/docs/query", reader_, {{"text", "fox"}, {"column", "body"}, {"k", 3}});
   EXPECT_EQ(text.status, 200) << text.body;
+  auto plain = Post("/v1/databases/d/tables/vecs/query", reader_,
+                    {{"vector", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}, {"k", 2}});
+  EXPECT_EQ(plain.status, 200) << plain.body;
+  EXPECT_FALSE(Json::parse(plain.body)["rows"][0].contains("emb")) << "vectors only when named";
   auto vector = Post("/v1/databases/d/tables/vecs/query", reader_,
-                     {{"vector", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}, {"k", 2}});
+                     {{"vector", {0.1, 0.2, 0.3, 0.4}}, {"column", "emb"}, {"k", 2}, {"select", {"emb", "_distance"}}});
   EXPECT_EQ(vector.status, 200) << vector.body;
   EXPECT_EQ(Json::parse(vector.body)["rows"][0]["emb"].size(), 4u) << "a vector is the array of its elements";
   auto vectors = Post("/v1/sql", reader_, {{"sql", "SELECT emb FROM d.vecs LIMIT 2"}});

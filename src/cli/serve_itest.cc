@@ -610,7 +610,8 @@ TEST_F(ServeTest, AVectorComesBackAsItsElementsAndGoesBackInAsThem) {
   ASSERT_EQ(sql.status, 200) << sql.body;
   EXPECT_NE(sql.body.find("[1," + text + ",[1,0.5],12]"), std::string::npos) << sql.body;
   EXPECT_NE(sql.body.find("[2,null,null,null]"), std::string::npos) << sql.body;
-  auto scan = Post("/v1/databases/d/tables/w/query", alice_, {{"filter", "id = 1"}});
+  const Json all = {"id", "emb", "h"};
+  auto scan = Post("/v1/databases/d/tables/w/query", alice_, {{"filter", "id = 1"}, {"select", all}});
   ASSERT_EQ(scan.status, 200) << scan.body;
   EXPECT_EQ(scan.body, "{\"columns\":[\"id\",\"emb\",\"h\"],\"rows\":[{\"emb\":" + text + ",\"h\":[1,0.5],\"id\":1}]}");
   const Json row = Json::parse(scan.body)["rows"][0];
@@ -619,8 +620,38 @@ TEST_F(ServeTest, AVectorComesBackAsItsElementsAndGoesBackInAsThem) {
   // What was read goes back in through the rows route unchanged.
   auto append = Post("/v1/databases/d/tables/copy/rows", alice_, {{"rows", Json::array({row})}}, "k-copy");
   ASSERT_EQ(append.status, 200) << append.body;
-  auto copied = Post("/v1/databases/d/tables/copy/query", alice_, {{"filter", "id = 1"}});
+  auto copied = Post("/v1/databases/d/tables/copy/query", alice_, {{"filter", "id = 1"}, {"select", all}});
   EXPECT_EQ(copied.body, scan.body);
+}
+
+TEST_F(ServeTest, AQueryAnswersVectorsOnlyWhenItsSelectNamesThem) {
+  Sql(admin_,
+      "CREATE DATABASE d; CREATE TABLE d.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 2) NOT NULL, \"order\" TEXT, "
+      "h VECTOR(FLOAT16, 2)); INSERT INTO d.v VALUES (1, '[0, 0]', 'a', '[1, 1]'), (2, '[3, 4]', 'b', NULL); "
+      "CREATE TABLE d.only (emb VECTOR(FLOAT32, 2)); INSERT INTO d.only VALUES ('[0.5, 1]'); "
+      "CREATE DATABASE e; CREATE TABLE e.v (id BIGINT NOT NULL, emb VECTOR(FLOAT32, 2) NOT NULL)");
+  const Json search = {{"vector", {3, 4}}, {"column", "emb"}, {"k", 1}};
+  auto plain = Post("/v1/databases/d/tables/v/query", alice_, search);
+  ASSERT_EQ(plain.status, 200) << plain.body;
+  EXPECT_EQ(plain.body,
+            "{\"columns\":[\"id\",\"order\",\"_distance\"],\"rows\":[{\"_distance\":0.0,\"id\":2,"
+            "\"order\":\"b\"}]}");
+  Json named = search;
+  named["select"] = {"id", "emb", "h", "_distance"};
+  auto with = Post("/v1/databases/d/tables/v/query", alice_, named);
+  EXPECT_EQ(with.body,
+            "{\"columns\":[\"id\",\"emb\",\"h\",\"_distance\"],\"rows\":[{\"_distance\":0.0,"
+            "\"emb\":[3,4],\"h\":null,\"id\":2}]}");
+  auto scan = Post("/v1/databases/d/tables/v/query", alice_, {{"filter", "id = 1"}});
+  EXPECT_EQ(scan.body, "{\"columns\":[\"id\",\"order\"],\"rows\":[{\"id\":1,\"order\":\"a\"}]}");
+  auto only = Post("/v1/databases/d/tables/only/query", alice_, Json::object());
+  EXPECT_EQ(only.body, "{\"columns\":[\"emb\"],\"rows\":[{\"emb\":[0.5,1]}]}");
+  // A table the caller may not see reads as a missing one, with or without "select".
+  auto hidden = Post("/v1/databases/e/tables/v/query", reader_, search);
+  auto missing = Post("/v1/databases/e/tables/nope/query", reader_, search);
+  EXPECT_EQ(hidden.status, 404) << hidden.body;
+  EXPECT_EQ(missing.status, 404) << missing.body;
+  EXPECT_EQ(Json::parse(hidden.body)["code"], Json::parse(missing.body)["code"]);
 }
 
 }  // namespace

@@ -93,10 +93,11 @@ TEST(ServeQuickstartTest, TheReadmeWalkThroughWorksForANewUser) {
                                  });
   ASSERT_TRUE(streamed.ok());
   EXPECT_NE(events.find("\"State\":\"FINISHED\""), std::string::npos) << events;
-  auto query =
-      call("POST", "/v1/databases/shop/tables/items/query", bob,
-           Json{{"vector", {6, 4, 2, 1}}, {"column", "emb"}, {"k", 3}, {"select", {"id", "_distance"}}}.dump());
+  auto query = call("POST", "/v1/databases/shop/tables/items/query", bob,
+                    Json{{"vector", {6, 4, 2, 1}}, {"column", "emb"}, {"k", 3}}.dump());
   ASSERT_EQ(query.status, 200) << query.body;
+  // As the README shows: every column but the vector, then the distance.
+  EXPECT_EQ(Json::parse(query.body)["columns"], Json({"id", "_distance"})) << query.body;
   const Json rows = Json::parse(query.body)["rows"];
   ASSERT_EQ(rows.size(), 3u);
   // (6, 4, 2, 1) is the vector of rows 104 and 209 exactly.

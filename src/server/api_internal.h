@@ -106,8 +106,9 @@ class ApiServer::Impl {
   // The fields of the newest version of `db.table` as the caller sees them (SHOW on it): one
   // {"name", "type", "not_null"} object each, as POST .../tables takes them.
   Result<nlohmann::json> TableFields(const Call& call, const std::string& db, const std::string& table);
-  // A read: the SELECT with its bound values, as the caller.
-  Result<sql::ResultSet> RunSelect(const Call& call, const BoundQuery& query);
+  // POST .../query on `db.table` as the caller: `q` without a "select" answers DefaultSelect
+  // of the table's newest schema.
+  Result<sql::ResultSet> RunQuery(const Call& call, const std::string& db, const std::string& table, QueryRequest q);
   // The body as JSON (an object); InvalidArgument naming what is wrong.
   Result<nlohmann::json> JsonBody(Call& call, size_t limit = kMaxRequestBodyBytes);
   // The body saved to a private spool file (the one spooled before the handler, if any).

@@ -306,8 +306,14 @@ Result<nlohmann::json> ApiServer::Impl::TableFields(const Call& call, const std:
   return fields;
 }
 
-Result<sql::ResultSet> ApiServer::Impl::RunSelect(const Call& call, const BoundQuery& query) {
+Result<sql::ResultSet> ApiServer::Impl::RunQuery(const Call& call, const std::string& db, const std::string& table,
+                                                 QueryRequest q) {
   VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
+  if (q.select.empty()) {
+    VIGIL_ASSIGN_OR_RETURN(SchemaPtr schema, session->SelectSchema({"", db, table}));
+    q.select = DefaultSelect(*schema, q);
+  }
+  VIGIL_ASSIGN_OR_RETURN(BoundQuery query, QueryStatement(db + "." + table, q));
   return session->Select(query.sql, query.params);
 }
 

@@ -216,6 +216,18 @@ Result<std::string> VectorSearch(const std::string& table, const std::string& co
 
 }  // namespace
 
+std::vector<std::string> DefaultSelect(const Schema& schema, const QueryRequest& q) {
+  std::vector<std::string> names;
+  for (const Field& f : schema.fields()) {
+    // Quoted, since a column may be named like a keyword; identifier rules keep '"' out of names.
+    if (f.type.id != TypeId::kVector) names.push_back("\"" + f.name + "\"");
+  }
+  if (names.empty()) return {"*"};
+  if (q.vector) names.push_back("_distance");
+  if (q.text) names.push_back("_score");
+  return names;
+}
+
 Result<BoundQuery> QueryStatement(const std::string& table, const QueryRequest& q) {
   BoundQuery out;
   std::string select;

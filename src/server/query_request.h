@@ -13,6 +13,7 @@
 
 #include "vigil/common/status.h"
 #include "vigil/sql/result.h"
+#include "vigil/storage/schema.h"
 
 namespace vigil::server {
 
@@ -41,6 +42,12 @@ struct BoundQuery {
   std::string sql;
   std::vector<sql::Value> params;
 };
+
+// The columns a query whose body names none answers (the route's default "select"): every
+// column of the table (`schema`) but its vectors, then the search's own column (_distance or
+// _score); every column, vectors too, when the table holds nothing but vectors. Each name is
+// double-quoted for SQL.
+std::vector<std::string> DefaultSelect(const Schema& schema, const QueryRequest& q);
 
 // The SELECT that answers `q` on `table` ("db.table", already checked): vector_search(...) or
 // fts_search(...) or the table itself, WHERE (filter), LIMIT for a scan. The query vector is

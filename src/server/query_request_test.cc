@@ -41,6 +41,29 @@ TEST(QueryRequestTest, AnEmptyBodyOrObjectIsAScanOfAHundredRows) {
             "SELECT id, _rowid FROM db.t WHERE (id > 3) LIMIT 7");
 }
 
+TEST(QueryRequestTest, TheDefaultSelectIsEveryColumnButTheVectorsThenTheSearchsOwn) {
+  auto schema = Schema::Make({{-1, "id", DataType::Of(TypeId::kInt64), false},
+                              {-1, "emb", DataType::Vector(VectorElement::kFloat32, 4), false},
+                              {-1, "order", DataType::Of(TypeId::kString), true},
+                              {-1, "h", DataType::Vector(VectorElement::kFloat16, 2), true}});
+  ASSERT_TRUE(schema.ok()) << schema.status().ToString();
+  const auto select = [&](std::string_view body) {
+    Result<QueryRequest> q = ParseQueryRequest(body);
+    EXPECT_TRUE(q.ok()) << body;
+    q->select = DefaultSelect(**schema, *q);
+    return QueryStatement("db.t", *q)->sql;
+  };
+  EXPECT_EQ(select(R"({"column": "emb", "vector": [1, 2, 3, 4]})"),
+            "SELECT \"id\", \"order\", _distance FROM vector_search('db.t', 'emb', ?1, 10, '{}')");
+  EXPECT_EQ(select(R"({"column": "order", "text": "fox", "k": 3})"),
+            "SELECT \"id\", \"order\", _score FROM fts_search('db.t', 'order', 'fox', 3)");
+  EXPECT_EQ(select(R"({"limit": 5})"), "SELECT \"id\", \"order\" FROM db.t LIMIT 5");
+  // A table of nothing but vectors answers them.
+  auto vectors = Schema::Make({{-1, "emb", DataType::Vector(VectorElement::kFloat32, 4), false}});
+  ASSERT_TRUE(vectors.ok());
+  EXPECT_EQ(DefaultSelect(**vectors, QueryRequest{}), std::vector<std::string>{"*"});
+}
+
 TEST(QueryRequestTest, AVectorQueryBecomesAVectorSearchWithItsOptions) {
   EXPECT_EQ(StatementOf(R"({"vector": [0.5, -1, 2e-3, 3], "column": "emb", "k": 4, "nprobes": 20,
                             "refine_factor": 5, "use_index": false, "select": ["id", "_distance"]})"),

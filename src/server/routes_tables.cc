@@ -447,9 +447,7 @@ void ApiServer::Impl::AddTableRoutes() {
          if (!text.ok()) return Problem(text.status());
          Result<QueryRequest> request = ParseQueryRequest(*text);
          if (!request.ok()) return Problem(request.status());
-         Result<BoundQuery> q = QueryStatement(*db + "." + *table, *request);
-         if (!q.ok()) return Problem(q.status());
-         Result<sql::ResultSet> r = RunSelect(call, *q);
+         Result<sql::ResultSet> r = RunQuery(call, *db, *table, std::move(*request));
          return r.ok() ? JsonResponse(RowsDocument(*r)) : Problem(r.status());
        }});
 

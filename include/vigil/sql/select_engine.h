@@ -22,9 +22,10 @@
 #include "vigil/common/status.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
+#include "vigil/storage/root.h"
+#include "vigil/storage/schema.h"
 
 namespace vigil {
-class Root;
 namespace jobs {
 class JobStore;
 struct Principal;
@@ -57,6 +58,8 @@ class SelectEngine {
   // and lists per table access the segments used (`_indices/<uuid>` paths) and physical reads.
   virtual Result<ResultSet> Explain(const ExplainStatement& stmt, const jobs::Principal& who,
                                     const std::vector<Value>& params = {}) = 0;
+  // The schema of `table` a SELECT started now reads (NotFound when `who` may not see it).
+  virtual Result<SchemaPtr> CurrentSchema(const vigil::TableName& table, const jobs::Principal& who) = 0;
   // The statement timeout of statements started from now on (0: none).
   virtual void SetStatementTimeout(uint64_t ms) = 0;
   // Drops cached table handles after DDL (DROP/CREATE TABLE) in this process.

@@ -21,6 +21,7 @@
 #include "vigil/sql/result.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/dataset.h"
+#include "vigil/storage/schema.h"
 
 namespace vigil::sql {
 
@@ -63,6 +64,9 @@ class Session {
   // Runs the SELECT `sql` with `params` bound to its parameters, one value each
   // (InvalidArgument for another statement or another number of values).
   virtual Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) = 0;
+  // The schema a SELECT on `table` reads now (SHOW on it; NotFound when the session may
+  // not see it, as for a missing table), from the same table handles SELECT keeps.
+  virtual Result<SchemaPtr> SelectSchema(const TableRef& table) = 0;
   // COPY into the existing `table` (NotFound when missing: an upload never creates one) from
   // a request body the caller saved to `spooled_file` (its own file, named "upload" in
   // messages): ALTER on the table is checked as for COPY, the session's file access rule is

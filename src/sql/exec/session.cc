@@ -161,6 +161,12 @@ class SessionImpl : public Session {
     return engine->Select(*select, ctx_.options.principal, params);
   }
 
+  Result<SchemaPtr> SelectSchema(const TableRef& table) override {
+    VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx_, table));
+    VIGIL_ASSIGN_OR_RETURN(SelectEngine * engine, Engine());
+    return engine->CurrentSchema(name, ctx_.options.principal);
+  }
+
   Result<ResultSet> CopyUpload(const TableRef& table, const std::string& spooled_file, CopyFormat format,
                                const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(auto input, OpenIngestFile(spooled_file, /*no_symlinks=*/true));

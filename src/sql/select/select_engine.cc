@@ -142,6 +142,14 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return result;
   }
 
+  Result<SchemaPtr> CurrentSchema(const vigil::TableName& table, const jobs::Principal& who) override {
+    Begin(who, false);
+    Result<const query::TableSnapshot*> snap = Snapshot(table);
+    Result<SchemaPtr> schema = snap.ok() ? Result<SchemaPtr>((*snap)->manifest().schema) : snap.status();
+    End();
+    return schema;
+  }
+
   void SetStatementTimeout(uint64_t ms) override { options_.statement_timeout_ms = ms; }
 
   void InvalidateTable(const std::string& db, const std::string& table) override {
