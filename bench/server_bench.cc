@@ -721,10 +721,9 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
       snapshots.push_back(std::move(snap));
     }
   }
-  std::vector<std::string> plain_columns;  // what DefaultSelect names, but _distance
-  for (const Field& f : s.gen->schema()->fields()) {
-    if (f.type.id != TypeId::kVector) plain_columns.push_back(f.name);
-  }
+  // The table's columns the route's default SELECT answers (its answer's, but _distance).
+  std::vector<std::string> plain_columns = reference.columns;
+  std::erase(plain_columns, "_distance");
   query::VectorQueryOptions vopts;
   vopts.k = c.k;
   vopts.nprobes = c.nprobes;
