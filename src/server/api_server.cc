@@ -284,7 +284,7 @@ SettleFn ApiServer::Impl::SettleOf(const idempotency::IdempotencyRecord& record)
     probe.path = record.resource_id;
     RouteMatch m = router_.Find(probe);
     if (!m.route || m.route->pattern != spec.pattern) return nullptr;
-    return [this, &spec, params = std::move(m.params)](const std::string& token) { return spec.settle(params, token); };
+    return [&spec, params = std::move(m.params)](const std::string& token) { return spec.settle(params, token); };
   }
   return nullptr;
 }

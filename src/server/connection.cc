@@ -197,7 +197,8 @@ std::string ResponseHead(const HttpResponse& resp, bool keep_alive) {
   head.append(reason.data(), reason.size());
   head += "\r\n";
   for (size_t i = 0; i < resp.headers.size(); ++i) {
-    const auto& [name, value] = resp.headers[i];
+    const std::string& name = resp.headers[i].first;
+    const std::string& value = resp.headers[i].second;
     if (AsciiEqualsIgnoreCase(name, "Content-Length") || AsciiEqualsIgnoreCase(name, "Connection") ||
         AsciiEqualsIgnoreCase(name, "Transfer-Encoding")) {
       continue;
