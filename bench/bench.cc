@@ -43,6 +43,23 @@ std::vector<BenchInfo> All() {
   return all;
 }
 
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+
+double SelfCpuSeconds() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 int64_t PeakRssBytes() {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);

@@ -4,6 +4,7 @@
 // static initialization; running is single-threaded from the CLI.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -37,6 +38,17 @@ struct BenchInfo {
 bool Register(BenchInfo info);
 // All registered benchmarks, sorted by name.
 std::vector<BenchInfo> All();
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds from `t` to now.
+double Since(Clock::time_point t);
+// The element at rank floor(p * size) of `v` sorted (the last for p = 1); 0 for an empty `v`.
+double Percentile(std::vector<double> v, double p);
+// Percentile(v, 0.5): the upper median of an even count.
+double Median(std::vector<double> v);
+// User plus system CPU seconds this process has used so far.
+double SelfCpuSeconds();
 
 // Peak resident set size of this process so far, in bytes.
 int64_t PeakRssBytes();

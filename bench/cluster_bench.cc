@@ -27,19 +27,10 @@
 #include "vigil/common/config.h"
 #include "vigil/server/http_client.h"
 
-namespace vigil::bench {
+namespace vigil::bench::cluster_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Json = nlohmann::json;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 // One `vigil serve` child of this executable on 127.0.0.1, its port read from its stdout.
 class ServeNode {
@@ -379,4 +370,4 @@ VIGIL_REGISTER_BENCH("cluster",
                      "serve nodes on one PostgreSQL store vs one on SQLite: appends/s, admissions/s, failover time",
                      Run);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::cluster_bench

@@ -26,25 +26,13 @@
 #include "vigil/ingest/datagen.h"
 #include "vigil/query/query.h"
 
-namespace vigil::bench {
+namespace vigil::bench::generations_bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr double kAcquireTargetNs = 100;
 constexpr double kP99RatioTarget = 1.5;
 constexpr double kBuildVsCreateTarget = 0.05;
 constexpr double kBigVsSmallTarget = 2.0;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
 
 // A table of `rows` generated rows with an IVF_PQ index on `emb`.
 Result<std::shared_ptr<const DataGenerator>> MakeTable(const std::string& path, uint64_t rows, uint32_t dim) {
@@ -238,4 +226,4 @@ VIGIL_REGISTER_BENCH("generations",
                      "lease acquire cost, reader p99 under publication, BUILD INDEX vs CREATE and vs table size",
                      RunGenerationsBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::generations_bench

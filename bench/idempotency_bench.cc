@@ -22,7 +22,7 @@
 #include "src/idempotency/schema.h"
 #include "vigil/idempotency/store.h"
 
-namespace vigil::bench {
+namespace vigil::bench::idempotency_bench {
 namespace {
 
 using idempotency::FinalizeRequest;
@@ -253,4 +253,4 @@ Result<nlohmann::json> RunIdempotencyBench(const BenchArgs& args) {
 VIGIL_REGISTER_BENCH("idempotency", "reserve+finalize pairs/s, 8 clients: SQLite durable, PostgreSQL vs pgbench",
                      RunIdempotencyBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::idempotency_bench

@@ -47,7 +47,7 @@
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/root.h"
 
-namespace vigil::bench {
+namespace vigil::bench::index_fts_bench {
 namespace {
 
 constexpr double kFtsBuildRatioTarget = 0.9;
@@ -394,4 +394,4 @@ VIGIL_REGISTER_BENCH("index-fts",
                      "FTS segment build rate vs SQLite FTS5 and Xapian, BM25 top-k queries vs Xapian and FTS5",
                      RunFtsBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::index_fts_bench

@@ -59,7 +59,7 @@
 #include "vigil/ingest/datagen.h"
 #include "vigil/query/query.h"
 
-namespace vigil::bench {
+namespace vigil::bench::index_ivf_pq_bench {
 namespace {
 
 using index::IvfPqParams;
@@ -76,14 +76,6 @@ constexpr double kRecallTolerance = 0.005;  // recall@10 Vigil may lose against 
 constexpr double kRefineCostTarget = 3;     // refine_factor 10's p50 over the unrefined p50
 constexpr int64_t kRssTargetBytes = int64_t{512} << 20;
 constexpr uint32_t kK = 10;
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct Config {
   uint64_t rows, queries, recall_queries;
@@ -613,4 +605,4 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
 
 VIGIL_REGISTER_BENCH("index-ivfpq", "IVF_PQ build time, peak RSS, latency, QPS and recall vs raw FAISS", RunIvfPqBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::index_ivf_pq_bench

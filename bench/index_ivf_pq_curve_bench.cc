@@ -42,16 +42,13 @@
 #include "vigil/sql/select_engine.h"
 #include "vigil/storage/root.h"
 
-namespace vigil::bench {
+namespace vigil::bench::index_ivf_pq_curve_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr uint32_t kK = 10;
 constexpr double kTargets[] = {0.90, 0.95};
 constexpr double kApiRatioTarget = 2.0;  // Vigil's best QPS over FAISS 8-bit's best at a recall
 constexpr double kSqlRatioTarget = 1.2;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::vector<uint32_t> ParseList(const std::string& text) {
   std::vector<uint32_t> out;
@@ -366,4 +363,4 @@ VIGIL_REGISTER_BENCH("index-ivfpq-curve",
                      "IVF_PQ recall vs QPS over nprobes x refine_factor: Vigil 8-bit and 4-bit vs raw FAISS 8-bit",
                      RunCurveBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::index_ivf_pq_curve_bench

@@ -12,17 +12,14 @@
 #include "bench/bench.h"
 #include "vigil/index/scalar.h"
 
-namespace vigil::bench {
+namespace vigil::bench::index_scalar_bench {
 namespace {
 
 using index::ScalarPredicate;
-using Clock = std::chrono::steady_clock;
 using Op = ScalarPredicate::Op;
 
 constexpr double kRatioTarget = 50;
 constexpr uint64_t kPrime = 2654435761;  // coprime with the row counts used: values are a permutation
-
-double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
 // A one-column table of `rows` values value(i), written in 1M-row fragments.
 Result<std::shared_ptr<Dataset>> MakeTable(const std::string& path, const DataType& type, uint64_t rows,
@@ -61,7 +58,7 @@ Result<Built> BuildIndex(const Dataset& ds, bool btree) {
   VIGIL_RETURN_IF_ERROR(btree ? index::BuildBtreeSegment(ds, field, meta.covered_fragments, writer.get(), nullptr)
                               : index::BuildBitmapSegment(ds, field, meta.covered_fragments, writer.get(), nullptr));
   VIGIL_ASSIGN_OR_RETURN(meta.files, writer->Finish());
-  out.build_s = Seconds(start);
+  out.build_s = Since(start);
   out.file_bytes = meta.files.at(0).size;
   VIGIL_ASSIGN_OR_RETURN(auto files, index::SegmentFiles::Open(ds.fs(), ds.path(), meta));
   VIGIL_ASSIGN_OR_RETURN(out.segment,
@@ -83,7 +80,7 @@ Result<double> ScanSeconds(const Dataset& ds, const ScalarPredicate& p, uint64_t
     }
   }
   *matches = out.cardinality();
-  return Seconds(start);
+  return Since(start);
 }
 
 // Mean seconds per Evaluate over `preds`, checking each against `expect` (its result size).
@@ -94,7 +91,7 @@ Result<double> LookupSeconds(const index::ScalarSegment& seg, const std::vector<
     VIGIL_ASSIGN_OR_RETURN(Roaring64Map rows, seg.Evaluate(p));
     if (rows.cardinality() != expect) return Status::Internal("lookup returned a wrong number of rows");
   }
-  return Seconds(start) / static_cast<double>(preds.size());
+  return Since(start) / static_cast<double>(preds.size());
 }
 
 // Mean seconds of `scans` scans with `p`, checking each result size.
@@ -115,7 +112,7 @@ Result<nlohmann::json> BenchBtree(const BenchArgs& args) {
   auto value = [rows](uint64_t i) { return Value(static_cast<int64_t>((i * kPrime) % rows)); };
   auto start = Clock::now();
   VIGIL_ASSIGN_OR_RETURN(auto ds, MakeTable(args.work_dir + "/btree.vgl", DataType::Of(TypeId::kInt64), rows, value));
-  const double load_s = Seconds(start);
+  const double load_s = Since(start);
   const int64_t rss_before = PeakRssBytes();
   VIGIL_ASSIGN_OR_RETURN(Built built, BuildIndex(*ds, true));
   const uint64_t width = std::max<uint64_t>(1, rows / 1000);
@@ -168,7 +165,7 @@ Result<nlohmann::json> BenchBitmap(const BenchArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(double scan_s, MeanScan(*ds, preds[0], scans, expect));
   auto start = Clock::now();
   for (const auto& p : preds) VIGIL_RETURN_IF_ERROR(built.segment->Evaluate(p).status());
-  const double mixed_s = Seconds(start) / static_cast<double>(preds.size());
+  const double mixed_s = Since(start) / static_cast<double>(preds.size());
   return nlohmann::json{
       {"rows", rows},
       {"categories", cats},
@@ -193,4 +190,4 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 VIGIL_REGISTER_BENCH("index-scalar", "BTREE point/range and BITMAP equality lookups vs a full column scan", Run);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::index_scalar_bench

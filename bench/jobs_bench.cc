@@ -24,10 +24,8 @@
 #include "vigil/jobs/job_store.h"
 #include "vigil/storage/dataset.h"
 
-namespace vigil::bench {
+namespace vigil::bench::jobs_bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr double kAdmissionsTarget = 2000;
 constexpr double kP99TargetMs = 5;
@@ -36,12 +34,6 @@ constexpr double kListingTargetMs = 100;
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 struct Drive {
@@ -230,4 +222,4 @@ Result<nlohmann::json> RunJobsBench(const BenchArgs& args) {
 VIGIL_REGISTER_BENCH("jobs", "Index-job admission rate and p99 vs raw SQLite, job listing with 100k archived jobs",
                      RunJobsBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::jobs_bench

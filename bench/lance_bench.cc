@@ -33,18 +33,9 @@
 #define VIGIL_SOURCE_DIR ""
 #endif
 
-namespace vigil::bench {
+namespace vigil::bench::lance_bench {
 
 namespace {
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-double Since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 // `vigil sql -c text` on `root` (this executable), with `env` added.
 Result<ProgramRun> Sql(const std::string& root, const std::string& text, const std::vector<std::string>& env = {}) {
@@ -193,4 +184,4 @@ VIGIL_REGISTER_BENCH("lance",
                      "LanceDB directly; lost response to settled job",
                      Run);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::lance_bench

@@ -68,22 +68,12 @@ extern char** environ;
 #define VIGIL_PYTHON_PACKAGE 0
 #endif
 
-namespace vigil::bench {
+namespace vigil::bench::python_bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr double kRatioTarget = 0.8;  // Python / C++ API serial queries/s
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr char kTable[] = "db.t";
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 void Progress(const std::string& what) { std::fprintf(stderr, "python bench: %s\n", what.c_str()); }
 
@@ -361,13 +351,6 @@ struct Pass {
   }
 };
 
-double SelfCpuSeconds() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 // Runs `one(i, ids)` for every query once untimed, then once timed.
 Result<Pass> TimePass(const Config& c, const std::function<Status(uint64_t, std::vector<int64_t>*)>& one) {
   Pass p;
@@ -560,4 +543,4 @@ VIGIL_REGISTER_BENCH("python",
                      "rows/s (vs vigil import); opts rows, add_rows, partitions, queries, nprobes",
                      Run);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::python_bench

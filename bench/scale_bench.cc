@@ -33,15 +33,12 @@
 #include "vigil/query/query.h"
 #include "vigil/storage/vacuum.h"
 
-namespace vigil::bench {
+namespace vigil::bench::scale_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr uint32_t kK = 10;
 constexpr uint32_t kSubVectors = 16;
 constexpr double kMiB = 1024.0 * 1024.0;
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 struct Config {
   std::vector<uint64_t> sizes;
@@ -265,4 +262,4 @@ Result<nlohmann::json> RunScaleBench(const BenchArgs& args) {
 VIGIL_REGISTER_BENCH("scale", "import, IVF_PQ build, search, BUILD INDEX and VACUUM at growing row counts",
                      RunScaleBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::scale_bench

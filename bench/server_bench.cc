@@ -80,21 +80,11 @@
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
 
-namespace vigil::bench {
+namespace vigil::bench::server_bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr double kHttpRatioTarget = 0.7;  // HTTP / in-process queries/s at 4 connections
 constexpr char kDb[] = "db";
-
-double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 double Mean(const std::vector<double>& v) {
   double s = 0;
@@ -103,13 +93,6 @@ double Mean(const std::vector<double>& v) {
 }
 
 // CPU seconds (user + system) of this process, every thread.
-double SelfCpuSeconds() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
 struct Config {
   uint64_t rows;
   uint32_t dim, partitions, sub_vectors, k, nprobes;
@@ -983,4 +966,4 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 VIGIL_REGISTER_BENCH("server", "HTTP API (wrk) queries/s, p50/p99, idempotent writes vs the same work in process", Run);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::server_bench

@@ -33,21 +33,13 @@
 #include "vigil/sql/select_engine.h"
 #include "vigil/storage/root.h"
 
-namespace vigil::bench {
+namespace vigil::bench::sql_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 constexpr double kOverheadTargetUs = 50;
 
 double Micros(Clock::time_point since) {
   return std::chrono::duration<double, std::micro>(Clock::now() - since).count();
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
-  return v[i];
 }
 
 struct Setup {
@@ -211,4 +203,4 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 VIGIL_REGISTER_BENCH("sql", "per-statement overhead of a vector_search SELECT over VectorSearch + TakeRows", Run);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::sql_bench

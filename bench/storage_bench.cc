@@ -26,7 +26,7 @@
 #include "vigil/ingest/ingest.h"
 #include "vigil/storage/dataset.h"
 
-namespace vigil::bench {
+namespace vigil::bench::storage_bench {
 namespace {
 
 constexpr double kImportRowsPerSecTarget = 200000;
@@ -39,18 +39,8 @@ double LoadAverage() {
   return getloadavg(load, 1) == 1 ? load[0] : -1;
 }
 
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
 double CpuSeconds(const struct rusage& ru) {
   return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-double SelfCpuSeconds() {
-  struct rusage ru {};
-  getrusage(RUSAGE_SELF, &ru);
-  return CpuSeconds(ru);
 }
 
 // What a measured child reports back through its pipe.
@@ -82,7 +72,7 @@ Result<Measured> RunInChild(const std::function<Result<ImportResult>()>& fn) {
     ChildReport rep;
     auto start = std::chrono::steady_clock::now();
     Result<ImportResult> r = fn();
-    rep.seconds = Seconds(start);
+    rep.seconds = Since(start);
     rep.ok = r.ok() ? 1 : 0;
     if (r.ok()) {
       rep.rows = r->rows;
@@ -162,7 +152,7 @@ Result<ScanFigures> ScanColumn(const std::string& table, const std::string& colu
     f.rows += batch->num_rows;
     f.bytes += raw.size();
   }
-  f.seconds = Seconds(start);
+  f.seconds = Since(start);
   f.cpu_seconds = SelfCpuSeconds() - cpu_start;
   return f;
 }
@@ -186,7 +176,7 @@ Result<double> ReaderOnlyRowsPerSec(const std::string& file) {
     if (!batch) break;
     rows += batch->num_rows;
   }
-  double secs = Seconds(start);
+  double secs = Since(start);
   return secs > 0 ? rows / secs : 0;
 }
 
@@ -254,7 +244,7 @@ Result<nlohmann::json> RunStorageBench(const BenchArgs& args) {
   auto gen_start = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(auto gen, Generator(rows, dim, {"emb"}));
   VIGIL_RETURN_IF_ERROR(WriteFvecs(*gen, fvecs));
-  double gen_secs = Seconds(gen_start);
+  double gen_secs = Since(gen_start);
 
   uint64_t file_bytes = 0;
   VIGIL_ASSIGN_OR_RETURN(double raw_mbps, RawReadMBps(fvecs, &file_bytes));
@@ -313,4 +303,4 @@ VIGIL_REGISTER_BENCH("storage",
                      "opts rows, dim, reference",
                      RunStorageBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::storage_bench

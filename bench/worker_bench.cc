@@ -24,15 +24,8 @@
 #include "vigil/jobs/worker_executor.h"
 #include "vigil/storage/dataset.h"
 
-namespace vigil::bench {
+namespace vigil::bench::worker_bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 jobs::JobRecord IvfJob(const std::string& path, const Dataset& ds, const std::string& name, int64_t id,
                        int64_t partitions) {
@@ -163,4 +156,4 @@ VIGIL_REGISTER_BENCH("worker",
                      "worker vs in process",
                      RunWorkerBench);
 
-}  // namespace vigil::bench
+}  // namespace vigil::bench::worker_bench
