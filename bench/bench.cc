@@ -7,11 +7,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <system_error>
 
 namespace vigil::bench {
 
@@ -22,14 +25,72 @@ std::vector<BenchInfo>& Registry() {
 }
 }  // namespace
 
+namespace {
+
+bool Declares(const std::vector<std::string>& names, const std::string& key) {
+  return std::find(names.begin(), names.end(), key) != names.end();
+}
+
+// Whole `text` as a decimal integer (an optional '-', then digits).
+std::optional<int64_t> WholeInteger(const std::string& text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || text.empty()) return std::nullopt;
+  return v;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
 int64_t BenchArgs::Int(const std::string& key, int64_t def) const {
+  VIGIL_CHECK(info == nullptr || Declares(info->int_options, key));
   auto it = options.find(key);
-  return it == options.end() ? def : std::strtoll(it->second.c_str(), nullptr, 10);
+  if (it == options.end()) return def;
+  const std::optional<int64_t> v = WholeInteger(it->second);
+  VIGIL_CHECK(v.has_value());  // CheckOptions refused it before the run
+  return *v;
 }
 
 std::string BenchArgs::Str(const std::string& key, const std::string& def) const {
+  VIGIL_CHECK(info == nullptr || Declares(info->text_options, key));
   auto it = options.find(key);
   return it == options.end() ? def : it->second;
+}
+
+bool BenchArgs::Has(const std::string& key) const {
+  VIGIL_CHECK(info == nullptr || Declares(info->int_options, key) || Declares(info->text_options, key));
+  return options.count(key) != 0;
+}
+
+Status CheckOptions(const std::map<std::string, std::string>& options, const std::vector<BenchInfo>& benches) {
+  for (const auto& [key, value] : options) {
+    bool declared = false;
+    for (const auto& b : benches) {
+      if (Declares(b.text_options, key)) declared = true;
+      if (!Declares(b.int_options, key)) continue;
+      declared = true;
+      if (!WholeInteger(value)) {
+        return Status::InvalidArgument("benchmark option --" + key + ": '" + value + "' is not an integer");
+      }
+    }
+    if (declared) continue;
+    std::string names, known;
+    for (const auto& b : benches) {
+      std::vector<std::string> all = b.int_options;
+      all.insert(all.end(), b.text_options.begin(), b.text_options.end());
+      std::sort(all.begin(), all.end());
+      names += (names.empty() ? "" : ", ") + b.name;
+      known += (known.empty() ? "" : "; ") + b.name + " takes " + Joined(all);
+    }
+    return Status::InvalidArgument("benchmark option --" + key + " is not an option of " + names + " (" + known + ")");
+  }
+  return Status::OK();
 }
 
 bool Register(BenchInfo info) {

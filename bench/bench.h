@@ -17,22 +17,36 @@
 
 namespace vigil::bench {
 
+struct BenchInfo;
+
 struct BenchArgs {
   std::string work_dir;                        // scratch space; created by the caller
-  std::map<std::string, std::string> options;  // --opt key=value pairs
+  std::map<std::string, std::string> options;  // --opt key=value pairs, checked by CheckOptions
+  const BenchInfo* info = nullptr;             // the benchmark run; reads must be of options it declares
 
-  // Option `key` as an integer, or `def` when absent.
+  // Option `key` (an integer option of `info`) as an integer, or `def` when absent.
   int64_t Int(const std::string& key, int64_t def) const;
+  // Option `key` (a text option of `info`), or `def` when absent.
   std::string Str(const std::string& key, const std::string& def) const;
+  // Whether option `key` (declared by `info`) was given.
+  bool Has(const std::string& key) const;
 };
 
 using BenchFn = std::function<Result<nlohmann::json>(const BenchArgs&)>;
 
+// A benchmark and the options it reads: integers (`--rows 1000`) and texts (`--connections
+// 4,32`). Reading an option it does not declare fails its invariant check.
 struct BenchInfo {
   std::string name;
   std::string description;
   BenchFn fn;
+  std::vector<std::string> int_options;
+  std::vector<std::string> text_options;
 };
+
+// InvalidArgument naming the option when `options` has a name none of `benches` declares, or
+// an integer option whose value is not a whole integer; run before any work.
+Status CheckOptions(const std::map<std::string, std::string>& options, const std::vector<BenchInfo>& benches);
 
 // Registers a benchmark; returns true so it can initialize a static.
 bool Register(BenchInfo info);
@@ -90,5 +104,6 @@ Result<std::pair<nlohmann::json, int64_t>> RunForked(const std::function<nlohman
 
 }  // namespace vigil::bench
 
-#define VIGIL_REGISTER_BENCH(name, description, fn) \
-  static const bool VIGIL_CONCAT_(vigil_bench_registered_, __LINE__) = ::vigil::bench::Register({name, description, fn})
+// VIGIL_REGISTER_BENCH({.name = ..., .description = ..., .fn = ..., .int_options = {...}, .text_options = {...}});
+#define VIGIL_REGISTER_BENCH(...) \
+  static const bool VIGIL_CONCAT_(vigil_bench_registered_, __LINE__) = ::vigil::bench::Register(__VA_ARGS__)

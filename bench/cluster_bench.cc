@@ -366,8 +366,11 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("cluster",
-                     "serve nodes on one PostgreSQL store vs one on SQLite: appends/s, admissions/s, failover time",
-                     Run);
+VIGIL_REGISTER_BENCH(
+    {.name = "cluster",
+     .description = "serve nodes on one PostgreSQL store vs one on SQLite: appends/s, admissions/s, failover time",
+     .fn = Run,
+     .int_options = {"build_rows", "builds", "clients", "kills", "lease", "nodes", "requests"},
+     .text_options = {"meta_url"}});
 
 }  // namespace vigil::bench::cluster_bench

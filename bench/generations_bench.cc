@@ -222,8 +222,12 @@ Result<nlohmann::json> RunGenerationsBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("generations",
-                     "lease acquire cost, reader p99 under publication, BUILD INDEX vs CREATE and vs table size",
-                     RunGenerationsBench);
+VIGIL_REGISTER_BENCH(
+    {.name = "generations",
+     .description = "lease acquire cost, reader p99 under publication, BUILD INDEX vs CREATE and vs table size",
+     .fn = RunGenerationsBench,
+     .int_options = {"acquire_iters", "big_rows", "build_runs", "delta", "dim", "partitions", "publish_ms",
+                     "publish_refresh", "query_rows", "readers", "rows", "runs", "seconds", "sub_vectors"},
+     .text_options = {}});
 
 }  // namespace vigil::bench::generations_bench

@@ -250,7 +250,10 @@ Result<nlohmann::json> RunIdempotencyBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("idempotency", "reserve+finalize pairs/s, 8 clients: SQLite durable, PostgreSQL vs pgbench",
-                     RunIdempotencyBench);
+VIGIL_REGISTER_BENCH({.name = "idempotency",
+                      .description = "reserve+finalize pairs/s, 8 clients: SQLite durable, PostgreSQL vs pgbench",
+                      .fn = RunIdempotencyBench,
+                      .int_options = {"clients", "rounds", "seconds", "warmup"},
+                      .text_options = {"pg_conninfo", "pg_script", "pgbench"}});
 
 }  // namespace vigil::bench::idempotency_bench

@@ -390,8 +390,11 @@ Result<nlohmann::json> RunFtsBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-fts",
-                     "FTS segment build rate vs SQLite FTS5 and Xapian, BM25 top-k queries vs Xapian and FTS5",
-                     RunFtsBench);
+VIGIL_REGISTER_BENCH(
+    {.name = "index-fts",
+     .description = "FTS segment build rate vs SQLite FTS5 and Xapian, BM25 top-k queries vs Xapian and FTS5",
+     .fn = RunFtsBench,
+     .int_options = {"docs", "k", "queries", "rounds", "seed", "sql"},
+     .text_options = {}});
 
 }  // namespace vigil::bench::index_fts_bench

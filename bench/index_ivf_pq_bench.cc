@@ -108,10 +108,10 @@ Config ParseConfig(const BenchArgs& args) {
                       {"metric", "l2"},
                       {"num_partitions", std::to_string(c.params.num_partitions)},
                       {"num_sub_vectors", std::to_string(c.params.num_sub_vectors)}};
-  if (args.options.count("max_iterations") != 0) {
+  if (args.Has("max_iterations")) {
     c.sql_properties["max_iterations"] = std::to_string(c.params.max_iterations);
   }
-  if (args.options.count("sample_rate") != 0) c.sql_properties["sample_rate"] = std::to_string(c.params.sample_rate);
+  if (args.Has("sample_rate")) c.sql_properties["sample_rate"] = std::to_string(c.params.sample_rate);
   return c;
 }
 
@@ -603,6 +603,11 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-ivfpq", "IVF_PQ build time, peak RSS, latency, QPS and recall vs raw FAISS", RunIvfPqBench);
+VIGIL_REGISTER_BENCH({.name = "index-ivfpq",
+                      .description = "IVF_PQ build time, peak RSS, latency, QPS and recall vs raw FAISS",
+                      .fn = RunIvfPqBench,
+                      .int_options = {"dim", "latent_dim", "max_iterations", "nprobes", "partitions", "queries",
+                                      "recall_queries", "rows", "runs", "sample_rate", "sql", "sub_vectors", "threads"},
+                      .text_options = {"noise"}});
 
 }  // namespace vigil::bench::index_ivf_pq_bench

@@ -359,8 +359,11 @@ Result<nlohmann::json> RunCurveBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-ivfpq-curve",
-                     "IVF_PQ recall vs QPS over nprobes x refine_factor: Vigil 8-bit and 4-bit vs raw FAISS 8-bit",
-                     RunCurveBench);
+VIGIL_REGISTER_BENCH(
+    {.name = "index-ivfpq-curve",
+     .description = "IVF_PQ recall vs QPS over nprobes x refine_factor: Vigil 8-bit and 4-bit vs raw FAISS 8-bit",
+     .fn = RunCurveBench,
+     .int_options = {"dim", "latent_dim", "partitions", "queries", "rows", "sql", "sub_vectors", "sub_vectors_4bit"},
+     .text_options = {"noise", "nprobes", "refine"}});
 
 }  // namespace vigil::bench::index_ivf_pq_curve_bench

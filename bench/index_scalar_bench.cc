@@ -188,6 +188,10 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("index-scalar", "BTREE point/range and BITMAP equality lookups vs a full column scan", Run);
+VIGIL_REGISTER_BENCH({.name = "index-scalar",
+                      .description = "BTREE point/range and BITMAP equality lookups vs a full column scan",
+                      .fn = Run,
+                      .int_options = {"bitmap_rows", "categories", "lookups", "rows", "scans"},
+                      .text_options = {}});
 
 }  // namespace vigil::bench::index_scalar_bench

@@ -219,7 +219,11 @@ Result<nlohmann::json> RunJobsBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("jobs", "Index-job admission rate and p99 vs raw SQLite, job listing with 100k archived jobs",
-                     RunJobsBench);
+VIGIL_REGISTER_BENCH(
+    {.name = "jobs",
+     .description = "Index-job admission rate and p99 vs raw SQLite, job listing with 100k archived jobs",
+     .fn = RunJobsBench,
+     .int_options = {"archived", "clients", "listings", "seconds", "warmup"},
+     .text_options = {}});
 
 }  // namespace vigil::bench::jobs_bench

@@ -179,9 +179,12 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("lance",
-                     "IVF_PQ CREATE on a LanceDB-written dataset through vigil sql (and the runner alone) vs "
-                     "LanceDB directly; lost response to settled job",
-                     Run);
+VIGIL_REGISTER_BENCH(
+    {.name = "lance",
+     .description = "IVF_PQ CREATE on a LanceDB-written dataset through vigil sql (and the runner alone) vs "
+                    "LanceDB directly; lost response to settled job",
+     .fn = Run,
+     .int_options = {"dim", "partitions", "rounds", "rows", "settle_rounds", "sub_vectors"},
+     .text_options = {"node", "runner_dir"}});
 
 }  // namespace vigil::bench::lance_bench

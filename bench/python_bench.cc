@@ -104,7 +104,7 @@ Result<Config> ParseConfig(const BenchArgs& args) {
   c.python = args.Str("python", "/usr/bin/python3");
   c.script = args.Str("script", std::string(VIGIL_SOURCE_DIR) + "/bench/python_bench.py");
   c.pythonpath = args.Str("pythonpath", VIGIL_PYTHON_DIR);
-  c.pythonpath_given = args.options.count("pythonpath") > 0;
+  c.pythonpath_given = args.Has("pythonpath");
   if (!c.add && !c.search) return Status::InvalidArgument("phases must name add, search or both");
   if (c.rows < c.partitions || c.partitions == 0 || c.dim == 0 || c.sub_vectors == 0 || c.dim % c.sub_vectors != 0 ||
       c.queries == 0 || c.k == 0 || c.nprobes == 0 || c.add_rows == 0) {
@@ -538,9 +538,13 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("python",
-                     "the Python package vs the C++ API: search queries/s (vs VectorSearch + TakeRows) and add "
-                     "rows/s (vs vigil import); opts rows, add_rows, partitions, queries, nprobes",
-                     Run);
+VIGIL_REGISTER_BENCH(
+    {.name = "python",
+     .description = "the Python package vs the C++ API: search queries/s (vs VectorSearch + TakeRows) and add "
+                    "rows/s (vs vigil import)",
+     .fn = Run,
+     .int_options = {"add_batch_rows", "add_rows", "check", "dim", "k", "latent_dim", "nprobes", "partitions",
+                     "queries", "rounds", "rows", "sub_vectors"},
+     .text_options = {"noise", "phases", "python", "pythonpath", "script"}});
 
 }  // namespace vigil::bench::python_bench

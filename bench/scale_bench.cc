@@ -259,7 +259,10 @@ Result<nlohmann::json> RunScaleBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("scale", "import, IVF_PQ build, search, BUILD INDEX and VACUUM at growing row counts",
-                     RunScaleBench);
+VIGIL_REGISTER_BENCH({.name = "scale",
+                      .description = "import, IVF_PQ build, search, BUILD INDEX and VACUUM at growing row counts",
+                      .fn = RunScaleBench,
+                      .int_options = {"dim", "nprobes", "partitions", "queries", "recall_queries"},
+                      .text_options = {"sizes"}});
 
 }  // namespace vigil::bench::scale_bench

@@ -964,6 +964,12 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("server", "HTTP API (wrk) queries/s, p50/p99, idempotent writes vs the same work in process", Run);
+VIGIL_REGISTER_BENCH({.name = "server",
+                      .description = "HTTP API (wrk) queries/s, p50/p99, idempotent writes vs the same work in process",
+                      .fn = Run,
+                      .int_options = {"admissions", "dim", "duration", "k", "nprobes", "pair_seconds", "pairs",
+                                      "partitions", "query_set", "rows", "sub_vectors", "threads", "vectors", "warmup",
+                                      "write_connections", "wrk_threads"},
+                      .text_options = {"connections", "wrk"}});
 
 }  // namespace vigil::bench::server_bench

@@ -201,6 +201,11 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("sql", "per-statement overhead of a vector_search SELECT over VectorSearch + TakeRows", Run);
+VIGIL_REGISTER_BENCH({.name = "sql",
+                      .description = "per-statement overhead of a vector_search SELECT over VectorSearch + TakeRows",
+                      .fn = Run,
+                      .int_options = {"dim", "k", "nprobes", "partitions", "prefilter", "queries", "rows",
+                                      "sub_vectors"},
+                      .text_options = {"meta_url"}});
 
 }  // namespace vigil::bench::sql_bench

@@ -298,9 +298,10 @@ Result<nlohmann::json> RunStorageBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("storage",
-                     "import .fvecs (rows/s, peak RSS), vector-column scan (GB/s) vs raw read; "
-                     "opts rows, dim, reference",
-                     RunStorageBench);
+VIGIL_REGISTER_BENCH({.name = "storage",
+                      .description = "import .fvecs (rows/s, peak RSS), vector-column scan (GB/s) vs raw read",
+                      .fn = RunStorageBench,
+                      .int_options = {"dim", "jsonl_rows", "rows"},
+                      .text_options = {"reference"}});
 
 }  // namespace vigil::bench::storage_bench

@@ -151,9 +151,12 @@ Result<nlohmann::json> RunWorkerBench(const BenchArgs& args) {
 
 }  // namespace
 
-VIGIL_REGISTER_BENCH("worker",
-                     "vigil-worker spawn+handshake latency with and without its sandbox; IVF_PQ build in the "
-                     "worker vs in process",
-                     RunWorkerBench);
+VIGIL_REGISTER_BENCH(
+    {.name = "worker",
+     .description = "vigil-worker spawn+handshake latency with and without its sandbox; IVF_PQ build in the "
+                    "worker vs in process",
+     .fn = RunWorkerBench,
+     .int_options = {"dim", "launches", "partitions", "rows", "runs"},
+     .text_options = {}});
 
 }  // namespace vigil::bench::worker_bench

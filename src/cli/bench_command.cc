@@ -26,7 +26,14 @@ struct BenchCliArgs {
 
 Status ListBenchmarks() {
   std::printf("benchmarks (run with: vigil bench NAME [--opt key=value ...] [--out FILE]):\n");
-  for (const auto& b : bench::All()) std::printf("  %-12s %s\n", b.name.c_str(), b.description.c_str());
+  for (const auto& b : bench::All()) {
+    std::printf("  %-12s %s\n", b.name.c_str(), b.description.c_str());
+    std::string ints, texts;
+    for (const auto& o : b.int_options) ints += " --" + o;
+    for (const auto& o : b.text_options) texts += " --" + o;
+    if (!ints.empty()) std::printf("  %-12s integers:%s\n", "", ints.c_str());
+    if (!texts.empty()) std::printf("  %-12s texts:%s\n", "", texts.c_str());
+  }
   return Status::OK();
 }
 
@@ -77,10 +84,12 @@ Result<std::string> ScratchDir(const std::string& given) {
   return tmpl;
 }
 
-// Runs one benchmark in its own scratch directory.
-Result<nlohmann::json> RunOne(const bench::BenchInfo& info, const BenchCliArgs& args) {
+// Runs one benchmark with `options` in its own scratch directory.
+Result<nlohmann::json> RunOne(const bench::BenchInfo& info, const std::map<std::string, std::string>& options,
+                              const BenchCliArgs& args) {
   bench::BenchArgs bargs;
-  VIGIL_ASSIGN_OR_RETURN(bargs.options, ParseOpts(args.opts));
+  bargs.options = options;
+  bargs.info = &info;
   VIGIL_ASSIGN_OR_RETURN(bargs.work_dir, ScratchDir(args.work_dir));
   Result<nlohmann::json> result = info.fn(bargs);
   if (!args.keep && args.work_dir.empty()) {
@@ -101,12 +110,14 @@ Status RunBench(const BenchCliArgs& args) {
   if (selected.empty()) {
     return Status::NotFound("no benchmark named '" + args.name + "' (run `vigil bench` to list them)");
   }
+  VIGIL_ASSIGN_OR_RETURN(auto options, ParseOpts(args.opts));
+  VIGIL_RETURN_IF_ERROR(bench::CheckOptions(options, selected));
   nlohmann::json out;
   if (selected.size() == 1 && selected[0].name == args.name) {
-    VIGIL_ASSIGN_OR_RETURN(out, RunOne(selected[0], args));
+    VIGIL_ASSIGN_OR_RETURN(out, RunOne(selected[0], options, args));
   } else {
     for (const auto& b : selected) {
-      VIGIL_ASSIGN_OR_RETURN(out[b.name], RunOne(b, args));
+      VIGIL_ASSIGN_OR_RETURN(out[b.name], RunOne(b, options, args));
     }
   }
   std::string text = out.dump(2) + "\n";

@@ -313,6 +313,31 @@ TEST_F(CliTest, BenchOptionsMayFollowTheName) {
   EXPECT_THAT(missing.output, HasSubstr("--rows needs a value"));
 }
 
+// An option no benchmark run takes (a typo, or one a benchmark no longer reads) and an
+// integer option that is not a whole integer are refused before any work, naming the option
+// and what the benchmark takes; the listing shows each benchmark's options.
+TEST_F(CliTest, BenchRefusesAnOptionItDoesNotTake) {
+  RunResult unknown = Vigil("bench server --narrow 0");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_THAT(unknown.output, HasSubstr("benchmark option --narrow is not an option of server (server takes "
+                                        "admissions, connections, dim,"));
+  EXPECT_THAT(unknown.output, HasSubstr(", vectors, warmup, write_connections, wrk, wrk_threads)"));
+  EXPECT_THAT(unknown.output, ::testing::Not(HasSubstr("server bench:")));  // nothing was loaded
+  RunResult not_integer = Vigil("bench index-scalar --rows 2k");
+  EXPECT_NE(not_integer.exit_code, 0);
+  EXPECT_THAT(not_integer.output, HasSubstr("benchmark option --rows: '2k' is not an integer"));
+  // A group (`index`: every index-* benchmark) takes an option one of them takes and refuses
+  // one that none takes.
+  RunResult group = Vigil("bench index --nope 1");
+  EXPECT_NE(group.exit_code, 0);
+  EXPECT_THAT(group.output, HasSubstr("--nope is not an option of index-fts, index-ivfpq, index-ivfpq-curve, "
+                                      "index-scalar (index-fts takes docs, k,"));
+  RunResult list = Vigil("bench");
+  EXPECT_EQ(list.exit_code, 0);
+  EXPECT_THAT(list.output, HasSubstr("integers: --admissions --dim --duration"));
+  EXPECT_THAT(list.output, HasSubstr("texts: --connections --wrk\n"));
+}
+
 // `vigil bench server` on a small table: the paired runs are as many as `pairs` asks, wrk
 // runs with `wrk_threads` threads, and a negative count is refused before any work.
 TEST_F(CliTest, BenchServerRunsThePairsAndWrkThreadsAsked) {
