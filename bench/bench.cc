@@ -23,9 +23,6 @@ std::vector<BenchInfo>& Registry() {
   static auto* r = new std::vector<BenchInfo>();
   return *r;
 }
-}  // namespace
-
-namespace {
 
 bool Declares(const std::vector<std::string>& names, const std::string& key) {
   return std::find(names.begin(), names.end(), key) != names.end();

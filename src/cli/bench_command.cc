@@ -25,7 +25,7 @@ struct BenchCliArgs {
 };
 
 Status ListBenchmarks() {
-  std::printf("benchmarks (run with: vigil bench NAME [--opt key=value ...] [--out FILE]):\n");
+  std::printf("benchmarks (run with: vigil bench NAME [--key value ... | --opt key=value ...] [--out FILE]):\n");
   for (const auto& b : bench::All()) {
     std::printf("  %-12s %s\n", b.name.c_str(), b.description.c_str());
     std::string ints, texts;
