@@ -92,7 +92,6 @@ double Mean(const std::vector<double>& v) {
   return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-// CPU seconds (user + system) of this process, every thread.
 struct Config {
   uint64_t rows;
   uint32_t dim, partitions, sub_vectors, k, nprobes;
