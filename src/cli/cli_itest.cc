@@ -326,8 +326,8 @@ TEST_F(CliTest, BenchRefusesAnOptionItDoesNotTake) {
   RunResult not_integer = Vigil("bench index-scalar --rows 2k");
   EXPECT_NE(not_integer.exit_code, 0);
   EXPECT_THAT(not_integer.output, HasSubstr("benchmark option --rows: '2k' is not an integer"));
-  // A group (`index`: every index-* benchmark) takes an option one of them takes and refuses
-  // one that none takes.
+  // A group (`index`: every index-* benchmark) refuses an option none of them takes, naming
+  // what each takes.
   RunResult group = Vigil("bench index --nope 1");
   EXPECT_NE(group.exit_code, 0);
   EXPECT_THAT(group.output, HasSubstr("--nope is not an option of index-fts, index-ivfpq, index-ivfpq-curve, "
