@@ -3,6 +3,7 @@
 // its "listening on" line. Test-only; single-threaded per object.
 #pragma once
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,8 +55,9 @@ inline bool WaitForIdempotencyCount(const std::string& url, const std::string& o
 class ServeProcess {
  public:
   // `port` < 0: no --listen (the [server] listen of vigil.toml applies). `failpoints`: the
-  // server's VIGIL_FAILPOINTS.
-  explicit ServeProcess(const std::string& root, int port = 0, const std::string& failpoints = "") {
+  // server's VIGIL_FAILPOINTS. `log_path`: a file that takes the server's stderr (its log).
+  explicit ServeProcess(const std::string& root, int port = 0, const std::string& failpoints = "",
+                        const std::string& log_path = "") {
     const std::string listen = "127.0.0.1:" + std::to_string(port);
     int out[2];
     if (::pipe(out) != 0) return;
@@ -64,6 +66,10 @@ class ServeProcess {
       ::dup2(out[1], STDOUT_FILENO);
       ::close(out[0]);
       ::close(out[1]);
+      if (!log_path.empty()) {
+        const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (log < 0 || ::dup2(log, STDERR_FILENO) < 0) ::_exit(126);
+      }
       ::unsetenv("VIGIL_ROOT");
       if (!failpoints.empty()) ::setenv("VIGIL_FAILPOINTS", failpoints.c_str(), 1);
       if (port < 0) {

@@ -42,7 +42,11 @@ class ServePrivilegesTest : public ::testing::Test {
     show_ = (*store)->CreateUser("default", "reader", false)->token;
     ASSERT_TRUE((*store)->Grant("default", "writer", jobs::Privilege::kAlter, "local.d.*").ok());
     ASSERT_TRUE((*store)->Grant("default", "reader", jobs::Privilege::kShow, "local.d.*").ok());
-    server_ = std::make_unique<ServeProcess>(root_);
+    // The server logs everything it would log (VIGIL_LOG=debug) into log_, which the secret scan reads.
+    log_ = dir_.Join("serve.log");
+    ::setenv("VIGIL_LOG", "debug", 1);
+    server_ = std::make_unique<ServeProcess>(root_, 0, "", log_);
+    ::unsetenv("VIGIL_LOG");
     ASSERT_GT(server_->port(), 0);
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok());
@@ -66,7 +70,7 @@ class ServePrivilegesTest : public ::testing::Test {
   }
 
   testing::TempDir dir_;
-  std::string root_, admin_, alter_, show_;
+  std::string root_, log_, admin_, alter_, show_;
   std::unique_ptr<ServeProcess> server_;
   std::unique_ptr<server::HttpClient> client_;
   std::string responses_;
@@ -124,27 +128,69 @@ TEST_F(ServePrivilegesTest, EveryRouteAnswersWhatTheRulesSayForEachRole) {
   }
 }
 
+std::string FileText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Sends `sql` as `token` under `key` twice: the second is the replay of the first, whole.
+// The token the statements issued (User, Token), or "" when none.
+std::string IssueTwice(server::HttpClient& client, const std::string& token, const std::string& key,
+                       const std::string& sql, int want_status) {
+  const std::vector<std::pair<std::string, std::string>> h = {
+      {"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}, {"Idempotency-Key", key}};
+  auto first = client.Call("POST", "/v1/sql", h, Json{{"sql", sql}}.dump());
+  auto again = client.Call("POST", "/v1/sql", h, Json{{"sql", sql}}.dump());
+  EXPECT_TRUE(first.ok() && again.ok());
+  if (!first.ok() || !again.ok()) return "";
+  EXPECT_EQ(first->status, want_status) << first->body;
+  EXPECT_EQ(again->status, want_status) << again->body;
+  EXPECT_EQ(again->body, first->body) << "the replay of " << sql;
+  const Json answer = Json::parse(first->body);
+  for (const Json& r : answer["results"]) {
+    if (r["columns"] != Json::array({"User", "Token"})) continue;
+    EXPECT_EQ(r.value("holds_secret", false), true) << r.dump();
+    return r["rows"][0][1].get<std::string>();
+  }
+  return "";
+}
+
 TEST_F(ServePrivilegesTest, NoTokenSecretLeaksIntoResponsesMetricsLogsOrTheStore) {
   for (const std::string& token : {admin_, alter_, show_}) {
     Request("GET", "/v1/databases", token, nullptr);
     Request("GET", "/v1/databases", token.substr(0, token.size() - 2) + "00", nullptr);  // a wrong secret
   }
   Request("POST", "/v1/databases/d/tables/t/rows", alter_, {{"rows", Json::array({{{"id", 5}, {"k", "q"}}})}});
+  // Tokens issued over HTTP under an Idempotency-Key (as `vigil sql --url` sends every
+  // statement): the replay gives each back whole, and it works.
+  const std::vector<std::string> issued = {
+      IssueTwice(*client_, admin_, "issue-1", "CREATE USER carol", 200),
+      IssueTwice(*client_, admin_, "issue-2", "ALTER USER reader ROTATE TOKEN", 200),
+      IssueTwice(*client_, admin_, "issue-3", "CREATE USER dave; SELECT * FROM d.missing", 404)};
+  for (const std::string& token : issued) {
+    ASSERT_FALSE(token.empty());
+    EXPECT_EQ(Request("GET", "/v1/me", token, nullptr).status, 200);
+  }
   responses_ += Request("GET", "/metrics", "", nullptr).body;
   server_->Stop(SIGTERM);
   std::string stored;
   for (const auto& e : std::filesystem::recursive_directory_iterator(root_)) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    stored += ss.str();
+    if (e.is_regular_file()) stored += FileText(e.path());
   }
+  const std::string log = FileText(log_);
+  EXPECT_NE(log.find(" info leader "), std::string::npos) << "the server's log was not captured: " << log;
   for (const std::string& token : {admin_, alter_, show_}) {
     const std::string secret = token.substr(token.rfind('_') + 1);
     ASSERT_EQ(secret.size(), 64u);
     EXPECT_EQ(responses_.find(secret), std::string::npos) << "a response carries a token secret";
-    EXPECT_EQ(stored.find(secret), std::string::npos) << "a file of the root (store, logs) carries a token secret";
+  }
+  for (const std::string& token : {admin_, alter_, show_, issued[0], issued[1], issued[2]}) {
+    const std::string secret = token.substr(token.rfind('_') + 1);
+    ASSERT_EQ(secret.size(), 64u);
+    EXPECT_EQ(stored.find(secret), std::string::npos) << "a file of the root (the store) carries a token secret";
+    EXPECT_EQ(log.find(secret), std::string::npos) << "the server's log carries a token secret";
   }
 }
 

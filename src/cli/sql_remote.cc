@@ -382,9 +382,9 @@ Result<sql::ResultSet> ResultFromJson(const Json& j) {
       r.admitted_jobs.push_back(id.get<int64_t>());
     }
   }
-  // A freshly issued token (CREATE USER, ROTATE TOKEN: User, Token) is shown whole, as the
-  // local shell does; a cut token would be lost.
-  r.show_whole_cells = r.columns == std::vector<std::string>{"User", "Token"};
+  const Json& secret = j.contains("holds_secret") ? j["holds_secret"] : Json(false);
+  if (!secret.is_boolean()) return bad("holds_secret is not a boolean");
+  r.holds_secret = secret.get<bool>();
   return r;
 }
 

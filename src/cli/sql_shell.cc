@@ -161,7 +161,7 @@ void SqlShell::PrintTable(const sql::ResultSet& r) {
       for (const auto& v : row) cells.push_back(sql::CellText(v));
       rows.push_back(std::move(cells));
     }
-    Write(FormatTable(r.columns, rows, r.show_whole_cells ? SIZE_MAX : 60));
+    Write(FormatTable(r.columns, rows, r.holds_secret ? SIZE_MAX : 60));
     std::printf("(%zu row%s)\n", r.rows.size(), r.rows.size() == 1 ? "" : "s");
   }
   if (!r.message.empty()) std::printf("%s\n", r.message.c_str());

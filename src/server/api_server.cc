@@ -11,6 +11,7 @@
 #include "server/api_internal.h"
 #include "server/query_json.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/auth/server_secret.h"
 #include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/names.h"
@@ -154,9 +155,10 @@ Status ApiServer::Impl::Open() {
   VIGIL_ASSIGN_OR_RETURN(idempotency_, idempotency::IdempotencyStore::Open(io));
   executor_id_ =
       "serve:" + HostName() + ":" + std::to_string(::getpid()) + ":" + Uuid::Generate().ToString().substr(0, 8);
+  VIGIL_ASSIGN_OR_RETURN(auth::ServerSecret secret, auth::LoadOrCreateServerSecret(root_.path()));
   gate_ = std::make_unique<IdempotencyGate>(idempotency_.get(), &metrics_, executor_id_,
                                             static_cast<int64_t>(config_.server.idempotency_ttl_seconds) * 1000,
-                                            kHeartbeatMs, options_.env);
+                                            std::move(secret), kHeartbeatMs, options_.env);
   sql::SessionOptions so;
   so.file_access = sql::FileAccess::kServer;
   so.principal = jobs::Principal{};

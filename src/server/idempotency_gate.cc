@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "vigil/auth/sealed_text.h"
 #include "vigil/common/ascii.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/hex.h"
@@ -77,17 +78,46 @@ bool IsJson(const HttpResponse& resp) {
   return false;
 }
 
+// The member of a stored summary that holds a sealed body (no route answers with it).
+constexpr char kSealedMember[] = "sealed_response";
+
+// What a sealed body of (realm, key) is bound to: it opens for that record only.
+std::string SealContext(const std::string& realm, const std::string& key) {
+  return "idempotency-replay:" + std::to_string(realm.size()) + ":" + realm + key;
+}
+
+// The summary of a body that holds a bearer token: the body sealed under `secret`, or a note
+// when it cannot be (too large); never the body in clear.
+std::string SealedSummary(const auth::ServerSecret& secret, const std::string& realm, const std::string& key,
+                          const std::string& body) {
+  const size_t wrapped = auth::SealedTextSize(body.size()) + sizeof(kSealedMember) + 8;
+  if (wrapped <= idempotency::kMaxResponseSummaryBytes) {
+    Result<std::string> sealed = auth::SealText(secret, SealContext(realm, key), body);
+    if (sealed.ok()) return nlohmann::json{{kSealedMember, *sealed}}.dump();
+    VIGIL_LOG_WARN("idempotency: a response could not be sealed: {}", sealed.status().ToString());
+  }
+  return nlohmann::json{{"replayed_summary", true},
+                        {"note",
+                         "the original response held a bearer token that could not be kept; its effect "
+                         "stands: ALTER USER name ROTATE TOKEN issues a new one"}}
+      .dump();
+}
+
 // The record of `resp` as the stored outcome of (realm, key) by `executor`: the body when it
-// is JSON and small enough, else a note; the headers on the replay allowlist.
+// is JSON and small enough (sealed under `secret` when it holds a bearer token), else a note;
+// the headers on the replay allowlist.
 idempotency::FinalizeRequest FinalizeFor(const std::string& realm, const std::string& key, const std::string& executor,
-                                         const HttpResponse& resp) {
+                                         const HttpResponse& resp, const auth::ServerSecret& secret) {
   idempotency::FinalizeRequest fin;
   fin.realm_id = realm;
   fin.idempotency_key = key;
   fin.executor_id = executor;
   fin.http_status = resp.status;
   fin.error_subtype = ErrorSubtype(resp);
-  if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes && nlohmann::json::accept(resp.body)) {
+  if (resp.holds_secret) {
+    fin.response_summary = SealedSummary(secret, realm, key, resp.body);
+  } else if (IsJson(resp) && resp.body.size() <= idempotency::kMaxResponseSummaryBytes &&
+             nlohmann::json::accept(resp.body)) {
     fin.response_summary = resp.body;
   } else {
     nlohmann::json summary = {{"replayed_summary", true},
@@ -161,11 +191,12 @@ Result<std::optional<std::string>> ParseIdempotencyKey(std::string_view header) 
 }
 
 IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id,
-                                 int64_t ttl_ms, int64_t heartbeat_ms, Env* env)
+                                 int64_t ttl_ms, auth::ServerSecret seal_secret, int64_t heartbeat_ms, Env* env)
     : store_(store),
       metrics_(metrics),
       executor_id_(std::move(executor_id)),
       ttl_ms_(ttl_ms),
+      seal_secret_(std::move(seal_secret)),
       heartbeat_ms_(heartbeat_ms),
       env_(env) {}
 
@@ -251,7 +282,7 @@ void IdempotencyGate::Finish(const IdempotentRequest& req, const HttpResponse& r
     if (!cancelled.ok()) VIGIL_LOG_WARN("idempotency: cancel failed: {}", cancelled.status().ToString());
     return;
   }
-  auto done = store_->Finalize(FinalizeFor(req.realm, req.key, executor_id_, resp));
+  auto done = store_->Finalize(FinalizeFor(req.realm, req.key, executor_id_, resp, seal_secret_));
   if (!done.ok()) VIGIL_LOG_WARN("idempotency: finalize failed: {}", done.status().ToString());
 }
 
@@ -259,7 +290,7 @@ Result<idempotency::IdempotencyRecord> IdempotencyGate::FinishAsOwner(const idem
                                                                       const HttpResponse& found, const char* outcome) {
   VIGIL_ASSIGN_OR_RETURN(
       idempotency::FinalizeResult done,
-      store_->Finalize(FinalizeFor(record.realm_id, record.idempotency_key, record.executor_id, found)));
+      store_->Finalize(FinalizeFor(record.realm_id, record.idempotency_key, record.executor_id, found, seal_secret_)));
   if (!done.record || done.record->in_progress()) {
     return Status::Busy("the reservation of " + record.operation_type + " changed while it was settled");
   }
@@ -345,6 +376,20 @@ HttpResponse IdempotencyGate::Replay(const idempotency::IdempotencyRecord& recor
   HttpResponse resp;
   resp.status = record.http_status.value_or(200);
   resp.body = record.response_summary.value_or("{}");
+  const auto summary = nlohmann::json::parse(resp.body, nullptr, false);
+  if (summary.is_object() && summary.size() == 1 && summary.contains(kSealedMember)) {
+    const nlohmann::json& sealed = summary[kSealedMember];
+    Result<std::string> body =
+        sealed.is_string() ? auth::OpenSealedText(seal_secret_, SealContext(record.realm_id, record.idempotency_key),
+                                                  sealed.get<std::string>())
+                           : Result<std::string>(Status::Corruption("a sealed response is not text"));
+    if (!body.ok()) {
+      return ProblemResponse(Status::Corruption("the stored response of this Idempotency-Key does not open (" +
+                                                body.status().message() + ")"));
+    }
+    resp.body = std::move(*body);
+    resp.holds_secret = true;
+  }
   bool has_type = false;
   for (const auto& [name, value] : record.response_headers) {
     resp.headers.emplace_back(name == "content-type" ? "Content-Type" : name == "location" ? "Location" : name, value);

@@ -2,7 +2,8 @@
 // httpapi-idempotency-key-header draft): a mutating request with a key is
 // reserved under (realm, key) with its operation, resource and a fingerprint
 // of the request; the first runs, a duplicate of a finished one is replayed
-// (original status and body, `Idempotency-Replayed: true`), a duplicate of one
+// (original status and body, `Idempotency-Replayed: true`; a body that holds a
+// bearer token is stored sealed under the server secret), a duplicate of one
 // still running is 409, the same key with another request is 422. Responses
 // that prove nothing happened or that must not stick (401, 403, 408, 429, 5xx)
 // are not stored: the reservation is cancelled and the key is free again.
@@ -27,6 +28,7 @@
 #include <string_view>
 
 #include "server/metrics.h"
+#include "vigil/auth/server_secret.h"
 #include "vigil/common/env.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/jobs/request_claim.h"
@@ -76,9 +78,10 @@ constexpr int64_t kHeartbeatMs = 2'000;
 
 class IdempotencyGate {
  public:
-  // `env` (the store's) tells whether a reservation's heartbeat is stale.
+  // `env` (the store's) tells whether a reservation's heartbeat is stale. A response that holds
+  // a bearer token (HttpResponse::holds_secret) is stored sealed under `seal_secret`.
   IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* metrics, std::string executor_id, int64_t ttl_ms,
-                  int64_t heartbeat_ms = kHeartbeatMs, Env* env = Env::Default());
+                  auth::ServerSecret seal_secret, int64_t heartbeat_ms = kHeartbeatMs, Env* env = Env::Default());
 
   // Runs `run` at most once for the request's key and returns its response, or the
   // replay / 409 / 422 answer for a duplicate. `settle` (may be empty) settles a
@@ -115,6 +118,7 @@ class IdempotencyGate {
   Metrics* metrics_;
   const std::string executor_id_;
   const int64_t ttl_ms_;
+  const auth::ServerSecret seal_secret_;
   const int64_t heartbeat_ms_;
   Env* const env_;
 };

@@ -21,7 +21,12 @@ class IdempotencyGateTest : public ::testing::Test {
     auto store = idempotency::IdempotencyStore::Open(so);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    gate_ = std::make_unique<IdempotencyGate>(store_.get(), &metrics_, "executor-1", 3'600'000, kHeartbeatMs, &env_);
+    gate_ = std::make_unique<IdempotencyGate>(store_.get(), &metrics_, "executor-1", 3'600'000, SecretOf('s'),
+                                              kHeartbeatMs, &env_);
+  }
+
+  static auth::ServerSecret SecretOf(char fill) {
+    return *auth::ServerSecret::FromBytes(std::string(auth::ServerSecret::kSize, fill));
   }
 
   static IdempotentRequest Request(const std::string& key) {
@@ -88,6 +93,37 @@ TEST_F(IdempotencyGateTest, ARequestRunsOnceAndIsReplayed) {
   for (const auto& [name, value] : again.headers)
     replayed = replayed || (name == "Idempotency-Replayed" && value == "true");
   EXPECT_TRUE(replayed);
+}
+
+// A response that holds a bearer token is never stored in clear: the record holds it sealed,
+// the replay gives the original body back, and a server with another secret answers Corruption.
+TEST_F(IdempotencyGateTest, AResponseHoldingATokenIsStoredSealedAndReplayedWhole) {
+  const std::string token = "vgl_00112233aabbccdd_" + std::string(64, 'e');
+  int runs = 0;
+  auto run = [&](const jobs::RequestClaim&) {
+    ++runs;
+    HttpResponse resp = JsonResponse("{\"results\":[{\"rows\":[[\"bob\",\"" + token + "\"]]}]}");
+    resp.holds_secret = true;
+    return resp;
+  };
+  HttpResponse first = gate_->Run(Request("k-token"), run);
+  ASSERT_EQ(first.status, 200);
+  std::optional<idempotency::IdempotencyRecord> record = Load("k-token");
+  ASSERT_TRUE(record && record->response_summary);
+  EXPECT_EQ(record->response_summary->find(std::string(64, 'e')), std::string::npos) << *record->response_summary;
+  EXPECT_NE(record->response_summary->find("sealed_response"), std::string::npos);
+
+  HttpResponse again = gate_->Run(Request("k-token"), run);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body, first.body);
+
+  IdempotencyGate other(store_.get(), &metrics_, "executor-2", 3'600'000, SecretOf('t'), kHeartbeatMs, &env_);
+  HttpResponse foreign = other.Run(Request("k-token"), run);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(foreign.status, 500);
+  EXPECT_NE(foreign.body.find("CORRUPTION"), std::string::npos) << foreign.body;
+  EXPECT_EQ(foreign.body.find(token), std::string::npos);
 }
 
 TEST_F(IdempotencyGateTest, AHandlerThatThrowsLeavesTheKeyFreeForTheRetry) {
@@ -192,8 +228,8 @@ Status Confirm(idempotency::IdempotencyStore& store, const jobs::RequestClaim& c
 TEST_F(IdempotencyGateTest, AStalledServerWhoseKeyWasTakenOverChangesNothingAndSaysSo) {
   // Two servers on one store; neither renews its heartbeat during the test.
   Metrics other_metrics;
-  IdempotencyGate stalled(store_.get(), &metrics_, "stalled-server", 3'600'000, 3'600'000, &env_);
-  IdempotencyGate other(store_.get(), &other_metrics, "other-server", 3'600'000, 3'600'000, &env_);
+  IdempotencyGate stalled(store_.get(), &metrics_, "stalled-server", 3'600'000, SecretOf('s'), 3'600'000, &env_);
+  IdempotencyGate other(store_.get(), &other_metrics, "other-server", 3'600'000, SecretOf('s'), 3'600'000, &env_);
   const auto nothing_done = [](const std::string&) -> Result<std::optional<HttpResponse>> {
     return std::optional<HttpResponse>();
   };
@@ -230,7 +266,7 @@ TEST_F(IdempotencyGateTest, AStalledServerWhoseKeyWasTakenOverChangesNothingAndS
 }
 
 TEST_F(IdempotencyGateTest, AnOwnerThatConfirmedItsEffectKeepsItsKeyFromATakeover) {
-  IdempotencyGate owner(store_.get(), &metrics_, "slow-server", 3'600'000, 3'600'000, &env_);
+  IdempotencyGate owner(store_.get(), &metrics_, "slow-server", 3'600'000, SecretOf('s'), 3'600'000, &env_);
   int effects = 0;
   HttpResponse resp = owner.Run(Request("k5"), [&](const jobs::RequestClaim& claim) {
     env_.AdvanceMs(kStaleReservationMs + 1);

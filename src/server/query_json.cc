@@ -88,6 +88,7 @@ std::string ResultDocument(const sql::ResultSet& r) {
   }
   out += "],\"warnings\":";
   AppendStrings(out, r.warnings);
+  if (r.holds_secret) out += ",\"holds_secret\":true";
   return out + "}";
 }
 

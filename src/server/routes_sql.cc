@@ -27,6 +27,7 @@ void ApiServer::Impl::AddSqlRoutes() {
          Result<SessionPool::Lease> session = sessions_->Acquire(call.caller.principal, kSessionWait);
          if (!session.ok()) return ProblemResponse(session.status());
          std::string results = "[";  // each statement's ResultDocument, written once
+         bool holds_secret = false;
          for (size_t i = 0; i < script->size(); ++i) {
            Result<sql::ResultSet> r = (*session)->Execute((*script)[i]);
            if (!r.ok()) {
@@ -36,13 +37,17 @@ void ApiServer::Impl::AddSqlRoutes() {
              resp.body = problem.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
              resp.body.pop_back();  // the closing brace: the results follow
              resp.body += ",\"results\":" + results + "]}";
+             resp.holds_secret = holds_secret;
              return resp;
            }
            if (!r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
            if (i > 0) results += ',';
            results += ResultDocument(*r);
+           holds_secret = holds_secret || r->holds_secret;
          }
-         return JsonResponse("{\"results\":" + results + "]}");
+         HttpResponse resp = JsonResponse("{\"results\":" + results + "]}");
+         resp.holds_secret = holds_secret;
+         return resp;
        }});
 }
 

@@ -73,6 +73,8 @@ struct HttpResponse {
   std::string body;
   // When set, the body is produced by this call as chunks (Transfer-Encoding: chunked).
   std::function<Status(ChunkSink&)> stream;
+  // The body holds a bearer token (sql::ResultSet::holds_secret): kept for a replay only sealed.
+  bool holds_secret = false;
 };
 
 using HttpHandler = std::function<HttpResponse(HttpRequest&)>;

@@ -39,8 +39,10 @@ struct ResultSet {
   std::vector<std::string> notices;      // progress and informational lines (stderr)
   std::vector<std::string> warnings;     // e.g. FORCE warnings (stderr, and SHOW INDEX JOB)
   std::vector<int64_t> admitted_jobs;    // jobs this statement admitted, for -c waits
-  // Cells must never be shortened for display: a bearer token shown once (CREATE USER).
-  bool show_whole_cells = false;
+  // A cell holds a bearer token, shown once (CREATE USER, ALTER USER ... ROTATE TOKEN): the
+  // shell prints cells whole (a cut token is lost), and the server keeps the answer for an
+  // idempotent replay only sealed, never in clear.
+  bool holds_secret = false;
 };
 
 }  // namespace vigil::sql

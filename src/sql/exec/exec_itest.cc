@@ -534,7 +534,7 @@ TEST(UserStatementsTest, TokensAuthenticateAndRotationRevokes) {
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   ASSERT_EQ(created->columns, (std::vector<std::string>{"User", "Token"}));
   ASSERT_EQ(created->rows.size(), 1u);
-  EXPECT_TRUE(created->show_whole_cells);
+  EXPECT_TRUE(created->holds_secret);
   const std::string first = Cell(created->rows[0][1]);
   ASSERT_TRUE(env.Exec("GRANT ALTER ON db.docs TO bob").ok());
 

@@ -46,7 +46,7 @@ ResultSet TokenResult(const auth::IssuedToken& issued, std::string message) {
   r.columns = {"User", "Token"};
   r.rows.push_back({Value(issued.user), Value(issued.token)});
   r.message = std::move(message);
-  r.show_whole_cells = true;
+  r.holds_secret = true;
   return r;
 }
 
