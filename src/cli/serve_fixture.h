@@ -26,28 +26,39 @@ inline int RunVigil(const std::string& args) {
   return WEXITSTATUS(std::system(cmd.c_str()));
 }
 
-// The server at `url`'s count of idempotency keys with `outcome` (e.g. "reserved") in /metrics;
-// -1 when it cannot be read.
-inline int64_t IdempotencyCount(const std::string& url, const std::string& outcome) {
+// The value of the sample `series` (name and labels, e.g. "vigil_x_total{a=\"b\"}") in the
+// /metrics of the server at `url`; -1 when it cannot be read.
+inline int64_t MetricValue(const std::string& url, const std::string& series) {
   auto client = server::HttpClient::Connect(url);
   if (!client.ok()) return -1;
   auto r = (*client)->Call("GET", "/metrics", {}, "");
   if (!r.ok() || r->status != 200) return -1;
-  const std::string prefix = "vigil_idempotency_requests_total{outcome=\"" + outcome + "\"} ";
+  const std::string prefix = "\n" + series + " ";
   const size_t at = r->body.find(prefix);
   if (at == std::string::npos) return -1;
   return std::strtoll(r->body.c_str() + at + prefix.size(), nullptr, 10);
 }
 
-// Polls IdempotencyCount until it reaches `at_least` (true) or 60 s pass (false): a test that
-// sends a duplicate of a running request first waits for the original's reservation.
-inline bool WaitForIdempotencyCount(const std::string& url, const std::string& outcome, int64_t at_least) {
+// Polls MetricValue until it reaches `at_least` (true) or 60 s pass (false).
+inline bool WaitForMetric(const std::string& url, const std::string& series, int64_t at_least) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (IdempotencyCount(url, outcome) >= at_least) return true;
+    if (MetricValue(url, series) >= at_least) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// The server at `url`'s count of idempotency keys with `outcome` (e.g. "reserved") in /metrics;
+// -1 when it cannot be read.
+inline int64_t IdempotencyCount(const std::string& url, const std::string& outcome) {
+  return MetricValue(url, "vigil_idempotency_requests_total{outcome=\"" + outcome + "\"}");
+}
+
+// Polls IdempotencyCount until it reaches `at_least` (true) or 60 s pass (false): a test that
+// sends a duplicate of a running request first waits for the original's reservation.
+inline bool WaitForIdempotencyCount(const std::string& url, const std::string& outcome, int64_t at_least) {
+  return WaitForMetric(url, "vigil_idempotency_requests_total{outcome=\"" + outcome + "\"}", at_least);
 }
 
 // A `vigil serve` child on 127.0.0.1:`port` (0: a port the kernel picks), stopped with

@@ -95,6 +95,16 @@ constexpr std::string_view kListStale = "SELECT " VIGIL_IDEMPOTENCY_COLUMNS
                                         " WHERE realm_id = $1 AND http_status IS NULL AND heartbeat_at < $2"
                                         " ORDER BY heartbeat_at, idempotency_key LIMIT $3";
 
+// $1 after, $2 limit: the distinct realm ids after $1, one primary-key probe each (a loose
+// index scan, on SQLite and PostgreSQL alike) instead of a scan of every record.
+constexpr std::string_view kListRealms =
+    "WITH RECURSIVE realms(realm_id, n) AS ("
+    " SELECT (SELECT min(realm_id) FROM idempotency_records WHERE realm_id > $1), 1"
+    " UNION ALL"
+    " SELECT (SELECT min(r.realm_id) FROM idempotency_records r WHERE r.realm_id > realms.realm_id), n + 1"
+    " FROM realms WHERE realms.realm_id IS NOT NULL AND n < $2)"
+    " SELECT realm_id FROM realms WHERE realm_id IS NOT NULL ORDER BY realm_id";
+
 #undef VIGIL_IDEMPOTENCY_COLUMNS
 
 }  // namespace sql

@@ -226,6 +226,19 @@ class SqlIdempotencyStore final : public IdempotencyStore {
     return out;
   }
 
+  Result<std::vector<std::string>> ListRealms(const std::string& after, int limit) override {
+    if (limit <= 0) return Status::InvalidArgument("listRealms limit must be positive");
+    VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+    VIGIL_ASSIGN_OR_RETURN(auto rows, conn->Query(sql::kListRealms, {after, limit}));
+    std::vector<std::string> out;
+    out.reserve(rows.size());
+    for (const Row& row : rows) {
+      VIGIL_ASSIGN_OR_RETURN(std::string realm, row.Text(0));
+      out.push_back(std::move(realm));
+    }
+    return out;
+  }
+
   meta::Database& database() override { return *db_; }
 
  private:

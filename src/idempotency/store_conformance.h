@@ -374,6 +374,28 @@ TEST_P(StoreConformanceTest, PurgeExpiredIsRealmScopedAndSparesInProgress) {
   EXPECT_TRUE(MustLoad("old-stuck", "realm-2").has_value());
 }
 
+TEST_P(StoreConformanceTest, ListRealmsWalksEveryRealmWithRecordsInOrder) {
+  EXPECT_TRUE(store_->ListRealms("", 10)->empty());
+  for (const char* realm : {"realm-c", "realm-a", "realm-b"}) {
+    for (const char* key : {"k1", "k2", "k3"})
+      ASSERT_EQ(MustReserve(Req(key, "a", realm)).status, ReserveStatus::kOwned);
+  }
+  ASSERT_EQ(store_->Finalize(Fin("k1", "a", 200, "realm-b"))->status, FinalizeStatus::kFinalized);
+  using Realms = std::vector<std::string>;
+  EXPECT_EQ(*store_->ListRealms("", 10), (Realms{"realm-a", "realm-b", "realm-c"}));
+  EXPECT_EQ(*store_->ListRealms("", 2), (Realms{"realm-a", "realm-b"}));
+  EXPECT_EQ(*store_->ListRealms("realm-b", 2), (Realms{"realm-c"}));
+  EXPECT_EQ(*store_->ListRealms("realm-a0", 1), (Realms{"realm-b"}));
+  EXPECT_TRUE(store_->ListRealms("realm-c", 10)->empty());
+  EXPECT_EQ(store_->ListRealms("", 0).status().code(), StatusCode::kInvalidArgument);
+  // A realm whose last record is purged is no longer listed.
+  ASSERT_TRUE(store_->Finalize(Fin("k2", "a", 200, "realm-b")).ok());
+  ASSERT_TRUE(store_->Finalize(Fin("k3", "a", 200, "realm-b")).ok());
+  clock_.AdvanceMs(kTtl + 1);
+  EXPECT_EQ(*store_->PurgeExpired("realm-b", kT0 + kTtl + 1), 3);
+  EXPECT_EQ(*store_->ListRealms("", 10), (Realms{"realm-a", "realm-c"}));
+}
+
 TEST_P(StoreConformanceTest, ListStaleReturnsOldHeartbeatsOfOneRealmInOrder) {
   ASSERT_EQ(MustReserve(Req("a")).status, ReserveStatus::kOwned);
   clock_.AdvanceMs(10);

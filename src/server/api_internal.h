@@ -158,10 +158,14 @@ class ApiServer::Impl {
   void PurgeLoop();
   // One pass: settles stopped servers' reservations (when leading), purges expired records.
   void ReconcileKeys();
-  // One purge pass over every realm's users; how many records went.
+  // One purge pass over every realm of the idempotency store: its expired finished records,
+  // or all its finished records when its user was dropped; how many went.
   Result<int64_t> PurgeExpiredKeys();
-  // Settles the reservations of every realm's users whose server died (IdempotencyGate::
-  // SettleStale, by the route each record names); how many were settled. Only the leader.
+  // Whether the user of an idempotency realm (UserKeyRealm) no longer exists.
+  Result<bool> KeyRealmUserGone(const std::string& key_realm);
+  // Settles the reservations of every realm of the idempotency store whose server died
+  // (IdempotencyGate::SettleStale, by the route each record names); how many were settled.
+  // Only the leader.
   Result<int64_t> SettleStaleKeys();
   // The settle function of the route and resource a record names; empty when none can tell.
   SettleFn SettleOf(const idempotency::IdempotencyRecord& record);

@@ -261,8 +261,8 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   }
   std::string query;
   for (const auto& [k, v] : req.query) query += k + "=" + v + "&";
-  IdempotentRequest ireq{caller.realm + ":" + caller.principal.name, **key, spec.method + " " + spec.pattern, req.path,
-                         RequestFingerprint(req.method, req.path, query, digest_input)};
+  IdempotentRequest ireq{UserKeyRealm(caller.realm, caller.principal.name), **key, spec.method + " " + spec.pattern,
+                         req.path, RequestFingerprint(req.method, req.path, query, digest_input)};
   // Settling takes over a stale reservation of another server: only the leader does, so that
   // two servers never settle one key at once. An owner that only stalled and resumes cannot add
   // its effect afterwards (the effect's transaction confirms the reservation).
@@ -372,36 +372,49 @@ Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
 
 namespace {
 
-// Calls fn with the idempotency realm of every user of every realm; the sum of its results.
-Result<int64_t> SumOverUserRealms(auth::PrincipalStore& principals,
-                                  const std::function<Result<int64_t>(const std::string&)>& fn) {
+// Realms asked of the idempotency store at a time.
+constexpr int kKeyRealmPage = 256;
+
+// Calls fn with every realm the idempotency store holds records of, a dropped user's
+// included; the sum of its results.
+Result<int64_t> SumOverKeyRealms(idempotency::IdempotencyStore& store,
+                                 const std::function<Result<int64_t>(const std::string&)>& fn) {
   int64_t sum = 0;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> realms, principals.ListRealms());
-  for (const std::string& realm : realms) {
-    auth::UserPage page;
-    for (;;) {
-      VIGIL_ASSIGN_OR_RETURN(std::vector<auth::UserInfo> users, principals.ListUsers(realm, page));
-      for (const auth::UserInfo& u : users) {
-        VIGIL_ASSIGN_OR_RETURN(int64_t n, fn(realm + ":" + u.name));
-        sum += n;
-      }
-      if (users.size() < static_cast<size_t>(page.limit)) break;
-      page.after = users.back().name;
+  std::string after;
+  for (;;) {
+    VIGIL_ASSIGN_OR_RETURN(std::vector<std::string> realms, store.ListRealms(after, kKeyRealmPage));
+    for (const std::string& realm : realms) {
+      VIGIL_ASSIGN_OR_RETURN(int64_t n, fn(realm));
+      sum += n;
     }
+    if (realms.size() < static_cast<size_t>(kKeyRealmPage)) return sum;
+    after = realms.back();
   }
-  return sum;
 }
 
 }  // namespace
 
+Result<bool> ApiServer::Impl::KeyRealmUserGone(const std::string& key_realm) {
+  const auto user = ParseUserKeyRealm(key_realm);
+  if (!user) return false;
+  VIGIL_ASSIGN_OR_RETURN(std::optional<auth::UserInfo> info, principals_->GetUser(user->first, user->second));
+  return !info.has_value();
+}
+
 Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {
   const int64_t now = options_.env->NowMs();
-  return SumOverUserRealms(*principals_,
-                           [&](const std::string& realm) { return idempotency_->PurgeExpired(realm, now); });
+  return SumOverKeyRealms(*idempotency_, [&](const std::string& realm) -> Result<int64_t> {
+    // A dropped user's finished requests can be replayed to nobody: they all go now, so a user
+    // created again under the name starts with no keys.
+    VIGIL_ASSIGN_OR_RETURN(bool gone, KeyRealmUserGone(realm));
+    VIGIL_ASSIGN_OR_RETURN(int64_t n, idempotency_->PurgeExpired(realm, gone ? INT64_MAX : now));
+    metrics_.CountPurgedKeys(n);
+    return n;
+  });
 }
 
 Result<int64_t> ApiServer::Impl::SettleStaleKeys() {
-  return SumOverUserRealms(*principals_, [&](const std::string& realm) {
+  return SumOverKeyRealms(*idempotency_, [&](const std::string& realm) {
     return gate_->SettleStale(realm, [this](const idempotency::IdempotencyRecord& r) { return SettleOf(r); });
   });
 }

@@ -200,6 +200,19 @@ IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* 
       heartbeat_ms_(heartbeat_ms),
       env_(env) {}
 
+std::string UserKeyRealm(std::string_view realm, std::string_view user) {
+  return std::string(realm) + ":" + std::string(user);
+}
+
+std::optional<std::pair<std::string, std::string>> ParseUserKeyRealm(std::string_view key_realm) {
+  const size_t colon = key_realm.find(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == key_realm.size() ||
+      key_realm.find(':', colon + 1) != std::string_view::npos) {
+    return std::nullopt;
+  }
+  return std::pair{std::string(key_realm.substr(0, colon)), std::string(key_realm.substr(colon + 1))};
+}
+
 std::string RequestToken(const idempotency::IdempotencyRecord& record) {
   return record.realm_id + "/" + record.idempotency_key + "/" + std::to_string(record.created_at_ms);
 }

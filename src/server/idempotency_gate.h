@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -66,6 +67,12 @@ using SettleFn = std::function<Result<std::optional<HttpResponse>>(const std::st
 // Runs a reserved request; `claim` carries its token (RequestToken), which marks its effect,
 // and the confirm that fences the effect on the reservation still being this request's.
 using RunFn = std::function<HttpResponse(const jobs::RequestClaim& claim)>;
+
+// The idempotency realm of a user: "<realm>:<user>", so keys are per user (names are
+// identifiers and hold no ':').
+std::string UserKeyRealm(std::string_view realm, std::string_view user);
+// The (realm, user) of a UserKeyRealm; nullopt when `key_realm` is not one.
+std::optional<std::pair<std::string, std::string>> ParseUserKeyRealm(std::string_view key_realm);
 
 // What marks the effect of one reservation: "<realm>/<key>/<reserved at, ms>". A key reused
 // after its record expired gets a new token, so an old effect never settles a new request.

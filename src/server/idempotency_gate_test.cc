@@ -126,6 +126,14 @@ TEST_F(IdempotencyGateTest, AResponseHoldingATokenIsStoredSealedAndReplayedWhole
   EXPECT_EQ(foreign.body.find(token), std::string::npos);
 }
 
+TEST(UserKeyRealmTest, NamesTheUserAndParsesBack) {
+  EXPECT_EQ(UserKeyRealm("default", "bob"), "default:bob");
+  EXPECT_EQ(ParseUserKeyRealm("default:bob"), (std::pair<std::string, std::string>{"default", "bob"}));
+  for (const char* other : {"", "default", ":bob", "default:", "a:b:c"}) {
+    EXPECT_FALSE(ParseUserKeyRealm(other).has_value()) << other;
+  }
+}
+
 TEST_F(IdempotencyGateTest, AHandlerThatThrowsLeavesTheKeyFreeForTheRetry) {
   EXPECT_THROW(
       gate_->Run(Request("k2"), [](const jobs::RequestClaim&) -> HttpResponse { throw std::runtime_error("boom"); }),

@@ -47,6 +47,11 @@ void Metrics::CountIdempotency(std::string_view outcome) {
   ++idempotency_[std::string(outcome)];
 }
 
+void Metrics::CountPurgedKeys(int64_t n) {
+  MutexLock lock(&mu_);
+  purged_keys_ += static_cast<uint64_t>(n);
+}
+
 std::string Metrics::Render() const {
   MutexLock lock(&mu_);
   std::string out;
@@ -78,6 +83,11 @@ std::string Metrics::Render() const {
     out += std::string("vigil_idempotency_requests_total{outcome=\"") + outcome + "\"} " +
            std::to_string(it == idempotency_.end() ? 0 : it->second) + "\n";
   }
+  out +=
+      "# HELP vigil_idempotency_records_purged_total Finished idempotency records deleted: expired, or of a "
+      "dropped user.\n";
+  out += "# TYPE vigil_idempotency_records_purged_total counter\n";
+  out += "vigil_idempotency_records_purged_total " + std::to_string(purged_keys_) + "\n";
   return out;
 }
 

@@ -27,6 +27,8 @@ class Metrics {
   // "mismatch" (422), "missing_key" (400), "not_stored" (a response not kept),
   // "settled_found" / "settled_rerun" (a dead server's reservation settled from evidence).
   void CountIdempotency(std::string_view outcome);
+  // Finished idempotency records a purge pass deleted (expired, or of a dropped user).
+  void CountPurgedKeys(int64_t n);
   // The text of every metric kept here.
   std::string Render() const;
 
@@ -40,6 +42,7 @@ class Metrics {
   std::map<std::tuple<std::string, std::string, int>, uint64_t> requests_ VIGIL_GUARDED_BY(mu_);
   std::map<std::string, Histogram> latency_ VIGIL_GUARDED_BY(mu_);
   std::map<std::string, uint64_t> idempotency_ VIGIL_GUARDED_BY(mu_);
+  uint64_t purged_keys_ VIGIL_GUARDED_BY(mu_) = 0;
 };
 
 // A label value escaped for the exposition format (backslash, quote, newline).

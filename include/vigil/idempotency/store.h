@@ -136,6 +136,10 @@ class IdempotencyStore {
   virtual Result<std::vector<IdempotencyRecord>> ListStale(const std::string& realm_id, int64_t heartbeat_before_ms,
                                                            int limit) = 0;
 
+  // Up to `limit` realm ids that hold records, in ascending order, after `after` (exclusive;
+  // empty: from the first): a walk over every realm, including realms whose principal is gone.
+  virtual Result<std::vector<std::string>> ListRealms(const std::string& after, int limit) = 0;
+
   // The database this store's own pool is connected to.
   virtual meta::Database& database() = 0;
 };
