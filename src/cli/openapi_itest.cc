@@ -656,6 +656,17 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
       Send("POST", "/v1/databases/d/tables/docs/indexes/cat_idx/build", alice_, "", {{"Idempotency-Key", "k-build"}});
   EXPECT_EQ(build.status, 202) << build.body;
   if (build.status == 202) FollowEvents(build.Header("location"), alice_);
+  // BUILD INDEX under its key again: the original answer, the same job; another build under it: 422.
+  auto build_again =
+      Send("POST", "/v1/databases/d/tables/docs/indexes/cat_idx/build", alice_, "", {{"Idempotency-Key", "k-build"}});
+  EXPECT_EQ(build_again.status, 202);
+  EXPECT_EQ(build_again.Header("idempotency-replayed"), "true");
+  EXPECT_EQ(build_again.Header("location"), build.Header("location"));
+  EXPECT_EQ(build_again.body, build.body);
+  auto build_other =
+      Send("POST", "/v1/databases/d/tables/docs/indexes/vec_idx/build", alice_, "", {{"Idempotency-Key", "k-build"}});
+  EXPECT_EQ(build_other.status, 422) << build_other.body;
+  EXPECT_EQ(Code(build_other), "IDEMPOTENCY_KEY_REUSED");
   auto fts = Post("/v1/databases/d/tables/docs/indexes", alice_,
                   {{"name", "body_fts"}, {"columns", {"body"}}, {"using", "FTS"}}, "k-fts");
   EXPECT_EQ(fts.status, 202) << fts.body;
@@ -764,10 +775,19 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   const Json published = Json::parse(generations.body)["generations"].back();
   EXPECT_EQ(published["State"], "PUBLISHED");
   EXPECT_EQ(published["Version"], history.back()["Version"]);
-  EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 1}}, "k-vacuum").status, 200);
+  auto vacuum = Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 1}}, "k-vacuum");
+  EXPECT_EQ(vacuum.status, 200) << vacuum.body;
   const Json kept = Json::parse(Send("GET", "/v1/databases/d/tables/docs/versions", reader_).body)["versions"];
   EXPECT_LT(kept.size(), history.size());
   EXPECT_EQ(kept.back()["Version"], history.back()["Version"]);
+  // VACUUM under its key again: the original result, replayed; another VACUUM under it: 422.
+  auto vacuum_again = Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 1}}, "k-vacuum");
+  EXPECT_EQ(vacuum_again.status, 200);
+  EXPECT_EQ(vacuum_again.Header("idempotency-replayed"), "true");
+  EXPECT_EQ(vacuum_again.body, vacuum.body);
+  auto vacuum_other = Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 2}}, "k-vacuum");
+  EXPECT_EQ(vacuum_other.status, 422) << vacuum_other.body;
+  EXPECT_EQ(Code(vacuum_other), "IDEMPOTENCY_KEY_REUSED");
   EXPECT_EQ(Post("/v1/databases/d/tables/docs/vacuum", alice_, {{"retain_versions", 0}}, "k-vacuum-bad").status, 400);
   auto drop_index =
       Send("DELETE", "/v1/databases/d/tables/docs/indexes/cat_idx", alice_, "", {{"Idempotency-Key", "k-drop-idx"}});
