@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli/serve_fixture.h"
+#include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/server/http_client.h"
@@ -250,6 +251,36 @@ TEST_F(ServeTest, ADroppedUsersKeysAreForgottenAndTheNameStartsAfresh) {
   EXPECT_FALSE(replayed(again_bob)) << "the new bob got the dropped bob's answer: " << again_bob.body;
   EXPECT_EQ(again_bob.status, 409) << again_bob.body;  // ran afresh: the table exists
   EXPECT_NE(again_bob.body.find("ALREADY_EXISTS"), std::string::npos) << again_bob.body;
+}
+
+// Clients that send one header line a second never finish a header: the server cuts each off
+// at its 10 s header deadline, and before that answers other clients on new connections.
+TEST_F(ServeTest, SlowHeaderClientsAreCutOffWhileOthersAreServed) {
+  std::vector<std::unique_ptr<testing::TcpClient>> slow;
+  for (int i = 0; i < 8; ++i) {
+    slow.push_back(std::make_unique<testing::TcpClient>(static_cast<uint16_t>(server_->port())));
+    ASSERT_TRUE(slow.back()->Send("POST /v1/sql HTTP/1.1\r\nHost: t\r\n"));
+  }
+  std::atomic<bool> stop{false};
+  std::thread drip([&] {
+    for (int s = 0; s < 30 && !stop; ++s) {
+      for (auto& c : slow) c->Send("X-Drip: " + std::to_string(s) + "\r\n");
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+  for (int i = 0; i < 10; ++i) {
+    auto c = server::HttpClient::Connect(server_->url());
+    ASSERT_TRUE(c.ok());
+    auto r = (*c)->Call("GET", "/v1/databases", {{"Authorization", "Bearer " + reader_}}, "");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+  }
+  // They were answered while every slow client still held its connection.
+  for (auto& c : slow) EXPECT_FALSE(c->ClosedByServer(0));
+  for (auto& c : slow) EXPECT_TRUE(c->ClosedByServer(30'000));
+  stop = true;
+  drip.join();
+  EXPECT_GE(MetricValue(server_->url(), "vigil_http_connections_total{fate=\"timed_out\"}"), 8);
 }
 
 TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {

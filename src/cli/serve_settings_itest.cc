@@ -1,4 +1,5 @@
 // Each [server] setting of vigil.toml changes what a real `vigil serve` does.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 
 #include "cli/serve_fixture.h"
 #include "testutil/run_command.h"
+#include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/idempotency/store.h"
@@ -103,10 +105,21 @@ TEST_F(ServeSettingsTest, BodiesPastTheLimitAre413) {
   auto big = Call(*client_, "POST", "/v1/databases/d/tables/t/rows", csv,
                   {{"Content-Type", "text/csv"}, {"Idempotency-Key", "big"}});
   EXPECT_EQ(big.status, 413);
+  // A chunked body has no length to refuse up front: it is cut off once past the limit.
+  testing::TcpClient chunked(static_cast<uint16_t>(server_->port()));
+  ASSERT_TRUE(chunked.Send("POST /v1/databases/d/tables/t/rows HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                           "\r\nContent-Type: text/csv\r\nIdempotency-Key: chunked\r\n"
+                           "Transfer-Encoding: chunked\r\n\r\n5\r\nid\n1\n\r\n"));
+  for (int i = 0; i < 64 && chunked.Send("400\r\n" + std::string(1023, '7') + "\n\r\n"); ++i) {
+  }
+  chunked.Send("0\r\n\r\n");
+  EXPECT_THAT(chunked.ReadUntilClosed(), ::testing::StartsWith("HTTP/1.1 413"));
   auto c = Connect();
   auto small = Call(*c, "POST", "/v1/databases/d/tables/t/rows", "id\n1\n",
                     {{"Content-Type", "text/csv"}, {"Idempotency-Key", "small"}});
   EXPECT_EQ(small.status, 200) << small.body;
+  auto count = Call(*c, "POST", "/v1/sql", Json{{"sql", "SELECT COUNT(*) FROM d.t"}}.dump());
+  EXPECT_EQ(Json::parse(count.body)["results"][0]["rows"][0][0], 1) << "a refused body appended rows";
 }
 
 TEST_F(ServeSettingsTest, ConnectionsPastTheBoundAre503) {

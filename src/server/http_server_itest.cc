@@ -23,6 +23,7 @@
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 
+#include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 
 namespace vigil::server {
@@ -32,66 +33,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-// A plain TCP client socket connected to the server.
-class Client {
- public:
-  explicit Client(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  ~Client() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool connected() const { return connected_; }
-  bool Send(std::string_view data) {
-    return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == ssize_t(data.size());
-  }
-  // Everything until the server closes or `timeout_ms` passes without data.
-  std::string ReadUntilClosed(int timeout_ms = 20'000) {
-    std::string out;
-    char buf[65536];
-    for (;;) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, timeout_ms) <= 0) return out;
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return out;
-      out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  // One response of a keep-alive connection (headers plus Content-Length bytes).
-  std::string ReadResponse(int timeout_ms = 20'000) {
-    std::string out;
-    char buf[65536];
-    for (;;) {
-      const size_t end = out.find("\r\n\r\n");
-      if (end != std::string::npos) {
-        const size_t cl = out.find("Content-Length: ");
-        const size_t len = cl == std::string::npos ? 0 : std::stoul(out.substr(cl + 16));
-        if (out.size() >= end + 4 + len) return out;
-      }
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, timeout_ms) <= 0) return out;
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-      if (n <= 0) return out;
-      out.append(buf, static_cast<size_t>(n));
-    }
-  }
-  // Whether the server closed the connection (EOF or reset) within `timeout_ms`.
-  bool ClosedByServer(int timeout_ms) {
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, timeout_ms) <= 0) return false;
-    char c;
-    return ::recv(fd_, &c, 1, MSG_PEEK) <= 0;
-  }
-
- private:
-  int fd_ = -1;
-  bool connected_ = false;
-};
+using Client = vigil::testing::TcpClient;
 
 HttpResponse Text(int status, std::string body) {
   HttpResponse r;
