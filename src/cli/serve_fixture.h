@@ -67,9 +67,11 @@ class ServeProcess {
  public:
   // `port` < 0: no --listen (the [server] listen of vigil.toml applies). `failpoints`: the
   // server's VIGIL_FAILPOINTS. `log_path`: a file that takes the server's stderr (its log).
+  // `grace_seconds`: serve's --grace.
   explicit ServeProcess(const std::string& root, int port = 0, const std::string& failpoints = "",
-                        const std::string& log_path = "") {
+                        const std::string& log_path = "", int grace_seconds = 2) {
     const std::string listen = "127.0.0.1:" + std::to_string(port);
+    const std::string grace = std::to_string(grace_seconds);
     int out[2];
     if (::pipe(out) != 0) return;
     pid_ = ::fork();
@@ -84,11 +86,11 @@ class ServeProcess {
       ::unsetenv("VIGIL_ROOT");
       if (!failpoints.empty()) ::setenv("VIGIL_FAILPOINTS", failpoints.c_str(), 1);
       if (port < 0) {
-        ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--grace", "2",
+        ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--grace", grace.c_str(),
                 static_cast<char*>(nullptr));
       }
       ::execl(VIGIL_CLI_BINARY, VIGIL_CLI_BINARY, "--root", root.c_str(), "serve", "--listen", listen.c_str(),
-              "--grace", "2", static_cast<char*>(nullptr));
+              "--grace", grace.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     ::close(out[1]);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -37,8 +38,8 @@ class ServeSettingsTest : public ::testing::Test {
     ASSERT_TRUE(store.ok());
     token_ = (*store)->CreateUser("default", "ops", true)->token;
   }
-  void Start(int port = 0, const std::string& failpoints = "") {
-    server_ = std::make_unique<ServeProcess>(root_, port, failpoints);
+  void Start(int port = 0, const std::string& failpoints = "", int grace_seconds = 2) {
+    server_ = std::make_unique<ServeProcess>(root_, port, failpoints, "", grace_seconds);
     ASSERT_GT(server_->port(), 0);
     client_ = Connect();
   }
@@ -120,6 +121,42 @@ TEST_F(ServeSettingsTest, BodiesPastTheLimitAre413) {
   EXPECT_EQ(small.status, 200) << small.body;
   auto count = Call(*c, "POST", "/v1/sql", Json{{"sql", "SELECT COUNT(*) FROM d.t"}}.dump());
   EXPECT_EQ(Json::parse(count.body)["results"][0]["rows"][0][0], 1) << "a refused body appended rows";
+}
+
+// SIGTERM: a request in flight finishes within --grace and is answered; one that outlasts it
+// loses its connection, its effect still completes and is recorded, and its retry under the
+// same key gets the original answer from the restarted server.
+TEST_F(ServeSettingsTest, GraceLetsRequestsInFlightFinishOrAbandonsThemCleanly) {
+  Init("");
+  const auto create = [&](const std::string& name, const std::string& key) {
+    auto c = Connect();
+    auto r =
+        c->Call("POST", "/v1/databases",
+                {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}, {"Idempotency-Key", key}},
+                Json{{"name", name}}.dump());
+    return r.ok() ? r->status : -1;
+  };
+  // Each keyed request waits 1.5 s after its reservation.
+  Start(0, "idempotency.after_reserve=delay(1500)", /*grace_seconds=*/5);
+  std::future<int> within = std::async(std::launch::async, [&] { return create("within", "k-within"); });
+  ASSERT_TRUE(WaitForIdempotencyCount(server_->url(), "reserved", 1));
+  EXPECT_EQ(server_->Stop(SIGTERM), 0);
+  EXPECT_EQ(within.get(), 201);
+
+  Start(0, "idempotency.after_reserve=delay(4000)", /*grace_seconds=*/1);
+  std::future<int> beyond = std::async(std::launch::async, [&] { return create("beyond", "k-beyond"); });
+  ASSERT_TRUE(WaitForIdempotencyCount(server_->url(), "reserved", 1));
+  EXPECT_EQ(server_->Stop(SIGTERM), 0);
+  EXPECT_EQ(beyond.get(), -1) << "the request outlasting --grace was answered";
+
+  Start();
+  auto retry =
+      Call(*client_, "POST", "/v1/databases", Json{{"name", "beyond"}}.dump(), {{"Idempotency-Key", "k-beyond"}});
+  EXPECT_EQ(retry.status, 201) << retry.body;
+  EXPECT_EQ(retry.Header("idempotency-replayed"), "true");
+  const std::string dbs = Call(*client_, "GET", "/v1/databases").body;
+  EXPECT_NE(dbs.find("\"within\""), std::string::npos) << dbs;
+  EXPECT_NE(dbs.find("\"beyond\""), std::string::npos) << dbs;
 }
 
 TEST_F(ServeSettingsTest, ConnectionsPastTheBoundAre503) {
