@@ -105,6 +105,12 @@ TEST_F(ServePrivilegesTest, EveryRouteAnswersWhatTheRulesSayForEachRole) {
        403,
        201,
        409},
+      {"DELETE", "/v1/databases/d/tables/t2", nullptr, 401, 403, 200, 404},
+      {"GET", "/v1/me", nullptr, 401, 200, 200, 200},
+      {"POST", "/v1/sql", {{"sql", "SELECT COUNT(*) FROM d.t"}}, 401, 200, 200, 200},
+      {"POST", "/v1/sql", {{"sql", "SELECT COUNT(*) FROM hidden.t"}}, 401, 404, 404, 200},
+      {"POST", "/v1/sql", {{"sql", "INSERT INTO d.t VALUES (7, 's')"}}, 401, 403, 200, 200},
+      {"POST", "/v1/sql", {{"sql", "SHOW USERS"}}, 401, 403, 403, 200},
       {"DELETE", "/v1/databases/hidden", nullptr, 401, 403, 403, 409},
   };
   for (const Probe& p : probes) {
@@ -122,6 +128,28 @@ TEST_F(ServePrivilegesTest, EveryRouteAnswersWhatTheRulesSayForEachRole) {
   EXPECT_EQ(Request("GET", job, show_, nullptr).status, 200);
   EXPECT_EQ(Request("POST", job + "/cancel", show_, nullptr).status, 403);
   EXPECT_EQ(Request("POST", job + "/resolve", show_, {{"action", "FORCE_RELEASE"}, {"comment", "x"}}).status, 403);
+  // Waiting for a job takes what seeing it takes; building and dropping an index, ALTER on its
+  // table; on a table the caller may not see, each reads like a missing index.
+  const auto wait = [&](const std::string& job_path, const std::string& token) {
+    return Request("POST", job_path + "/wait?timeout_s=120", token, nullptr).status;
+  };
+  EXPECT_EQ(wait(job, ""), 401);
+  for (const std::string& token : {show_, alter_, admin_}) EXPECT_EQ(wait(job, token), 200);
+  const std::string index_path = "/v1/databases/d/tables/t/indexes/k_idx";
+  for (const auto& [token, status] :
+       {std::pair{std::string(), 401}, std::pair{show_, 403}, std::pair{alter_, 202}, std::pair{admin_, 202}}) {
+    auto r = Request("POST", index_path + "/build", token, nullptr);
+    EXPECT_EQ(r.status, status) << "build as " << token.substr(0, 8) << ": " << r.body;
+    if (r.status == 202) EXPECT_EQ(wait(r.Header("location"), admin_), 200);
+  }
+  EXPECT_EQ(Request("POST", "/v1/databases/hidden/tables/t/indexes/k_idx/build", alter_, nullptr).status, 404);
+  EXPECT_EQ(Request("DELETE", "/v1/databases/hidden/tables/t/indexes/k_idx", alter_, nullptr).status, 404);
+  for (const auto& [token, status] :
+       {std::pair{std::string(), 401}, std::pair{show_, 403}, std::pair{alter_, 202}, std::pair{admin_, 404}}) {
+    auto r = Request("DELETE", index_path, token, nullptr);
+    EXPECT_EQ(r.status, status) << "drop as " << token.substr(0, 8) << ": " << r.body;
+    if (r.status == 202) EXPECT_EQ(wait(r.Header("location"), admin_), 200);
+  }
   // A table's detail says whether the caller may alter it (the console shows BUILD INDEX by it).
   for (const auto& [token, may] : {std::pair{show_, false}, std::pair{alter_, true}, std::pair{admin_, true}}) {
     EXPECT_EQ(Json::parse(Request("GET", "/v1/databases/d/tables/t", token, nullptr).body)["may_alter"], may);
@@ -155,6 +183,64 @@ std::string IssueTwice(server::HttpClient& client, const std::string& token, con
     return r["rows"][0][1].get<std::string>();
   }
   return "";
+}
+
+// Grants held on one table, on everything, and ADMIN on one database: each reaches exactly
+// its object, and what lies outside it reads like what does not exist.
+TEST_F(ServePrivilegesTest, EachGrantScopeReachesItsObjectAndNoFurther) {
+  auto root = Root::Open(root_);
+  ASSERT_TRUE(root.ok());
+  auto store = auth::OpenRootPrincipalStore(*root);
+  ASSERT_TRUE(store.ok());
+  const std::string table_alter = (*store)->CreateUser("default", "t_alter", false)->token;
+  ASSERT_TRUE((*store)->Grant("default", "t_alter", jobs::Privilege::kAlter, "local.d.t").ok());
+  const std::string global_show = (*store)->CreateUser("default", "g_show", false)->token;
+  ASSERT_TRUE((*store)->Grant("default", "g_show", jobs::Privilege::kShow, "*").ok());
+  const std::string db_admin = (*store)->CreateUser("default", "d_admin", false)->token;
+  ASSERT_TRUE((*store)->Grant("default", "d_admin", jobs::Privilege::kAdmin, "local.d.*").ok());
+  Request("POST", "/v1/sql", admin_, {{"sql", "CREATE TABLE d.u (id BIGINT NOT NULL)"}});
+  const Json row = {{"rows", Json::array({{{"id", 3}, {"k", "c"}}})}};
+  const Json id_row = {{"rows", Json::array({{{"id", 3}}})}};
+  const Json table = {{"name", "v"}, {"columns", Json::array({{{"name", "x"}, {"type", "BIGINT"}}})}};
+  struct Case {
+    std::string token, method, target;
+    Json body;
+    int status;
+  };
+  const std::vector<Case> cases = {
+      // ALTER on d.t only: t is its to see and change; d.u and the database's own changes are not.
+      {table_alter, "GET", "/v1/databases/d/tables/t", nullptr, 200},
+      {table_alter, "POST", "/v1/databases/d/tables/t/rows", row, 200},
+      {table_alter, "GET", "/v1/databases/d/tables/u", nullptr, 404},
+      {table_alter, "POST", "/v1/databases/d/tables/u/rows", id_row, 404},
+      {table_alter, "POST", "/v1/databases/d/tables", table, 403},  // d is its to see: refused as such
+      {table_alter, "POST", "/v1/databases/hidden/tables", table, 404},
+      {table_alter, "POST", "/v1/databases/d/tables/t/vacuum", Json::object(), 200},
+      // SHOW on everything: every table to see, none to change.
+      {global_show, "GET", "/v1/databases/hidden/tables/t", nullptr, 200},
+      {global_show, "POST", "/v1/databases/hidden/tables/t/query", {{"filter", "id > 0"}}, 200},
+      {global_show, "POST", "/v1/databases/hidden/tables/t/rows", id_row, 403},
+      {global_show, "POST", "/v1/sql", {{"sql", "SHOW USERS"}}, 403},
+      // ADMIN on d: all of d, nothing of hidden, and no user management (global ADMIN).
+      {db_admin, "POST", "/v1/databases/d/tables", table, 201},
+      {db_admin, "POST", "/v1/databases/d/tables/u/rows", id_row, 200},
+      {db_admin, "GET", "/v1/databases/hidden/tables/t", nullptr, 404},
+      {db_admin, "POST", "/v1/sql", {{"sql", "SHOW USERS"}}, 403},
+  };
+  for (const Case& c : cases) {
+    auto r = Request(c.method, c.target, c.token, c.body);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.target << " as " << c.token.substr(0, 12) << ": " << r.body;
+  }
+  const auto names = [&](const std::string& token, const std::string& target, const char* list, const char* key) {
+    std::vector<std::string> out;
+    const Json answer = Json::parse(Request("GET", target, token, nullptr).body);
+    for (const Json& e : answer[list]) out.push_back(e[key]);
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names(table_alter, "/v1/databases/d/tables", "tables", "Tables_in_d"), (Names{"t"}));
+  EXPECT_EQ(names(global_show, "/v1/databases", "databases", "Database"), (Names{"d", "hidden"}));
+  EXPECT_EQ(names(db_admin, "/v1/databases", "databases", "Database"), (Names{"d"}));
 }
 
 TEST_F(ServePrivilegesTest, NoTokenSecretLeaksIntoResponsesMetricsLogsOrTheStore) {

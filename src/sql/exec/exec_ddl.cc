@@ -132,9 +132,23 @@ Result<ResultSet> ExecCreateExternalTable(ExecContext& ctx, const vigil::TableNa
                  std::to_string(snap->indexes.size()) + " indexes");
 }
 
+namespace {
+
+// CREATE TABLE's check: ALTER on the new table (or its database). A caller who may see the
+// database is refused as such: the refusal is the same whether the table exists or not.
+Status AuthorizeCreateTable(const ExecContext& ctx, const vigil::TableName& name) {
+  Status st = Authorize(ctx, name, jobs::Privilege::kAlter);
+  if (!st.Is(StatusCode::kNotFound)) return st;
+  Result<std::vector<std::string>> tables = ctx.Catalog().ListTables(name.db);
+  if (!tables.ok() || !MayShowDatabase(ctx, name.db, *tables)) return st;
+  return Status::PermissionDenied("ALTER on " + name.ToString() + " or on its database is required to create it");
+}
+
+}  // namespace
+
 Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(AuthorizeCreateTable(ctx, name));
   if (!s.engine.empty()) return ExecCreateExternalTable(ctx, name, s);
   Result<SchemaPtr> schema = MakeSchema(s);
   if (!schema.ok()) return schema.status().WithContext("CREATE TABLE " + name.ToString());

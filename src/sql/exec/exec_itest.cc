@@ -510,15 +510,24 @@ TEST_F(DmlTest, FailedUpdateChangesNothing) {
 }
 
 TEST_F(DmlTest, PrincipalsNeedGrants) {
+  Ok("CREATE TABLE db.u (id BIGINT)");
   env_.principal_ = jobs::Principal{"analyst", false, {{"local.db.t", {jobs::Privilege::kShow}}}};
   env_.Reopen();
   EXPECT_EQ(env_.Exec("DELETE FROM db.t WHERE id = 1").status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(env_.Exec("CREATE DATABASE other").status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(env_.Exec("SHOW INDEX FROM db.t").status().code(), StatusCode::kOk);
   EXPECT_EQ(env_.Exec("SHOW INDEX FROM db.u").status().code(), StatusCode::kNotFound);
+  // db is the analyst's to see (db.t): creating a table in it is refused as such, whether the
+  // name is free or taken by a table the analyst may not see.
+  for (const char* table : {"db.fresh", "db.u"}) {
+    Status st = env_.Exec(std::string("CREATE TABLE ") + table + " (id BIGINT)").status();
+    EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
+    EXPECT_NE(st.message().find("ALTER on local." + std::string(table)), std::string::npos) << st.ToString();
+  }
   env_.principal_ = jobs::Principal{"nobody", false, {}};
   env_.Reopen();
   EXPECT_EQ(env_.Exec("INSERT INTO db.t (id, cat) VALUES (1, 'a')").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(env_.Exec("CREATE TABLE db.fresh (id BIGINT)").status().code(), StatusCode::kNotFound);
   auto tables = env_.Exec("SHOW TABLES");
   ASSERT_TRUE(tables.ok());
   EXPECT_TRUE(tables->rows.empty());
