@@ -113,6 +113,33 @@ TEST_F(ServeTest, ServiceRoutesAnswerWithoutATokenAndDescribeTheApi) {
   EXPECT_EQ(metrics.Header("content-type").rfind("text/plain; version=0.0.4", 0), 0u);
 }
 
+// /metrics counts what happened: requests and their latency by route, the job and its
+// attempt's outcome, keys reserved and replayed, connections, and the leader lease.
+TEST_F(ServeTest, MetricsCountWhatHappened) {
+  const std::string url = server_->url();
+  ASSERT_TRUE(WaitForMetric(url, "vigil_leader", 1));
+  Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL)");
+  const Json rows = {{"rows", Json::array({{{"id", 1}, {"k", "a"}}, {{"id", 2}, {"k", "b"}}})}};
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(Post("/v1/databases/d/tables/t/rows", alice_, rows, "rows-1").status, 200);
+  auto index = Post("/v1/databases/d/tables/t/indexes", alice_,
+                    {{"name", "k_idx"}, {"columns", {"k"}}, {"using", "BITMAP"}}, "index-1");
+  ASSERT_EQ(index.status, 202) << index.body;
+  ASSERT_EQ(Call("POST", index.Header("location") + "/wait", alice_).status, 200);
+
+  const std::string rows_route = "route=\"/v1/databases/{db}/tables/{table}/rows\"";
+  EXPECT_EQ(MetricValue(url, "vigil_http_requests_total{" + rows_route + ",method=\"POST\",status=\"200\"}"), 2);
+  EXPECT_EQ(MetricValue(url, "vigil_http_request_duration_seconds_count{" + rows_route + "}"), 2);
+  EXPECT_EQ(MetricValue(url, "vigil_http_request_duration_seconds_bucket{" + rows_route + ",le=\"+Inf\"}"), 2);
+  EXPECT_EQ(MetricValue(url, "vigil_idempotency_requests_total{outcome=\"reserved\"}"), 2);
+  EXPECT_EQ(MetricValue(url, "vigil_idempotency_requests_total{outcome=\"replayed\"}"), 1);
+  EXPECT_EQ(MetricValue(url, "vigil_index_jobs{state=\"FINISHED\"}"), 1);
+  EXPECT_EQ(MetricValue(url, "vigil_index_job_outcomes{outcome=\"COMMITTED\"}"), 1);
+  EXPECT_EQ(MetricValue(url, "vigil_index_job_outcomes{outcome=\"UNKNOWN\"}"), 0);
+  EXPECT_GE(MetricValue(url, "vigil_http_connections_total{fate=\"accepted\"}"), 2);
+  EXPECT_EQ(MetricValue(url, "vigil_leader"), 1);
+  EXPECT_EQ(CountRows("d.t"), 2);
+}
+
 TEST_F(ServeTest, EveryOtherRouteNeedsAValidBearerTokenAndSaysNothingMore) {
   auto none = Call("GET", "/v1/databases", "");
   EXPECT_EQ(none.status, 401);

@@ -129,6 +129,12 @@ void ApiServer::Impl::AddServiceRoutes() {
          out += "vigil_sql_sessions_open " + std::to_string(sessions_->open_count()) + "\n";
          out += "# HELP vigil_sse_subscribers Job event streams open now.\n# TYPE vigil_sse_subscribers gauge\n";
          out += "vigil_sse_subscribers " + std::to_string(sse_subscribers_.load()) + "\n";
+         if (options_.leader_running) {
+           out +=
+               "# HELP vigil_leader Whether this server holds the root's leader lease (dispatcher, reconciler, "
+               "archive).\n# TYPE vigil_leader gauge\n";
+           out += std::string("vigil_leader ") + (options_.leader_running() ? "1" : "0") + "\n";
+         }
          return Text(std::move(out), "text/plain; version=0.0.4; charset=utf-8");
        }});
 
