@@ -15,6 +15,7 @@
 #include <numeric>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "cli/serve_fixture.h"
@@ -138,6 +139,52 @@ TEST_F(ServeTest, MetricsCountWhatHappened) {
   EXPECT_GE(MetricValue(url, "vigil_http_connections_total{fate=\"accepted\"}"), 2);
   EXPECT_EQ(MetricValue(url, "vigil_leader"), 1);
   EXPECT_EQ(CountRows("d.t"), 2);
+}
+
+// A job not yet dispatched is cancelled over HTTP, once: its detail shows the cancellation's
+// state, outcome and events; a finished job's detail shows its progress and every transition.
+TEST_F(ServeTest, AJobIsCancelledBeforeDispatchAndItsDetailTellsItsHistory) {
+  Sql(admin_,
+      "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL); "
+      "INSERT INTO d.t VALUES (1, 'a')");
+  auto finished = Post("/v1/databases/d/tables/t/indexes", alice_,
+                       {{"name", "k_idx"}, {"columns", {"k"}}, {"using", "BITMAP"}}, "index-k");
+  ASSERT_EQ(finished.status, 202) << finished.body;
+  ASSERT_EQ(Call("POST", finished.Header("location") + "/wait", alice_).status, 200);
+  const Json done = Json::parse(Call("GET", finished.Header("location"), reader_).body);
+  EXPECT_EQ(done["job"]["State"], "FINISHED");
+  EXPECT_EQ(done["job"]["Progress"], "committing 1/1");
+  std::string kinds;  // each event is "<date> <time> <KIND> by <actor> {...}"
+  for (const Json& e : done["events"]) {
+    std::istringstream words(e.get<std::string>());
+    std::string date, time, kind;
+    words >> date >> time >> kind;
+    kinds += kind + " ";
+  }
+  EXPECT_EQ(kinds, "ADMITTED DISPATCHED RESULT REFRESH_STARTED REFRESH_DONE ") << done["events"].dump();
+
+  // The dispatcher waits 20 s before each dispatch: the next job stays PENDING meanwhile.
+  server_->Stop(SIGTERM);
+  server_ = std::make_unique<ServeProcess>(root_, 0, "runner.before_dispatch=delay(20000)");
+  ASSERT_GT(server_->port(), 0);
+  client_ = std::move(*server::HttpClient::Connect(server_->url()));
+  auto pending = Post("/v1/databases/d/tables/t/indexes", alice_,
+                      {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}}, "index-id");
+  ASSERT_EQ(pending.status, 202) << pending.body;
+  const std::string job = pending.Header("location");
+  EXPECT_EQ(Post(job + "/cancel", reader_, Json::object(), "cancel-r").status, 403);
+  auto cancel = Post(job + "/cancel", alice_, Json::object(), "cancel-1");
+  EXPECT_EQ(cancel.status, 200) << cancel.body;
+  EXPECT_EQ(Post(job + "/cancel", alice_, Json::object(), "cancel-1").Header("idempotency-replayed"), "true");
+  const Json detail = Json::parse(Call("GET", job, reader_).body);
+  EXPECT_EQ(detail["job"]["State"], "CANCELLED") << detail.dump();
+  EXPECT_EQ(detail["job"]["Outcome"], "CANCELLED_BEFORE_DISPATCH");
+  EXPECT_NE(detail["events"].dump().find("CANCEL"), std::string::npos) << detail["events"].dump();
+  // Cancelling it again under a new key changes nothing and says where it stands.
+  auto again = Post(job + "/cancel", alice_, Json::object(), "cancel-2");
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(Json::parse(again.body)["message"], "index job " + job.substr(job.rfind('/') + 1) + " is CANCELLED");
+  server_->Stop(SIGKILL);  // the dispatcher still sleeps
 }
 
 TEST_F(ServeTest, EveryOtherRouteNeedsAValidBearerTokenAndSaysNothingMore) {
