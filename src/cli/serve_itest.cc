@@ -562,6 +562,56 @@ TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
   EXPECT_EQ(second.Header("vigil-job-id"), jobs["results"][0]["rows"][1][0].dump());
 }
 
+// An append whose server was SIGKILLed once its commit was durable (the response never sent),
+// and one killed before its commit: after a restart the reconciler settles both from the
+// table's history on its own, finishing the first with its commit and freeing the second's
+// key; the retries then replay the first and run the second, so each batch is there once.
+TEST_F(ServeTest, AppendsCutOffBySigkillAreSettledFromTheTablesHistory) {
+  Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL)");
+  const Json batch_a = {{"rows", Json::array({{{"id", 1}}, {{"id", 2}}, {{"id", 3}}})}};
+  const Json batch_b = {{"rows", Json::array({{{"id", 4}}, {{"id", 5}}})}};
+  const std::string rows = "/v1/databases/d/tables/t/rows";
+  const int port = server_->port();
+  const auto cut_off = [&](const std::string& failpoint, const Json& body, const std::string& key) {
+    server_->Stop(SIGTERM);
+    server_ = std::make_unique<ServeProcess>(root_, port, failpoint);
+    ASSERT_EQ(server_->port(), port);
+    auto c = server::HttpClient::Connect(server_->url());
+    ASSERT_TRUE(c.ok());
+    auto r = (*c)->Call(
+        "POST", rows,
+        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key}, {"Content-Type", "application/json"}},
+        body.dump());
+    EXPECT_FALSE(r.ok()) << "the server answered although it was to die: " << r->status << " " << r->body;
+    server_->Stop(SIGKILL);
+  };
+  cut_off("commit.after_dir_sync=kill", batch_a, "rows-a");
+  cut_off("commit.after_fragments=kill", batch_b, "rows-b");
+  server_ = std::make_unique<ServeProcess>(root_, port);
+  ASSERT_EQ(server_->port(), port);
+  client_ = std::move(*server::HttpClient::Connect(server_->url()));
+  EXPECT_EQ(CountRows("d.t"), 3);  // a committed, b did not
+  std::string metrics;
+  for (int i = 0; i < 4 * (kStaleSeconds + 20); ++i) {
+    metrics = Call("GET", "/metrics", "").body;
+    if (IdempotencyCounter(metrics, "settled_found") >= 1 && IdempotencyCounter(metrics, "settled_released") >= 1) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_EQ(IdempotencyCounter(metrics, "settled_found"), 1) << metrics;
+  EXPECT_EQ(IdempotencyCounter(metrics, "settled_released"), 1) << metrics;
+  auto a = Post(rows, alice_, batch_a, "rows-a");
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(a.Header("idempotency-replayed"), "true");
+  EXPECT_NE(a.body.find("settled after the server restarted"), std::string::npos) << a.body;
+  auto b = Post(rows, alice_, batch_b, "rows-b");
+  EXPECT_EQ(b.status, 200) << b.body;
+  EXPECT_EQ(b.Header("idempotency-replayed"), "");
+  EXPECT_EQ(Post(rows, alice_, batch_b, "rows-b").Header("idempotency-replayed"), "true");
+  EXPECT_EQ(CountRows("d.t"), 5);
+}
+
 TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderReads) {
   ASSERT_EQ(Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT, writer BIGINT)")["results"].size(), 2u);
   constexpr int kWriters = 3;
