@@ -22,6 +22,7 @@
 #include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/common/ascii.h"
 #include "vigil/server/http_client.h"
 #include "vigil/storage/root.h"
 
@@ -355,6 +356,29 @@ TEST_F(ServeTest, SlowHeaderClientsAreCutOffWhileOthersAreServed) {
   stop = true;
   drip.join();
   EXPECT_GE(MetricValue(server_->url(), "vigil_http_connections_total{fate=\"timed_out\"}"), 8);
+}
+
+// 408, 503 and 500 answers before any effect are not kept: the same key runs the request again.
+TEST_F(ServeTest, AnswersThatProveNothingHappenedAreNotKept) {
+  for (const char* code : {"DEADLINE_EXCEEDED", "BUSY", "INTERNAL"}) {
+    server_->Stop(SIGTERM);
+    // The first keyed request fails with `code` right after its reservation.
+    server_ = std::make_unique<ServeProcess>(root_, 0, std::string("idempotency.after_reserve=error(") + code + ")@1");
+    ASSERT_GT(server_->port(), 0);
+    client_ = std::move(*server::HttpClient::Connect(server_->url()));
+    const std::string key = std::string("db-") + code;
+    const Json body = {{"name", "db_" + AsciiLowered(code)}};
+    auto failed = Post("/v1/databases", admin_, body, key);
+    EXPECT_EQ(failed.status, std::string(code) == "DEADLINE_EXCEEDED" ? 408
+                             : std::string(code) == "BUSY"            ? 503
+                                                                      : 500)
+        << failed.body;
+    EXPECT_EQ(Json::parse(failed.body)["code"], code);
+    auto retry = Post("/v1/databases", admin_, body, key);
+    EXPECT_EQ(retry.status, 201) << code << ": " << retry.body;
+    EXPECT_EQ(retry.Header("idempotency-replayed"), "");
+    EXPECT_EQ(IdempotencyCount(server_->url(), "not_stored"), 1) << code;
+  }
 }
 
 TEST_F(ServeTest, ADuplicateOfARequestStillRunningIs409) {
