@@ -73,7 +73,7 @@ TEST(ServeQuickstartTest, TheReadmeWalkThroughWorksForANewUser) {
       {"name", "emb_idx"},
       {"columns", {"emb"}},
       {"using", "ANN"},
-      {"properties", {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", 4}, {"num_sub_vectors", 2}}}};
+      {"properties", {{"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", 8}, {"num_sub_vectors", 2}}}};
   auto index =
       call("POST", "/v1/databases/shop/tables/items/indexes", bob, index_body.dump(), {{"Idempotency-Key", "index-1"}});
   ASSERT_EQ(index.status, 202) << index.body;
