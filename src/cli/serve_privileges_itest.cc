@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/serve_fixture.h"
+#include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/server/http_client.h"
@@ -128,6 +129,32 @@ TEST_F(ServePrivilegesTest, EveryRouteAnswersWhatTheRulesSayForEachRole) {
   EXPECT_EQ(Request("GET", job, show_, nullptr).status, 200);
   EXPECT_EQ(Request("POST", job + "/cancel", show_, nullptr).status, 403);
   EXPECT_EQ(Request("POST", job + "/resolve", show_, {{"action", "FORCE_RELEASE"}, {"comment", "x"}}).status, 403);
+  // A job on a table the caller may not see reads like a missing one, in every job route, and
+  // the live job listing never shows it.
+  auto hidden = Request("POST", "/v1/databases/hidden/tables/t/indexes", admin_,
+                        {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}});
+  ASSERT_EQ(hidden.status, 202) << hidden.body;
+  const std::string hidden_job = hidden.Header("location");
+  for (const auto& [method, suffix] :
+       {std::pair{"GET", ""}, std::pair{"GET", "/events"}, std::pair{"POST", "/wait"}, std::pair{"POST", "/cancel"}}) {
+    auto r = Request(method, hidden_job + suffix, alter_, nullptr);
+    EXPECT_EQ(r.status, 404) << method << " " << hidden_job << suffix << ": " << r.body;
+    // Word for word what a job that never existed answers, but for its number.
+    std::string missing = Request(method, "/v1/jobs/999999" + std::string(suffix), alter_, nullptr).body;
+    missing.replace(missing.find("999999"), 6, hidden_job.substr(hidden_job.rfind('/') + 1));
+    EXPECT_EQ(r.body, missing);
+  }
+  {
+    testing::TcpClient stream(static_cast<uint16_t>(server_->port()));
+    ASSERT_TRUE(stream.Send("GET /v1/jobs/stream HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + show_ + "\r\n\r\n"));
+    const std::string head = stream.ReadUntil("\n\n", 20'000);
+    const std::string page = stream.ReadUntil("}\n\n", 20'000);
+    const size_t data = page.find("data: ");
+    ASSERT_NE(data, std::string::npos) << page;
+    const Json listed = Json::parse(page.substr(data + 6, page.find('\n', data) - data - 6));
+    ASSERT_EQ(listed["jobs"].size(), 1u) << listed.dump();
+    EXPECT_EQ(listed["jobs"][0]["DatabaseName"], "d");
+  }
   // Waiting for a job takes what seeing it takes; building and dropping an index, ALTER on its
   // table; on a table the caller may not see, each reads like a missing index.
   const auto wait = [&](const std::string& job_path, const std::string& token) {

@@ -64,6 +64,20 @@ class TcpClient {
       out.append(buf, static_cast<size_t>(n));
     }
   }
+  // Everything read until `marker` arrives (included), the server closes, or `timeout_ms`
+  // passes without data.
+  std::string ReadUntil(std::string_view marker, int timeout_ms = 20'000) {
+    std::string out;
+    char buf[4096];
+    while (out.find(marker) == std::string::npos) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, timeout_ms) <= 0) return out;
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return out;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
   // Whether the server closed the connection (EOF or reset) within `timeout_ms`.
   bool ClosedByServer(int timeout_ms) {
     pollfd p{fd_, POLLIN, 0};
