@@ -54,10 +54,13 @@ Status RunDoctor(const Context& ctx) {
   } else {
     VIGIL_ASSIGN_OR_RETURN(std::string checksum, ConfigChecksum(root));
     const bool current = (*running)->config_checksum == checksum;
-    std::printf("supervisor pid %d: %s\n", static_cast<int>((*running)->process.pid),
-                current ? "uses the settings above"
-                        : "started with an older vigil.toml; the settings above take effect after "
-                          "`vigil supervise --restart`");
+    const bool server = (*running)->is_server();
+    std::printf(
+        "%s pid %d: %s%s\n", server ? "vigil serve" : "supervisor", static_cast<int>((*running)->process.pid),
+        current ? "uses the settings above" : "started with an older vigil.toml; the settings above take effect after ",
+        current  ? ""
+        : server ? "the server restarts"
+                 : "`vigil supervise --restart`");
   }
 
   std::printf("\n[lance]\n");

@@ -56,7 +56,7 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
       return Status::OK();
     }
     VIGIL_RETURN_IF_ERROR(lock.status());
-    VIGIL_RETURN_IF_ERROR(RecordRunningLeader(lock->fd(), opts.config_checksum));
+    VIGIL_RETURN_IF_ERROR(RecordRunningLeader(lock->fd(), opts.kind, opts.config_checksum));
     leader_lock.emplace(std::move(*lock));
   }
   jobs::LeaderOptions options;

@@ -22,12 +22,14 @@
 namespace vigil::cli {
 
 struct RootLeaderOptions {
-  std::string kind = "supervise";  // names the lease holder: "<kind>:<host>:<pid>:<random>"
-  int64_t idle_exit_ms = 0;        // 0: run until stopped
-  std::string config_checksum;     // of the vigil.toml `config` came from (ConfigChecksum)
-  std::string node_id;             // this node in the store's registry; empty: the host name
-  std::string node_address;        // where the node serves ("host:port"), shown by SHOW NODES
-  int64_t node_epoch = 0;          // > 0: the node registered itself with this epoch
+  // "supervise" or "serve": names the lease holder ("<kind>:<host>:<pid>:<random>") and is
+  // recorded in the leader lock (RunningLeader::kind).
+  std::string kind = "supervise";
+  int64_t idle_exit_ms = 0;     // 0: run until stopped
+  std::string config_checksum;  // of the vigil.toml `config` came from (ConfigChecksum)
+  std::string node_id;          // this node in the store's registry; empty: the host name
+  std::string node_address;     // where the node serves ("host:port"), shown by SHOW NODES
+  int64_t node_epoch = 0;       // > 0: the node registered itself with this epoch
   // Called once the leader exists (to make it stoppable), before it starts.
   std::function<void(jobs::Leader*)> on_started;
   // The attempts this process runs, shared with its node agent (null: no agent).

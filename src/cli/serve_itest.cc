@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli/serve_fixture.h"
+#include "testutil/run_command.h"
 #include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
@@ -186,6 +187,34 @@ TEST_F(ServeTest, AJobIsCancelledBeforeDispatchAndItsDetailTellsItsHistory) {
   EXPECT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(Json::parse(again.body)["message"], "index job " + job.substr(job.rfind('/') + 1) + " is CANCELLED");
   server_->Stop(SIGKILL);  // the dispatcher still sleeps
+}
+
+// `vigil serve` on a root whose leader is a background `vigil supervise` stops it first and
+// leads in its place; it is not itself stopped by `vigil supervise --stop` or a second server.
+TEST_F(ServeTest, ServeStopsARunningSupervisorAndLeadsInItsPlace) {
+  server_->Stop(SIGTERM);
+  const std::string vigil = "env -u VIGIL_ROOT " + std::string(VIGIL_CLI_BINARY) + " --root " + root_;
+  ASSERT_EQ(RunVigil("--root " + root_ + " supervise --idle-exit 0"), 0);
+  EXPECT_NE(testing::RunCommand(vigil + " doctor 2>&1").output.find("uses the settings above"), std::string::npos);
+  Start();
+  server::ClientResponse ready;
+  for (int i = 0; i < 100; ++i) {
+    ready = Call("GET", "/readyz", "");
+    if (ready.status == 200) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(Json::parse(ready.body)["checks"]["leader"], "ok") << ready.body;
+  const std::string doctor = testing::RunCommand(vigil + " doctor 2>&1").output;
+  EXPECT_NE(doctor.find("vigil serve pid "), std::string::npos) << doctor;
+  // Neither `vigil supervise --stop` nor a second server takes this one down: both are refused.
+  const testing::CommandResult stop = testing::RunCommand(vigil + " supervise --stop 2>&1");
+  EXPECT_NE(stop.exit_code, 0);
+  EXPECT_NE(stop.output.find("not a supervisor"), std::string::npos) << stop.output;
+  const testing::CommandResult second = testing::RunCommand(vigil + " serve --listen 127.0.0.1:0 2>&1");
+  EXPECT_NE(second.exit_code, 0);
+  EXPECT_NE(second.output.find("served already by `vigil serve`"), std::string::npos) << second.output;
+  EXPECT_EQ(Call("GET", "/healthz", "").status, 200);
+  EXPECT_EQ(Json::parse(Call("GET", "/readyz", "").body)["checks"]["leader"], "ok");
 }
 
 TEST_F(ServeTest, EveryOtherRouteNeedsAValidBearerTokenAndSaysNothingMore) {

@@ -63,9 +63,9 @@ Result<std::string> ConfigChecksum(const Root& root) {
   return ChecksumToHex(Checksum64(*bytes));
 }
 
-Status RecordRunningLeader(int lock_fd, const std::string& config_checksum) {
+Status RecordRunningLeader(int lock_fd, const std::string& kind, const std::string& config_checksum) {
   VIGIL_ASSIGN_OR_RETURN(ProcessIdentity me, IdentifyProcess(::getpid()));
-  const std::string record = FormatProcessIdentity(me) + " config " + config_checksum + "\n";
+  const std::string record = FormatProcessIdentity(me) + " kind " + kind + " config " + config_checksum + "\n";
   if (::ftruncate(lock_fd, 0) != 0) return Status::FromErrno(errno, "truncate leader lock");
   if (::pwrite(lock_fd, record.data(), record.size(), 0) != static_cast<ssize_t>(record.size())) {
     return Status::FromErrno(errno, "write leader lock");
@@ -89,12 +89,23 @@ Result<std::optional<RunningLeader>> FindRunningLeader(const Root& root) {
     leader.config_checksum = text.substr(at + 8);
     while (!leader.config_checksum.empty() && leader.config_checksum.back() == '\n') leader.config_checksum.pop_back();
   }
+  if (const size_t kind = text.find(" kind "); kind != std::string::npos) {
+    const size_t end = text.find_first_of(" \n", kind + 6);
+    leader.kind = text.substr(kind + 6, end == std::string::npos ? end : end - kind - 6);
+  }
+  if (leader.kind != "supervise" && leader.kind != "serve") {
+    return Status::Corruption(lock + " records a leader of unknown kind");
+  }
   return std::optional<RunningLeader>(std::move(leader));
 }
 
 Status StopLeader(const Root& root, int64_t timeout_ms) {
   VIGIL_ASSIGN_OR_RETURN(std::optional<RunningLeader> leader, FindRunningLeader(root));
   if (!leader) return Status::OK();
+  if (leader->is_server()) {
+    return Status::FailedPrecondition("the root's leader is `vigil serve` (pid " + std::to_string(leader->process.pid) +
+                                      "), not a supervisor: stop the server itself (SIGTERM) if that is meant");
+  }
   VIGIL_ASSIGN_OR_RETURN(bool signalled, SignalExactProcess(leader->process, SIGTERM));
   if (!signalled) {
     return Status::FailedPrecondition("the supervisor recorded in " + LeaderLockPath(root) +

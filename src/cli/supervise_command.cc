@@ -75,7 +75,9 @@ Status RunSupervise(const Context& ctx, const SuperviseOptions& opts) {
   if (opts.idle_exit_s < -1) return Status::InvalidArgument("--idle-exit must be >= 0 seconds");
   if (opts.stop || opts.restart) {
     VIGIL_ASSIGN_OR_RETURN(std::optional<RunningLeader> running, FindRunningLeader(root));
-    if (running) std::printf("stopping the supervisor (pid %d)...\n", static_cast<int>(running->process.pid));
+    if (running && !running->is_server()) {
+      std::printf("stopping the supervisor (pid %d)...\n", static_cast<int>(running->process.pid));
+    }
     VIGIL_RETURN_IF_ERROR(StopLeader(root, opts.stop_timeout_s * 1000));
     if (running) std::printf("supervisor stopped\n");
     if (opts.stop) {
