@@ -13,7 +13,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -51,12 +50,41 @@ class ServeTest : public ::testing::Test {
     ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
     Start();
   }
-  void Start() {
-    server_ = std::make_unique<ServeProcess>(root_);
+  // Starts the server at `port` (0: any) with `failpoints` armed.
+  void Start(int port = 0, const std::string& failpoints = "") {
+    server_ = std::make_unique<ServeProcess>(root_, port, failpoints);
     ASSERT_GT(server_->port(), 0) << "vigil serve did not report its port";
+    if (port > 0) {
+      ASSERT_EQ(server_->port(), port);
+    }
     auto c = server::HttpClient::Connect(server_->url());
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     client_ = std::move(*c);
+  }
+  // Stops the server and starts it again at the same port, with `failpoints` armed.
+  void Restart(const std::string& failpoints = "") {
+    const int port = server_->port();
+    server_->Stop(SIGTERM);
+    Start(port, failpoints);
+  }
+  // Restarts the server with `failpoint` armed and sends alice's keyed POST of `body` to
+  // `path`, which gets no answer (the server dies at the failpoint); SIGKILLs what is left.
+  void CutOff(const std::string& failpoint, const std::string& path, const Json& body, const std::string& key) {
+    Restart(failpoint);
+    auto r = client_->Call(
+        "POST", path,
+        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key}, {"Content-Type", "application/json"}},
+        body.dump());
+    EXPECT_FALSE(r.ok()) << "the server answered although it was to die: " << r->status << " " << r->body;
+    server_->Stop(SIGKILL);
+  }
+  // Waits until the reconciler has settled one stale reservation with each of `outcomes`, and
+  // no more.
+  void ExpectSettledOnce(const std::vector<std::string>& outcomes) {
+    for (const std::string& outcome : outcomes) {
+      EXPECT_TRUE(WaitForIdempotencyCount(server_->url(), outcome, 1)) << outcome;
+      EXPECT_EQ(IdempotencyCount(server_->url(), outcome), 1) << outcome;
+    }
   }
 
   server::ClientResponse Call(const std::string& method, const std::string& target, const std::string& token,
@@ -166,10 +194,7 @@ TEST_F(ServeTest, AJobIsCancelledBeforeDispatchAndItsDetailTellsItsHistory) {
   EXPECT_EQ(kinds, "ADMITTED DISPATCHED RESULT REFRESH_STARTED REFRESH_DONE ") << done["events"].dump();
 
   // The dispatcher waits 20 s before each dispatch: the next job stays PENDING meanwhile.
-  server_->Stop(SIGTERM);
-  server_ = std::make_unique<ServeProcess>(root_, 0, "runner.before_dispatch=delay(20000)");
-  ASSERT_GT(server_->port(), 0);
-  client_ = std::move(*server::HttpClient::Connect(server_->url()));
+  Restart("runner.before_dispatch=delay(20000)");
   auto pending = Post("/v1/databases/d/tables/t/indexes", alice_,
                       {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}}, "index-id");
   ASSERT_EQ(pending.status, 202) << pending.body;
@@ -390,11 +415,8 @@ TEST_F(ServeTest, SlowHeaderClientsAreCutOffWhileOthersAreServed) {
 // 408, 503 and 500 answers before any effect are not kept: the same key runs the request again.
 TEST_F(ServeTest, AnswersThatProveNothingHappenedAreNotKept) {
   for (const char* code : {"DEADLINE_EXCEEDED", "BUSY", "INTERNAL"}) {
-    server_->Stop(SIGTERM);
     // The first keyed request fails with `code` right after its reservation.
-    server_ = std::make_unique<ServeProcess>(root_, 0, std::string("idempotency.after_reserve=error(") + code + ")@1");
-    ASSERT_GT(server_->port(), 0);
-    client_ = std::move(*server::HttpClient::Connect(server_->url()));
+    Restart(std::string("idempotency.after_reserve=error(") + code + ")@1");
     const std::string key = std::string("db-") + code;
     const Json body = {{"name", "db_" + AsciiLowered(code)}};
     auto failed = Post("/v1/databases", admin_, body, key);
@@ -531,13 +553,6 @@ TEST_F(ServeTest, AVectorQueryAnswersWhatTheSameSqlSearchAnswers) {
   EXPECT_NE(param.body.find("cannot hold parameters"), std::string::npos) << param.body;
 }
 
-// The value of one idempotency outcome counter in the server's /metrics.
-int64_t IdempotencyCounter(const std::string& metrics, const std::string& outcome) {
-  const std::regex line("vigil_idempotency_requests_total\\{outcome=\"" + outcome + "\"\\} ([0-9]+)");
-  std::smatch m;
-  return std::regex_search(metrics, m, line) ? std::stoll(m[1].str()) : -1;
-}
-
 // An index request whose server was SIGKILLed after its job's admission committed (the
 // response never sent), and one killed right after its key was reserved: after a restart
 // the server's reconciler settles both from the job store on its own, finishing the first
@@ -551,42 +566,13 @@ TEST_F(ServeTest, IndexRequestsCutOffBySigkillAreSettledFromTheJobStore) {
             3u);
   const Json create_id = {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}};
   const Json create_tag = {{"name", "tag_idx"}, {"columns", {"tag"}}, {"using", "BITMAP"}};
-  const int port = server_->port();
-  const auto cut_off = [&](const std::string& failpoint, const Json& body, const std::string& key,
-                           const std::string& path = "/v1/databases/d/tables/t/indexes") {
-    server_->Stop(SIGTERM);
-    server_ = std::make_unique<ServeProcess>(root_, port, failpoint);
-    ASSERT_EQ(server_->port(), port);
-    auto c = server::HttpClient::Connect(server_->url());
-    ASSERT_TRUE(c.ok());
-    auto r = (*c)->Call(
-        "POST", path,
-        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key}, {"Content-Type", "application/json"}},
-        body.dump());
-    EXPECT_FALSE(r.ok()) << "the server answered although it was to die: " << r->status << " " << r->body;
-    server_->Stop(SIGKILL);
-  };
-  cut_off("admission.after_commit=kill", create_id, "index-1");
-  cut_off("idempotency.after_reserve=kill", create_tag, "index-2");
-  cut_off("idempotency.after_reserve=kill", {{"name", "e"}}, "db-1", "/v1/databases");
-  server_ = std::make_unique<ServeProcess>(root_, port);
-  ASSERT_EQ(server_->port(), port);
-  auto c = server::HttpClient::Connect(server_->url());
-  ASSERT_TRUE(c.ok());
-  client_ = std::move(*c);
-  // No retry yet: the reconciler settles both once their reservations are stale.
-  std::string metrics;
-  for (int i = 0; i < 4 * (kStaleSeconds + 20); ++i) {
-    metrics = Call("GET", "/metrics", "").body;
-    if (IdempotencyCounter(metrics, "settled_found") >= 1 && IdempotencyCounter(metrics, "settled_released") >= 1 &&
-        IdempotencyCounter(metrics, "settled_unknown") >= 1) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  EXPECT_EQ(IdempotencyCounter(metrics, "settled_found"), 1) << metrics;
-  EXPECT_EQ(IdempotencyCounter(metrics, "settled_released"), 1) << metrics;
-  EXPECT_EQ(IdempotencyCounter(metrics, "settled_unknown"), 1) << metrics;
+  const std::string indexes = "/v1/databases/d/tables/t/indexes";
+  CutOff("admission.after_commit=kill", indexes, create_id, "index-1");
+  CutOff("idempotency.after_reserve=kill", indexes, create_tag, "index-2");
+  CutOff("idempotency.after_reserve=kill", "/v1/databases", {{"name", "e"}}, "db-1");
+  Restart();
+  // No retry yet: the reconciler settles each once its reservation is stale.
+  ExpectSettledOnce({"settled_found", "settled_released", "settled_unknown"});
   // The database request's retry gets the same stable answer, and nothing runs again.
   for (int i = 0; i < 2; ++i) {
     auto db = Post("/v1/databases", alice_, {{"name", "e"}}, "db-1");
@@ -624,36 +610,11 @@ TEST_F(ServeTest, AppendsCutOffBySigkillAreSettledFromTheTablesHistory) {
   const Json batch_a = {{"rows", Json::array({{{"id", 1}}, {{"id", 2}}, {{"id", 3}}})}};
   const Json batch_b = {{"rows", Json::array({{{"id", 4}}, {{"id", 5}}})}};
   const std::string rows = "/v1/databases/d/tables/t/rows";
-  const int port = server_->port();
-  const auto cut_off = [&](const std::string& failpoint, const Json& body, const std::string& key) {
-    server_->Stop(SIGTERM);
-    server_ = std::make_unique<ServeProcess>(root_, port, failpoint);
-    ASSERT_EQ(server_->port(), port);
-    auto c = server::HttpClient::Connect(server_->url());
-    ASSERT_TRUE(c.ok());
-    auto r = (*c)->Call(
-        "POST", rows,
-        {{"Authorization", "Bearer " + alice_}, {"Idempotency-Key", key}, {"Content-Type", "application/json"}},
-        body.dump());
-    EXPECT_FALSE(r.ok()) << "the server answered although it was to die: " << r->status << " " << r->body;
-    server_->Stop(SIGKILL);
-  };
-  cut_off("commit.after_dir_sync=kill", batch_a, "rows-a");
-  cut_off("commit.after_fragments=kill", batch_b, "rows-b");
-  server_ = std::make_unique<ServeProcess>(root_, port);
-  ASSERT_EQ(server_->port(), port);
-  client_ = std::move(*server::HttpClient::Connect(server_->url()));
+  CutOff("commit.after_dir_sync=kill", rows, batch_a, "rows-a");
+  CutOff("commit.after_fragments=kill", rows, batch_b, "rows-b");
+  Restart();
   EXPECT_EQ(CountRows("d.t"), 3);  // a committed, b did not
-  std::string metrics;
-  for (int i = 0; i < 4 * (kStaleSeconds + 20); ++i) {
-    metrics = Call("GET", "/metrics", "").body;
-    if (IdempotencyCounter(metrics, "settled_found") >= 1 && IdempotencyCounter(metrics, "settled_released") >= 1) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  EXPECT_EQ(IdempotencyCounter(metrics, "settled_found"), 1) << metrics;
-  EXPECT_EQ(IdempotencyCounter(metrics, "settled_released"), 1) << metrics;
+  ExpectSettledOnce({"settled_found", "settled_released"});
   auto a = Post(rows, alice_, batch_a, "rows-a");
   EXPECT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(a.Header("idempotency-replayed"), "true");

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -65,13 +66,16 @@ class TcpClient {
     }
   }
   // Everything read until `marker` arrives (included), the server closes, or `timeout_ms`
-  // passes without data.
+  // passes in all.
   std::string ReadUntil(std::string_view marker, int timeout_ms = 20'000) {
     std::string out;
     char buf[4096];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (out.find(marker) == std::string::npos) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, timeout_ms) <= 0) return out;
+      if (left <= 0 || ::poll(&p, 1, static_cast<int>(left)) <= 0) return out;
       const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
       if (n <= 0) return out;
       out.append(buf, static_cast<size_t>(n));
