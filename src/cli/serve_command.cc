@@ -1,12 +1,16 @@
 // `vigil serve`: the HTTP API of a root (server/api_server.h) and, beside it,
 // the root's job leader (a running `vigil supervise` is stopped first, so that
-// the server leads; a root another `vigil serve` leads is refused) and the node agent, which runs the attempts a leader
-// assigns to this node (up to jobs.concurrency_per_node, the capacity it registers). With a shared [meta] url several
-// nodes serve one root: one leads, assigning attempts over the live nodes, and the others stand by until its lease
-// lapses. A node drained in the store (DRAIN NODE, --drain) lets its leader finish its running attempts and hand the
-// lease back, and leads nothing until RESUME NODE; it reads the mark with its heartbeat, every third of the lease. Runs
-// in the foreground until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish for up to --grace
-// seconds, and stops the leader, which lets running builds finish and records them.
+// the server leads; a root another `vigil serve` leads is refused) and the node
+// agent, which runs the attempts a leader assigns to this node (up to
+// jobs.concurrency_per_node, the capacity it registers). With a shared [meta]
+// url several nodes serve one root: one leads, assigning attempts over the live
+// nodes, and the others stand by until its lease lapses. A node drained in the
+// store (DRAIN NODE, --drain) lets its leader finish its running attempts and
+// hand the lease back, and leads nothing until RESUME NODE; it reads the mark
+// with its heartbeat, every third of the lease. Runs in the foreground
+// until SIGTERM or SIGINT, then stops accepting, lets requests in flight finish
+// for up to --grace seconds, and stops the leader, which lets running builds
+// finish and records them.
 #include <signal.h>
 #include <unistd.h>
 
