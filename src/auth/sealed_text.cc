@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <memory>
-#include <optional>
 
 #include "vigil/common/hex.h"
 
@@ -53,25 +52,9 @@ Status NotSealed() {
       "server secret");
 }
 
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-// The bytes of lower-case hex `hex`; nullopt when it is not.
-std::optional<std::string> FromLowerHex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return std::nullopt;
-  std::string out(hex.size() / 2, '\0');
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int hi = HexDigit(hex[2 * i]), lo = HexDigit(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out[i] = static_cast<char>(hi * 16 + lo);
-  }
-  return out;
-}
-
 }  // namespace
+
+size_t SealedTextSize(size_t text_bytes) { return kVersion.size() + 2 * (kNonceBytes + text_bytes + kTagBytes); }
 
 Result<std::string> SealText(const ServerSecret& secret, std::string_view context, std::string_view text) {
   if (!secret.is_set()) return Status::InvalidArgument("sealing a text needs the server secret");
@@ -96,7 +79,7 @@ Result<std::string> SealText(const ServerSecret& secret, std::string_view contex
 Result<std::string> OpenSealedText(const ServerSecret& secret, std::string_view context, std::string_view sealed) {
   if (!secret.is_set()) return Status::InvalidArgument("opening a sealed text needs the server secret");
   if (sealed.substr(0, kVersion.size()) != kVersion) return NotSealed();
-  std::optional<std::string> raw = FromLowerHex(sealed.substr(kVersion.size()));
+  std::optional<std::string> raw = ParseHex(sealed.substr(kVersion.size()));
   if (!raw || raw->size() < kNonceBytes + kTagBytes) return NotSealed();
   const SealKey key(secret);
   const auto* nonce = Bytes(*raw);

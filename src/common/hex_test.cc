@@ -44,5 +44,17 @@ TEST(HexTest, AppendsAfterWhatIsThere) {
   EXPECT_EQ(out, "x'007fff");
 }
 
+TEST(HexTest, ParsesWhatItWritesInEitherCaseAndNothingElse) {
+  const std::string bytes("\x00\x7f\xff\x10", 4);
+  EXPECT_EQ(ParseHex(LowerHex(bytes)), bytes);
+  EXPECT_EQ(ParseHex("007FfF10"), bytes);
+  EXPECT_EQ(ParseHex(""), std::string());
+  for (const char* bad : {"0", "0g", "zz", "00 1", "-1"}) EXPECT_FALSE(ParseHex(bad).has_value()) << bad;
+  EXPECT_EQ(HexDigitValue('9'), 9);
+  EXPECT_EQ(HexDigitValue('b'), 11);
+  EXPECT_EQ(HexDigitValue('F'), 15);
+  EXPECT_EQ(HexDigitValue('g'), -1);
+}
+
 }  // namespace
 }  // namespace vigil

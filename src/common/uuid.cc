@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "vigil/common/hex.h"
+
 namespace vigil {
 
 Uuid Uuid::Generate() {
@@ -22,15 +24,6 @@ Uuid Uuid::Generate() {
   return Uuid(b);
 }
 
-namespace {
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-}  // namespace
-
 Result<Uuid> Uuid::Parse(std::string_view text) {
   if (text.size() != 36) {
     return Status::InvalidArgument("UUID must have 36 characters, got " + std::to_string(text.size()));
@@ -43,8 +36,8 @@ Result<Uuid> Uuid::Parse(std::string_view text) {
       ++i;
       continue;
     }
-    int hi = HexValue(text[i]);
-    int lo = i + 1 < text.size() ? HexValue(text[i + 1]) : -1;
+    int hi = HexDigitValue(text[i]);
+    int lo = i + 1 < text.size() ? HexDigitValue(text[i + 1]) : -1;
     if (hi < 0 || lo < 0) {
       return Status::InvalidArgument("UUID has a non-hex character near position " + std::to_string(i));
     }

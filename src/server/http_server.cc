@@ -19,6 +19,7 @@
 
 #include "server/connection.h"
 #include "vigil/common/env.h"
+#include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/mutex.h"
 
@@ -58,12 +59,6 @@ std::optional<std::string> HttpRequest::Query(std::string_view name) const {
 }
 
 Result<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
@@ -74,7 +69,7 @@ Result<std::string> PercentDecode(std::string_view text, bool plus_is_space) {
       if (i + 2 >= text.size()) {
         return Status::InvalidArgument("malformed percent escape in '" + std::string(text.substr(0, 200)) + "'");
       }
-      const int hi = hex(text[i + 1]), lo = hex(text[i + 2]);
+      const int hi = HexDigitValue(text[i + 1]), lo = HexDigitValue(text[i + 2]);
       if (hi < 0 || lo < 0) {
         return Status::InvalidArgument("malformed percent escape in '" + std::string(text.substr(0, 200)) + "'");
       }

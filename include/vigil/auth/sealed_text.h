@@ -7,6 +7,7 @@
 // Thread safety: pure functions; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,7 +16,7 @@
 
 namespace vigil::auth {
 
-// "v1:" and lower-case hex of nonce, ciphertext and tag: 3 + 2 * (28 + text.size()) characters.
+// "v1:" and lower-case hex of nonce, ciphertext and tag (SealedTextSize(text.size()) characters).
 Result<std::string> SealText(const ServerSecret& secret, std::string_view context, std::string_view text);
 
 // The text `sealed` holds. Corruption when it is malformed, was sealed under another secret or
@@ -23,6 +24,6 @@ Result<std::string> SealText(const ServerSecret& secret, std::string_view contex
 Result<std::string> OpenSealedText(const ServerSecret& secret, std::string_view context, std::string_view sealed);
 
 // The length of SealText's answer for a text of `text_bytes`.
-constexpr size_t SealedTextSize(size_t text_bytes) { return 3 + 2 * (12 + text_bytes + 16); }
+size_t SealedTextSize(size_t text_bytes);
 
 }  // namespace vigil::auth

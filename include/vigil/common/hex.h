@@ -1,8 +1,9 @@
-// Lower-case hexadecimal text of bytes: the one encoder for blobs shown as
-// text, digests and fingerprints. Pure functions; thread-safe.
+// Hexadecimal text of bytes: the one encoder (lower-case) for blobs shown as
+// text, digests and fingerprints, and the one decoder. Pure functions; thread-safe.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,5 +17,11 @@ inline std::string LowerHex(std::string_view bytes) {
   AppendLowerHex(out, bytes);
   return out;
 }
+
+// The value of the hex digit `c` (either case); -1 when it is not one.
+int HexDigitValue(char c);
+
+// The bytes `hex` spells, two digits (either case) per byte; nullopt when it is not that.
+std::optional<std::string> ParseHex(std::string_view hex);
 
 }  // namespace vigil
