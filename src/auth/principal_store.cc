@@ -21,6 +21,8 @@ using meta::Row;
 
 // Token ids drawn before giving up on finding a free one (64 random bits: never needed twice).
 constexpr int kTokenIdAttempts = 4;
+// A user incarnation: 8 random bytes, 16 hex digits.
+constexpr size_t kIncarnationBytes = 8;
 // "catalog.db.table" with three identifiers of at most 64 characters.
 constexpr size_t kMaxGrantObjectLength = 3 * kMaxIdentifierLength + 2;
 
@@ -64,6 +66,7 @@ Result<UserInfo> ParseUser(const Row& row) {
   VIGIL_ASSIGN_OR_RETURN(u.disabled, Flag(row, 3));
   VIGIL_ASSIGN_OR_RETURN(u.created_at_ms, row.Int(4));
   VIGIL_ASSIGN_OR_RETURN(u.updated_at_ms, row.Int(5));
+  VIGIL_ASSIGN_OR_RETURN(u.incarnation, row.Text(6));
   return u;
 }
 
@@ -147,7 +150,9 @@ class SqlPrincipalStore final : public PrincipalStore {
     std::optional<IssuedToken> issued;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(RequireRealm(conn, realm, false));
-      VIGIL_ASSIGN_OR_RETURN(auto row, conn.QueryOptional(sql::kInsertUser, {realm, name, admin ? 1 : 0, now}));
+      VIGIL_ASSIGN_OR_RETURN(std::string incarnation, internal::RandomHex(kIncarnationBytes));
+      VIGIL_ASSIGN_OR_RETURN(auto row,
+                             conn.QueryOptional(sql::kInsertUser, {realm, name, admin ? 1 : 0, now, incarnation}));
       if (!row) return Status::AlreadyExists("user " + Quoted(name) + " already exists in realm " + Quoted(realm));
       VIGIL_ASSIGN_OR_RETURN(issued, IssueToken(conn, realm, name, now));
       return Status::OK();
@@ -362,6 +367,7 @@ class SqlPrincipalStore final : public PrincipalStore {
     VIGIL_ASSIGN_OR_RETURN(bool is_admin, Flag(*row, 6));
     VIGIL_ASSIGN_OR_RETURN(bool disabled, Flag(*row, 7));
     if (revoked_at || disabled) return AuthenticationFailed();
+    VIGIL_ASSIGN_OR_RETURN(out.incarnation, row->Text(8));
 
     VIGIL_ASSIGN_OR_RETURN(std::vector<Row> grant_rows, conn.Query(sql::kUserGrants, {out.realm, user}));
     VIGIL_RETURN_IF_ERROR(txn.Commit());
@@ -394,7 +400,8 @@ class SqlPrincipalStore final : public PrincipalStore {
       }
       VIGIL_ASSIGN_OR_RETURN(auto existing, LockUserIfAny(conn, realm, name));
       if (!existing) {
-        VIGIL_ASSIGN_OR_RETURN(auto row, conn.QueryOptional(sql::kInsertUser, {realm, name, 1, now}));
+        VIGIL_ASSIGN_OR_RETURN(std::string incarnation, internal::RandomHex(kIncarnationBytes));
+        VIGIL_ASSIGN_OR_RETURN(auto row, conn.QueryOptional(sql::kInsertUser, {realm, name, 1, now, incarnation}));
         if (!row) return Status::Internal("user " + Quoted(name) + " appeared under a lock");
         VIGIL_ASSIGN_OR_RETURN(issued, IssueToken(conn, realm, name, now));
         return Status::OK();

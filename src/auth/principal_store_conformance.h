@@ -120,7 +120,7 @@ TEST_P(PrincipalStoreConformanceTest, CreateUserReturnsATokenThatAuthenticatesAs
   auto user = store_->GetUser("default", "ALICE");
   ASSERT_TRUE(user.ok());
   ASSERT_TRUE(user->has_value());
-  EXPECT_EQ(**user, (UserInfo{"default", "alice", false, false, kT0, kT0}));
+  EXPECT_EQ(**user, (UserInfo{"default", "alice", false, false, kT0, kT0, who.incarnation}));
 }
 
 TEST_P(PrincipalStoreConformanceTest, NamesAreCaseInsensitiveIdentifiers) {
@@ -309,6 +309,30 @@ TEST_P(PrincipalStoreConformanceTest, DropUserTakesItsTokensAndGrants) {
   auto again = store_->DropUser("default", "nobody");
   EXPECT_EQ(again.code(), StatusCode::kNotFound);
   EXPECT_EQ(again.message(), "user 'nobody' does not exist in realm 'default'");
+}
+
+// Each user created is a new incarnation, told apart from any user the name had before.
+TEST_P(PrincipalStoreConformanceTest, EachCreatedUserIsANewIncarnation) {
+  IssuedToken first = MustCreate("alice");
+  const std::string incarnation = MustAuthenticate(first.token).incarnation;
+  EXPECT_EQ(incarnation.size(), 16u);
+  EXPECT_EQ(incarnation.find_first_not_of("0123456789abcdef"), std::string::npos) << incarnation;
+  EXPECT_EQ(store_->GetUser("default", "alice")->value().incarnation, incarnation);
+  // Rotating the token, granting and disabling keep the incarnation.
+  auto rotated = store_->RotateToken("default", "alice");
+  ASSERT_TRUE(rotated.ok()) << rotated.status().ToString();
+  ASSERT_TRUE(store_->Grant("default", "alice", Privilege::kShow, "*").ok());
+  EXPECT_EQ(MustAuthenticate(rotated->token).incarnation, incarnation);
+
+  ASSERT_TRUE(store_->DropUser("default", "alice").ok());
+  IssuedToken second = MustCreate("alice");
+  const std::string next = MustAuthenticate(second.token).incarnation;
+  EXPECT_EQ(next.size(), 16u);
+  EXPECT_NE(next, incarnation);
+  EXPECT_NE(MustAuthenticate(MustCreate("bob").token).incarnation, next);
+  auto admin = store_->Bootstrap("default");
+  ASSERT_TRUE(admin.ok()) << admin.status().ToString();
+  EXPECT_EQ(MustAuthenticate(admin->token).incarnation.size(), 16u);
 }
 
 TEST_P(PrincipalStoreConformanceTest, DisabledUsersDoNotAuthenticate) {

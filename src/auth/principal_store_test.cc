@@ -209,6 +209,49 @@ TEST(SchemaTest, EachBackendHasNumberedMigrationsWithTheKeysTheStoreNeeds) {
 TEST(SchemaTest, ReleasedMigrationsAreUnchanged) {
   EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kSqlite)[0].sql), "5519b242795240fd");
   EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(meta::Dialect::kPostgres)[0].sql), "dcc6e14380626b39");
+  for (meta::Dialect d : {meta::Dialect::kSqlite, meta::Dialect::kPostgres}) {
+    EXPECT_EQ(meta::MigrationChecksum(SchemaMigrations(d)[1].sql), "2da1c4b3612aabe4");
+  }
+}
+
+// A database made by schema version 1 opens at version 2: its users keep working and have the
+// empty incarnation (the server's idempotency realms of those users are unchanged).
+TEST(StoreOpenTest, UsersOfSchemaVersionOneKeepAnEmptyIncarnation) {
+  testing::SqliteTestEnv env;
+  PrincipalStoreOptions opts;
+  opts.uri = env.uri();
+  opts.secret = *ServerSecret::Generate();
+  {
+    auto db = meta::Database::Open(env.uri());
+    ASSERT_TRUE(db.ok());
+    const std::vector<meta::Migration> v1 = {SchemaMigrations(meta::Dialect::kSqlite)[0]};
+    ASSERT_TRUE(meta::ApplyMigrations(**db, kSchemaComponent, v1, 1).ok());
+    ASSERT_TRUE((*db)
+                    ->Write([](meta::Connection& c) -> Status {
+                      VIGIL_RETURN_IF_ERROR(
+                          c.Execute("INSERT INTO auth_realms (realm, created_at) VALUES ('default', 1)").status());
+                      return c
+                          .Execute(
+                              "INSERT INTO auth_users (realm, user_name, is_admin, disabled, created_at, updated_at)"
+                              " VALUES ('default', 'old', 0, 0, 1, 1)")
+                          .status();
+                    })
+                    .ok());
+  }
+  auto store = PrincipalStore::Open(opts);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto old = (*store)->GetUser("default", "old");
+  ASSERT_TRUE(old.ok() && old->has_value()) << old.status().ToString();
+  EXPECT_EQ((*old)->incarnation, "");
+  auto token = (*store)->RotateToken("default", "old");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  auto who = (*store)->Authenticate(token->token);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(who->principal.name, "old");
+  EXPECT_EQ(who->incarnation, "");
+  auto applied = meta::ListAppliedMigrations((*store)->database(), kSchemaComponent);
+  ASSERT_TRUE(applied.ok());
+  EXPECT_EQ(applied->size(), 2u);
 }
 
 TEST(StoreOpenTest, EditedReleasedMigrationIsDetectedAtOpen) {

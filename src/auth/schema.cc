@@ -83,14 +83,21 @@ CREATE TABLE auth_grants (
 CREATE INDEX idx_auth_grants_object ON auth_grants (realm, user_name, object, privilege);
 )sql";
 
+// Both backends, version 2: each user gets an incarnation, drawn when it is created, so a user
+// dropped and created again under its name is told apart from the old one (the server keeps
+// idempotency keys per incarnation). Users of version 1 keep '' as theirs.
+constexpr std::string_view kV2 = "ALTER TABLE auth_users ADD COLUMN incarnation TEXT NOT NULL DEFAULT ''";
+
 }  // namespace
 
 const std::vector<meta::Migration>& SchemaMigrations(meta::Dialect dialect) {
   static const std::vector<meta::Migration> kSqlite = {
       {1, "create auth_realms, auth_users, auth_tokens, auth_grants", kSqliteV1},
+      {2, "add auth_users.incarnation", kV2},
   };
   static const std::vector<meta::Migration> kPostgres = {
       {1, "create auth_realms, auth_users, auth_tokens, auth_grants", kPostgresV1},
+      {2, "add auth_users.incarnation", kV2},
   };
   return dialect == meta::Dialect::kSqlite ? kSqlite : kPostgres;
 }

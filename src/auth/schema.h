@@ -23,7 +23,7 @@ constexpr std::string_view kAuthTables[] = {"auth_realms", "auth_users", "auth_t
 
 namespace sql {
 
-#define VIGIL_AUTH_USER_COLUMNS "realm, user_name, is_admin, disabled, created_at, updated_at"
+#define VIGIL_AUTH_USER_COLUMNS "realm, user_name, is_admin, disabled, created_at, updated_at, incarnation"
 #define VIGIL_AUTH_GRANT_COLUMNS "realm, user_name, privilege, object, created_at"
 #define VIGIL_AUTH_TOKEN_COLUMNS "token_id, realm, user_name, key_id, created_at, last_used_at, revoked_at"
 
@@ -38,10 +38,10 @@ constexpr std::string_view kListRealms = "SELECT realm FROM auth_realms ORDER BY
 // $1 realm. Suffixed with the dialect's lock_rows inside write transactions.
 constexpr std::string_view kSelectRealm = "SELECT realm FROM auth_realms WHERE realm = $1";
 
-// $1 realm, $2 user, $3 is_admin, $4 now. No row when the user exists.
+// $1 realm, $2 user, $3 is_admin, $4 now, $5 incarnation. No row when the user exists.
 constexpr std::string_view kInsertUser =
-    "INSERT INTO auth_users (realm, user_name, is_admin, disabled, created_at, updated_at)"
-    " VALUES ($1, $2, $3, 0, $4, $4) ON CONFLICT (realm, user_name) DO NOTHING RETURNING user_name";
+    "INSERT INTO auth_users (realm, user_name, is_admin, disabled, created_at, updated_at, incarnation)"
+    " VALUES ($1, $2, $3, 0, $4, $4, $5) ON CONFLICT (realm, user_name) DO NOTHING RETURNING user_name";
 // $1 realm, $2 user. Suffixed with lock_rows inside write transactions.
 constexpr std::string_view kSelectUser =
     "SELECT " VIGIL_AUTH_USER_COLUMNS " FROM auth_users WHERE realm = $1 AND user_name = $2";
@@ -89,7 +89,7 @@ constexpr std::string_view kListTokens = "SELECT " VIGIL_AUTH_TOKEN_COLUMNS
 // $1 token_id. The token with what authentication needs of its user.
 constexpr std::string_view kLookupToken =
     "SELECT t.realm, t.user_name, t.secret_hmac, t.key_id, t.revoked_at, t.last_used_at,"
-    " u.is_admin, u.disabled"
+    " u.is_admin, u.disabled, u.incarnation"
     " FROM auth_tokens t JOIN auth_users u ON u.realm = t.realm AND u.user_name = t.user_name"
     " WHERE t.token_id = $1";
 // $1 token_id, $2 now, $3 written only when last_used_at is NULL or before this.

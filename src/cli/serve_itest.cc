@@ -354,9 +354,9 @@ TEST_F(ServeTest, AnIdempotencyKeyRunsARequestOnceAndReplaysIt) {
   EXPECT_NE(metrics.body.find("vigil_idempotency_requests_total{outcome=\"mismatch\"} 1"), std::string::npos);
 }
 
-// Keys are per user. A dropped user's requests can be replayed to nobody: the server's next
-// pass forgets them, so a user created again under the name starts with no keys, while every
-// other user's records stay until they expire.
+// Keys are per user incarnation. A user dropped and created again under its name never meets
+// the old user's keys, even before the server's next pass forgets them; that pass deletes the
+// dropped user's records, while every other user's stay until they expire.
 TEST_F(ServeTest, ADroppedUsersKeysAreForgottenAndTheNameStartsAfresh) {
   const Json id = Json::array({{{"name", "id"}, {"type", "BIGINT"}}});
   const Json table_b = {{"name", "from_bob"}, {"columns", id}};
@@ -366,20 +366,25 @@ TEST_F(ServeTest, ADroppedUsersKeysAreForgottenAndTheNameStartsAfresh) {
           .get<std::string>();
   EXPECT_EQ(Post("/v1/databases/d/tables", bob, table_b, "nightly").status, 201);
   EXPECT_EQ(Post("/v1/databases/d/tables", alice_, table_a, "nightly").status, 201);
-  Sql(admin_, "DROP USER bob");
-  // The first pass comes ~11 s after the start; bob's one record goes, alice's is young.
-  ASSERT_TRUE(WaitForMetric(server_->url(), "vigil_idempotency_records_purged_total", 1));
-  EXPECT_EQ(MetricValue(server_->url(), "vigil_idempotency_records_purged_total"), 1);
+  bob = Sql(admin_, "DROP USER bob; CREATE USER bob; GRANT ALTER ON d.* TO bob")["results"][1]["rows"][0][1]
+            .get<std::string>();
 
   auto replayed = [](const server::ClientResponse& r) { return r.Header("idempotency-replayed") == "true"; };
-  auto again_alice = Post("/v1/databases/d/tables", alice_, table_a, "nightly");
-  EXPECT_EQ(again_alice.status, 201);
-  EXPECT_TRUE(replayed(again_alice)) << "a live user's record went with the dropped user's";
-  bob = Sql(admin_, "CREATE USER bob; GRANT ALTER ON d.* TO bob")["results"][0]["rows"][0][1].get<std::string>();
   auto again_bob = Post("/v1/databases/d/tables", bob, table_b, "nightly");
   EXPECT_FALSE(replayed(again_bob)) << "the new bob got the dropped bob's answer: " << again_bob.body;
   EXPECT_EQ(again_bob.status, 409) << again_bob.body;  // ran afresh: the table exists
   EXPECT_NE(again_bob.body.find("ALREADY_EXISTS"), std::string::npos) << again_bob.body;
+
+  // The first pass comes ~11 s after the start: the dropped bob's one record goes; alice's and
+  // the new bob's are young.
+  ASSERT_TRUE(WaitForMetric(server_->url(), "vigil_idempotency_records_purged_total", 1));
+  EXPECT_EQ(MetricValue(server_->url(), "vigil_idempotency_records_purged_total"), 1);
+  auto again_alice = Post("/v1/databases/d/tables", alice_, table_a, "nightly");
+  EXPECT_EQ(again_alice.status, 201);
+  EXPECT_TRUE(replayed(again_alice)) << "a live user's record went with the dropped user's";
+  auto new_bob_again = Post("/v1/databases/d/tables", bob, table_b, "nightly");
+  EXPECT_EQ(new_bob_again.status, 409);
+  EXPECT_TRUE(replayed(new_bob_again)) << "the new bob's own record went with the dropped bob's";
 }
 
 // Clients that send one header line a second never finish a header: the server cuts each off

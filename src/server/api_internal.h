@@ -161,7 +161,7 @@ class ApiServer::Impl {
   // One purge pass over every realm of the idempotency store: its expired finished records,
   // or all its finished records when its user was dropped; how many went.
   Result<int64_t> PurgeExpiredKeys();
-  // Whether the user of an idempotency realm (UserKeyRealm) no longer exists.
+  // Whether the user incarnation of an idempotency realm (UserKeyRealm) no longer exists.
   Result<bool> KeyRealmUserGone(const std::string& key_realm);
   // Settles the reservations of every realm of the idempotency store whose server died
   // (IdempotencyGate::SettleStale, by the route each record names); how many were settled.

@@ -261,8 +261,9 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   }
   std::string query;
   for (const auto& [k, v] : req.query) query += k + "=" + v + "&";
-  IdempotentRequest ireq{UserKeyRealm(caller.realm, caller.principal.name), **key, spec.method + " " + spec.pattern,
-                         req.path, RequestFingerprint(req.method, req.path, query, digest_input)};
+  IdempotentRequest ireq{UserKeyRealm({caller.realm, caller.principal.name, caller.incarnation}), **key,
+                         spec.method + " " + spec.pattern, req.path,
+                         RequestFingerprint(req.method, req.path, query, digest_input)};
   // Settling takes over a stale reservation of another server: only the leader does, so that
   // two servers never settle one key at once. An owner that only stalled and resumes cannot add
   // its effect afterwards (the effect's transaction confirms the reservation).
@@ -395,10 +396,10 @@ Result<int64_t> SumOverKeyRealms(idempotency::IdempotencyStore& store,
 }  // namespace
 
 Result<bool> ApiServer::Impl::KeyRealmUserGone(const std::string& key_realm) {
-  const auto user = ParseUserKeyRealm(key_realm);
-  if (!user) return false;
-  VIGIL_ASSIGN_OR_RETURN(std::optional<auth::UserInfo> info, principals_->GetUser(user->first, user->second));
-  return !info.has_value();
+  const std::optional<KeyRealmOwner> owner = ParseUserKeyRealm(key_realm);
+  if (!owner) return false;
+  VIGIL_ASSIGN_OR_RETURN(std::optional<auth::UserInfo> info, principals_->GetUser(owner->realm, owner->user));
+  return !info.has_value() || info->incarnation != owner->incarnation;
 }
 
 Result<int64_t> ApiServer::Impl::PurgeExpiredKeys() {

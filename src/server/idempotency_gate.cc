@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
 
 #include "vigil/auth/sealed_text.h"
 #include "vigil/common/ascii.h"
@@ -200,17 +201,27 @@ IdempotencyGate::IdempotencyGate(idempotency::IdempotencyStore* store, Metrics* 
       heartbeat_ms_(heartbeat_ms),
       env_(env) {}
 
-std::string UserKeyRealm(std::string_view realm, std::string_view user) {
-  return std::string(realm) + ":" + std::string(user);
+std::string UserKeyRealm(const KeyRealmOwner& owner) {
+  std::string out = owner.realm;
+  out.append(":").append(owner.user);
+  if (!owner.incarnation.empty()) out.append(":").append(owner.incarnation);
+  return out;
 }
 
-std::optional<std::pair<std::string, std::string>> ParseUserKeyRealm(std::string_view key_realm) {
-  const size_t colon = key_realm.find(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == key_realm.size() ||
-      key_realm.find(':', colon + 1) != std::string_view::npos) {
-    return std::nullopt;
+std::optional<KeyRealmOwner> ParseUserKeyRealm(std::string_view key_realm) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t colon = key_realm.find(':', start);
+    parts.push_back(key_realm.substr(start, colon == std::string_view::npos ? colon : colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
   }
-  return std::pair{std::string(key_realm.substr(0, colon)), std::string(key_realm.substr(colon + 1))};
+  if (parts.size() < 2 || parts.size() > 3) return std::nullopt;
+  for (std::string_view part : parts) {
+    if (part.empty()) return std::nullopt;
+  }
+  return KeyRealmOwner{std::string(parts[0]), std::string(parts[1]),
+                       parts.size() == 3 ? std::string(parts[2]) : std::string()};
 }
 
 std::string RequestToken(const idempotency::IdempotencyRecord& record) {

@@ -68,11 +68,20 @@ using SettleFn = std::function<Result<std::optional<HttpResponse>>(const std::st
 // and the confirm that fences the effect on the reservation still being this request's.
 using RunFn = std::function<HttpResponse(const jobs::RequestClaim& claim)>;
 
-// The idempotency realm of a user: "<realm>:<user>", so keys are per user (names are
-// identifiers and hold no ':').
-std::string UserKeyRealm(std::string_view realm, std::string_view user);
-// The (realm, user) of a UserKeyRealm; nullopt when `key_realm` is not one.
-std::optional<std::pair<std::string, std::string>> ParseUserKeyRealm(std::string_view key_realm);
+// Whose idempotency keys a realm of the store holds: one incarnation of one user.
+struct KeyRealmOwner {
+  std::string realm;
+  std::string user;
+  std::string incarnation;  // auth::UserInfo::incarnation; '' for users of schema version 1
+
+  bool operator==(const KeyRealmOwner&) const = default;
+};
+// The idempotency realm of a user: "<realm>:<user>:<incarnation>" ("<realm>:<user>" for an
+// empty incarnation), so keys are per user, and a user created again under a dropped user's
+// name never meets the old user's keys (names are identifiers and hold no ':').
+std::string UserKeyRealm(const KeyRealmOwner& owner);
+// The owner of a UserKeyRealm; nullopt when `key_realm` is not one.
+std::optional<KeyRealmOwner> ParseUserKeyRealm(std::string_view key_realm);
 
 // What marks the effect of one reservation: "<realm>/<key>/<reserved at, ms>". A key reused
 // after its record expired gets a new token, so an old effect never settles a new request.

@@ -126,10 +126,15 @@ TEST_F(IdempotencyGateTest, AResponseHoldingATokenIsStoredSealedAndReplayedWhole
   EXPECT_EQ(foreign.body.find(token), std::string::npos);
 }
 
-TEST(UserKeyRealmTest, NamesTheUserAndParsesBack) {
-  EXPECT_EQ(UserKeyRealm("default", "bob"), "default:bob");
-  EXPECT_EQ(ParseUserKeyRealm("default:bob"), (std::pair<std::string, std::string>{"default", "bob"}));
-  for (const char* other : {"", "default", ":bob", "default:", "a:b:c"}) {
+TEST(UserKeyRealmTest, NamesTheUserIncarnationAndParsesBack) {
+  const KeyRealmOwner bob{"default", "bob", "00ff00ff00ff00ff"};
+  EXPECT_EQ(UserKeyRealm(bob), "default:bob:00ff00ff00ff00ff");
+  EXPECT_EQ(ParseUserKeyRealm("default:bob:00ff00ff00ff00ff"), bob);
+  // A user of schema version 1 has no incarnation; its realm is the one those versions wrote.
+  const KeyRealmOwner old_bob{"default", "bob", ""};
+  EXPECT_EQ(UserKeyRealm(old_bob), "default:bob");
+  EXPECT_EQ(ParseUserKeyRealm("default:bob"), old_bob);
+  for (const char* other : {"", "default", ":bob", "default:", "default:bob:", "::x", "a:b:c:d"}) {
     EXPECT_FALSE(ParseUserKeyRealm(other).has_value()) << other;
   }
 }

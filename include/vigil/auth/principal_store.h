@@ -72,6 +72,9 @@ struct UserInfo {
   bool disabled = false;  // a disabled user's tokens do not authenticate
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  // Drawn when the user is created (16 hex digits), so a user dropped and created again under
+  // its name is another incarnation; '' for users created before schema version 2.
+  std::string incarnation;
 
   bool operator==(const UserInfo&) const = default;
 };
@@ -101,6 +104,7 @@ struct TokenInfo {
 struct Authenticated {
   std::string realm;
   std::string token_id;
+  std::string incarnation;  // the user's (UserInfo::incarnation)
   // name: the user; admin: the user's flag or an ADMIN grant on "*"; grants: the user's grants,
   // each object's set closed under implication (ADMIN adds ALTER and SHOW, ALTER adds SHOW).
   jobs::Principal principal;
