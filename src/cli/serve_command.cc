@@ -108,6 +108,10 @@ Result<server::HttpServerOptions> HttpOptions(const Config& config, const std::s
   http.port = addr.port;
   http.max_connections = config.server.max_connections;
   http.max_body_bytes = config.server.max_body_bytes;
+  http.header_timeout = std::chrono::milliseconds(config.server.header_timeout_ms);
+  http.body_grace = std::chrono::milliseconds(config.server.body_grace_ms);
+  http.min_body_bytes_per_second = config.server.min_body_bytes_per_second;
+  http.write_timeout = std::chrono::milliseconds(config.server.write_timeout_ms);
   http.tls_cert_file = config.server.tls_cert_file;
   http.tls_key_file = config.server.tls_key_file;
   return http;

@@ -128,6 +128,72 @@ TEST_F(ServeSettingsTest, BodiesPastTheLimitAre413) {
   EXPECT_EQ(Json::parse(count.body)["results"][0]["rows"][0][0], 1) << "a refused body appended rows";
 }
 
+// Polls the server's count of connections cut off by a deadline until it reaches 1 or
+// `within_ms` pass.
+bool SawATimeoutWithin(const std::string& url, int within_ms) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(within_ms);
+  while (std::chrono::steady_clock::now() < until) {
+    if (MetricValue(url, "vigil_http_connections_total{fate=\"timed_out\"}") >= 1) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// header_timeout, body_grace and min_body_bytes_per_second cut slow senders off well before
+// the defaults would (10 s each), and /v1/config says what they are.
+TEST_F(ServeSettingsTest, HeaderAndBodyDeadlinesComeFromTheFile) {
+  Init("header_timeout = \"1s\"\nbody_grace = \"500ms\"\nmin_body_bytes_per_second = 1000");
+  Start();
+  auto limits = Json::parse(Call(*client_, "GET", "/v1/config").body)["limits"];
+  EXPECT_EQ(limits["header_timeout_ms"], 1000);
+  EXPECT_EQ(limits["body_grace_ms"], 500);
+  EXPECT_EQ(limits["min_body_bytes_per_second"], 1000);
+  EXPECT_EQ(limits["write_timeout_ms"], 30'000);  // the default
+
+  const auto started = std::chrono::steady_clock::now();
+  testing::TcpClient header(static_cast<uint16_t>(server_->port()));
+  ASSERT_TRUE(header.Send("GET /healthz HTTP/1.1\r\n"));
+  testing::TcpClient body(static_cast<uint16_t>(server_->port()));
+  ASSERT_TRUE(body.Send("POST /v1/sql HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                        "\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"));
+  std::atomic<bool> stop{false};
+  std::thread drip([&] {  // a header line and 10 body bytes every 300 ms: slower than allowed
+    for (int i = 0; i < 40 && !stop; ++i) {
+      header.Send("X-Drip: " + std::to_string(i) + "\r\n");
+      body.Send("          ");
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  EXPECT_TRUE(header.ClosedByServer(6'000)) << "the header deadline is not header_timeout";
+  EXPECT_TRUE(body.ClosedByServer(6'000)) << "the body deadline is not body_grace + the minimum rate";
+  stop = true;
+  drip.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(9));
+  EXPECT_GE(MetricValue(server_->url(), "vigil_http_connections_total{fate=\"timed_out\"}"), 2);
+}
+
+// write_timeout: a client that asks for a large answer and stops reading is cut off once a write
+// has waited that long (the default would wait 30 s).
+TEST_F(ServeSettingsTest, AClientThatStopsReadingIsCutOffAtTheWriteTimeout) {
+  Init("write_timeout = \"1s\"");
+  Start();
+  EXPECT_EQ(Json::parse(Call(*client_, "GET", "/v1/config").body)["limits"]["write_timeout_ms"], 1000);
+  // About 20 MB of rows: far more than the sockets' buffers hold.
+  const std::string big = Json{{"sql",
+                                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 20000)"
+                                " SELECT x, hex(zeroblob(500)) FROM n"}}
+                              .dump();
+  testing::TcpClient reader(static_cast<uint16_t>(server_->port()));
+  ASSERT_TRUE(reader.Send("POST /v1/sql HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                          "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(big.size()) +
+                          "\r\n\r\n" + big));
+  EXPECT_TRUE(SawATimeoutWithin(server_->url(), 8'000)) << "a stalled reader was not cut off at write_timeout";
+  // A client that reads gets the same answer whole.
+  auto whole = Call(*client_, "POST", "/v1/sql", big);
+  EXPECT_EQ(whole.status, 200);
+  EXPECT_EQ(Json::parse(whole.body)["results"][0]["rows"].size(), 20000u);
+}
+
 // SIGTERM: a request in flight finishes within --grace and is answered; one that outlasts it
 // loses its connection, its effect still completes and is recorded, and its retry under the
 // same key gets the original answer from the restarted server.

@@ -240,6 +240,26 @@ const std::vector<Setting>& Settings() {
        "to a spool file, never held in memory.",
        VIGIL_NUM_(server, max_body_bytes)},
 
+      {"server", "header_timeout", Kind::kDurationMs, 100, kHour * 1000,
+       "A request's whole header must arrive in this (and, between requests on one\n"
+       "connection, the next one's); past it the connection is closed, so clients\n"
+       "sending a line now and then cannot hold connections. \"<n>ms|s|m|h\".",
+       VIGIL_NUM_(server, header_timeout_ms)},
+
+      {"server", "body_grace", Kind::kDurationMs, 0, kHour * 1000,
+       "A request body may take this long plus one second per\n"
+       "min_body_bytes_per_second received; a slower sender is cut off.",
+       VIGIL_NUM_(server, body_grace_ms)},
+
+      {"server", "min_body_bytes_per_second", Kind::kSize, 1, kGiB,
+       "The slowest steady upload rate kept (after body_grace); e.g. \"64KiB\".",
+       VIGIL_NUM_(server, min_body_bytes_per_second)},
+
+      {"server", "write_timeout", Kind::kDurationMs, 100, kHour * 1000,
+       "Each write of an answer (a whole body, or one chunk of a stream) must be\n"
+       "taken by the client in this; a client that stops reading is cut off.",
+       VIGIL_NUM_(server, write_timeout_ms)},
+
       {"server", "sessions", Kind::kCount, 1, 256,
        "SQL sessions serving requests at once; each holds its own select engine.\n"
        "A request waiting longer than 30 s for one is answered 503.",

@@ -101,6 +101,10 @@ statement_timeout = "1500ms"
 listen = "0.0.0.0:8080"
 max_connections = 32
 max_body_bytes = "1GiB"
+header_timeout = "2s"
+body_grace = "500ms"
+min_body_bytes_per_second = "1KiB"
+write_timeout = "3s"
 sessions = 2
 idempotency_ttl_seconds = "2h"
 require_idempotency_key = false
@@ -147,6 +151,10 @@ runner = "/opt/vigil/lance_runner.mjs"
   EXPECT_EQ(c.server.listen, "0.0.0.0:8080");
   EXPECT_EQ(c.server.max_connections, 32u);
   EXPECT_EQ(c.server.max_body_bytes, uint64_t{1} << 30);
+  EXPECT_EQ(c.server.header_timeout_ms, 2000u);
+  EXPECT_EQ(c.server.body_grace_ms, 500u);
+  EXPECT_EQ(c.server.min_body_bytes_per_second, 1024u);
+  EXPECT_EQ(c.server.write_timeout_ms, 3000u);
   EXPECT_EQ(c.server.sessions, 2u);
   EXPECT_EQ(c.server.idempotency_ttl_seconds, 7200u);
   EXPECT_FALSE(c.server.require_idempotency_key);
@@ -494,11 +502,15 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 38u);
-  EXPECT_EQ(e[36].key, "lance.node");
-  EXPECT_EQ(e[36].value, "\"/usr/bin/node\"");
-  EXPECT_EQ(e[37].key, "lance.runner");
-  EXPECT_EQ(e[37].value, "\"\"");
+  ASSERT_EQ(e.size(), 42u);
+  EXPECT_EQ(e[40].key, "lance.node");
+  EXPECT_EQ(e[40].value, "\"/usr/bin/node\"");
+  EXPECT_EQ(e[41].key, "lance.runner");
+  EXPECT_EQ(e[41].value, "\"\"");
+  EXPECT_EQ(e[29].key, "server.header_timeout");
+  EXPECT_EQ(e[29].value, "\"10s\"");
+  EXPECT_EQ(e[31].key, "server.min_body_bytes_per_second");
+  EXPECT_EQ(e[31].value, "\"64KiB\"");
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");

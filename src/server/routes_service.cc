@@ -162,7 +162,11 @@ void ApiServer::Impl::AddServiceRoutes() {
                               {{"max_body_bytes", options_.http.max_body_bytes},
                                {"max_connections", options_.http.max_connections},
                                {"sessions", config_.server.sessions},
-                               {"sse_max_subscribers", config_.server.sse_max_subscribers}}}};
+                               {"sse_max_subscribers", config_.server.sse_max_subscribers},
+                               {"header_timeout_ms", options_.http.header_timeout.count()},
+                               {"body_grace_ms", options_.http.body_grace.count()},
+                               {"min_body_bytes_per_second", options_.http.min_body_bytes_per_second},
+                               {"write_timeout_ms", options_.http.write_timeout.count()}}}};
          return JsonResponse(j.dump());
        }});
 }

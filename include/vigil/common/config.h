@@ -109,6 +109,11 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:7431";  // host:port; --listen overrides it
   uint64_t max_connections = 256;         // past it a connection gets 503 and is closed
   uint64_t max_body_bytes = uint64_t{1} << 30;
+  // Deadlines that keep slow clients from holding connections (server::HttpServerOptions).
+  uint64_t header_timeout_ms = 10'000;
+  uint64_t body_grace_ms = 10'000;
+  uint64_t min_body_bytes_per_second = 64 * 1024;
+  uint64_t write_timeout_ms = 30'000;
   uint64_t sessions = 4;  // SQL sessions serving requests at once
   uint64_t idempotency_ttl_seconds = 86'400;
   bool require_idempotency_key = true;  // on resource mutations (not POST /v1/sql)
