@@ -128,6 +128,36 @@ TEST_F(ServeSettingsTest, BodiesPastTheLimitAre413) {
   EXPECT_EQ(Json::parse(count.body)["results"][0]["rows"][0][0], 1) << "a refused body appended rows";
 }
 
+// A key lives for idempotency_ttl_seconds: until then another request under it is 422, after it
+// the key is free (its record is taken over), and the purge pass deletes expired records nobody
+// reused. The shortest TTL is a minute, so this runs in scripts/test-long.sh
+// (--gtest_also_run_disabled_tests).
+TEST_F(ServeSettingsTest, DISABLED_KeysExpireAfterTheTtlAndThePurgeDeletesThem) {
+  Init("idempotency_ttl_seconds = 60");
+  Start();
+  const auto create = [&](const std::string& name, const std::string& key) {
+    return Call(*client_, "POST", "/v1/databases", Json{{"name", name}}.dump(), {{"Idempotency-Key", key}});
+  };
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(create("first", "k").status, 201);
+  EXPECT_EQ(create("first", "k").Header("idempotency-replayed"), "true");
+  EXPECT_EQ(create("left", "never-reused").status, 201);
+  server::ClientResponse afresh;
+  for (;;) {
+    afresh = create("second", "k");
+    if (afresh.status != 422) break;
+    ASSERT_LT(std::chrono::steady_clock::now() - started, std::chrono::minutes(3)) << "the key never expired";
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::seconds(59)) << "the key expired early";
+  EXPECT_EQ(afresh.status, 201) << afresh.body;
+  EXPECT_EQ(afresh.Header("idempotency-replayed"), "");
+  const std::string dbs = Call(*client_, "GET", "/v1/databases").body;
+  EXPECT_NE(dbs.find("\"second\""), std::string::npos) << dbs;
+  // The purge pass (every 30 s) deletes the expired record of the key nobody used again.
+  EXPECT_TRUE(WaitForMetric(server_->url(), "vigil_idempotency_records_purged_total", 1));
+}
+
 // Polls the server's count of connections cut off by a deadline until it reaches 1 or
 // `within_ms` pass.
 bool SawATimeoutWithin(const std::string& url, int within_ms) {

@@ -13,6 +13,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <condition_variable>
+#include <deque>
 #include <list>
 #include <optional>
 #include <thread>
@@ -29,6 +30,13 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
+
+namespace {
+// Connections past max_connections waiting for their 503; more are closed unanswered.
+constexpr size_t kMaxPendingRejects = 64;
+// A refused connection's TLS handshake and 503 must be done in this.
+constexpr int64_t kRejectDeadlineMs = 2'000;
+}  // namespace
 
 Result<std::string> BodySource::ReadAll(size_t limit) {
   std::string out;
@@ -95,7 +103,13 @@ class HttpServer::Impl {
  private:
   void AcceptLoop();
   void WatchdogLoop();
-  void RejectBusy(int fd);
+  // Answers connections past max_connections with 503 (after the TLS handshake when TLS is
+  // on), one at a time, each within kRejectDeadlineMs, so the accept loop never waits on them.
+  void RejectLoop();
+  void RejectBusy(int fd, Connection& conn);
+  // Marks `conn` closed under mu_, so the watchdog never shuts down its fd once it is closed
+  // (and perhaps reused).
+  void MarkClosing(Connection& conn);
   void Serve(int fd, std::string peer);
 
   const HttpServerOptions options_;
@@ -106,11 +120,15 @@ class HttpServer::Impl {
   uint16_t port_ = 0;
   std::thread accept_thread_;
   std::thread watchdog_thread_;
+  std::thread reject_thread_;
   std::atomic<bool> stopping_{false};  // no new connections or requests
   std::atomic<bool> shut_down_{false};
   mutable Mutex mu_;
   std::condition_variable drained_;
   std::list<std::shared_ptr<Connection>> connections_ VIGIL_GUARDED_BY(mu_);
+  std::condition_variable reject_ready_;
+  std::deque<int> reject_queue_ VIGIL_GUARDED_BY(mu_);
+  std::shared_ptr<Connection> rejecting_ VIGIL_GUARDED_BY(mu_);  // the one being answered
   ConnectionStats counters_;
 };
 
@@ -142,6 +160,7 @@ Status HttpServer::Impl::Start() {
   port_ = acceptor_.local_endpoint().port();
   accept_thread_ = std::thread([this] { AcceptLoop(); });
   watchdog_thread_ = std::thread([this] { WatchdogLoop(); });
+  reject_thread_ = std::thread([this] { RejectLoop(); });
   return Status::OK();
 }
 
@@ -172,7 +191,12 @@ void HttpServer::Impl::AcceptLoop() {
       MutexLock lock(&mu_);
       if (connections_.size() >= options_.max_connections) {
         ++counters_.rejected_busy;
-        RejectBusy(fd);
+        if (reject_queue_.size() < kMaxPendingRejects) {
+          reject_queue_.push_back(fd);
+          reject_ready_.notify_all();
+        } else {
+          ::close(fd);
+        }
         continue;
       }
     }
@@ -180,21 +204,66 @@ void HttpServer::Impl::AcceptLoop() {
   }
 }
 
-void HttpServer::Impl::RejectBusy(int fd) {
-  if (!tls_) {
-    const std::string body = ProblemJson(
-        503, "SERVICE_UNAVAILABLE",
-        "the server is at its connection limit of " + std::to_string(options_.max_connections) + "; retry shortly");
-    const std::string head =
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
-        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
-        std::to_string(body.size()) + "\r\n\r\n";
-    timeval tv{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    const std::string all = head + body;
-    (void)!::send(fd, all.data(), all.size(), MSG_NOSIGNAL);
+void HttpServer::Impl::RejectLoop() {
+  for (;;) {
+    int fd = -1;
+    std::shared_ptr<Connection> conn;
+    {
+      MutexLock lock(&mu_);
+      lock.Wait(reject_ready_, [this]() VIGIL_REQUIRES(mu_) { return !reject_queue_.empty() || stopping_.load(); });
+      if (reject_queue_.empty()) return;
+      fd = reject_queue_.front();
+      reject_queue_.pop_front();
+      if (stopping_.load()) {
+        ::close(fd);
+        continue;
+      }
+      rejecting_ = std::make_shared<Connection>(fd);
+      rejecting_->SetDeadline(SteadyMs() + kRejectDeadlineMs);
+      conn = rejecting_;
+    }
+    RejectBusy(fd, *conn);
+    MutexLock lock(&mu_);
+    rejecting_.reset();
   }
-  ::close(fd);
+}
+
+void HttpServer::Impl::RejectBusy(int fd, Connection& conn) {
+  const std::string body = ProblemJson(
+      503, "SERVICE_UNAVAILABLE",
+      "the server is at its connection limit of " + std::to_string(options_.max_connections) + "; retry shortly");
+  const std::string answer =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\n"
+      "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
+  sockaddr_storage local{};
+  socklen_t len = sizeof local;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len);
+  tcp::socket socket(ioc_);
+  boost::system::error_code ec;
+  socket.assign(local.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) {
+    MarkClosing(conn);
+    ::close(fd);
+    return;
+  }
+  if (tls_) {
+    net::ssl::stream<tcp::socket> stream(std::move(socket), *tls_);
+    stream.handshake(net::ssl::stream_base::server, ec);
+    if (!ec) net::write(stream, net::buffer(answer), ec);
+    MarkClosing(conn);
+    stream.lowest_layer().close(ec);
+  } else {
+    net::write(socket, net::buffer(answer), ec);
+    socket.shutdown(tcp::socket::shutdown_send, ec);
+    MarkClosing(conn);
+    socket.close(ec);
+  }
+}
+
+void HttpServer::Impl::MarkClosing(Connection& conn) {
+  MutexLock lock(&mu_);
+  conn.MarkClosed();
 }
 
 void HttpServer::Impl::WatchdogLoop() {
@@ -208,6 +277,7 @@ void HttpServer::Impl::WatchdogLoop() {
         c->Abort();
       }
     }
+    if (rejecting_ && rejecting_->Overdue(now)) rejecting_->Abort();
   }
 }
 
@@ -230,11 +300,13 @@ void HttpServer::Impl::Serve(int fd, std::string peer) {
       boost::system::error_code ec;
       stream.handshake(net::ssl::stream_base::server, ec);
       if (!ec) ServeConnection(stream, *conn, ctx);
+      MarkClosing(*conn);
       stream.lowest_layer().close(ec);
     } else {
       ServeConnection(socket, *conn, ctx);
       boost::system::error_code ec;
       socket.shutdown(tcp::socket::shutdown_send, ec);
+      MarkClosing(*conn);
       socket.close(ec);
     }
   } catch (const std::exception& e) {
@@ -250,6 +322,12 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   if (shut_down_.load()) return;
   stopping_.store(true);
   if (accept_thread_.joinable()) accept_thread_.join();
+  {
+    MutexLock lock(&mu_);
+    reject_ready_.notify_all();
+    if (rejecting_) rejecting_->Abort();
+  }
+  if (reject_thread_.joinable()) reject_thread_.join();
   boost::system::error_code ec;
   acceptor_.close(ec);
   {

@@ -289,6 +289,51 @@ TEST(HttpServerTest, TlsWhenACertificateIsConfigured) {
   EXPECT_EQ(HttpServer::Start(bad, Echo).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Past max_connections a TLS client gets its 503 too (after the handshake, off the accept
+// thread), and a client that never starts its handshake is dropped at the deadline without
+// holding up the next refusal for long.
+TEST(HttpServerTest, TlsConnectionsPastTheBoundGet503) {
+  testing::TempDir dir;
+  const std::string cert = dir.Join("cert.pem"), key = dir.Join("key.pem");
+  const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout " + key +
+                          " -out " + cert + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "the openssl command (package openssl) is missing";
+  HttpServerOptions o;
+  o.tls_cert_file = cert;
+  o.tls_key_file = key;
+  o.max_connections = 1;
+  auto server = StartServer(o);
+  namespace net = boost::asio;
+  net::io_context ioc;
+  net::ssl::context ctx(net::ssl::context::tls_client);
+  ctx.set_verify_mode(net::ssl::verify_none);
+  const auto connect = [&](net::ssl::stream<net::ip::tcp::socket>& s) {
+    s.lowest_layer().connect({net::ip::make_address("127.0.0.1"), server->port()});
+    s.handshake(net::ssl::stream_base::client);
+  };
+  const auto read_all = [](net::ssl::stream<net::ip::tcp::socket>& s) {
+    std::string out;
+    boost::system::error_code ec;
+    char buf[4096];
+    while (!ec) out.append(buf, s.read_some(net::buffer(buf), ec));
+    return out;
+  };
+  net::ssl::stream<net::ip::tcp::socket> held(ioc, ctx);  // the one connection served
+  connect(held);
+  const std::string req = "GET /held HTTP/1.1\r\nHost: t\r\n\r\n";
+  net::write(held, net::buffer(req));
+  Client silent(server->port());  // past the bound, never says a word
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  net::ssl::stream<net::ip::tcp::socket> refused(ioc, ctx);
+  connect(refused);
+  const std::string answer = read_all(refused);
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 503"));
+  EXPECT_THAT(answer, HasSubstr("connection limit of 1"));
+  EXPECT_THAT(answer, HasSubstr("Retry-After: 1"));
+  EXPECT_TRUE(silent.ClosedByServer(10'000));
+  EXPECT_EQ(server->stats().rejected_busy, 2u);
+}
+
 TEST(PercentDecodeTest, DecodesAndRejectsMalformedEscapes) {
   EXPECT_EQ(*PercentDecode("a%2Fb+c", true), "a/b c");
   EXPECT_EQ(*PercentDecode("a+b", false), "a+b");
