@@ -72,6 +72,10 @@ class ParserBody : public BodySource {
       : stream_(stream), buffer_(buffer), parser_(parser), conn_(conn), ctx_(ctx), started_ms_(SteadyMs()) {}
 
   Result<size_t> Read(char* buf, size_t max) override {
+    if (!parser_.is_done() && !continue_answered_) {
+      continue_answered_ = true;
+      VIGIL_RETURN_IF_ERROR(AnswerExpectContinue());
+    }
     while (!parser_.is_done()) {
       parser_.get().body().data = buf;
       parser_.get().body().size = max;
@@ -99,6 +103,24 @@ class ParserBody : public BodySource {
   bool too_large() const { return too_large_; }
 
  private:
+  // A client that sent "Expect: 100-continue" waits for this before it sends the body (curl
+  // waits a second for bodies past 1 MiB): it is sent once the handler asks for the body, so a
+  // request refused before that never has its body sent.
+  Status AnswerExpectContinue() {
+    const auto& msg = parser_.get();
+    const beast::string_view expect = msg[http::field::expect];
+    if (msg.version() < 11 || !AsciiEqualsIgnoreCase(std::string_view(expect.data(), expect.size()), "100-continue")) {
+      return Status::OK();
+    }
+    conn_.SetDeadline(SteadyMs() + ctx_.options.write_timeout.count());
+    beast::error_code ec;
+    net::write(stream_, net::buffer(std::string_view("HTTP/1.1 100 Continue\r\n\r\n")), ec);
+    conn_.SetDeadline(0);
+    if (ec) return Status::IOError("the client is gone: " + ec.message());
+    started_ms_ = SteadyMs();  // the body's time starts now
+    return Status::OK();
+  }
+
   // The body's deadline grows with what arrived: a slow sender is cut off, a steady one is not.
   int64_t BodyDeadline() const {
     const uint64_t rate = std::max<uint64_t>(ctx_.options.min_body_bytes_per_second, 1);
@@ -110,8 +132,9 @@ class ParserBody : public BodySource {
   http::request_parser<http::buffer_body>& parser_;
   Connection& conn_;
   const ConnectionContext& ctx_;
-  const int64_t started_ms_;
+  int64_t started_ms_;
   uint64_t received_ = 0;
+  bool continue_answered_ = false;
   bool too_large_ = false;
 };
 

@@ -172,6 +172,33 @@ TEST(HttpServerTest, SlowHeaderClientsAreCutOffAndDoNotStallOthers) {
   EXPECT_GE(server->stats().timed_out, 4u);
 }
 
+// "Expect: 100-continue" is answered once the handler reads the body (clients such as curl wait
+// for it before sending a large body); a request refused without reading its body gets its
+// answer and no 100, and the connection closes, since the body was never read.
+TEST(HttpServerTest, ExpectContinueIsAnsweredWhenTheHandlerReadsTheBody) {
+  auto server = StartServer({}, [](HttpRequest& req) {
+    if (req.path == "/refuse") return Text(403, "no");
+    return Echo(req);
+  });
+  Client c(server->port());
+  ASSERT_TRUE(c.Send("POST /up HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"));
+  EXPECT_EQ(c.ReadUntil("\r\n\r\n", 5'000), "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_TRUE(c.Send("hello"));
+  const std::string answer = c.ReadResponse();
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(answer, HasSubstr("POST /up q= x= len=5"));
+  // Kept alive: the next request on the connection, without Expect, gets no 100.
+  ASSERT_TRUE(c.Send("POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi"));
+  EXPECT_THAT(c.ReadResponse(), AllOf(StartsWith("HTTP/1.1 200"), HasSubstr("len=2")));
+
+  Client refused(server->port());
+  ASSERT_TRUE(
+      refused.Send("POST /refuse HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n"));
+  const std::string all = refused.ReadUntilClosed(5'000);
+  EXPECT_THAT(all, StartsWith("HTTP/1.1 403"));
+  EXPECT_THAT(all, Not(HasSubstr("100 Continue")));
+}
+
 TEST(HttpServerTest, SlowBodyIsCutOffBelowTheMinimumRate) {
   HttpServerOptions o;
   o.body_grace = std::chrono::milliseconds(500);
