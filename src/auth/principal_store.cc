@@ -37,7 +37,11 @@ Result<std::string> NormalizeName(std::string_view name, std::string_view what) 
 Result<std::string> RealmName(std::string_view realm) { return NormalizeName(realm, "realm name"); }
 Result<std::string> UserName(std::string_view user) { return NormalizeName(user, "user name"); }
 
-std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string Quoted(std::string_view s) {
+  std::string out = "'";
+  out.append(s).append("'");
+  return out;
+}
 
 Status NoSuchRealm(const std::string& realm) { return Status::NotFound("realm " + Quoted(realm) + " does not exist"); }
 Status NoSuchUser(const std::string& realm, const std::string& user) {

@@ -150,8 +150,9 @@ TEST_F(GenerationTest, LeaseKeepsExactResultsThroughReplace) {
       rec.segments_used().count(SegmentPathOf(old_lease.snapshot().manifest(), "emb_idx")));  // the replacement segment
   // Unchanged segments are shared between the generations, not reopened.
   for (const auto& meta : old_lease.snapshot().manifest().segments) {
-    if (meta.name != "emb_idx")
+    if (meta.name != "emb_idx") {
       EXPECT_EQ(old_lease.snapshot().Segment(meta.uuid), new_lease.snapshot().Segment(meta.uuid));
+    }
   }
   old_lease.Release();
   EXPECT_EQ(manager->live_generations(), 1u);

@@ -167,7 +167,9 @@ TEST(BtreeSegmentTest, CorruptFilesAreDetected) {
     }
     auto got = (*opened)->Evaluate(all);
     EXPECT_FALSE(got.ok()) << what << " went undetected";
-    if (!got.ok()) EXPECT_EQ(got.status().code(), StatusCode::kCorruption) << what;
+    if (!got.ok()) {
+      EXPECT_EQ(got.status().code(), StatusCode::kCorruption) << what;
+    }
   };
   for (size_t pos = 0; pos < bytes->size(); pos += 1 + bytes->size() / 47) {
     std::string mutated = *bytes;

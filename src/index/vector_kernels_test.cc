@@ -36,7 +36,9 @@ TEST(VectorKernelsTest, FastScanSumsAndMasksEqualThePortableLoop) {
       ASSERT_EQ(fast, portable) << "m2 " << m2 << " round " << round;
       const auto& [sums, mask] = portable;
       for (uint32_t i = 0; i < kPq4BlockRows; ++i) {
-        if (round == 0) ASSERT_EQ(sums[i], 255u * m2);
+        if (round == 0) {
+          ASSERT_EQ(sums[i], 255u * m2);
+        }
         ASSERT_EQ((mask >> i) & 1, sums[i] < below ? 1u : 0u) << i;
       }
       // Row 17's sum by hand: high nibbles of byte 1 of each sub-quantizer's 16 bytes.

@@ -207,7 +207,9 @@ class ReconcilerTest : public ::testing::Test {
     EXPECT_GT(worker, 0);
     auto who = IdentifyProcess(worker);
     EXPECT_TRUE(who.ok()) << who.status().ToString();
-    if (who.ok()) EXPECT_TRUE(RecordAttemptProcess(lock->fd(), *who).ok());
+    if (who.ok()) {
+      EXPECT_TRUE(RecordAttemptProcess(lock->fd(), *who).ok());
+    }
     return worker;
   }
 

@@ -448,8 +448,12 @@ TEST_F(SupervisorTest, OmpThreadsBoundTheBuildsThreads) {
         MostThreadsDuring(sup.get(), IvfJob("emb_idx_" + std::to_string(threads), {{"max_iterations", "2"}}), &r);
     ASSERT_TRUE(r.complete) << r.error.ToString();
     ASSERT_EQ(r.response.code, StatusCode::kOk) << r.response.message;
-    if (threads == 1) EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
-    if (threads == 2 && UsableCores() > 1) EXPECT_GE(most, 2u) << "the build never ran an OpenMP thread";
+    if (threads == 1) {
+      EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
+    }
+    if (threads == 2 && UsableCores() > 1) {
+      EXPECT_GE(most, 2u) << "the build never ran an OpenMP thread";
+    }
   }
 }
 
@@ -466,8 +470,12 @@ TEST_F(SupervisorTest, OmpThreadsBoundTheFtsBuildsThreads) {
         MostThreadsDuring(sup.get(), Job("body_idx_" + std::to_string(threads), "body", index::IndexType::kFts), &r);
     ASSERT_TRUE(r.complete) << r.error.ToString();
     ASSERT_EQ(r.response.code, StatusCode::kOk) << r.response.message;
-    if (threads == 1) EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
-    if (threads == 2 && UsableCores() > 1) EXPECT_EQ(most, 2u) << "the postings were not indexed beside FTS5";
+    if (threads == 1) {
+      EXPECT_EQ(most, 1u) << "worker.omp_threads = 1 ran more threads";
+    }
+    if (threads == 2 && UsableCores() > 1) {
+      EXPECT_EQ(most, 2u) << "the postings were not indexed beside FTS5";
+    }
   }
 }
 
