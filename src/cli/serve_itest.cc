@@ -387,6 +387,31 @@ TEST_F(ServeTest, ADroppedUsersKeysAreForgottenAndTheNameStartsAfresh) {
   EXPECT_TRUE(replayed(new_bob_again)) << "the new bob's own record went with the dropped bob's";
 }
 
+// curl, as the README shows it, sends "Expect: 100-continue" with a body past 1 MiB and holds
+// the body until it is answered: the server answers, and the 2 MiB CSV arrives whole.
+TEST_F(ServeTest, CurlUploadsAreAnsweredHundredContinue) {
+  Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.big (id BIGINT, note TEXT)");
+  const std::string csv = dir_.Join("big.csv");
+  int64_t rows = 0;
+  {
+    std::ofstream out(csv);
+    out << "id,note\n";
+    for (size_t bytes = 0; bytes < (size_t{2} << 20); ++rows) {
+      const std::string line = std::to_string(rows) + "," + std::string(100, 'a' + rows % 26) + "\n";
+      out << line;
+      bytes += line.size();
+    }
+  }
+  const testing::CommandResult curl =
+      testing::RunCommand("curl -sS -v -X POST -H 'Authorization: Bearer " + admin_ +
+                          "' -H 'Content-Type: text/csv' -H 'Idempotency-Key: curl-big' --data-binary @" + csv + " " +
+                          server_->url() + "/v1/databases/d/tables/big/rows 2>&1");
+  EXPECT_EQ(curl.exit_code, 0) << curl.output;
+  EXPECT_NE(curl.output.find("< HTTP/1.1 100 Continue"), std::string::npos) << curl.output;
+  EXPECT_NE(curl.output.find("< HTTP/1.1 200"), std::string::npos) << curl.output;
+  EXPECT_EQ(CountRows("d.big"), rows);
+}
+
 // Clients that send one header line a second never finish a header: the server cuts each off
 // at its 10 s header deadline, and before that answers other clients on new connections.
 TEST_F(ServeTest, SlowHeaderClientsAreCutOffWhileOthersAreServed) {
