@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "vigil/common/config.h"
 #include "vigil/common/status.h"
 
 namespace vigil::server {
@@ -79,19 +80,20 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(HttpRequest&)>;
 
+// The defaults of the limits and deadlines are those of [server] in vigil.toml (ServerConfig).
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 7431;  // 0: any free port (see HttpServer::port)
-  size_t max_connections = 256;
+  size_t max_connections = ServerConfig().max_connections;
   size_t max_header_bytes = 64 * 1024;
-  uint64_t max_body_bytes = uint64_t{1} << 30;
+  uint64_t max_body_bytes = ServerConfig().max_body_bytes;
   // The whole request header (and, between requests, the wait for it) must arrive in this.
-  std::chrono::milliseconds header_timeout{10'000};
+  std::chrono::milliseconds header_timeout = std::chrono::milliseconds(ServerConfig().header_timeout_ms);
   // A body may take body_grace plus one second per min_body_bytes_per_second received.
-  std::chrono::milliseconds body_grace{10'000};
-  uint64_t min_body_bytes_per_second = 64 * 1024;
+  std::chrono::milliseconds body_grace = std::chrono::milliseconds(ServerConfig().body_grace_ms);
+  uint64_t min_body_bytes_per_second = ServerConfig().min_body_bytes_per_second;
   // Each write of the response (a whole body or one chunk) must complete in this.
-  std::chrono::milliseconds write_timeout{30'000};
+  std::chrono::milliseconds write_timeout = std::chrono::milliseconds(ServerConfig().write_timeout_ms);
   std::string tls_cert_file;  // both set: HTTPS only
   std::string tls_key_file;
 };
