@@ -200,6 +200,19 @@ TEST_F(ServeSettingsTest, HeaderAndBodyDeadlinesComeFromTheFile) {
   drip.join();
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(9));
   EXPECT_GE(MetricValue(server_->url(), "vigil_http_connections_total{fate=\"timed_out\"}"), 2);
+
+  // A steady sender at 2,000 B/s keeps ahead of min_body_bytes_per_second = 1000 and is answered;
+  // at the default 64 KiB/s it would be cut off half a second in.
+  const std::string padded = "{\"sql\": \"SELECT 1\"" + std::string(5'980, ' ') + "}";
+  testing::TcpClient steady(static_cast<uint16_t>(server_->port()));
+  ASSERT_TRUE(steady.Send("POST /v1/sql HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + token_ +
+                          "\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                          std::to_string(padded.size()) + "\r\n\r\n"));
+  for (size_t at = 0; at < padded.size(); at += 100) {
+    ASSERT_TRUE(steady.Send(padded.substr(at, 100))) << "cut off after " << at << " bytes";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_THAT(steady.ReadUntilClosed(10'000), ::testing::StartsWith("HTTP/1.1 200"));
 }
 
 // write_timeout: a client that asks for a large answer and stops reading is cut off once a write

@@ -81,7 +81,9 @@ class ParserBody : public BodySource {
       parser_.get().body().size = max;
       conn_.SetDeadline(BodyDeadline());
       beast::error_code ec;
-      http::read(stream_, buffer_, parser_, ec);
+      // read_some: each receive counts towards the deadline at once (a whole read would hold
+      // its bytes until the handler's buffer filled, and cut off a steady slow sender).
+      http::read_some(stream_, buffer_, parser_, ec);
       conn_.SetDeadline(0);
       if (ec == http::error::need_buffer) ec = {};
       if (ec == http::error::body_limit) {
