@@ -76,6 +76,7 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
   options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);
   options.reconcile.lance = config.lance;
+  options.reconcile.results = opts.reconcile_results;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::Executor> executor, MakeWorkerExecutor(root, config));
   jobs::Leader leader(&store, executor.get(), options, root.env());
   if (opts.on_started) opts.on_started(&leader);

@@ -34,6 +34,8 @@ struct RootLeaderOptions {
   std::function<void(jobs::Leader*)> on_started;
   // The attempts this process runs, shared with its node agent (null: no agent).
   jobs::ClaimedAttempts* claimed = nullptr;
+  // Where the reconciler counts its results (null: nowhere); outlives the leader.
+  jobs::ReconcileResults* reconcile_results = nullptr;
 };
 
 // A `vigil-worker` executor under the limits of vigil.toml's [worker] section.

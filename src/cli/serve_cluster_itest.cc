@@ -27,6 +27,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/serve_fixture.h"
 #include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "testutil/test_database.h"
@@ -248,6 +249,17 @@ class ServeClusterTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return -1;
+  }
+
+  // The sum over the running nodes of the /metrics sample `series` (each node counts what its
+  // own leaderships did); a node whose metrics cannot be read adds nothing.
+  int64_t MetricSum(const std::string& series) {
+    int64_t sum = 0;
+    for (const auto& node : nodes_) {
+      if (!node->running()) continue;
+      sum += std::max<int64_t>(0, MetricValue("http://127.0.0.1:" + std::to_string(node->port()), series));
+    }
+    return sum;
   }
 
   Json Sql(int node, const std::string& sql) {
@@ -508,6 +520,10 @@ TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
   EXPECT_EQ(WaitForJob(1, job, 90, true), "FAILED");
   EXPECT_EQ(JobItem(2, job, "Outcome"), "NOT_COMMITTED");
   EXPECT_EQ(IndexesNamed(2, "during"), 0);
+  // The surviving nodes' /metrics count what their reconciler recorded.
+  EXPECT_EQ(MetricSum("vigil_index_job_reconcile_results_total{result=\"lost_attempt\"}"), 1);
+  EXPECT_EQ(MetricSum("vigil_index_job_reconcile_results_total{result=\"not_committed\"}"), 1);
+  EXPECT_EQ(MetricSum("vigil_index_job_reconcile_results_total{result=\"committed\"}"), 0);
   // The fence is free again: the name can be (re)made, and that job ends.
   EXPECT_EQ(CreateIndexAndWait(2, "during"), "FINISHED");
   EXPECT_EQ(IndexesNamed(2, "during"), 1);
@@ -875,6 +891,9 @@ TEST_F(ServeClusterTest, ALeaderKilledAfterItsWorkersCommitIsSettledCommitted) {
   EXPECT_EQ(WaitForJob(1, job, 90, true), "FINISHED");
   EXPECT_EQ(JobItem(2, job, "Outcome"), "COMMITTED");
   EXPECT_EQ(IndexesNamed(2, "committed"), 1);
+  EXPECT_EQ(MetricSum("vigil_index_job_reconcile_results_total{result=\"termination_proven\"}"), 1);
+  EXPECT_EQ(MetricSum("vigil_index_job_reconcile_results_total{result=\"committed\"}"), 1);
+  EXPECT_EQ(MetricSum("vigil_index_job_reconcile_results_total{result=\"not_committed\"}"), 0);
 }
 
 // A leader killed (SIGKILL, by a failpoint in its own reconciler) in the middle of settling

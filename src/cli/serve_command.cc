@@ -150,6 +150,8 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   api.http = http;
   api.leader_running = [&] { return leading.load(); };
   api.node_draining = [&] { return slot.draining(); };
+  jobs::ReconcileResults reconcile_results;  // of every leadership this process holds
+  api.reconcile_results = &reconcile_results;
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<server::ApiServer> started, server::ApiServer::Start(api));
   const std::string address = http.host + ":" + std::to_string(started->port());
   const std::string node_id = opts.node_id.empty() ? "serve@" + address : opts.node_id;
@@ -197,6 +199,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
     lo.node_address = address;
     lo.node_epoch = node_epoch;
     lo.claimed = &claimed;
+    lo.reconcile_results = &reconcile_results;
     lo.on_started = [&](jobs::Leader* l) {
       slot.Started(l);
       leading.store(true);

@@ -166,6 +166,7 @@ TEST_F(ServeTest, MetricsCountWhatHappened) {
   EXPECT_EQ(MetricValue(url, "vigil_index_jobs{state=\"FINISHED\"}"), 1);
   EXPECT_EQ(MetricValue(url, "vigil_index_job_outcomes{outcome=\"COMMITTED\"}"), 1);
   EXPECT_EQ(MetricValue(url, "vigil_index_job_outcomes{outcome=\"UNKNOWN\"}"), 0);
+  EXPECT_EQ(MetricValue(url, "vigil_index_job_reconcile_results_total{result=\"lost_attempt\"}"), 0);
   EXPECT_GE(MetricValue(url, "vigil_http_connections_total{fate=\"accepted\"}"), 2);
   EXPECT_EQ(MetricValue(url, "vigil_leader"), 1);
   EXPECT_EQ(CountRows("d.t"), 2);

@@ -33,6 +33,20 @@ Reconciler::Reconciler(JobStore* store, std::string leader_holder, int64_t leade
     : Reconciler(
           store, std::move(leader_holder), [leader_epoch] { return leader_epoch; }, options) {}
 
+std::vector<std::pair<std::string_view, int64_t>> ReconcileResults::Snapshot() const {
+  return {{"lost_attempt", lost_attempts.load()},
+          {"change_observed", changes_observed.load()},
+          {"watched", watched.load()},
+          {"termination_proven", terminations_proven.load()},
+          {"committed", committed.load()},
+          {"not_committed", not_committed.load()},
+          {"error", errors.load()}};
+}
+
+void Reconciler::Count(std::atomic<int64_t> ReconcileResults::*count) const {
+  if (options_.results != nullptr) ++(options_.results->*count);
+}
+
 Status Reconciler::Recover(int64_t now_ms) {
   Status job_error;
   return Pass(now_ms, /*all=*/true, &job_error).status();
@@ -68,6 +82,7 @@ Result<int> Reconciler::Pass(int64_t now_ms, bool all, Status* job_error) {
     if (st.ok()) continue;
     if (st.code() == StatusCode::kCommitConflict) return st;  // leadership lost: stop the pass
     VIGIL_LOG_WARN("reconciler: job {}: {}", id, st.ToString());
+    Count(&ReconcileResults::errors);
     if (job_error->ok()) *job_error = st;
   }
   return static_cast<int>(jobs.size());
@@ -76,7 +91,9 @@ Result<int> Reconciler::Pass(int64_t now_ms, bool all, Status* job_error) {
 Status Reconciler::ExamineJob(int64_t job_id, int64_t now_ms) {
   epoch_ = leader_epoch_fn_();
   VIGIL_ASSIGN_OR_RETURN(JobRecord job, store_->Get(job_id));
-  return Examine(std::move(job), now_ms);
+  Status st = Examine(std::move(job), now_ms);
+  if (!st.ok() && st.code() != StatusCode::kCommitConflict) Count(&ReconcileResults::errors);
+  return st;
 }
 
 Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
@@ -102,7 +119,9 @@ Result<std::vector<JobRecord>> Reconciler::SettleLostAttempts(int64_t now_ms) {
     const AttemptReport& r = report;
     VIGIL_ASSIGN_OR_RETURN(bool wrote,
                            Write(&job, now_ms, [&](const Cas& cas) { return store_->RecordResult(cas, r); }));
-    if (wrote) settled.push_back(std::move(job));
+    if (!wrote) continue;
+    Count(&ReconcileResults::lost_attempts);
+    settled.push_back(std::move(job));
   }
   return settled;
 }
@@ -248,7 +267,10 @@ Status Reconciler::Watch(JobRecord* job, int64_t now_ms, const Observation* seen
   }
   check.error = error;
   check.backoff_s = options_.backoff.Next(job->reconcile_backoff_s);
-  return Write(job, now_ms, [&](const Cas& cas) { return store_->RecordWatch(cas, check); }).status();
+  VIGIL_ASSIGN_OR_RETURN(bool wrote,
+                         Write(job, now_ms, [&](const Cas& cas) { return store_->RecordWatch(cas, check); }));
+  if (wrote) Count(&ReconcileResults::watched);
+  return Status::OK();
 }
 
 Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
@@ -260,7 +282,11 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
   // Records a changed observation (T9); false when the job moved under us.
   auto observe = [&](const Observation& o) -> Result<bool> {
     if (!changed(o)) return true;
-    return Write(&job, now_ms, [&](const Cas& cas) { return store_->ObserveChange(cas, o.version, o.fingerprint); });
+    VIGIL_ASSIGN_OR_RETURN(bool wrote, Write(&job, now_ms, [&](const Cas& cas) {
+                             return store_->ObserveChange(cas, o.version, o.fingerprint);
+                           }));
+    if (wrote) Count(&ReconcileResults::changes_observed);
+    return wrote;
   };
 
   if (Watching(job.state.reconcile)) {
@@ -275,6 +301,7 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
                              return store_->ProveTermination(cas, attempt_id, *proof);
                            }));
     if (!current) return Status::OK();
+    Count(&ReconcileResults::terminations_proven);
     VIGIL_FAILPOINT("reconcile.after_termination_proof");
   }
   if (job.state.reconcile == ReconcileState::kFinalReadPending) {
@@ -369,7 +396,9 @@ Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(bool attributed, Write(job, now_ms, [&](const Cas& cas) {
                            return store_->Attribute(cas, version.has_value(), version);
                          }));
-  if (attributed) RemoveAttemptLock(job->spec, job->attempt->attempt_id);  // the proof is spent
+  if (!attributed) return Status::OK();
+  Count(version ? &ReconcileResults::committed : &ReconcileResults::not_committed);
+  RemoveAttemptLock(job->spec, job->attempt->attempt_id);  // the proof is spent
   return Status::OK();
 }
 
@@ -401,6 +430,7 @@ Status Reconciler::AttributeLance(JobRecord* job, int64_t now_ms) {
                            return store_->Attribute(cas, committed, found.version);
                          }));
   if (attributed) {
+    Count(committed ? &ReconcileResults::committed : &ReconcileResults::not_committed);
     VIGIL_LOG_INFO("reconciler: job {}: {} ({})", job->job_id, committed ? "COMMITTED" : "NOT_COMMITTED", found.reason);
     RemoveAttemptLock(job->spec, job->attempt->attempt_id);
   }

@@ -57,6 +57,7 @@ class ReconcilerTest : public ::testing::Test {
     auto store = JobStore::Open(so);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(store).value();
+    options_.results = &results_;
     reconciler_ = std::make_unique<Reconciler>(
         store_.get(), kHolder, [this] { return epoch_; }, options_);
   }
@@ -217,6 +218,7 @@ class ReconcilerTest : public ::testing::Test {
   std::shared_ptr<const DataGenerator> gen_;
   std::string path_;
   std::string incarnation_;
+  ReconcileResults results_;  // what every reconciler of the test wrote
   ReconcilerOptions options_;
   int64_t now_ = 1'700'000'000'000;
   int64_t epoch_ = 0;
@@ -253,6 +255,9 @@ TEST_F(ReconcilerTest, UnfencedHeldLockKeepsWatchingOnADoublingPersistedBackoff)
     EXPECT_TRUE(HoldsFenceRow(u.job_id));
     backoff = expected;
   }
+  // Each pass counted one look that proved nothing, and nothing else.
+  EXPECT_EQ(results_.watched.load(), 7);
+  EXPECT_EQ(results_.terminations_proven.load() + results_.changes_observed.load() + results_.errors.load(), 0);
   // A restarted leader (new store, new reconciler) continues the persisted schedule.
   const int64_t next_at = *Get(u.job_id).reconcile_next_at_ms;
   OpenStore();
@@ -287,6 +292,10 @@ TEST_F(ReconcilerTest, FreeLockAndACommitCarryingTheAttemptIdIsCommitted) {
   std::vector<std::string> kinds = Kinds(a.job_id);
   std::vector<std::string> tail(kinds.end() - 4, kinds.end());
   EXPECT_EQ(tail, (std::vector<std::string>{"CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ", "ATTRIBUTED"}));
+  EXPECT_EQ(results_.changes_observed.load(), 1);
+  EXPECT_EQ(results_.terminations_proven.load(), 1);
+  EXPECT_EQ(results_.committed.load(), 1);
+  EXPECT_EQ(results_.not_committed.load() + results_.watched.load(), 0);
   JobRecord done = Refresh(a);
   EXPECT_EQ(DerivedState(done.state), "FINISHED");
   EXPECT_FALSE(HoldsFenceRow(a.job_id));
@@ -307,6 +316,8 @@ TEST_F(ReconcilerTest, FreeLockWithoutSuchCommitIsNotCommittedAndReleasesTheName
   EXPECT_EQ(a.state.outcome, Outcome::kNotCommitted);
   EXPECT_FALSE(a.committed_version.has_value());
   EXPECT_EQ(Kinds(a.job_id).back(), "ATTRIBUTED");
+  EXPECT_EQ(results_.not_committed.load(), 1);
+  EXPECT_EQ(results_.committed.load(), 0);
   // job_state's Attribute requires a refresh for either outcome; the fence goes with it.
   EXPECT_EQ(a.state.refresh, RefreshState::kRequired);
   EXPECT_TRUE(HoldsFenceRow(a.job_id));
@@ -337,6 +348,8 @@ TEST_F(ReconcilerTest, AnUnreadableDatasetRetriesWithBackoffAndRecovers) {
     EXPECT_EQ(Kinds(u.job_id).back(), "WATCH_READ_FAILED");
     EXPECT_TRUE(HoldsFenceRow(u.job_id));
   }
+  EXPECT_EQ(results_.watched.load(), 2);  // an unreadable dataset is looked at again, not an error
+  EXPECT_EQ(results_.errors.load(), 0);
   std::filesystem::rename(moved, path_);
   now_ = *Get(u.job_id).reconcile_next_at_ms;
   EXPECT_EQ(RunDue(), 1);
@@ -357,6 +370,8 @@ TEST_F(ReconcilerTest, RecoverSettlesADeadDispatchersAttemptInOnePassAndLeavesAL
   std::vector<std::string> tail(kinds.end() - 5, kinds.end());
   EXPECT_EQ(tail,
             (std::vector<std::string>{"RESULT", "CHANGE_OBSERVED", "TERMINATION_PROVEN", "FINAL_READ", "ATTRIBUTED"}));
+  EXPECT_EQ(results_.lost_attempts.load(), 1);
+  EXPECT_EQ(results_.committed.load(), 1);
   // A held lock is a live dispatcher (e.g. a demoted leader, C5): still RUNNING.
   EXPECT_EQ(Get(live.job_id).state.execution, Execution::kRunning);
   EXPECT_EQ(Get(live.job_id).revision, live.revision);
@@ -368,6 +383,8 @@ TEST_F(ReconcilerTest, RecoverSettlesADeadDispatchersAttemptInOnePassAndLeavesAL
   JobRecord l = Get(live.job_id);
   EXPECT_EQ(l.state.outcome, Outcome::kNotCommitted);
   EXPECT_EQ(l.error_code, "LOST_RESPONSE");
+  EXPECT_EQ(results_.lost_attempts.load(), 2);
+  EXPECT_EQ(results_.not_committed.load(), 1);
 }
 
 TEST_F(ReconcilerTest, AMissingLockFileProvesNothingUntilTheNodeEpochIsReplaced) {
@@ -421,6 +438,7 @@ TEST_F(ReconcilerTest, ALostLeaseStopsThePassWithoutWriting) {
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_EQ(reconciler_->RunDue(now_).status().code(), StatusCode::kCommitConflict);
   EXPECT_EQ(Get(u.job_id).revision, u.revision);
+  for (const auto& [result, n] : results_.Snapshot()) EXPECT_EQ(n, 0) << result;  // nothing was written
 }
 
 // A worker outlives its dispatcher (stopped, e.g. SIGSTOP or a frozen cgroup): the next leader

@@ -7,7 +7,8 @@ namespace vigil::server {
 
 Result<std::vector<ApiRoute>> ApiRoutes(const std::string& root_dir) {
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_dir));
-  ApiServer::Impl impl(ApiServerOptions{}, std::move(root), Config{});
+  ApiServerOptions options;  // a named object: GCC 12 warns falsely of a temporary's strings
+  ApiServer::Impl impl(std::move(options), std::move(root), Config{});
   impl.AddServiceRoutes();
   impl.AddSqlRoutes();
   impl.AddTableRoutes();

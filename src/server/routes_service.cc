@@ -4,6 +4,7 @@
 #include "server/openapi_document.h"
 #include "vigil/generations/version_pins.h"
 #include "vigil/jobs/job_state.h"
+#include "vigil/jobs/reconciler.h"
 
 namespace vigil::server {
 
@@ -56,6 +57,19 @@ std::string OutcomeMetrics(jobs::JobStore& store) {
       "# TYPE vigil_index_job_reconcile gauge\n";
   for (const auto& [state, n] : by_state) {
     out += "vigil_index_job_reconcile{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+  }
+  return out;
+}
+
+// What this process's reconciler wrote to UNKNOWN jobs, since it started.
+std::string ReconcileResultMetrics(const jobs::ReconcileResults& results) {
+  std::string out =
+      "# HELP vigil_index_job_reconcile_results_total What the reconciler of this process recorded for index jobs "
+      "whose outcome was unknown, by result.\n"
+      "# TYPE vigil_index_job_reconcile_results_total counter\n";
+  for (const auto& [result, n] : results.Snapshot()) {
+    out +=
+        "vigil_index_job_reconcile_results_total{result=\"" + std::string(result) + "\"} " + std::to_string(n) + "\n";
   }
   return out;
 }
@@ -114,6 +128,7 @@ void ApiServer::Impl::AddServiceRoutes() {
            if (n.ok()) out += std::string("vigil_index_jobs{state=\"") + state + "\"} " + std::to_string(*n) + "\n";
          }
          out += OutcomeMetrics(*jobs_);
+         if (options_.reconcile_results != nullptr) out += ReconcileResultMetrics(*options_.reconcile_results);
          out += PinMetrics(*jobs_, root_.env()->NowMs());
          const HttpServerStats s = http_->stats();
          out += "# HELP vigil_http_connections_open Connections open now.\n# TYPE vigil_http_connections_open gauge\n";

@@ -25,11 +25,13 @@
 // Thread safety: one thread drives a Reconciler; the store is thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "vigil/common/config.h"
@@ -40,6 +42,22 @@
 #include "vigil/lance/lance_runner.h"
 
 namespace vigil::jobs {
+
+// What the reconciler's writes did, counted since the process started (GET /metrics shows them
+// as vigil_index_job_reconcile_results_total). Only writes that took effect count; a job
+// another actor moved first is not counted.
+struct ReconcileResults {
+  std::atomic<int64_t> lost_attempts{0};        // RUNNING attempts recorded UNKNOWN (T8)
+  std::atomic<int64_t> changes_observed{0};     // a new version or index state recorded (T9)
+  std::atomic<int64_t> watched{0};              // looked at, nothing proven yet: checked again later
+  std::atomic<int64_t> terminations_proven{0};  // the attempt can no longer commit
+  std::atomic<int64_t> committed{0};            // attributed COMMITTED from the history
+  std::atomic<int64_t> not_committed{0};        // attributed NOT_COMMITTED from the history
+  std::atomic<int64_t> errors{0};               // a job whose examination failed (logged)
+
+  // Each count with its label, in a fixed order.
+  std::vector<std::pair<std::string_view, int64_t>> Snapshot() const;
+};
 
 struct ReconcilerOptions {
   Backoff backoff;                  // jobs.reconcile_initial_backoff_seconds / reconcile_max_backoff_seconds
@@ -58,6 +76,8 @@ struct ReconcilerOptions {
   int64_t node_ttl_ms = 30'000;
   // How an external Lance table's dataset is read (its newest version, its history).
   LanceConfig lance;
+  // Where the results are counted; null: nowhere. Must outlive the reconciler.
+  ReconcileResults* results = nullptr;
 };
 
 class Reconciler {
@@ -128,6 +148,8 @@ class Reconciler {
   Result<std::optional<std::string>> NodeGone(const AttemptIdentity& attempt, int64_t now_ms);
   Result<std::optional<int64_t>> FindAttemptCommit(const JobRecord& job);
   Status Watch(JobRecord* job, int64_t now_ms, const Observation* seen, const std::string& error);
+  // Adds one to `count` of options_.results when there is one.
+  void Count(std::atomic<int64_t> ReconcileResults::*count) const;
   // One leader CAS on *job, reloaded from its result. False when another actor moved the job;
   // CommitConflict when leadership was lost.
   Result<bool> Write(JobRecord* job, int64_t now_ms, const std::function<Result<JobRecord>(const Cas&)>& op);

@@ -20,6 +20,10 @@
 #include "vigil/common/status.h"
 #include "vigil/server/http_server.h"
 
+namespace vigil::jobs {
+struct ReconcileResults;
+}  // namespace vigil::jobs
+
 namespace vigil::server {
 
 struct ApiServerOptions {
@@ -31,6 +35,8 @@ struct ApiServerOptions {
   std::function<bool()> node_draining;
   // Called after a request admitted index jobs (a leader picks them up); may be empty.
   std::function<void()> jobs_admitted;
+  // What this process's reconciler did (GET /metrics); null: not shown. Outlives the server.
+  const jobs::ReconcileResults* reconcile_results = nullptr;
   // Clocks and sleeps of the API: idempotency expiry and staleness, request latency, event
   // polling. Must outlive the server.
   Env* env = Env::Default();
