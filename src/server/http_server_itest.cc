@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -132,6 +134,36 @@ TEST(HttpServerTest, ChunkedBodiesAreStreamedAndBoundedLikeOthers) {
     EXPECT_THAT(r, HasSubstr("application/problem+json"));
   }
   EXPECT_GE(server->stats().too_large, 2u);
+}
+
+// The TCP port of `fd`'s local end (`peer`: its remote end); 0 when it is not an IPv4 socket.
+uint16_t PortOf(int fd, bool peer) {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  const int rc = peer ? ::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &len)
+                      : ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  return rc == 0 && a.sin_family == AF_INET ? ntohs(a.sin_port) : 0;
+}
+
+// Small responses go out at once: the server sets TCP_NODELAY on each connection it accepts
+// (read here from the server's own descriptor, found in this process by its two ports).
+TEST(HttpServerTest, AcceptedConnectionsSendWithoutDelay) {
+  auto server = StartServer({});
+  Client c(server->port());
+  ASSERT_TRUE(c.connected());
+  ASSERT_TRUE(c.Send("GET /a HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_THAT(c.ReadResponse(), StartsWith("HTTP/1.1 200 OK\r\n"));
+  int found = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::atoi(entry.path().filename().c_str());
+    if (PortOf(fd, false) != server->port() || PortOf(fd, true) != c.local_port()) continue;
+    int nodelay = 0;
+    socklen_t len = sizeof nodelay;
+    ASSERT_EQ(::getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+    EXPECT_NE(nodelay, 0) << "the accepted connection waits to coalesce small writes";
+    ++found;
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST(HttpServerTest, OversizedHeaderIs431) {

@@ -32,6 +32,13 @@ class TcpClient {
   TcpClient(const TcpClient&) = delete;
   TcpClient& operator=(const TcpClient&) = delete;
   bool connected() const { return connected_; }
+  // The client side's port (0 when unknown).
+  uint16_t local_port() const {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
+    return ntohs(a.sin_port);
+  }
   bool Send(std::string_view data) {
     return ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL) == ssize_t(data.size());
   }
