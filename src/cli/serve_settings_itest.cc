@@ -336,6 +336,77 @@ TEST_F(ServeSettingsTest, JobEventStreamsPastTheBoundAre503) {
   EXPECT_EQ(second.Header("retry-after"), "1");
 }
 
+// requests_per_second_per_user: a user past the rate (after a second's burst) is answered 429
+// with Retry-After before anything is done, so a refused keyed request runs when retried under
+// its key; another user is answered meanwhile.
+TEST_F(ServeSettingsTest, AUserPastTheRateIs429AndOthersAreServed) {
+  Init("requests_per_second_per_user = 5");
+  std::string other;
+  {
+    auto root = Root::Open(root_);
+    ASSERT_TRUE(root.ok());
+    auto store = auth::OpenRootPrincipalStore(*root);
+    ASSERT_TRUE(store.ok());
+    other = (*store)->CreateUser("default", "viewer", false)->token;
+  }
+  Start();
+  const auto t0 = std::chrono::steady_clock::now();
+  int answered = 0;
+  server::ClientResponse refused;
+  for (int i = 0; i < 200 && refused.status == 0; ++i) {
+    server::ClientResponse r = Call(*client_, "GET", "/v1/config");
+    if (r.status == 200) {
+      ++answered;
+    } else {
+      refused = r;
+    }
+  }
+  const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(refused.status, 429) << refused.body;
+  // The burst (5) plus what the rate refilled while the requests ran.
+  EXPECT_GE(answered, 5);
+  EXPECT_LE(answered, 5 + static_cast<int>(5 * elapsed_s) + 1);
+  EXPECT_EQ(Json::parse(refused.body)["code"], "RATE_LIMITED") << refused.body;
+  EXPECT_EQ(refused.Header("content-type"), "application/problem+json");
+  EXPECT_EQ(refused.Header("retry-after"), "1");
+  // Another user is not slowed.
+  auto viewer = Connect();
+  ASSERT_NE(viewer, nullptr);
+  auto served = viewer->Call("GET", "/v1/config", {{"Authorization", "Bearer " + other}}, "");
+  ASSERT_TRUE(served.ok());
+  EXPECT_EQ(served->status, 200);
+  EXPECT_EQ(Json::parse(served->body)["limits"]["requests_per_second_per_user"], 5);
+
+  // A keyed request refused by the limit left nothing behind: its retry runs. (Drained just
+  // before, the bucket refuses it unless this machine paused for a token's refill between the
+  // two requests; then it ran, and the next database is tried.)
+  std::string name;
+  for (int n = 0; n < 10 && name.empty(); ++n) {
+    while (Call(*client_, "GET", "/v1/config").status != 429) {
+    }
+    const std::string candidate = "d" + std::to_string(n);
+    auto keyed = Call(*client_, "POST", "/v1/databases", Json{{"name", candidate}}.dump(),
+                      {{"Idempotency-Key", "create-" + candidate}});
+    if (keyed.status == 429) name = candidate;
+  }
+  ASSERT_FALSE(name.empty()) << "the limit never refused a keyed request";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto retried =
+      Call(*client_, "POST", "/v1/databases", Json{{"name", name}}.dump(), {{"Idempotency-Key", "create-" + name}});
+  EXPECT_EQ(retried.status, 201) << retried.body;
+  EXPECT_EQ(retried.Header("idempotency-replayed"), "");
+  EXPECT_GE(
+      MetricValue(server_->url(), "vigil_http_requests_total{route=\"/v1/config\",method=\"GET\",status=\"429\"}"), 1);
+}
+
+// Without requests_per_second_per_user nobody is refused for their rate.
+TEST_F(ServeSettingsTest, WithoutARateLimitABurstIsServed) {
+  Init("");
+  Start();
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(Call(*client_, "GET", "/v1/config").status, 200) << i;
+  EXPECT_EQ(Json::parse(Call(*client_, "GET", "/v1/config").body)["limits"]["requests_per_second_per_user"], 0);
+}
+
 TEST_F(ServeSettingsTest, ACertificateMakesItHttpsOnly) {
   const std::string cert = dir_.Join("cert.pem"), key = dir_.Join("key.pem");
   ASSERT_EQ(std::system(("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=localhost -keyout " + key +

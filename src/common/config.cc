@@ -278,6 +278,12 @@ const std::vector<Setting>& Settings() {
        "Job event streams (GET /v1/jobs/{id}/events) open at once; one more is 503.",
        VIGIL_NUM_(server, sse_max_subscribers)},
 
+      {"server", "requests_per_second_per_user", Kind::kCount, 0, 1'000'000,
+       "Requests each user may make per second, after a burst of as many at once;\n"
+       "past it a request is answered 429 with Retry-After, before it does anything.\n"
+       "Other users are not slowed. 0: no limit.",
+       VIGIL_NUM_(server, requests_per_second_per_user)},
+
       {"server", "tls_cert_file", Kind::kPath, 0, 0,
        "PEM certificate chain; with tls_key_file the server speaks HTTPS only.", VIGIL_STR_(server, tls_cert_file)},
 
@@ -420,7 +426,7 @@ std::string ExpectedOf(const Setting& s) {
     case Kind::kBool:
       return "true or false";
     case Kind::kCount:
-      return "a positive integer";
+      return s.min > 0 ? "a positive integer" : "a non-negative integer";
     case Kind::kSize:
       return "an integer (bytes) or a size string like \"8GiB\"";
     case Kind::kDuration:
@@ -536,9 +542,10 @@ Status Apply(const Setting& s, const toml::node& v, Config* c, const toml::node*
       uint64_t n = 0;
       if (v.is_integer()) {
         int64_t i = v.as_integer()->get();
-        if (i <= 0) {
-          return Status::InvalidArgument("must be positive (got " + std::to_string(i) + "); allowed " +
-                                         FormatNumber(s, s.min) + ".." + FormatNumber(s, s.max));
+        if (i < 0 || (i == 0 && s.min > 0)) {
+          return Status::InvalidArgument(std::string(s.min > 0 ? "must be positive" : "must not be negative") +
+                                         " (got " + std::to_string(i) + "); allowed " + FormatNumber(s, s.min) + ".." +
+                                         FormatNumber(s, s.max));
         }
         n = static_cast<uint64_t>(i);
       } else if (v.is_string() && s.kind != Kind::kCount) {

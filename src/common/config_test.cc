@@ -109,6 +109,7 @@ sessions = 2
 idempotency_ttl_seconds = "2h"
 require_idempotency_key = false
 sse_max_subscribers = 4
+requests_per_second_per_user = 50
 tls_cert_file = "/etc/vigil/cert.pem"
 tls_key_file = "/etc/vigil/key.pem"
 
@@ -159,6 +160,7 @@ runner = "/opt/vigil/lance_runner.mjs"
   EXPECT_EQ(c.server.idempotency_ttl_seconds, 7200u);
   EXPECT_FALSE(c.server.require_idempotency_key);
   EXPECT_EQ(c.server.sse_max_subscribers, 4u);
+  EXPECT_EQ(c.server.requests_per_second_per_user, 50u);
   EXPECT_EQ(c.server.tls_cert_file, "/etc/vigil/cert.pem");
   EXPECT_EQ(c.server.tls_key_file, "/etc/vigil/key.pem");
   EXPECT_EQ(c.meta.url, "postgresql://vigil@db/meta");
@@ -264,11 +266,19 @@ TEST(ConfigTest, ZeroNegativeAndOutOfRangeAreErrors) {
       {"[worker]\ncgroup_parent = \"vigil\"\n", "/r/vigil.toml:2:17: worker.cgroup_parent",
        "must be empty, \"v1\" or an absolute path"},
       {"[worker]\ncgroup_parent = \"/sys/fs/cgroup/../x\"\n", "worker.cgroup_parent", "must not contain '..'"},
+      // 0 is "no limit" where a setting allows it, but never negative.
+      {"[server]\nrequests_per_second_per_user = -1\n", "server.requests_per_second_per_user",
+       "must not be negative (got -1)"},
+      {"[server]\nrequests_per_second_per_user = 1000001\n", "server.requests_per_second_per_user",
+       "must be in 0..1000000"},
   };
   for (const Case& c : cases) {
     std::string m = ErrorOf(c.text);
     EXPECT_THAT(m, AllOf(HasSubstr(c.key_and_pos), HasSubstr(c.problem))) << c.text;
   }
+  Result<Config> unlimited = ParseConfig("[server]\nrequests_per_second_per_user = 0\n", "f.toml");
+  ASSERT_TRUE(unlimited.ok()) << unlimited.status().ToString();
+  EXPECT_EQ(unlimited->server.requests_per_second_per_user, 0u);
 }
 
 TEST(ConfigTest, BadSizeAndDurationStringsNameTheKey) {
@@ -502,11 +512,13 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 42u);
-  EXPECT_EQ(e[40].key, "lance.node");
-  EXPECT_EQ(e[40].value, "\"/usr/bin/node\"");
-  EXPECT_EQ(e[41].key, "lance.runner");
-  EXPECT_EQ(e[41].value, "\"\"");
+  ASSERT_EQ(e.size(), 43u);
+  EXPECT_EQ(e[41].key, "lance.node");
+  EXPECT_EQ(e[41].value, "\"/usr/bin/node\"");
+  EXPECT_EQ(e[42].key, "lance.runner");
+  EXPECT_EQ(e[42].value, "\"\"");
+  EXPECT_EQ(e[37].key, "server.requests_per_second_per_user");
+  EXPECT_EQ(e[37].value, "0");
   EXPECT_EQ(e[29].key, "server.header_timeout");
   EXPECT_EQ(e[29].value, "\"10s\"");
   EXPECT_EQ(e[31].key, "server.min_body_bytes_per_second");

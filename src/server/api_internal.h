@@ -21,6 +21,7 @@
 #include "server/idempotency_gate.h"
 #include "server/metrics.h"
 #include "server/query_request.h"
+#include "server/rate_limiter.h"
 #include "server/session_pool.h"
 #include "vigil/auth/principal_store.h"
 #include "vigil/common/config.h"
@@ -147,6 +148,7 @@ class ApiServer::Impl {
   std::unique_ptr<jobs::JobStore> jobs_;
   std::unique_ptr<SessionPool> sessions_;
   Metrics metrics_;
+  RateLimiter limiter_;  // [server] requests_per_second_per_user
   std::unique_ptr<IdempotencyGate> gate_;
   std::atomic<int64_t> sse_subscribers_{0};
   std::string executor_id_;

@@ -35,6 +35,16 @@ HttpResponse Unauthenticated(std::string_view detail) {
   return r;
 }
 
+// 429 for a user past [server] requests_per_second_per_user, who may retry in `wait_us`.
+HttpResponse RateLimited(int64_t wait_us, uint64_t per_second) {
+  HttpResponse r = ProblemResponse(429, "RATE_LIMITED",
+                                   "more than " + std::to_string(per_second) +
+                                       " requests per second from this user ([server] requests_per_second_per_user); "
+                                       "retry after Retry-After seconds");
+  r.headers.emplace_back("Retry-After", std::to_string((wait_us + 999'999) / 1'000'000));
+  return r;
+}
+
 nlohmann::json ValueJson(const sql::Value& v) {
   if (std::holds_alternative<std::monostate>(v)) return nullptr;
   if (const auto* i = std::get_if<int64_t>(&v)) return *i;
@@ -141,7 +151,10 @@ constexpr int64_t kAuthCacheMs = 1000;
 constexpr size_t kAuthCacheEntries = 4096;
 
 ApiServer::Impl::Impl(ApiServerOptions options, Root root, Config config)
-    : options_(std::move(options)), root_(std::move(root)), config_(std::move(config)) {}
+    : options_(std::move(options)),
+      root_(std::move(root)),
+      config_(std::move(config)),
+      limiter_(config_.server.requests_per_second_per_user) {}
 
 Status ApiServer::Impl::Open() {
   VIGIL_ASSIGN_OR_RETURN(principals_, auth::OpenRootPrincipalStore(root_));
@@ -201,7 +214,13 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
         resp = Unauthenticated("a bearer token is required: Authorization: Bearer <token>");
       } else {
         Result<auth::Authenticated> caller = Authenticate(header.substr(kBearer.size()));
-        if (caller.ok()) {
+        const int64_t wait_us =
+            caller.ok() ? limiter_.Admit(UserKeyRealm({caller->realm, caller->principal.name, caller->incarnation}),
+                                         options_.env->MonotonicMicros())
+                        : 0;
+        if (caller.ok() && wait_us > 0) {
+          resp = RateLimited(wait_us, config_.server.requests_per_second_per_user);
+        } else if (caller.ok()) {
           resp = Authorized(req, spec, m.params, *caller);
           // Any mutation may have changed users, tokens or grants.
           if (spec.mutating) auth_cache_->Clear();

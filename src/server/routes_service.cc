@@ -178,6 +178,7 @@ void ApiServer::Impl::AddServiceRoutes() {
                                {"max_connections", options_.http.max_connections},
                                {"sessions", config_.server.sessions},
                                {"sse_max_subscribers", config_.server.sse_max_subscribers},
+                               {"requests_per_second_per_user", config_.server.requests_per_second_per_user},
                                {"header_timeout_ms", options_.http.header_timeout.count()},
                                {"body_grace_ms", options_.http.body_grace.count()},
                                {"min_body_bytes_per_second", options_.http.min_body_bytes_per_second},

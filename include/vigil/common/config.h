@@ -116,9 +116,10 @@ struct ServerConfig {
   uint64_t write_timeout_ms = 30'000;
   uint64_t sessions = 4;  // SQL sessions serving requests at once
   uint64_t idempotency_ttl_seconds = 86'400;
-  bool require_idempotency_key = true;  // on resource mutations (not POST /v1/sql)
-  uint64_t sse_max_subscribers = 64;    // job event streams open at once
-  std::string tls_cert_file;            // both set: HTTPS only
+  bool require_idempotency_key = true;        // on resource mutations (not POST /v1/sql)
+  uint64_t sse_max_subscribers = 64;          // job event streams open at once
+  uint64_t requests_per_second_per_user = 0;  // past it (after a second's burst) 429; 0: no limit
+  std::string tls_cert_file;                  // both set: HTTPS only
   std::string tls_key_file;
 
   bool operator==(const ServerConfig&) const = default;
