@@ -10,7 +10,9 @@
 #include <atomic>
 #include <barrier>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
@@ -411,6 +413,48 @@ TEST_F(ServeTest, CurlUploadsAreAnsweredHundredContinue) {
   EXPECT_NE(curl.output.find("< HTTP/1.1 100 Continue"), std::string::npos) << curl.output;
   EXPECT_NE(curl.output.find("< HTTP/1.1 200"), std::string::npos) << curl.output;
   EXPECT_EQ(CountRows("d.big"), rows);
+}
+
+// The spool files of uploads in flight when the server is killed (SIGKILL) are removed by the
+// next server on the root; the upload committed nothing, and uploads work as before.
+TEST_F(ServeTest, AKilledServersSpooledUploadsAreRemovedByTheNext) {
+  Sql(admin_, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT, note TEXT)");
+  const std::string uploads = root_ + "/_meta/uploads";
+  // The spooled bodies under `uploads` and their sizes.
+  const auto spooled = [&] {
+    std::map<std::string, uintmax_t> files;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(uploads)) {
+      if (e.path().filename().string().rfind("upload-", 0) == 0) files[e.path().string()] = e.file_size();
+    }
+    return files;
+  };
+  std::string part = "id,note\n";
+  for (int i = 0; part.size() < 200'000; ++i) part += std::to_string(i) + ",row " + std::to_string(i) + "\n";
+  testing::TcpClient upload(static_cast<uint16_t>(server_->port()));
+  ASSERT_TRUE(upload.Send("POST /v1/databases/d/tables/t/rows HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + admin_ +
+                          "\r\nContent-Type: text/csv\r\nIdempotency-Key: upload-1\r\n" +
+                          "Content-Length: 1000000\r\n\r\n" + part));
+  bool arrived = false;
+  for (int i = 0; i < 400 && !arrived; ++i) {
+    for (const auto& [path, bytes] : spooled()) arrived = arrived || bytes >= part.size();
+    if (!arrived) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_TRUE(arrived) << "the body never reached the spool";
+  const int port = server_->port();
+  server_->Stop(SIGKILL);
+  EXPECT_EQ(spooled().size(), 1u);  // the killed server's body stays behind it
+  Start(port);
+  EXPECT_TRUE(spooled().empty());
+  size_t dirs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(uploads)) dirs += e.is_directory() ? 1 : 0;
+  EXPECT_EQ(dirs, 1u);  // the running server's own
+  EXPECT_EQ(CountRows("d.t"), 0);
+  // The body never arrived whole, so its key was never reserved: it is free for the upload.
+  auto whole = Call("POST", "/v1/databases/d/tables/t/rows", admin_, part,
+                    {{"Content-Type", "text/csv"}, {"Idempotency-Key", "upload-1"}});
+  EXPECT_EQ(whole.status, 200) << whole.body;
+  EXPECT_GT(CountRows("d.t"), 10'000);
+  EXPECT_TRUE(spooled().empty());
 }
 
 // Clients that send one header line a second never finish a header: the server cuts each off

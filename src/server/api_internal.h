@@ -23,6 +23,7 @@
 #include "server/query_request.h"
 #include "server/rate_limiter.h"
 #include "server/session_pool.h"
+#include "server/upload_spool.h"
 #include "vigil/auth/principal_store.h"
 #include "vigil/common/config.h"
 #include "vigil/common/mutex.h"
@@ -53,17 +54,6 @@ class StringBody : public BodySource {
  private:
   std::string text_;
   size_t pos_ = 0;
-};
-
-// A request body saved to a private spool file (uploads are streamed there, never held).
-struct Spooled {
-  std::string path;
-  std::string sha256;
-  uint64_t bytes = 0;
-  ~Spooled();  // removes the file
-  Spooled() = default;
-  Spooled(const Spooled&) = delete;
-  Spooled& operator=(const Spooled&) = delete;
 };
 
 // One request as a handler sees it.
@@ -147,6 +137,7 @@ class ApiServer::Impl {
   std::unique_ptr<idempotency::IdempotencyStore> idempotency_;
   std::unique_ptr<jobs::JobStore> jobs_;
   std::unique_ptr<SessionPool> sessions_;
+  std::unique_ptr<UploadSpool> spool_;  // outlives http_: requests in flight hold its files
   Metrics metrics_;
   RateLimiter limiter_;  // [server] requests_per_second_per_user
   std::unique_ptr<IdempotencyGate> gate_;

@@ -1,8 +1,5 @@
 #include "vigil/server/api_server.h"
 
-#include <fcntl.h>
-#include <openssl/evp.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,7 +9,6 @@
 #include "server/query_json.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/auth/server_secret.h"
-#include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/names.h"
 #include "vigil/common/uuid.h"
@@ -62,10 +58,6 @@ Result<size_t> StringBody::Read(char* buf, size_t max) {
   std::copy_n(text_.data() + pos_, n, buf);
   pos_ += n;
   return n;
-}
-
-Spooled::~Spooled() {
-  if (!path.empty()) ::unlink(path.c_str());
 }
 
 bool IsUpload(const HttpRequest& req) {
@@ -176,10 +168,7 @@ Status ApiServer::Impl::Open() {
   so.file_access = sql::FileAccess::kServer;
   so.principal = jobs::Principal{};
   sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions);
-  const std::string spool = root_.path() + "/_meta/uploads";
-  if (::mkdir(spool.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status::FromErrno(errno, "cannot create the upload spool " + spool);
-  }
+  VIGIL_ASSIGN_OR_RETURN(spool_, UploadSpool::Open(root_.path(), options_.env));
   AddServiceRoutes();
   AddSqlRoutes();
   AddTableRoutes();
@@ -350,44 +339,8 @@ Result<nlohmann::json> ApiServer::Impl::JsonBody(Call& call, size_t limit) {
 
 Result<std::shared_ptr<Spooled>> ApiServer::Impl::SpoolBody(Call& call) {
   if (call.spooled) return call.spooled;
-  auto spooled = std::make_shared<Spooled>();
-  std::string path = root_.path() + "/_meta/uploads/upload-XXXXXX";
-  int fd = ::mkstemp(path.data());
-  if (fd < 0) return Status::FromErrno(errno, "cannot create an upload spool file");
-  spooled->path = path;
-  EVP_MD_CTX* md = EVP_MD_CTX_new();
-  EVP_DigestInit_ex(md, Sha256Digest(), nullptr);
-  std::vector<char> buf(1 << 16);
-  Status st;
-  for (;;) {
-    Result<size_t> n = call.req.body->Read(buf.data(), buf.size());
-    if (!n.ok()) {
-      st = n.status();
-      break;
-    }
-    if (*n == 0) break;
-    EVP_DigestUpdate(md, buf.data(), *n);
-    spooled->bytes += *n;
-    for (size_t off = 0; off < *n;) {
-      ssize_t w = ::write(fd, buf.data() + off, *n - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        st = Status::FromErrno(errno, "cannot write the upload spool file");
-        break;
-      }
-      off += static_cast<size_t>(w);
-    }
-    if (!st.ok()) break;
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(md, digest, &len);
-  EVP_MD_CTX_free(md);
-  ::close(fd);
-  VIGIL_RETURN_IF_ERROR(st);
-  spooled->sha256 = vigil::LowerHex(std::string_view(reinterpret_cast<const char*>(digest), len));
-  call.spooled = spooled;
-  return spooled;
+  VIGIL_ASSIGN_OR_RETURN(call.spooled, spool_->Spool(*call.req.body));
+  return call.spooled;
 }
 
 namespace {

@@ -61,6 +61,12 @@ std::optional<TableDirParts> ParseTableDirName(std::string_view name) {
   return parts;
 }
 
+std::string UploadSpoolPath() { return Join(kRootMetaDirName, "uploads"); }
+
+std::string UploadSpoolDirName(int64_t pid, const Uuid& nonce) { return std::to_string(pid) + "-" + nonce.ToString(); }
+
+std::string SpooledBodyName(const Uuid& id) { return "upload-" + id.ToString(); }
+
 std::string DroppedTablePath(std::string_view incarnation, std::string_view suffix) {
   std::string name(incarnation);
   if (!suffix.empty()) name += "-" + std::string(suffix);

@@ -37,8 +37,8 @@ struct ApiServerOptions {
   std::function<void()> jobs_admitted;
   // What this process's reconciler did (GET /metrics); null: not shown. Outlives the server.
   const jobs::ReconcileResults* reconcile_results = nullptr;
-  // Clocks and sleeps of the API: idempotency expiry and staleness, request latency, event
-  // polling. Must outlive the server.
+  // Clocks and sleeps of the API (idempotency expiry and staleness, request latency, event
+  // polling) and the file system request bodies are spooled through. Must outlive the server.
   Env* env = Env::Default();
 };
 

@@ -3,6 +3,7 @@
 //
 //   <root>/vigil_root.json                    the root marker
 //   <root>/_meta/                             the metadata store, leader lock, logs
+//   <root>/_meta/uploads/<pid>-<uuid>/        request bodies one `vigil serve` spools
 //   <root>/_dropped/<incarnation>[-<suffix>]  dropped tables, until VACUUM
 //   <root>/<db>/<table>.<incarnation>.vgl/    one directory per table incarnation
 //   <root>/<db>/<table>.vgl/                  a table of a root made before incarnations
@@ -51,6 +52,15 @@ std::optional<TableDirParts> ParseTableDirName(std::string_view name);
 std::string DroppedTablePath(std::string_view incarnation, std::string_view suffix = "");
 // The incarnation of a `_dropped` entry (the UUID it starts with), or nullopt.
 std::optional<std::string> ParseDroppedTableName(std::string_view name);
+
+// "_meta/uploads": where `vigil serve` spools request bodies, one directory per serving process.
+std::string UploadSpoolPath();
+// "<pid>-<nonce>": a serving process's directory under UploadSpoolPath().
+std::string UploadSpoolDirName(int64_t pid, const Uuid& nonce);
+// In a spool directory: the lock its process holds while it lives, and one spooled body.
+constexpr std::string_view kUploadSpoolLockFile = "lock";
+// "upload-<id>"
+std::string SpooledBodyName(const Uuid& id);
 
 // ---- Dataset ----
 constexpr std::string_view kIdentityFile = "_identity";
