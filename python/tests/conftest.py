@@ -24,6 +24,18 @@ def db(root):
 @pytest.fixture
 def server():
     """A `vigil serve` on loopback over a fresh root: (url, admin token, root path)."""
+    yield from _serve("")
+
+
+@pytest.fixture
+def rate_limited_server():
+    """`server` whose vigil.toml lets each user make 3 requests a second."""
+    yield from _serve("[server]\nrequests_per_second_per_user = 3\n")
+
+
+def _serve(settings):
+    """Runs `vigil serve` over a fresh root (its vigil.toml replaced by `settings` when given) and yields
+    (url, admin token, root path); stops it afterwards."""
     import signal
     import socket
     import subprocess
@@ -35,6 +47,9 @@ def server():
         path = os.path.join(d, "root")
         init = subprocess.run([binary, "init", path], capture_output=True, text=True, check=True)
         token = next(word for word in (init.stdout + init.stderr).split() if word.startswith("vgl_"))
+        if settings:
+            with open(os.path.join(path, "vigil.toml"), "w") as f:
+                f.write(settings)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]

@@ -85,3 +85,17 @@ def test_a_vector_reads_as_its_float32_elements_over_http_and_embedded(server):
         assert rows[0][2].tolist() == [1.0, 0.5]
         assert rows[1][1:] == (None, None)
     assert db.open_table("vd.vecs").to_columns()["emb"][0].tobytes() == emb.tobytes()
+
+
+def test_a_user_past_the_servers_rate_limit_gets_rate_limited_error_and_its_wait(rate_limited_server):
+    import time
+    url, token, _ = rate_limited_server
+    db = vigil.connect(url, token=token)
+    with pytest.raises(vigil.RateLimitedError) as refused:
+        for _ in range(100):
+            db.sql("SELECT 1")
+    assert refused.value.code == "RATE_LIMITED"
+    assert "requests_per_second_per_user" in refused.value.message
+    assert refused.value.retry_after >= 1
+    time.sleep(refused.value.retry_after + 0.1)
+    assert db.sql("SELECT 1").to_list() == [{"1": 1}]

@@ -15,7 +15,7 @@ import threading
 from . import _columns, _vigil
 from .errors import (AlreadyExistsError, CommitConflictError, CorruptionError, DeadlineExceededError, Error, FailedPreconditionError,
                      FencedError, InvalidArgumentError, NotFoundError, OutcomeUnknownError, PermissionDeniedError,
-                     ResourceExhaustedError, UnauthenticatedError, from_code)
+                     RateLimitedError, ResourceExhaustedError, UnauthenticatedError, from_code)
 from .job import Job
 from .query import FtsQuery, VectorQuery
 from .remote import RemoteSession
@@ -24,7 +24,7 @@ from .table import Table
 __all__ = [
     "connect", "Connection", "Result", "Table", "Job", "VectorQuery", "FtsQuery", "Error", "AlreadyExistsError",
     "CommitConflictError", "CorruptionError", "DeadlineExceededError", "FailedPreconditionError", "FencedError", "InvalidArgumentError",
-    "NotFoundError", "OutcomeUnknownError", "PermissionDeniedError", "ResourceExhaustedError", "UnauthenticatedError"
+    "NotFoundError", "OutcomeUnknownError", "PermissionDeniedError", "RateLimitedError", "ResourceExhaustedError", "UnauthenticatedError"
 ]
 
 

@@ -58,6 +58,13 @@ class ResourceExhaustedError(Error):
     """A bound was reached; the request must be narrowed."""
 
 
+class RateLimitedError(Error):
+    """The server refused this user's request for its rate (`[server] requests_per_second_per_user`) before
+    doing anything: retry after `retry_after` seconds (under the same Idempotency-Key, the retry runs it)."""
+
+    retry_after = 1
+
+
 _BY_CODE = {
     "INVALID_ARGUMENT": InvalidArgumentError,
     "NOT_FOUND": NotFoundError,
@@ -71,6 +78,7 @@ _BY_CODE = {
     "OUTCOME_UNKNOWN": OutcomeUnknownError,
     "RESOURCE_EXHAUSTED": ResourceExhaustedError,
     "DEADLINE_EXCEEDED": DeadlineExceededError,
+    "RATE_LIMITED": RateLimitedError,
 }
 
 

@@ -13,7 +13,7 @@ import uuid
 
 import numpy as np
 
-from .errors import Error, FailedPreconditionError, ResourceExhaustedError, from_code
+from .errors import Error, FailedPreconditionError, RateLimitedError, ResourceExhaustedError, from_code
 
 _VECTOR = re.compile(r"^VECTOR\((FLOAT32|FLOAT16), (\d+)\)$")
 _DECIMAL = re.compile(r"^DECIMAL\((\d+), ?(\d+)\)$")
@@ -142,7 +142,11 @@ class RemoteSession:
         if response.status >= 400:
             code = document.get("code", f"HTTP_{response.status}")
             detail = document.get("detail", "")
-            raise from_code(code, detail, document.get("subcode", ""))
+            error = from_code(code, detail, document.get("subcode", ""))
+            if isinstance(error, RateLimitedError):
+                retry_after = response.getheader("Retry-After", "1")
+                error.retry_after = int(retry_after) if retry_after.isdigit() else 1
+            raise error
         return document
 
     @staticmethod
