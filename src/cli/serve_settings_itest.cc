@@ -367,6 +367,8 @@ TEST_F(ServeSettingsTest, AUserPastTheRateIs429AndOthersAreServed) {
   EXPECT_GE(answered, 5);
   EXPECT_LE(answered, 5 + static_cast<int>(5 * elapsed_s) + 1);
   EXPECT_EQ(Json::parse(refused.body)["code"], "RATE_LIMITED") << refused.body;
+  EXPECT_THAT(Json::parse(refused.body)["detail"].get<std::string>(),
+              ::testing::HasSubstr("requests_per_second_per_user = 5; nothing was done; retry after 1 s"));
   EXPECT_EQ(refused.Header("content-type"), "application/problem+json");
   EXPECT_EQ(refused.Header("retry-after"), "1");
   // Another user is not slowed.

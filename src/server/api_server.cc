@@ -33,11 +33,12 @@ HttpResponse Unauthenticated(std::string_view detail) {
 
 // 429 for a user past [server] requests_per_second_per_user, who may retry in `wait_us`.
 HttpResponse RateLimited(int64_t wait_us, uint64_t per_second) {
-  HttpResponse r = ProblemResponse(429, "RATE_LIMITED",
-                                   "more than " + std::to_string(per_second) +
-                                       " requests per second from this user ([server] requests_per_second_per_user); "
-                                       "retry after Retry-After seconds");
-  r.headers.emplace_back("Retry-After", std::to_string((wait_us + 999'999) / 1'000'000));
+  const std::string retry_after = std::to_string((wait_us + 999'999) / 1'000'000);
+  HttpResponse r = ProblemResponse(
+      429, "RATE_LIMITED",
+      "this user's requests passed [server] requests_per_second_per_user = " + std::to_string(per_second) +
+          "; nothing was done; retry after " + retry_after + " s");
+  r.headers.emplace_back("Retry-After", retry_after);
   return r;
 }
 
