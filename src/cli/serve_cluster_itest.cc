@@ -806,7 +806,9 @@ TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
   EXPECT_EQ(nodes["node0"]["Capacity"], 1) << nodes["node0"].dump();
   EXPECT_EQ(nodes["node1"]["Capacity"], 2) << nodes["node1"].dump();
   EXPECT_EQ(nodes["node1"]["RunningAttempts"], 2) << nodes["node1"].dump();
-  for (const std::string& job : jobs) EXPECT_EQ(WaitForJob(0, job, 60), "FINISHED") << job;
+  for (const std::string& job : jobs) {
+    EXPECT_EQ(WaitForJob(0, job, 60), "FINISHED") << job << "\n" << nodes_[0]->Log() << "\n" << nodes_[1]->Log();
+  }
 }
 
 // Attempts spread over the nodes (jobs.concurrency_per_node = 1): three builds admitted
