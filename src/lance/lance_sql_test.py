@@ -276,10 +276,10 @@ def test_a_concurrent_same_name_request_is_fenced(env):
 def test_stale_admission_when_another_writer_changed_the_dataset(env):
     root, path, data = env
     root.stop_supervisor()
-    # The worker waits 12 s before it runs: room for the other writer (a Node process loading
-    # LanceDB, seconds on a loaded machine) to finish first.
+    # The worker waits 30 s before it runs: room for the other writer (a Node process loading
+    # LanceDB, which took more than 12 s once on a loaded 2-core machine) to finish first.
     proc = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
-                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(12000)"),
+                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(30000)"),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     root.wait_running(1)
     writer("append", data, 100)  # another LanceDB writer, after admission, before execution
