@@ -817,6 +817,9 @@ TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
 // heartbeat is a lease old: NOT_COMMITTED by the store's fence, its worker killed. When the
 // node wakes its record of the attempt is refused, with the typed error in its log.
 TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSettled) {
+  // A 10 s lease: in a CI rehearsal on a loaded machine a live node's heartbeats failed for 9 s
+  // and the 3 s leader lease lapsed, losing its attempt; the stopped node is settled a lease later.
+  SetSetting("leader_lease_seconds = \"3s\"", "leader_lease_seconds = \"10s\"");
   StartNodes(2, "provider.after_segment_write=delay(6000)");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1, "provider.after_segment_write=hang");
