@@ -99,3 +99,39 @@ def test_a_user_past_the_servers_rate_limit_gets_rate_limited_error_and_its_wait
     assert refused.value.retry_after >= 1
     time.sleep(refused.value.retry_after + 0.1)
     assert db.sql("SELECT 1").to_list() == [{"1": 1}]
+
+
+def test_a_filter_that_smuggles_a_statement_runs_nothing_over_http_or_embedded(server):
+    url, token, path = server
+    for db in (vigil.connect(url, token=token), vigil.connect(path, create=False, start_leader=False)):
+        name = "inj_http" if db.remote else "inj_local"
+        t = db.create_table(name, {"id": np.arange(5)})
+        smuggled = f"id > 0; DROP TABLE default.{name}"
+        with pytest.raises(vigil.InvalidArgumentError):
+            t.count_rows(smuggled)
+        with pytest.raises(vigil.InvalidArgumentError):
+            t.delete(smuggled)
+        with pytest.raises(vigil.InvalidArgumentError):
+            db.sql(f"SELECT COUNT(*) FROM default.{name}; DROP TABLE default.{name}")
+        assert name in db.table_names() and t.count_rows() == 5
+
+
+def test_a_user_with_alter_on_a_database_creates_tables_over_http(server):
+    url, token, _ = server
+    admin = vigil.connect(url, token=token)
+    admin.sql("CREATE DATABASE shop")
+    bob = admin.sql("CREATE USER bob").rows[0][1]
+    admin.sql("GRANT ALTER ON shop.* TO bob")
+    t = vigil.connect(url, token=bob, database="shop").create_table("orders", {"id": np.arange(3)})
+    assert t.count_rows() == 3
+
+
+def test_a_url_scheme_is_read_in_any_case_and_an_unknown_one_is_refused(server, tmp_path, monkeypatch):
+    url, token, _ = server
+    db = vigil.connect(url.replace("http://", "HTTP://"), token=token)
+    assert db.remote and db.sql("SELECT 6 * 7").rows == [(42,)]
+    monkeypatch.chdir(tmp_path)
+    for bad in ("ftp://example/root", "s3x://bucket/root"):
+        with pytest.raises(vigil.InvalidArgumentError, match="neither a root directory nor a vigil serve URL"):
+            vigil.connect(bad)
+    assert list(tmp_path.iterdir()) == []

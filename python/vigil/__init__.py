@@ -65,14 +65,32 @@ def _vigil_binary():
     return shutil.which("vigil") or ""
 
 
+def _url_scheme(path):
+    """The lower-case scheme of `path` when it is a URL (`scheme://...`), else None."""
+    if not isinstance(path, str):
+        return None
+    head, sep, _ = path.partition("://")
+    if not sep or not head or not (head[0].isalpha() and all(c.isalnum() or c in "+.-" for c in head)):
+        return None
+    return head.lower()
+
+
 class Connection:
     """An embedded root; see `connect`. Tables are `database.table`; a bare name is in `database`.
     A Connection may be shared by threads: each thread runs on a session of its own."""
 
     def __init__(self, path, create=True, database="default", start_leader=True, token=None, timeout=300):
-        self.path = path
         self.database = _columns.identifier(database, "database")
-        self.remote = isinstance(path, str) and path.startswith(("http://", "https://"))
+        scheme = _url_scheme(path)
+        if scheme not in (None, "http", "https"):
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"connect({path!r}): a {scheme}:// URL is neither a root "
+                                       "directory nor a vigil serve URL (http:// or https://)")
+        self.remote = scheme is not None
+        if self.remote and not path.lower().startswith(scheme + "://"):
+            raise InvalidArgumentError("INVALID_ARGUMENT", f"connect({path!r}): a URL is scheme://host:port")
+        if self.remote:
+            path = scheme + path[len(scheme):]  # the scheme as http.client reads it, lower-case
+        self.path = path
         self._token, self._timeout = token, timeout
         if self.remote and not token:
             raise InvalidArgumentError("INVALID_ARGUMENT", f"connecting to {path} needs token=")
@@ -155,7 +173,8 @@ class Connection:
             _columns.identifier(column, "column")
             if not isinstance(sql_type, str) or any(c in sql_type for c in ";'\"`-/"):
                 raise InvalidArgumentError("INVALID_ARGUMENT", f"column '{column}': type {sql_type!r} is not a type")
-        self.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
+        if db not in (row[0] for row in self.sql("SHOW DATABASES").rows):
+            self.sql(f"CREATE DATABASE IF NOT EXISTS {db}")
         if mode == "overwrite":
             self.sql(f"DROP TABLE IF EXISTS {db}.{table}")
         exists = "IF NOT EXISTS " if exist_ok else ""

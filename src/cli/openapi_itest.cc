@@ -718,9 +718,9 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
 
   // SQL scripts: results, a failure at the second statement (with statement_index and the
   // first result), a parse error, a privilege error, a replay.
-  auto script = Post("/v1/sql", alice_, {{"sql", "SELECT COUNT(*) FROM d.docs; SHOW TABLES FROM d"}});
+  auto script = Post("/v1/sql", alice_, {{"sql", "SELECT COUNT(*) FROM d.docs; SHOW TABLES FROM d"}, {"script", true}});
   EXPECT_EQ(script.status, 200) << script.body;
-  auto failed = Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}}, "k-sql-fail");
+  auto failed = Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}, {"script", true}}, "k-sql-fail");
   EXPECT_EQ(failed.status, 404) << failed.body;
   const Json problem = Json::parse(failed.body, nullptr, false);
   EXPECT_EQ(problem.value("statement_index", -1), 1);
@@ -728,7 +728,8 @@ TEST_F(OpenApiTest, TheAnswersOfARealisticSessionConformToTheDocument) {
   EXPECT_EQ(Post("/v1/sql", alice_, {{"sql", "SELEKT 1"}}).status, 400);
   EXPECT_EQ(Post("/v1/sql", alice_, Json::object()).status, 400);
   EXPECT_EQ(Post("/v1/sql", reader_, {{"sql", "INSERT INTO d.docs (id) VALUES (5000)"}}).status, 403);
-  auto sql_replay = Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}}, "k-sql-fail");
+  auto sql_replay =
+      Post("/v1/sql", alice_, {{"sql", "SELECT 1; SELECT * FROM d.nope"}, {"script", true}}, "k-sql-fail");
   EXPECT_EQ(sql_replay.status, 404);
   EXPECT_EQ(sql_replay.Header("idempotency-replayed"), "true");
   // A request body past the route's bound (a SQL script is at most 4 MiB): 413, not a retry.

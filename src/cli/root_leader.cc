@@ -72,6 +72,9 @@ Status RunRootLeader(const Root& root, const Config& config, jobs::JobStore& sto
   options.retention_ms = static_cast<int64_t>(config.jobs.archive_after_seconds) * 1000;
   options.runner.attempt_deadline_ms = static_cast<int64_t>(config.worker.max_runtime_seconds) * 1000;
   options.runner.concurrency = static_cast<int>(config.jobs.concurrency_per_node);
+  options.runner.concurrency_per_catalog = config.jobs.concurrency_per_catalog;
+  options.runner.concurrency_per_cluster = config.jobs.concurrency_per_cluster;
+  options.runner.max_pending_ms = static_cast<int64_t>(config.jobs.max_pending_seconds) * 1000;
   options.runner.claimed = opts.claimed;
   options.reconcile.backoff.initial_s = static_cast<int64_t>(config.jobs.reconcile_initial_backoff_seconds);
   options.reconcile.backoff.max_s = static_cast<int64_t>(config.jobs.reconcile_max_backoff_seconds);

@@ -267,7 +267,7 @@ class ServeClusterTest : public ::testing::Test {
     if (!client.ok()) return Json{{"error", client.status().ToString()}};
     auto r = (*client)->Call("POST", "/v1/sql",
                              {{"Authorization", "Bearer " + token_}, {"Content-Type", "application/json"}},
-                             Json{{"sql", sql}}.dump());
+                             Json{{"sql", sql}, {"script", true}}.dump());
     if (!r.ok()) return Json{{"error", r.status().ToString()}};
     Json body = Json::parse(r->body, nullptr, false);
     body["http_status"] = r->status;

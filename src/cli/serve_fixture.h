@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -112,6 +113,25 @@ class ServeProcess {
 
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Signals the server with `sig` and waits up to `bound` for it to exit: its exit status, or
+  // nullopt when it was still running then (it is SIGKILLed and reaped).
+  std::optional<int> StopWithin(int sig, std::chrono::seconds bound) {
+    if (pid_ <= 0) return std::nullopt;
+    ::kill(pid_, sig);
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    int status = 0;
+    while (::waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        Stop(SIGKILL);
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pid_ = -1;
+    if (out_ != nullptr) std::fclose(out_);
+    out_ = nullptr;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
   // Signals the server and reaps it; its exit status (-1 when killed by a signal).
   int Stop(int sig) {
     if (pid_ <= 0) return -1;

@@ -107,7 +107,7 @@ class ServeTest : public ::testing::Test {
     return Call("POST", target, token, body.dump(), h);
   }
   Json Sql(const std::string& token, const std::string& sql) {
-    auto r = Post("/v1/sql", token, {{"sql", sql}});
+    auto r = Post("/v1/sql", token, {{"sql", sql}, {"script", true}});
     EXPECT_EQ(r.status, 200) << sql << ": " << r.body;
     return Json::parse(r.body, nullptr, false);
   }
@@ -857,13 +857,14 @@ TEST_F(ServeTest, AnAppendToAMissingTableIs404AndCreatesNothing) {
 // results before it; a syntax error anywhere is found before anything runs.
 TEST_F(ServeTest, AScriptStopsAtItsFirstFailureAndASyntaxErrorRunsNothing) {
   auto failed =
-      Post("/v1/sql", admin_, {{"sql", "CREATE DATABASE d; SELECT * FROM d.nope; CREATE TABLE d.u (id BIGINT)"}});
+      Post("/v1/sql", admin_,
+           {{"sql", "CREATE DATABASE d; SELECT * FROM d.nope; CREATE TABLE d.u (id BIGINT)"}, {"script", true}});
   EXPECT_EQ(failed.status, 404) << failed.body;
   Json problem = Json::parse(failed.body, nullptr, false);
   EXPECT_EQ(problem["statement_index"], 1) << failed.body;
   ASSERT_EQ(problem["results"].size(), 1u) << failed.body;
   EXPECT_EQ(problem["results"][0]["message"], "database d created");
-  auto syntax = Post("/v1/sql", admin_, {{"sql", "CREATE TABLE d.t (id BIGINT);\nSELEC 1"}});
+  auto syntax = Post("/v1/sql", admin_, {{"sql", "CREATE TABLE d.t (id BIGINT);\nSELEC 1"}, {"script", true}});
   EXPECT_EQ(syntax.status, 400) << syntax.body;
   EXPECT_EQ(Json::parse(syntax.body, nullptr, false)["detail"], "line 2, column 1: expected a statement, found SELEC");
   EXPECT_EQ(Sql(admin_, "SHOW TABLES FROM d")["results"][0]["rows"], Json::array()) << "nothing ran";

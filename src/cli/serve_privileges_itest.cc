@@ -56,7 +56,8 @@ class ServePrivilegesTest : public ::testing::Test {
             {{"sql",
               "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL); "
               "INSERT INTO d.t VALUES (1, 'a'), (2, 'b'); CREATE DATABASE hidden; "
-              "CREATE TABLE hidden.t (id BIGINT NOT NULL)"}});
+              "CREATE TABLE hidden.t (id BIGINT NOT NULL)"},
+             {"script", true}});
   }
   server::ClientResponse Request(const std::string& method, const std::string& target, const std::string& token,
                                  const Json& body, int key = 0) {
@@ -200,8 +201,9 @@ std::string IssueTwice(server::HttpClient& client, const std::string& token, con
                        const std::string& sql, int want_status) {
   const std::vector<std::pair<std::string, std::string>> h = {
       {"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}, {"Idempotency-Key", key}};
-  auto first = client.Call("POST", "/v1/sql", h, Json{{"sql", sql}}.dump());
-  auto again = client.Call("POST", "/v1/sql", h, Json{{"sql", sql}}.dump());
+  const std::string body = Json{{"sql", sql}, {"script", true}}.dump();
+  auto first = client.Call("POST", "/v1/sql", h, body);
+  auto again = client.Call("POST", "/v1/sql", h, body);
   EXPECT_TRUE(first.ok() && again.ok());
   if (!first.ok() || !again.ok()) return "";
   EXPECT_EQ(first->status, want_status) << first->body;

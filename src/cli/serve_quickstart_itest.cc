@@ -47,8 +47,9 @@ TEST(ServeQuickstartTest, TheReadmeWalkThroughWorksForANewUser) {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : server::ClientResponse{};
   };
-  auto users = call("POST", "/v1/sql", admin,
-                    Json{{"sql", "CREATE DATABASE shop; CREATE USER bob; GRANT ALTER ON shop.* TO bob"}}.dump());
+  auto users = call(
+      "POST", "/v1/sql", admin,
+      Json{{"sql", "CREATE DATABASE shop; CREATE USER bob; GRANT ALTER ON shop.* TO bob"}, {"script", true}}.dump());
   ASSERT_EQ(users.status, 200) << users.body;
   const std::string bob = Json::parse(users.body)["results"][1]["rows"][0][1];
   ASSERT_EQ(bob.rfind("vgl_", 0), 0u);

@@ -59,7 +59,7 @@ class ServeSettingsTest : public ::testing::Test {
     return r.ok() ? *r : server::ClientResponse{};
   }
   server::ClientResponse Sql(const std::string& sql) {
-    return Call(*client_, "POST", "/v1/sql", Json{{"sql", sql}}.dump());
+    return Call(*client_, "POST", "/v1/sql", Json{{"sql", sql}, {"script", true}}.dump());
   }
 
   testing::TempDir dir_;
@@ -334,6 +334,30 @@ TEST_F(ServeSettingsTest, JobEventStreamsPastTheBoundAre503) {
   auto second = Call(*client_, "GET", events);
   EXPECT_EQ(second.status, 503) << second.body;
   EXPECT_EQ(second.Header("retry-after"), "1");
+}
+
+// [jobs] max_pending_seconds: a job that no node takes (the only node drained) ends FAILED,
+// NOT_COMMITTED with SCHEDULING_EXHAUSTED once it waited that long; nothing of it ran.
+TEST_F(ServeSettingsTest, AJobNoNodeTakesEndsSchedulingExhaustedAfterMaxPendingSeconds) {
+  Init("");
+  std::ofstream(root_ + "/vigil.toml", std::ios::app) << "[jobs]\nmax_pending_seconds = \"1s\"\n";
+  Start();
+  ASSERT_EQ(Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL); INSERT INTO d.t VALUES (1)").status, 200);
+  auto nodes = Json::parse(Sql("SHOW NODES").body, nullptr, false);
+  ASSERT_FALSE(nodes["results"][0]["rows"].empty()) << nodes.dump();
+  const std::string node = nodes["results"][0]["rows"][0][0].get<std::string>();
+  ASSERT_EQ(Sql("DRAIN NODE '" + node + "'").status, 200);
+  auto admitted = Sql("CREATE INDEX i ON d.t (id) USING BTREE");
+  ASSERT_EQ(admitted.status, 200) << admitted.body;
+  const int64_t job = Json::parse(admitted.body)["results"][0]["admitted_jobs"][0].get<int64_t>();
+  auto waited = Call(*client_, "POST", "/v1/jobs/" + std::to_string(job) + "/wait?timeout_s=60");
+  ASSERT_EQ(waited.status, 200) << waited.body;
+  const Json detail = Json::parse(waited.body)["job"];
+  EXPECT_EQ(detail["State"], "FAILED") << waited.body;
+  EXPECT_EQ(detail["Outcome"], "NOT_COMMITTED");
+  EXPECT_EQ(detail["RefreshState"], "NOT_REQUIRED");
+  EXPECT_NE(detail["Message"].get<std::string>().find("SCHEDULING_EXHAUSTED"), std::string::npos) << waited.body;
+  EXPECT_TRUE(detail["AttemptId"].is_null()) << waited.body;
 }
 
 // requests_per_second_per_user: a user past the rate (after a second's burst) is answered 429

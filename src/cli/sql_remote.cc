@@ -110,7 +110,10 @@ class RemoteBackend : public ShellBackend {
     const size_t index = settings_.size();
     std::string payload;
     try {
-      payload = Json{{"sql", prelude.empty() ? std::string(text) : prelude + "\n" + std::string(text)}}.dump();
+      // One statement, or (settings first) a script the server runs only when told so.
+      Json body{{"sql", prelude.empty() ? std::string(text) : prelude + "\n" + std::string(text)}};
+      if (!prelude.empty()) body["script"] = true;
+      payload = body.dump();
     } catch (const Json::exception&) {
       return Status::InvalidArgument("the statement is not valid UTF-8, which the server's JSON API cannot carry");
     }

@@ -158,6 +158,23 @@ const std::vector<Setting>& Settings() {
        "it as its capacity: the leader gives attempts to the least loaded live node.",
        VIGIL_NUM_(jobs, concurrency_per_node)},
 
+      {"jobs", "concurrency_per_catalog", Kind::kCount, 1, 4096,
+       "Index jobs running at once in one catalog, over every node (seed 000's\n"
+       "catalog concurrency); more wait PENDING.",
+       VIGIL_NUM_(jobs, concurrency_per_catalog)},
+
+      {"jobs", "concurrency_per_cluster", Kind::kCount, 1, 4096,
+       "Index jobs running at once over every node sharing the metadata store\n"
+       "(seed 000's cluster concurrency); more wait PENDING.",
+       VIGIL_NUM_(jobs, concurrency_per_cluster)},
+
+      {"jobs", "max_pending_seconds", Kind::kDuration, 1, 30 * kDay,
+       "A job still PENDING this long after its admission (every node drained or\n"
+       "of capacity 0, or a concurrency bound kept it waiting) ends NOT_COMMITTED\n"
+       "with error SCHEDULING_EXHAUSTED, its fence released; nothing of it ran.\n"
+       "Seconds or \"<n>s|m|h|d\".",
+       VIGIL_NUM_(jobs, max_pending_seconds)},
+
       {"jobs", "archive_after_seconds", Kind::kDuration, 60, 3650 * kDay,
        "Terminal jobs are archived this long after they ended and leave the listings;\n"
        "an unresolved UNKNOWN job becomes a tombstone that keeps its fence and stays\n"

@@ -1,5 +1,6 @@
 #include "vigil/common/failpoint.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,7 +22,26 @@ struct Entry {
   StatusCode error_code = StatusCode::kIOError;
   int evaluations = 0;
   int delay_ms = 0;  // kDelay
+  std::string path;  // kPause: the release file; PATH.reached is created on reaching it
 };
+
+// kPause's path: absolute, of an allowlisted alphabet, so a spec never names another kind of path.
+bool IsPausePath(std::string_view path) {
+  if (path.size() < 2 || path.size() > 1024 || path[0] != '/') return false;
+  for (char c : path) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                    c == '.' || c == '/' || c == '-';
+    if (!ok) return false;
+  }
+  return path.find("/../") == std::string_view::npos;
+}
+
+// Creates `path`.reached, then waits until `path` exists.
+void Pause(const std::string& path) {
+  const int fd = ::open((path + ".reached").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+  while (::access(path.c_str(), F_OK) != 0) Env::Default()->SleepForMs(5);
+}
 
 constexpr long kMaxDelayMs = 3'600'000;
 
@@ -71,6 +91,7 @@ Status ParseEntry(std::string_view text) {
   }
   StatusCode code = StatusCode::kIOError;
   int delay_ms = 0;
+  std::string path;
   Action action;
   if (rest == "kill") {
     action = Action::kKill;
@@ -86,6 +107,13 @@ Status ParseEntry(std::string_view text) {
                                      "' (milliseconds, 1 to " + std::to_string(kMaxDelayMs) + ")");
     }
     delay_ms = static_cast<int>(v);
+  } else if (rest.starts_with("pause(") && rest.ends_with(")")) {
+    action = Action::kPause;
+    path = std::string(rest.substr(6, rest.size() - 7));
+    if (!IsPausePath(path)) {
+      return Status::InvalidArgument("failpoint '" + std::string(name) + "' has a bad pause path '" + path +
+                                     "' (absolute; A-Z a-z 0-9 _ . / - only)");
+    }
   } else if (rest == "off") {
     action = Action::kOff;
   } else if (rest == "error") {
@@ -105,7 +133,7 @@ Status ParseEntry(std::string_view text) {
   if (action == Action::kOff) {
     Disarm(name);
   } else {
-    Arm(name, action, hit, code, delay_ms);
+    Arm(name, action, hit, code, delay_ms, std::move(path));
   }
   return Status::OK();
 }
@@ -127,6 +155,7 @@ Status Hit(std::string_view name) {
   Action action;
   StatusCode code;
   int delay_ms;
+  std::string path;
   {
     MutexLock lock(&r.mu);
     auto it = r.entries.find(name);
@@ -137,6 +166,7 @@ Status Hit(std::string_view name) {
     action = e.action;
     code = e.error_code;
     delay_ms = e.delay_ms;
+    path = e.path;
   }
   switch (action) {
     case Action::kOff:
@@ -159,6 +189,9 @@ Status Hit(std::string_view name) {
     case Action::kDelay:
       Env::Default()->SleepForMs(delay_ms);
       return Status::OK();
+    case Action::kPause:
+      Pause(path);
+      return Status::OK();
   }
   return Status::OK();
 }
@@ -174,11 +207,11 @@ Status ArmFromSpec(std::string_view spec) {
   return Status::OK();
 }
 
-void Arm(std::string_view name, Action action, int hit, StatusCode error_code, int delay_ms) {
+void Arm(std::string_view name, Action action, int hit, StatusCode error_code, int delay_ms, std::string path) {
   Registry& r = Registry::Get();
   MutexLock lock(&r.mu);
   auto [it, inserted] = r.entries.try_emplace(std::string(name));
-  it->second = Entry{action, hit, error_code, 0, delay_ms};
+  it->second = Entry{action, hit, error_code, 0, delay_ms, std::move(path)};
   if (inserted) r.armed_count.fetch_add(1, std::memory_order_release);
 }
 
@@ -221,6 +254,9 @@ std::string ArmedSpec() {
         break;
       case Action::kDelay:
         out += "delay(" + std::to_string(e.delay_ms) + ")";
+        break;
+      case Action::kPause:
+        out += "pause(" + e.path + ")";
         break;
     }
     if (e.hit != 0) {

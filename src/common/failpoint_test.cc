@@ -4,7 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <thread>
 
 namespace vigil {
@@ -109,6 +112,37 @@ TEST_F(FailpointTest, DelaySleepsThenContinues) {
   EXPECT_TRUE(Guarded().ok());  // the 2nd evaluation sleeps, then passes
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(120));
   EXPECT_EQ(failpoint::HitCount("test.guarded"), 2);
+}
+
+TEST_F(FailpointTest, PauseSignalsThatItWasReachedAndWaitsForItsRelease) {
+  char dir_template[] = "/tmp/vigil-pause-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string release = std::string(dir_template) + "/release";
+  ASSERT_TRUE(failpoint::ArmFromSpec("test.guarded=pause(" + release + ")").ok());
+  EXPECT_EQ(failpoint::ArmedSpec(), "test.guarded=pause(" + release + ")");
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    EXPECT_TRUE(Guarded().ok());
+    done = true;
+  });
+  while (::access((release + ".reached").c_str(), F_OK) != 0) std::this_thread::yield();
+  EXPECT_FALSE(done.load()) << "passed the pause before its release existed";
+  std::FILE* f = std::fopen(release.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  t.join();
+  EXPECT_TRUE(done.load());
+  std::filesystem::remove_all(dir_template);
+}
+
+TEST_F(FailpointTest, PausePathsAreAbsoluteAndOfAnAllowlistedAlphabet) {
+  for (const char* bad :
+       {"x=pause()", "x=pause(relative/p)", "x=pause(/tmp/a b)", "x=pause(/tmp/../etc/x)", "x=pause(/tmp/$(id))"}) {
+    Status st = failpoint::ArmFromSpec(bad);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("bad pause path"), std::string::npos) << st.ToString();
+  }
+  EXPECT_EQ(failpoint::ArmedSpec(), "");
 }
 
 }  // namespace

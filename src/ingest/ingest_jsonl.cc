@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "ingest/ingest_internal.h"
+#include "vigil/common/bounds.h"
+#include "vigil/common/json_nesting.h"
 
 namespace vigil::ingest {
 
@@ -49,6 +51,9 @@ std::string ParseErrorText(const nlohmann::json::parse_error& e, std::string_vie
 // Parses one line as a JSON object; errors name file:line:column.
 Result<Json> ParseObjectLine(const std::string& file, uint64_t line_no, std::string_view line) {
   VIGIL_RETURN_IF_ERROR(CheckUtf8Line(file, line_no, line));
+  if (Status depth = CheckJsonNesting(line, bounds::kMaxJsonDepth, "the row"); !depth.ok()) {
+    return TextError(file, line_no, 1, depth.message());
+  }
   Json j;
   try {
     j = Json::parse(line);

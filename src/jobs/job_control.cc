@@ -250,6 +250,25 @@ Status JobControl::GuardedTableChange(const std::string& catalog, const std::str
   return txn.Commit();
 }
 
+Status JobControl::CheckDatabaseDroppable(const std::string& catalog, const std::string& db) {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<TableEntry> tables, store_->catalog().ListTables(catalog, db));
+  if (tables.empty()) return Status::OK();
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kRead));
+  std::string names;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    const TableEntry& t = tables[i];
+    Status guard = store_->CheckNoGuard(txn, t.table_incarnation);
+    if (guard.code() == StatusCode::kFailedPrecondition) {
+      return Typed(kTableGuarded, "database " + db + " cannot be dropped: table " + catalog + "." + db + "." +
+                                      t.table_name + ": " + guard.message());
+    }
+    VIGIL_RETURN_IF_ERROR(guard);
+    if (i < 10) names += (i ? ", " : "") + t.table_name + (t.engine == index::TableEngine::kVigil ? "" : " (external)");
+  }
+  if (tables.size() > 10) names += ", ... (" + std::to_string(tables.size()) + " in all)";
+  return Status::FailedPrecondition("database '" + db + "' is not empty (tables " + names + "); drop its tables first");
+}
+
 Status JobControl::DropTable(const std::string& catalog, const std::string& db, const std::string& table,
                              const Principal& who) {
   return GuardedTableChange(catalog, db, table, who,

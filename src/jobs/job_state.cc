@@ -147,10 +147,16 @@ std::string_view DerivedState(const JobState& s) {
   return "?";
 }
 
-bool IsFinal(const JobState& s) {
-  std::string_view d = DerivedState(s);
+bool IsFinal(const JobState& s) { return IsFinalStateName(DerivedState(s)); }
+
+bool IsFinalStateName(std::string_view d) {
   return d == "FINISHED" || d == "FAILED" || d == "CANCELLED" || d == "OUTCOME_UNKNOWN" ||
          d == "COMMITTED_REFRESH_SKIPPED" || d == "FAILED_REFRESH_SKIPPED";
+}
+
+bool IsSettledStateName(std::string_view derived, std::string_view disposition) {
+  if (!IsFinalStateName(derived)) return false;
+  return derived != "OUTCOME_UNKNOWN" || disposition == Name(Disposition::kForceReleased);
 }
 
 bool HoldsFence(const JobState& s) {

@@ -161,6 +161,22 @@ TEST(JobStateTest, T13ForceReleasesWithoutChangingTheOutcome) {
   EXPECT_EQ(DerivedState(s), "OUTCOME_UNKNOWN");
 }
 
+// Event streams end at a settled state: an UNKNOWN outcome is final for WAIT but not settled
+// until FORCE_RELEASE, since the reconciler or a RESOLVE may still change what SHOW says.
+TEST(JobStateTest, AnUnknownOutcomeIsSettledOnlyOnceForceReleased) {
+  const auto settled = [](const JobState& s) { return IsSettledStateName(DerivedState(s), Name(s.disposition)); };
+  JobState unknown = Steps({Dispatch, Attempt(AttemptResult::kUnknown)});
+  EXPECT_TRUE(IsFinal(unknown));
+  EXPECT_FALSE(settled(unknown));
+  JobState acked = *FinishRefresh(*StartRefresh(*RequestAck(unknown)), true);
+  EXPECT_FALSE(settled(acked));
+  JobState forced = *FinishRefresh(*StartRefresh(*RequestForce(acked)), true);
+  EXPECT_TRUE(settled(forced));
+  EXPECT_TRUE(settled(Steps({Dispatch, Attempt(AttemptResult::kCommitted), Refresh(true)})));
+  EXPECT_FALSE(settled(Steps({Dispatch})));
+  EXPECT_FALSE(IsFinalStateName("RUNNING"));
+}
+
 TEST(JobStateTest, T14ForceWithoutRefresh) {
   JobState unknown = Steps({Dispatch, Attempt(AttemptResult::kUnknown), RequestForce});
   JobState s = *ForceWithoutRefresh(unknown);

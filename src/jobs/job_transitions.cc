@@ -184,6 +184,23 @@ Result<JobRecord> JobStore::ConcludeBeforeDispatch(const Cas& cas, AttemptResult
   });
 }
 
+Result<JobRecord> JobStore::ExhaustScheduling(const Cas& cas, const std::string& message) {
+  return Apply(cas, [&](const JobRecord& cur, Transition* t) -> Status {
+    if (cur.state.execution != Execution::kPending) {
+      return Status::CommitConflict("job " + std::to_string(cur.job_id) + " is no longer PENDING");
+    }
+    VIGIL_ASSIGN_OR_RETURN(t->next.state, FinishBeforeDispatch(cur.state, AttemptResult::kNotInvoked, false));
+    t->next.finished_at_ms = cas.now_ms;
+    t->next.invoked = false;
+    t->next.error_code = std::string(kSchedulingExhausted);
+    t->next.error_message = SanitizeMessage(message);
+    t->events.push_back(Event(event::kResult, {{"outcome", std::string(Name(t->next.state.outcome))},
+                                               {"invoked", "false"},
+                                               {"error_code", std::string(kSchedulingExhausted)}}));
+    return Status::OK();
+  });
+}
+
 Result<JobRecord> JobStore::RecordResult(const Cas& cas, const AttemptReport& report) {
   VIGIL_RETURN_IF_ERROR(CheckErrorCode(report.error_code));
   return Apply(cas, [&](const JobRecord& cur, Transition* t) -> Status {

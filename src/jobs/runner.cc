@@ -45,6 +45,8 @@ Result<JobRunner::RunningJobs> JobRunner::ListRunning() {
     if (j.state.execution != Execution::kRunning) return Status::OK();
     running.tables.insert(j.spec.table_incarnation);
     if (j.attempt) ++running.per_node[j.attempt->executor_node_id];
+    ++running.per_catalog[j.spec.catalog_name];
+    ++running.total;
     return Status::OK();
   }));
   return running;
@@ -59,18 +61,29 @@ Result<std::vector<JobRunner::NodeSlot>> JobRunner::NodeSlots(int64_t now_ms, co
   for (const NodeInfo& n : nodes) {
     // Alive while its last heartbeat is younger than one lease, on the lease clock.
     const bool alive = n.heartbeat_at_ms + options_.lease_ttl_ms > lease_now;
-    if (n.node_id == options_.node_id || !alive || n.draining || n.capacity <= 0) continue;
+    if (n.node_id == options_.node_id) {
+      if (n.draining) slots.front().capacity = 0;  // a drained leader runs no new attempt either
+      continue;
+    }
+    if (!alive || n.draining || n.capacity <= 0) continue;
     auto it = running.per_node.find(n.node_id);
     slots.push_back(NodeSlot{n.node_id, n.epoch, n.capacity, it == running.per_node.end() ? 0 : it->second, false});
   }
   return slots;
 }
 
-Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, const std::set<std::string>& busy_tables,
+Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, RunningJobs* running,
                                                           std::vector<NodeSlot>* slots) {
+  const std::set<std::string>& busy_tables = running->tables;
   // The least loaded slot that can take job `j` (this node first on a tie): another node's only
-  // when the store fences the job's commits.
+  // when the store fences the job's commits; none while the cluster or the job's catalog runs
+  // its bound of attempts.
   auto place = [&](const JobRecord& j) -> NodeSlot* {
+    if (running->total >= options_.concurrency_per_cluster) return nullptr;
+    if (auto it = running->per_catalog.find(j.spec.catalog_name);
+        it != running->per_catalog.end() && it->second >= options_.concurrency_per_catalog) {
+      return nullptr;
+    }
     const bool fenced = j.spec.engine == index::TableEngine::kVigil && options_.commits_fenced(j.provider);
     NodeSlot* best = nullptr;
     for (NodeSlot& slot : *slots) {
@@ -125,13 +138,16 @@ Result<std::optional<AttemptRun>> JobRunner::DispatchNext(int64_t now_ms, const 
     VIGIL_LOG_INFO("job {} changed before its dispatch: {}", next->job_id, dispatched.status().message());
     return std::optional<AttemptRun>();
   }
-  VIGIL_ASSIGN_OR_RETURN(JobRecord running, std::move(dispatched));
+  VIGIL_ASSIGN_OR_RETURN(JobRecord dispatched_job, std::move(dispatched));
   ++target->running;
+  ++running->total;
+  ++running->per_catalog[next->spec.catalog_name];
+  running->tables.insert(next->spec.table_incarnation);
   // Crash cut C4: RUNNING is durable, nothing was sent.
   if (Status fp = failpoint::Hit("runner.after_dispatch"); !fp.ok()) return fp;
-  if (!target->local) VIGIL_LOG_INFO("job {} dispatched to node {}", running.job_id, target->node_id);
+  if (!target->local) VIGIL_LOG_INFO("job {} dispatched to node {}", dispatched_job.job_id, target->node_id);
   AttemptRun run;
-  run.running = std::move(running);
+  run.running = std::move(dispatched_job);
   if (lock) run.lock = std::move(*lock);
   run.actor = options_.leader_holder;
   run.reconcile_backoff_s = options_.reconcile_backoff.initial_s;
@@ -152,7 +168,7 @@ Result<std::optional<int64_t>> JobRunner::RunOnePending(int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(RunningJobs running, ListRunning());
   // One attempt on this thread: this node alone.
   std::vector<NodeSlot> slots{NodeSlot{options_.node_id, node_epoch_, 1, 0, true}};
-  VIGIL_ASSIGN_OR_RETURN(std::optional<AttemptRun> d, DispatchNext(now_ms, running.tables, &slots));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<AttemptRun> d, DispatchNext(now_ms, &running, &slots));
   if (!d) return std::optional<int64_t>();
   VIGIL_ASSIGN_OR_RETURN(JobRecord done, Execute(std::move(*d)));
   return std::optional<int64_t>(done.job_id);
@@ -164,10 +180,9 @@ Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(RunningJobs running, ListRunning());
   VIGIL_ASSIGN_OR_RETURN(std::vector<NodeSlot> slots, NodeSlots(now_ms, running));
   for (;;) {
-    VIGIL_ASSIGN_OR_RETURN(std::optional<AttemptRun> d, DispatchNext(now_ms, running.tables, &slots));
+    VIGIL_ASSIGN_OR_RETURN(std::optional<AttemptRun> d, DispatchNext(now_ms, &running, &slots));
     if (!d) break;
     const int64_t job_id = d->running.job_id;
-    running.tables.insert(d->running.spec.table_incarnation);
     started.push_back(job_id);
     const AttemptIdentity& attempt = *d->running.attempt;
     if (attempt.executor_node_id != options_.node_id || attempt.node_epoch != node_epoch_) continue;
@@ -181,7 +196,36 @@ Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
                        threads_.erase(it);
                      }));
   }
+  VIGIL_RETURN_IF_ERROR(ExpireUnscheduled(now_ms).status());
   return started;
+}
+
+Result<int64_t> JobRunner::ExpireUnscheduled(int64_t now_ms) {
+  if (options_.max_pending_ms <= 0) return 0;
+  JobFilter filter;
+  filter.state = "PENDING";
+  filter.order = JobOrder::kOldestFirst;
+  filter.limit = kMaxListLimit;
+  std::vector<JobRecord> expired;
+  VIGIL_RETURN_IF_ERROR(store_->ForEach(filter, [&](const JobRecord& j) {
+    if (j.state.execution == Execution::kPending && now_ms - j.created_at_ms >= options_.max_pending_ms) {
+      expired.push_back(j);
+    }
+    return Status::OK();
+  }));
+  int64_t ended = 0;
+  for (const JobRecord& j : expired) {
+    Cas cas{j.job_id, j.revision, leader_epoch_.load(), options_.leader_holder, now_ms};
+    Result<JobRecord> done = store_->ExhaustScheduling(
+        cas,
+        "no node took the job within [jobs] max_pending_seconds = " + std::to_string(options_.max_pending_ms / 1000) +
+            " (every node drained or of capacity 0, or a concurrency bound kept it waiting); nothing was run");
+    if (done.status().code() == StatusCode::kCommitConflict) continue;  // it moved meanwhile
+    VIGIL_RETURN_IF_ERROR(done.status());
+    VIGIL_LOG_WARN("job {} ended SCHEDULING_EXHAUSTED after {} ms pending", j.job_id, now_ms - j.created_at_ms);
+    ++ended;
+  }
+  return ended;
 }
 
 std::vector<FinishedAttempt> JobRunner::TakeFinished() {

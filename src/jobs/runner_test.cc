@@ -315,5 +315,73 @@ TEST_F(RunnerTest, ConcurrencyOneRunsOneAttemptAtATime) {
   EXPECT_EQ(gate.max_inside(), 1);
 }
 
+// jobs.concurrency_per_cluster and jobs.concurrency_per_catalog bound the attempts running at
+// once beside each node's own bound (seed 000 section 10.2).
+TEST_F(RunnerTest, TheClusterAndCatalogBoundsHoldJobsPendingBesideTheNodesOwn) {
+  DatagenOptions o;
+  o.rows = 300;
+  o.dim = 8;
+  o.latent_dim = 2;
+  auto gen = *DataGenerator::Make(o);
+  const std::string other = dir_.Join("db/other.vgl");
+  auto ds = *Dataset::Create(other, gen->schema(), {});
+  ASSERT_TRUE(ds->Append(gen->NewReader().get(), {}).ok());
+  ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "other", other, now_).ok());
+  Admission admission(store_.get(), {});
+  auto a = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  CreateIndexStatement on_other = Create("cat_idx", "category", index::IndexType::kBitmap);
+  on_other.target = {"local", "db", "other"};
+  auto c = *admission.Create(on_other, "admin", now_);
+  for (const bool by_catalog : {false, true}) {
+    SCOPED_TRACE(by_catalog ? "catalog" : "cluster");
+    GateExecutor gate;
+    RunnerOptions ro;
+    ro.concurrency = 2;
+    (by_catalog ? ro.concurrency_per_catalog : ro.concurrency_per_cluster) = 1;
+    JobRunner bounded(store_.get(), &gate, ro);
+    ASSERT_TRUE(bounded.Start(now_ += 1).ok());
+    auto started = bounded.StartPending(now_);
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    ASSERT_EQ(started->size(), 1u);  // the node could run two
+    EXPECT_TRUE(bounded.StartPending(now_)->empty());
+    gate.Release();
+    bounded.WaitForAttempts();
+    if (by_catalog) break;
+    EXPECT_EQ(*bounded.StartPending(now_), (std::vector<int64_t>{c.job_id}));
+    bounded.WaitForAttempts();
+    // Both done: the catalog pass needs jobs of its own.
+    a = *admission.Create(Create("id_idx", "id", index::IndexType::kBtree), "admin", now_);
+    on_other.index_name = "id_idx";
+    on_other.column = "id";
+    on_other.type = index::IndexType::kBtree;
+    c = *admission.Create(on_other, "admin", now_);
+  }
+}
+
+// jobs.max_pending_seconds: a job no node takes (the only node is drained) ends NOT_COMMITTED /
+// NOT_REQUIRED with SCHEDULING_EXHAUSTED once it was PENDING that long, and its fence goes.
+TEST_F(RunnerTest, AJobNoNodeTakesEndsSchedulingExhaustedAfterMaxPending) {
+  Admission admission(store_.get(), {});
+  auto job = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
+  RunnerOptions ro;
+  ro.max_pending_ms = 5'000;
+  JobRunner drained(store_.get(), &executor_, ro);
+  ASSERT_TRUE(drained.Start(now_).ok());
+  ASSERT_TRUE(store_->SetNodeDraining(ro.node_id, true).ok());
+  EXPECT_TRUE(drained.StartPending(now_ + 4'999)->empty());
+  EXPECT_EQ(DerivedState(store_->Get(job.job_id)->state), "PENDING");
+  EXPECT_TRUE(drained.StartPending(now_ + 5'000)->empty());
+  const JobRecord ended = *store_->Get(job.job_id);
+  EXPECT_EQ(DerivedState(ended.state), "FAILED");
+  EXPECT_EQ(ended.state.outcome, Outcome::kNotCommitted);
+  EXPECT_EQ(ended.state.refresh, RefreshState::kNotRequired);
+  EXPECT_EQ(ended.error_code, std::optional<std::string>("SCHEDULING_EXHAUSTED"));
+  EXPECT_FALSE(ended.invoked);
+  EXPECT_FALSE(ended.attempt.has_value());
+  EXPECT_FALSE(HoldsFence(ended.state));
+  // The name is free: the same request is admitted again.
+  EXPECT_TRUE(admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_).ok());
+}
+
 }  // namespace
 }  // namespace vigil::jobs

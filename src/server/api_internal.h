@@ -9,8 +9,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -65,8 +67,18 @@ struct Call {
   // The request's reservation when it carries a key: its token marks the effect, its confirm
   // fences it (jobs::RequestClaim).
   jobs::RequestClaim claim;
+  // The bearer token the caller authenticated with (empty on public routes): a request or stream
+  // that lives on re-checks the caller's rights with it (RightsLost).
+  std::string_view token;
 };
 
+// The token of an `Authorization: Bearer <token>` header (the scheme in any case, RFC 9110
+// section 11.1); nullopt when the header holds none.
+std::optional<std::string_view> BearerToken(std::string_view header);
+
+// The media type of a Content-Type value: its type/subtype without parameters, lower-case
+// (media types are case-insensitive, RFC 9110 section 8.3.1).
+std::string MediaType(std::string_view content_type);
 // Whether the request body is an upload (CSV, JSON Lines, .fvecs, .npy) rather than JSON.
 bool IsUpload(const HttpRequest& req);
 
@@ -105,11 +117,24 @@ class ApiServer::Impl {
   // The body saved to a private spool file (the one spooled before the handler, if any).
   Result<std::shared_ptr<Spooled>> SpoolBody(Call& call);
 
-  // A server-sent event stream (at most [server] sse_max_subscribers at once, else 503 Busy):
-  // every 250 ms `poll` gives the data and whether it is final; an `event` is sent when the
-  // data changed (then `end` once final), a keep-alive comment after 15 s of silence, and an
-  // `error` event with the problem document when `poll` fails, which ends the stream.
-  HttpResponse EventStream(std::function<Result<std::pair<std::string, bool>>()> poll, std::string event);
+  // What the caller of a request or stream that began as `start` (authenticated by `token`) may
+  // do now: nullopt while it holds every right it held then (`*now` is set to the caller as the
+  // principal store has it now); otherwise the answer to end with: 401 when the token
+  // authenticates no more (the user was dropped or disabled, or the token revoked), 403 when a
+  // grant or ADMIN was revoked.
+  std::optional<HttpResponse> RightsLost(std::string_view token, const auth::Authenticated& start,
+                                         auth::Authenticated* now);
+
+  // A server-sent event stream of `call`'s caller (at most [server] sse_max_subscribers at once,
+  // and at most half of them (at least 1) per user, else 503 Busy): every 250 ms the caller's
+  // rights are re-checked (a `revoked` event with the 401 or 403 problem ends the stream once
+  // one was lost), then `poll`, given the caller's principal as it is now, gives the data and
+  // whether it is final; an `event` is sent when the data changed (then `end` once final), a
+  // keep-alive comment after 15 s of silence, and an `error` event with the problem document
+  // when `poll` fails, which ends the stream.
+  HttpResponse EventStream(const Call& call,
+                           std::function<Result<std::pair<std::string, bool>>(const jobs::Principal&)> poll,
+                           std::string event);
 
   void Add(RouteSpec spec);
   void AddServiceRoutes();  // routes_service.cc: health, readiness, metrics, OpenAPI, config
@@ -141,7 +166,9 @@ class ApiServer::Impl {
   Metrics metrics_;
   RateLimiter limiter_;  // [server] requests_per_second_per_user
   std::unique_ptr<IdempotencyGate> gate_;
-  std::atomic<int64_t> sse_subscribers_{0};
+  Mutex sse_mu_;
+  int64_t sse_subscribers_ VIGIL_GUARDED_BY(sse_mu_) = 0;
+  std::map<std::string, int64_t> sse_by_user_ VIGIL_GUARDED_BY(sse_mu_);  // open streams by UserKeyRealm
   std::string executor_id_;
   Router router_;
   std::vector<RouteSpec> routes_;  // by Route index in router_
@@ -169,7 +196,7 @@ class ApiServer::Impl {
 
  private:
   HttpResponse Authorized(HttpRequest& req, const RouteSpec& spec, const PathParams& params,
-                          const auth::Authenticated& caller);
+                          const auth::Authenticated& caller, std::string_view token);
 };
 
 // A result set as JSON: {"columns": [...], "rows": [[...]], "message", "notices", "warnings",

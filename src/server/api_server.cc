@@ -9,6 +9,10 @@
 #include "server/query_json.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/auth/server_secret.h"
+#include "vigil/common/ascii.h"
+#include "vigil/common/bounds.h"
+#include "vigil/common/cancellation.h"
+#include "vigil/common/json_nesting.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/names.h"
 #include "vigil/common/uuid.h"
@@ -61,9 +65,16 @@ Result<size_t> StringBody::Read(char* buf, size_t max) {
   return n;
 }
 
+std::string MediaType(std::string_view content_type) {
+  std::string_view base = content_type.substr(0, content_type.find(';'));
+  while (!base.empty() && (base.back() == ' ' || base.back() == '\t')) base.remove_suffix(1);
+  while (!base.empty() && (base.front() == ' ' || base.front() == '\t')) base.remove_prefix(1);
+  return AsciiLowered(base);
+}
+
 bool IsUpload(const HttpRequest& req) {
-  const std::string_view type = req.Header("content-type");
-  return !type.empty() && type.find("application/json") != 0;
+  const std::string type = MediaType(req.Header("content-type"));
+  return !type.empty() && type != "application/json";
 }
 
 Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi) {
@@ -168,6 +179,8 @@ Status ApiServer::Impl::Open() {
   sql::SessionOptions so;
   so.file_access = sql::FileAccess::kServer;
   so.principal = jobs::Principal{};
+  so.statement_timeout_is_ceiling = true;
+  so.generation_budget = sql::NewGenerationBudget(config_.generations);  // one for the process
   sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions);
   VIGIL_ASSIGN_OR_RETURN(spool_, UploadSpool::Open(root_.path(), options_.env));
   AddServiceRoutes();
@@ -183,8 +196,57 @@ void ApiServer::Impl::Add(RouteSpec spec) {
   routes_.push_back(std::move(spec));
 }
 
+std::optional<std::string_view> BearerToken(std::string_view header) {
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size() || !AsciiEqualsIgnoreCase(header.substr(0, kScheme.size()), kScheme) ||
+      header[kScheme.size()] != ' ') {
+    return std::nullopt;
+  }
+  std::string_view token = header.substr(kScheme.size());
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  if (token.empty()) return std::nullopt;
+  return token;
+}
+
+namespace {
+
+// Whether `now` lacks a right `start` held: ADMIN, or a privilege on an object.
+bool LostAGrant(const jobs::Principal& start, const jobs::Principal& now) {
+  if (start.IsAdmin() && !now.IsAdmin()) return true;
+  if (now.IsAdmin()) return false;
+  for (const auto& [object, privileges] : start.grants) {
+    auto it = now.grants.find(object);
+    for (jobs::Privilege p : privileges) {
+      if (it == now.grants.end() || it->second.count(p) == 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<HttpResponse> ApiServer::Impl::RightsLost(std::string_view token, const auth::Authenticated& start,
+                                                        auth::Authenticated* now) {
+  Result<auth::Authenticated> caller = Authenticate(token);
+  if (!caller.ok() && caller.status().code() != StatusCode::kPermissionDenied) return ProblemResponse(caller.status());
+  if (!caller.ok() || caller->realm != start.realm || caller->incarnation != start.incarnation ||
+      caller->principal.name != start.principal.name) {
+    return Unauthenticated("user " + start.principal.name +
+                           " was dropped or disabled, or its token revoked, while the request ran; nothing more "
+                           "is sent");
+  }
+  if (LostAGrant(start.principal, caller->principal)) {
+    return ProblemResponse(
+        403, "PERMISSION_DENIED",
+        "a right of user " + start.principal.name + " was revoked while the request ran; nothing more is sent");
+  }
+  *now = std::move(*caller);
+  return std::nullopt;
+}
+
 HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
   const int64_t start_us = options_.env->MonotonicMicros();
+  const ScopedCancellation cancellation(req.cancelled);
   RouteMatch m = router_.Find(req);
   HttpResponse resp;
   std::string pattern;
@@ -198,12 +260,11 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
       Call call{req, m.params, nobody, nullptr};
       resp = spec.handler(call);
     } else {
-      const std::string_view header = req.Header("authorization");
-      constexpr std::string_view kBearer = "Bearer ";
-      if (header.size() <= kBearer.size() || header.substr(0, kBearer.size()) != kBearer) {
+      const std::optional<std::string_view> token = BearerToken(req.Header("authorization"));
+      if (!token) {
         resp = Unauthenticated("a bearer token is required: Authorization: Bearer <token>");
       } else {
-        Result<auth::Authenticated> caller = Authenticate(header.substr(kBearer.size()));
+        Result<auth::Authenticated> caller = Authenticate(*token);
         const int64_t wait_us =
             caller.ok() ? limiter_.Admit(UserKeyRealm({caller->realm, caller->principal.name, caller->incarnation}),
                                          options_.env->MonotonicMicros())
@@ -211,7 +272,7 @@ HttpResponse ApiServer::Impl::Handle(HttpRequest& req) {
         if (caller.ok() && wait_us > 0) {
           resp = RateLimited(wait_us, config_.server.requests_per_second_per_user);
         } else if (caller.ok()) {
-          resp = Authorized(req, spec, m.params, *caller);
+          resp = Authorized(req, spec, m.params, *caller, *token);
           // Any mutation may have changed users, tokens or grants.
           if (spec.mutating) auth_cache_->Clear();
         } else if (caller.status().code() == StatusCode::kPermissionDenied) {
@@ -237,8 +298,8 @@ Result<auth::Authenticated> ApiServer::Impl::Authenticate(std::string_view token
 }
 
 HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec, const PathParams& params,
-                                         const auth::Authenticated& caller) {
-  Call call{req, params, caller, nullptr};
+                                         const auth::Authenticated& caller, std::string_view token) {
+  Call call{req, params, caller, nullptr, {}, token};
   if (!spec.mutating) return spec.handler(call);
   Result<std::optional<std::string>> key = ParseIdempotencyKey(req.Header("idempotency-key"));
   if (!key.ok()) return ProblemResponse(400, "IDEMPOTENCY_KEY_INVALID", key.status().message());
@@ -263,6 +324,10 @@ HttpResponse ApiServer::Impl::Authorized(HttpRequest& req, const RouteSpec& spec
   } else {
     Result<std::string> body = req.body->ReadAll(kMaxJsonBodyBytes);
     if (!body.ok()) return ProblemResponse(body.status());
+    // The canonical form is a recursive dump: only of a document within the nesting bound.
+    if (Status depth = CheckJsonNesting(*body, bounds::kMaxJsonDepth, "the request body"); !depth.ok()) {
+      return ProblemResponse(depth);
+    }
     auto parsed = nlohmann::json::parse(*body, nullptr, false);
     digest_input = parsed.is_discarded() ? *body : parsed.dump();
     json_body = std::make_unique<StringBody>(std::move(*body));
@@ -332,6 +397,7 @@ Result<sql::ResultSet> ApiServer::Impl::RunQuery(const Call& call, const std::st
 Result<nlohmann::json> ApiServer::Impl::JsonBody(Call& call, size_t limit) {
   VIGIL_ASSIGN_OR_RETURN(std::string text, call.req.body->ReadAll(limit));
   if (text.empty()) return nlohmann::json::object();
+  VIGIL_RETURN_IF_ERROR(CheckJsonNesting(text, bounds::kMaxJsonDepth, "the request body"));
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded()) return Status::InvalidArgument("the request body is not valid JSON");
   if (!j.is_object()) return Status::InvalidArgument("the request body must be a JSON object");

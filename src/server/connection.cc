@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <array>
@@ -55,8 +56,15 @@ bool Connection::Overdue(int64_t now_ms) const {
 }
 
 void Connection::Abort() {
+  cancelled_.store(true);
   if (aborted_.exchange(true) || closed_.load()) return;
   ::shutdown(fd_, SHUT_RDWR);
+}
+
+void Connection::CancelIfPeerGone() {
+  if (!handling_.load() || closed_.load() || cancelled_.load()) return;
+  pollfd p{fd_, POLLRDHUP, 0};
+  if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0) cancelled_.store(true);
 }
 
 namespace {
@@ -92,6 +100,11 @@ class ParserBody : public BodySource {
         return Status::ResourceExhausted(std::string(kBodyTooLarge) +
                                          ": the request body is larger than the limit of " +
                                          std::to_string(ctx_.options.max_body_bytes) + " bytes");
+      }
+      // Broken framing (a bad chunk size, a truncated chunk) is the client's error; a socket's is I/O.
+      if (ec && ec.category() == http::make_error_code(http::error::bad_chunk).category() &&
+          ec != http::error::partial_message && ec != http::error::end_of_stream) {
+        return Status::InvalidArgument("malformed request body: " + ec.message());
       }
       if (ec) return Status::IOError("reading the request body: " + ec.message());
       const size_t n = max - parser_.get().body().size;
@@ -330,13 +343,17 @@ void ServeConnection(Stream& stream, Connection& conn, const ConnectionContext& 
     }
     ParserBody<Stream> body(stream, buffer, parser, conn, ctx);
     req->body = &body;
+    req->cancelled = conn.cancelled();
+    conn.SetHandling(true);
     HttpResponse resp = CallHandler(ctx, *req);
     if (body.too_large() && resp.status < 400) {
       resp = Problem(413, "RESOURCE_EXHAUSTED", "the request body is larger than the limit");
     }
     // A body the handler did not read to its end leaves the stream mid-request: close after.
     const bool keep_alive = parser.get().keep_alive() && body.done() && !ctx.stopping.load();
-    if (!WriteResponse(stream, conn, ctx, resp, keep_alive) || !keep_alive) return;
+    const bool written = WriteResponse(stream, conn, ctx, resp, keep_alive);
+    conn.SetHandling(false);
+    if (!written || !keep_alive) return;
   }
 }
 

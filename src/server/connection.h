@@ -42,9 +42,20 @@ class Connection {
   // Shuts the socket down: the connection's blocking read or write fails at once.
   void Abort();
   void MarkClosed() { closed_.store(true); }
+  // The handler runs: the watchdog then watches for the client going away.
+  void SetHandling(bool on) { handling_.store(on); }
+  // Cancels the request being handled when its client closed the connection (the watchdog's
+  // check; only while the connection is not closed, so its descriptor is its own).
+  void CancelIfPeerGone();
+  // Cancels the request being handled (the server stops past its grace).
+  void Cancel() { cancelled_.store(true); }
+  // What the handler's long loops watch (HttpRequest::cancelled).
+  const std::atomic<bool>* cancelled() const { return &cancelled_; }
 
  private:
   const int fd_;
+  std::atomic<bool> handling_{false};
+  std::atomic<bool> cancelled_{false};
   std::atomic<int64_t> deadline_ms_{0};
   std::atomic<bool> idle_{true};
   std::atomic<bool> aborted_{false};

@@ -276,6 +276,7 @@ void HttpServer::Impl::WatchdogLoop() {
         ++counters_.timed_out;
         c->Abort();
       }
+      c->CancelIfPeerGone();
     }
     if (rejecting_ && rejecting_->Overdue(now)) rejecting_->Abort();
   }

@@ -16,6 +16,7 @@
 #include "vigil/common/mutex.h"
 #include "vigil/idempotency/record.h"
 #include "vigil/server/router.h"
+#include "vigil/sql/result.h"
 
 namespace vigil::server {
 
@@ -293,14 +294,28 @@ HttpResponse IdempotencyGate::Run(const IdempotentRequest& req, const RunFn& run
     taken.headers.emplace_back("Retry-After", "1");
     return taken;
   }
+  resp = Keepable(std::move(resp));
   Finish(req, resp);
   return resp;
+}
+
+HttpResponse IdempotencyGate::Keepable(HttpResponse resp) {
+  if (resp.stream || resp.holds_secret || resp.body.size() <= idempotency::kMaxResponseSummaryBytes) return resp;
+  if (!IsStoredStatus(resp.status) && !resp.committed) return resp;
+  const std::string size = std::to_string(resp.body.size());
+  HttpResponse refused = ProblemResponse(Status::ResourceExhausted(
+      std::string(sql::kResultTooLarge) + ": the answer to this keyed request is " + size +
+      " bytes; an Idempotency-Key keeps answers of up to " + std::to_string(idempotency::kMaxResponseSummaryBytes) +
+      " bytes for replay, so it is not sent: narrow the request (LIMIT, fewer columns) or send it without a key" +
+      (resp.committed ? "; what it committed stands" : "")));
+  refused.committed = resp.committed;
+  return refused;
 }
 
 void IdempotencyGate::Finish(const IdempotentRequest& req, const HttpResponse& resp) {
   // A commit conflict committed nothing and says so: the same key may run the request again.
   const bool transient = ErrorSubtype(resp) == std::optional<std::string>("COMMIT_CONFLICT");
-  if (!IsStoredStatus(resp.status) || resp.stream || transient) {
+  if ((!IsStoredStatus(resp.status) && !resp.committed) || resp.stream || (transient && !resp.committed)) {
     metrics_->CountIdempotency("not_stored");
     auto cancelled = store_->CancelInProgressReservation(req.realm, req.key, executor_id_);
     if (!cancelled.ok()) VIGIL_LOG_WARN("idempotency: cancel failed: {}", cancelled.status().ToString());

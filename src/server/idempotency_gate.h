@@ -6,7 +6,9 @@
 // bearer token is stored sealed under the server secret), a duplicate of one
 // still running is 409, the same key with another request is 422. Responses
 // that prove nothing happened or that must not stick (401, 403, 408, 429, 5xx)
-// are not stored: the reservation is cancelled and the key is free again.
+// are not stored (the reservation is cancelled and the key is free again) unless
+// part of the request committed (HttpResponse::committed). A replay is the
+// original answer byte for byte: one too large to keep is never sent at all.
 // While a request runs, its reservation's heartbeat is renewed. A reservation
 // whose owner stopped heart-beating (its server died mid-request) is settled
 // from evidence when the route can look for its effect (an append finds its key
@@ -117,6 +119,9 @@ class IdempotencyGate {
 
  private:
   HttpResponse Replay(const idempotency::IdempotencyRecord& record);
+  // `resp` when a replay can give it back whole; else (a body past kMaxResponseSummaryBytes)
+  // the 422 RESULT_TOO_LARGE that both the request and its replays answer.
+  static HttpResponse Keepable(HttpResponse resp);
   // The claim of the reservation `owned`: its confirm sets *lost when the key was taken over.
   jobs::RequestClaim ClaimOf(const idempotency::IdempotencyRecord& owned, std::shared_ptr<std::atomic<bool>> lost);
   // The answer to a duplicate of a request in progress: settled when its owner is dead and

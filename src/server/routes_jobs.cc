@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "server/api_internal.h"
+#include "vigil/common/cancellation.h"
+#include "vigil/jobs/job_state.h"
 
 namespace vigil::server {
 
@@ -84,42 +86,71 @@ nlohmann::json JobDetail(const sql::ResultSet& r, const jobs::Principal& who) {
   nlohmann::json resolve_warnings = {{"ACKNOWLEDGED", nlohmann::json::array()},
                                      {"FORCE_RELEASE", jobs::ForceWarnings(record, false)},
                                      {"FORCE_RELEASE_WITHOUT_REFRESH", jobs::ForceWarnings(record, true)}};
+  // The job-state vocabulary, from the job store's own rules, so no client spells it again:
+  // `final` (WAIT returns), `settled` (nothing can change it any more: streams end there).
+  const bool final = jobs::IsFinalStateName(text("State"));
+  const bool settled = jobs::IsSettledStateName(text("State"), text("Disposition"));
   return {{"job", std::move(job)},
+          {"final", final},
+          {"settled", settled},
           {"events", std::move(events)},
           {"warnings", r.warnings},
           {"may_alter", may_alter},
           {"resolve_warnings", std::move(resolve_warnings)}};
 }
 
-bool IsFinalState(const nlohmann::json& job) {
-  if (!job.contains("State") || !job["State"].is_string()) return true;
-  const std::string s = job["State"].get<std::string>();
-  return s == "FINISHED" || s == "FAILED" || s == "CANCELLED" || s == "OUTCOME_UNKNOWN" ||
-         s == "COMMITTED_REFRESH_SKIPPED" || s == "FAILED_REFRESH_SKIPPED";
-}
+}  // namespace
+
+namespace {
+
+// A user may hold at most half of the server's event streams (at least one).
+int64_t StreamShare(int64_t max_streams) { return std::max<int64_t>(1, max_streams / 2); }
 
 }  // namespace
 
-HttpResponse ApiServer::Impl::EventStream(std::function<Result<std::pair<std::string, bool>>()> poll,
-                                          std::string event) {
-  if (sse_subscribers_.fetch_add(1) >= static_cast<int64_t>(config_.server.sse_max_subscribers)) {
-    sse_subscribers_.fetch_sub(1);
-    return ProblemResponse(Status::Busy("too many event streams are open (" +
-                                        std::to_string(config_.server.sse_max_subscribers) +
-                                        ", [server] sse_max_subscribers)"));
+HttpResponse ApiServer::Impl::EventStream(
+    const Call& call, std::function<Result<std::pair<std::string, bool>>(const jobs::Principal&)> poll,
+    std::string event) {
+  const int64_t max_streams = static_cast<int64_t>(config_.server.sse_max_subscribers);
+  const std::string user = UserKeyRealm({call.caller.realm, call.caller.principal.name, call.caller.incarnation});
+  {
+    MutexLock lock(&sse_mu_);
+    if (sse_subscribers_ >= max_streams) {
+      return ProblemResponse(Status::Busy("too many event streams are open (" + std::to_string(max_streams) +
+                                          ", [server] sse_max_subscribers)"));
+    }
+    if (sse_by_user_[user] >= StreamShare(max_streams)) {
+      return ProblemResponse(Status::Busy(
+          "user " + call.caller.principal.name + " has " + std::to_string(StreamShare(max_streams)) +
+          " event streams open, its share (half of [server] sse_max_subscribers = " + std::to_string(max_streams) +
+          "); close one first"));
+    }
+    ++sse_subscribers_;
+    ++sse_by_user_[user];
   }
   HttpResponse resp;
   resp.headers.emplace_back("Content-Type", "text/event-stream");
-  resp.stream = [this, poll = std::move(poll), event = std::move(event)](ChunkSink& sink) -> Status {
+  resp.stream = [this, poll = std::move(poll), event = std::move(event), user, start = call.caller,
+                 token = std::string(call.token)](ChunkSink& sink) -> Status {
     struct Release {
-      std::atomic<int64_t>* n;
-      ~Release() { n->fetch_sub(1); }
-    } release{&sse_subscribers_};
+      Impl* impl;
+      const std::string& user;
+      ~Release() {
+        MutexLock lock(&impl->sse_mu_);
+        --impl->sse_subscribers_;
+        if (--impl->sse_by_user_[user] == 0) impl->sse_by_user_.erase(user);
+      }
+    } release{this, user};
     std::string last;
     Env* env = options_.env;
+    const int64_t keep_alive_ms = std::chrono::duration_cast<std::chrono::milliseconds>(kEventKeepAlive).count();
     int64_t since_write_ms = env->MonotonicMs();
-    while (!sink.Stopping()) {
-      Result<std::pair<std::string, bool>> polled = poll();
+    while (!sink.Stopping() && CheckCancellation().ok()) {
+      auth::Authenticated now;
+      if (std::optional<HttpResponse> lost = RightsLost(token, start, &now)) {
+        return sink.Write(SseEvent("revoked", lost->body));
+      }
+      Result<std::pair<std::string, bool>> polled = poll(now.principal);
       if (!polled.ok()) return sink.Write(SseEvent("error", ProblemResponse(polled.status()).body));
       const auto& [data, final] = *polled;
       if (data != last) {
@@ -127,7 +158,7 @@ HttpResponse ApiServer::Impl::EventStream(std::function<Result<std::pair<std::st
         last = data;
         since_write_ms = env->MonotonicMs();
         if (final) return sink.Write(SseEvent("end", data));
-      } else if (env->MonotonicMs() - since_write_ms > kEventKeepAlive.count()) {
+      } else if (env->MonotonicMs() - since_write_ms > keep_alive_ms) {
         VIGIL_RETURN_IF_ERROR(sink.Write(": keep-alive\n\n"));
         since_write_ms = env->MonotonicMs();
       }
@@ -155,9 +186,9 @@ void ApiServer::Impl::AddJobRoutes() {
          if (Result<sql::ResultSet> first = RunSql(call, listing->sql); !first.ok()) {
            return ProblemResponse(first.status());
          }
-         const jobs::Principal who = call.caller.principal;
          return EventStream(
-             [this, who, listing = *listing]() -> Result<std::pair<std::string, bool>> {
+             call,
+             [this, listing = *listing](const jobs::Principal& who) -> Result<std::pair<std::string, bool>> {
                VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
                VIGIL_ASSIGN_OR_RETURN(sql::ResultSet r, session->Execute(listing.sql));
                return std::make_pair(ListingPage(r, listing.limit).dump(), false);
@@ -233,15 +264,15 @@ void ApiServer::Impl::AddJobRoutes() {
          // Visible (or the same NOT_FOUND as a missing job) before the stream starts.
          Result<sql::ResultSet> first = RunSql(call, "SHOW INDEX JOB " + std::to_string(*id));
          if (!first.ok()) return ProblemResponse(first.status());
-         const jobs::Principal who = call.caller.principal;
          const int64_t job = *id;
          return EventStream(
-             [this, who, job]() -> Result<std::pair<std::string, bool>> {
+             call,
+             [this, job](const jobs::Principal& who) -> Result<std::pair<std::string, bool>> {
                VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
                VIGIL_ASSIGN_OR_RETURN(sql::ResultSet r, session->Execute("SHOW INDEX JOB " + std::to_string(job)));
                const nlohmann::json detail = JobDetail(r, who);
                return std::make_pair(detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                                     IsFinalState(detail["job"]));
+                                     detail["settled"].get<bool>());
              },
              "job");
        }});

@@ -142,8 +142,21 @@ void ApiServer::Impl::AddServiceRoutes() {
          out += "# HELP vigil_sql_sessions_open SQL sessions opened ([server] sessions bounds them).\n";
          out += "# TYPE vigil_sql_sessions_open gauge\n";
          out += "vigil_sql_sessions_open " + std::to_string(sessions_->open_count()) + "\n";
+         out += "# HELP vigil_sql_sessions_in_use SQL sessions serving a request now.\n";
+         out += "# TYPE vigil_sql_sessions_in_use gauge\n";
+         out += "vigil_sql_sessions_in_use " + std::to_string(sessions_->in_use_count()) + "\n";
+         out +=
+             "# HELP vigil_sql_sessions_waiting Requests waiting for a SQL session (all taken, or their user "
+             "holds its share: half of [server] sessions).\n";
+         out += "# TYPE vigil_sql_sessions_waiting gauge\n";
+         out += "vigil_sql_sessions_waiting " + std::to_string(sessions_->waiting_count()) + "\n";
          out += "# HELP vigil_sse_subscribers Job event streams open now.\n# TYPE vigil_sse_subscribers gauge\n";
-         out += "vigil_sse_subscribers " + std::to_string(sse_subscribers_.load()) + "\n";
+         int64_t streams = 0;
+         {
+           MutexLock lock(&sse_mu_);
+           streams = sse_subscribers_;
+         }
+         out += "vigil_sse_subscribers " + std::to_string(streams) + "\n";
          if (options_.leader_running) {
            out +=
                "# HELP vigil_leader Whether this server holds the root's leader lease (dispatcher, reconciler, "

@@ -83,7 +83,7 @@ Result<std::string> NameField(const nlohmann::json& body, std::string_view field
 
 // The ingest format of an upload's Content-Type.
 Result<sql::CopyFormat> UploadFormat(std::string_view type) {
-  const std::string_view base = type.substr(0, type.find(';'));
+  const std::string base = MediaType(type);
   if (base == "text/csv") return sql::CopyFormat::kCsv;
   if (base == "application/x-ndjson" || base == "application/jsonl" || base == "application/jsonlines") {
     return sql::CopyFormat::kJsonl;

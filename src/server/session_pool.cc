@@ -3,20 +3,57 @@
 #include <algorithm>
 #include <iterator>
 
+#include "vigil/common/cancellation.h"
+
 namespace vigil::server {
+
+namespace {
+
+// How often a request waiting for a session looks whether it was cancelled.
+constexpr std::chrono::milliseconds kCancelCheck{100};
+
+}  // namespace
 
 SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size_t size)
     : root_dir_(std::move(root_dir)), options_(std::move(options)), size_(size == 0 ? 1 : size) {}
 
 Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal, std::chrono::milliseconds wait) {
   std::unique_ptr<sql::Session> session;
+  const std::string& user = principal.name;
   {
     MutexLock lock(&mu_);
-    const bool ready =
-        lock.WaitFor(freed_, wait, [this]() VIGIL_REQUIRES(mu_) { return !idle_.empty() || open_ < size_; });
+    const auto free = [&]() VIGIL_REQUIRES(mu_) { return !idle_.empty() || open_ < size_; };
+    const auto within_share = [&]() VIGIL_REQUIRES(mu_) {
+      auto it = in_use_.find(user);
+      return it == in_use_.end() || it->second < share();
+    };
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    bool ready = free() && within_share();
+    if (!ready) {
+      ++waiting_;
+      // Waits in slices, so a request cancelled meanwhile (its client left) stops waiting.
+      Status cancelled;
+      while (!(ready = free() && within_share())) {
+        cancelled = CheckCancellation();
+        const auto now = std::chrono::steady_clock::now();
+        if (!cancelled.ok() || now >= deadline) break;
+        const auto slice = std::min<std::chrono::steady_clock::duration>(deadline - now, kCancelCheck);
+        lock.WaitFor(freed_,
+                     std::chrono::duration_cast<std::chrono::milliseconds>(slice) + std::chrono::milliseconds(1),
+                     [&]() VIGIL_REQUIRES(mu_) { return free() && within_share(); });
+      }
+      --waiting_;
+      if (!ready && !cancelled.ok()) return cancelled;
+    }
+    if (!ready && !within_share()) {
+      return Status::Busy("user " + user + " holds " + std::to_string(share()) +
+                          " SQL sessions, its share (half of [server] sessions = " + std::to_string(size_) +
+                          "); retry when one of its requests ends");
+    }
     if (!ready) {
       return Status::Busy("all " + std::to_string(size_) + " SQL sessions are busy; retry later");
     }
+    ++in_use_[user];
     if (!idle_.empty()) {
       const std::thread::id me = std::this_thread::get_id();
       auto it = std::find_if(idle_.rbegin(), idle_.rend(), [me](const Idle& i) { return i.last_user == me; });
@@ -32,20 +69,23 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
     if (!opened.ok()) {
       MutexLock lock(&mu_);
       --open_;
-      freed_.notify_one();
+      if (--in_use_[user] == 0) in_use_.erase(user);
+      freed_.notify_all();
       return opened.status();
     }
     session = std::move(*opened);
   }
   session->Reset(principal);
-  return Lease(this, std::move(session));
+  return Lease(this, std::move(session), user);
 }
 
-void SessionPool::Release(std::unique_ptr<sql::Session> session) {
+void SessionPool::Release(std::unique_ptr<sql::Session> session, const std::string& user) {
   session->Reset(jobs::Principal{});  // no principal lingers on an idle session
   MutexLock lock(&mu_);
   idle_.push_back(Idle{std::move(session), std::this_thread::get_id()});
-  freed_.notify_one();
+  if (--in_use_[user] == 0) in_use_.erase(user);
+  // Waiters differ in whose share they need: each looks again.
+  freed_.notify_all();
 }
 
 }  // namespace vigil::server

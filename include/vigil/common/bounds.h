@@ -18,5 +18,7 @@ constexpr size_t kMaxStringValueBytes = 16 * 1024 * 1024;  // one STRING cell
 constexpr size_t kMaxManifestBytes = 256 * 1024 * 1024;
 constexpr size_t kMaxFragmentFooterBytes = 64 * 1024 * 1024;
 constexpr size_t kMaxBlockBytes = 512 * 1024 * 1024;
+// Arrays and objects nested in one JSON document from outside (a request body, a row).
+constexpr int kMaxJsonDepth = 64;
 
 }  // namespace vigil::bounds

@@ -59,8 +59,12 @@ struct WorkerConfig {
 };
 
 struct JobsConfig {
-  // Jobs running at once on one node (no queue beyond it).
+  // Jobs running at once on one node (no queue beyond it), in one catalog, in the cluster.
   uint32_t concurrency_per_node = 1;
+  uint32_t concurrency_per_catalog = 64;
+  uint32_t concurrency_per_cluster = 64;
+  // A job PENDING this long ends NOT_COMMITTED (SCHEDULING_EXHAUSTED).
+  uint64_t max_pending_seconds = 24 * 3600;
   // Terminal jobs are archived this long after they ended.
   uint64_t archive_after_seconds = 7 * 24 * 3600;
   // An idle `vigil supervise` exits after this long.

@@ -6,7 +6,8 @@
 // writer, a worker) can be armed by its parent. Spec grammar:
 //   spec    := entry (';' entry)*
 //   entry   := name '=' action ['@' hit]
-//   action  := 'error' ['(' CODE_NAME ')'] | 'kill' | 'hang' | 'delay(' MS ')' | 'off'
+//   action  := 'error' ['(' CODE_NAME ')'] | 'kill' | 'hang' | 'delay(' MS ')' | 'pause(' PATH ')'
+//            | 'off'
 // '@N' fires only on the N-th evaluation (1-based) of that failpoint; without it
 // every evaluation fires. Compiled in only with VIGIL_FAILPOINTS; otherwise
 // VIGIL_FAILPOINT is a no-op. All functions are thread-safe.
@@ -21,18 +22,20 @@ namespace vigil::failpoint {
 
 constexpr const char* kEnvVar = "VIGIL_FAILPOINTS";
 
-enum class Action { kOff, kError, kKill, kHang, kDelay };
+enum class Action { kOff, kError, kKill, kHang, kDelay, kPause };
 
 // Evaluates the failpoint `name`: OK when not armed; an error Status for
 // `error`; never returns for `kill`; blocks while armed for `hang`; sleeps MS
-// milliseconds (1 to 3,600,000), then OK, for `delay`.
+// milliseconds (1 to 3,600,000), then OK, for `delay`; signals and waits for its release,
+// then OK, for `pause`.
 Status Hit(std::string_view name);
 
 // Arms every entry of `spec` (grammar above); InvalidArgument names the bad entry.
 Status ArmFromSpec(std::string_view spec);
-// Arms one failpoint; `hit` 0 means every evaluation; `delay_ms` is kDelay's sleep.
+// Arms one failpoint; `hit` 0 means every evaluation; `delay_ms` is kDelay's sleep, `path`
+// kPause's release file.
 void Arm(std::string_view name, Action action, int hit = 0, StatusCode error_code = StatusCode::kIOError,
-         int delay_ms = 0);
+         int delay_ms = 0, std::string path = "");
 void Disarm(std::string_view name);
 void DisarmAll();
 // The spec of everything armed now, in the grammar above (for forwarding to a child).

@@ -22,7 +22,9 @@ constexpr size_t kMaxResourceIdBytes = 1024;
 constexpr size_t kMaxFingerprintBytes = 128;
 constexpr size_t kMaxExecutorIdBytes = 255;
 constexpr size_t kMaxErrorSubtypeBytes = 128;
-constexpr size_t kMaxResponseSummaryBytes = 16 * 1024;
+// A keyed request's answer is kept whole up to this; a larger answer to a keyed request is
+// refused (422 RESULT_TOO_LARGE) rather than replayed as anything else.
+constexpr size_t kMaxResponseSummaryBytes = 1024 * 1024;
 constexpr size_t kMaxHeaderValueBytes = 1024;
 
 // Response headers a record may keep for replay (lower-case); any other is rejected.

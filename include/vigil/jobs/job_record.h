@@ -32,6 +32,8 @@ Result<IfMode> ParseIfMode(std::string_view s);
 Result<SqlCategory> ParseSqlCategory(std::string_view s);
 
 constexpr std::string_view kProviderDirectory = "DIRECTORY";
+// The error code of a job that no node took within [jobs] max_pending_seconds.
+constexpr std::string_view kSchedulingExhausted = "SCHEDULING_EXHAUSTED";
 // True when every commit of the provider's attempts is a version claim the metadata store
 // fences (StoreVersionCatalog): once the job no longer runs the attempt, or the leader
 // epoch that dispatched it no longer holds the lease, the attempt can never commit.

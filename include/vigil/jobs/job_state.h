@@ -61,6 +61,12 @@ Status CheckLegal(const JobState& s);
 std::string_view DerivedState(const JobState& s);
 // Whether the derived state is final (WAIT INDEX JOB returns).
 bool IsFinal(const JobState& s);
+// Whether a derived state's name (DerivedState's text, as SHOW prints it) is final.
+bool IsFinalStateName(std::string_view derived);
+// Whether a job shown in `derived` state with `disposition` (Name(Disposition)) can change no
+// more: final, and not an OUTCOME_UNKNOWN that the reconciler or a RESOLVE may still settle
+// (only FORCE_RELEASE ends one for good). Event streams end there.
+bool IsSettledStateName(std::string_view derived, std::string_view disposition);
 // Whether the same-name fence (and the target guard) must still be held (I5):
 // an UNKNOWN outcome holds it until FORCE_RELEASED; a known outcome until its
 // required refresh is DONE (or skipped by force); an active job always.

@@ -286,6 +286,9 @@ class JobStore {
   Result<JobRecord> Dispatch(const Cas& cas, const AttemptIdentity& attempt);
   // NOOP / NOT_COMMITTED decided before dispatch (AttemptResult kNoop or kNotInvoked).
   Result<JobRecord> ConcludeBeforeDispatch(const Cas& cas, AttemptResult result, bool observed_change);
+  // Scheduling-policy exhaustion (seed 000 section 6): a PENDING job no node took ends
+  // NOT_COMMITTED / NOT_REQUIRED with error SCHEDULING_EXHAUSTED and `message`.
+  Result<JobRecord> ExhaustScheduling(const Cas& cas, const std::string& message);
   // T4-T8 from the matching attempt (CommitConflict for another attempt id).
   Result<JobRecord> RecordResult(const Cas& cas, const AttemptReport& report);
   // T9: the watcher saw the version or index change.

@@ -42,6 +42,14 @@ struct RunnerOptions {
   int64_t lease_ttl_ms = 30'000;
   int64_t attempt_deadline_ms = 3'600'000;
   int concurrency = 1;  // attempts StartPending keeps running here at once (jobs.concurrency_per_node)
+  // Attempts running at once in the whole cluster and per catalog (jobs.concurrency_per_cluster,
+  // jobs.concurrency_per_catalog; seed 000 section 10.2), beside each node's own bound.
+  int64_t concurrency_per_cluster = 64;
+  int64_t concurrency_per_catalog = 64;
+  // A job still PENDING this long after its admission is ended NOT_COMMITTED / NOT_REQUIRED with
+  // error SCHEDULING_EXHAUSTED (seed 000: scheduling-policy exhaustion is one terminal
+  // transition); jobs.max_pending_seconds. 0: a job waits for a slot as long as it takes.
+  int64_t max_pending_ms = 0;
   // Attempts this process runs: the runner claims its own before dispatching them, so that
   // the node agent of the same process never runs them too. May be null (no agent).
   ClaimedAttempts* claimed = nullptr;
@@ -101,14 +109,18 @@ class JobRunner {
   struct RunningJobs {
     std::set<std::string> tables;
     std::map<std::string, int64_t> per_node;
+    std::map<std::string, int64_t> per_catalog;
+    int64_t total = 0;
   };
   Status RenewLeadership(int64_t now_ms);
   // This node first, then every other live, undrained node with a registered capacity.
   Result<std::vector<NodeSlot>> NodeSlots(int64_t now_ms, const RunningJobs& running);
   // T3 for the oldest PENDING job whose table is not busy and that some slot can take, on the
   // least loaded such slot (this node on a tie). A local attempt holds its lock and claim.
-  Result<std::optional<AttemptRun>> DispatchNext(int64_t now_ms, const std::set<std::string>& busy_tables,
-                                                 std::vector<NodeSlot>* slots);
+  // The cluster and catalog caps count `running`, which a dispatch updates.
+  Result<std::optional<AttemptRun>> DispatchNext(int64_t now_ms, RunningJobs* running, std::vector<NodeSlot>* slots);
+  // Ends every job PENDING for longer than max_pending_ms (SCHEDULING_EXHAUSTED); how many.
+  Result<int64_t> ExpireUnscheduled(int64_t now_ms);
   Result<RunningJobs> ListRunning();
   Result<JobRecord> Refresh(const JobRecord& job, int64_t now_ms);
   // Runs a local attempt to its recorded result.

@@ -14,6 +14,7 @@
 // from many connection threads.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -51,6 +52,9 @@ struct HttpRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-case, in order
   std::string peer;                                          // "address:port"
   BodySource* body = nullptr;                                // never null inside a handler
+  // Set once the client closed the connection or the server stops past its grace: the
+  // handler's long work ends (ScopedCancellation). Never null inside a handler.
+  const std::atomic<bool>* cancelled = nullptr;
 
   // The first header `name` (lower-case), or "" when absent.
   std::string_view Header(std::string_view name) const;
@@ -76,6 +80,9 @@ struct HttpResponse {
   std::function<Status(ChunkSink&)> stream;
   // The body holds a bearer token (sql::ResultSet::holds_secret): kept for a replay only sealed.
   bool holds_secret = false;
+  // Part of the request was committed although the status reports a failure (a script whose
+  // second statement failed): an Idempotency-Key keeps this answer for replay whatever its status.
+  bool committed = false;
 };
 
 using HttpHandler = std::function<HttpResponse(HttpRequest&)>;

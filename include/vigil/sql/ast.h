@@ -419,6 +419,10 @@ bool IsReservedWord(std::string_view word);
 
 // Upper-case statement name for messages and the shell: "CREATE TABLE", "SHOW INDEX JOBS", "SELECT", ...
 std::string_view StatementName(const StatementNode& node);
+// Whether running the statement may commit something that outlives the session: data, a
+// schema, a job, a user or a grant. SHOW, SELECT, EXPLAIN, WAIT, SET and the prepared-statement
+// statements never do.
+bool MayCommit(const StatementNode& node);
 std::string_view CopyFormatName(CopyFormat f);            // "csv", "jsonl", "fvecs", "npy"
 std::string_view IndexMethodName(IndexMethod m);          // "ANN", "BTREE", "BITMAP", "FTS"
 std::string_view ResolveActionName(ResolveAction a);      // "ACKNOWLEDGED", "FORCE_RELEASE"

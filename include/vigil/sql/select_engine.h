@@ -32,6 +32,10 @@ struct Principal;
 }  // namespace jobs
 }  // namespace vigil
 
+namespace vigil::generations {
+class ResourceBudget;
+}  // namespace vigil::generations
+
 namespace vigil::sql {
 
 struct SelectOptions {
@@ -42,7 +46,13 @@ struct SelectOptions {
   GenerationsConfig generations;
   // How the metadata functions read an external Lance table's indexes (vigil.toml [lance]).
   LanceConfig lance;
+  // The process's generation budgets (NewGenerationBudget), shared with every other engine that
+  // names the same one; null: the engine has budgets of its own, of `generations`' sizes.
+  std::shared_ptr<generations::ResourceBudget> budget;
 };
+
+// Budgets of `config`'s sizes, for every engine of a process to share (SelectOptions::budget).
+std::shared_ptr<generations::ResourceBudget> NewGenerationBudget(const GenerationsConfig& config);
 
 class SelectEngine {
  public:

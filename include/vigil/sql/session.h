@@ -19,6 +19,7 @@
 #include "vigil/jobs/request_claim.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
+#include "vigil/sql/select_engine.h"
 #include "vigil/storage/column.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/schema.h"
@@ -46,6 +47,13 @@ struct SessionOptions {
   int64_t resolve_wait_ms = 30'000;
   // WAIT INDEX JOB without TIMEOUT waits at most this long.
   int64_t default_wait_ms = int64_t{24} * 3600 * 1000;
+  // vigil.toml's [sql] statement_timeout is a ceiling the session's SET may lower but never
+  // lift (or turn off): a server's users share its sessions.
+  bool statement_timeout_is_ceiling = false;
+  // The process's generation budgets (NewGenerationBudget), shared by every session given the
+  // same one, so N sessions never hold N times [generations] memory_budget_bytes; null: the
+  // session's engine has budgets of its own.
+  std::shared_ptr<generations::ResourceBudget> generation_budget;
 };
 
 class Session {

@@ -6,7 +6,6 @@
 'use strict';
 
 const TOKEN_KEY = 'vigil.console.token';
-const FINAL = new Set(['FINISHED', 'FAILED', 'CANCELLED', 'COMMITTED_REFRESH_SKIPPED', 'FAILED_REFRESH_SKIPPED']);
 const STATES = ['PENDING', 'RUNNING', 'REFRESHING', 'OUTCOME_UNKNOWN', 'FINISHED', 'FAILED', 'CANCELLED'];
 const LIST_REFRESH_MS = 2000;
 const PAGE = 50;
@@ -182,6 +181,12 @@ function listQuery(params) {
   return q;
 }
 
+// The error a stream's `revoked` event carries: the user lost a right the stream needed.
+function revokedError(data) {
+  const problem = JSON.parse(data);
+  return new ApiError(problem.status, problem);
+}
+
 function renderJobs(params) {
   const state = el('select', {id: 'filter-state', name: 'state'},
     el('option', {value: ''}, 'any'), STATES.map((s) => el('option', {value: s, selected: params.get('state') === s}, s)));
@@ -223,6 +228,7 @@ function renderJobs(params) {
   stream('/v1/jobs/stream?' + listQuery(params), controller.signal, (name, data) => {
     if (name === 'jobs') show(JSON.parse(data), 'live');
     if (name === 'error') throw new ApiError(500, JSON.parse(data));
+    if (name === 'revoked') throw revokedError(data);
   }).catch((err) => {
     if (controller.signal.aborted) return;
     if (err.status === 401) return renderSignIn(err.message);
@@ -347,8 +353,10 @@ function renderJob(id) {
     try {
       await stream('/v1/jobs/' + id + '/events', controller.signal, (name, data) => {
         if (name === 'job' || name === 'end') draw(JSON.parse(data));
+        if (name === 'revoked') throw revokedError(data);
       });
     } catch (err) {
+      if (err.status === 401) return renderSignIn(err.message);
       if (err.name !== 'AbortError') message.textContent = 'Live updates stopped: ' + err.message;
     }
     following = false;
@@ -356,7 +364,8 @@ function renderJob(id) {
   const refresh = async () => {
     try {
       draw(await api('GET', '/v1/jobs/' + id));
-      if (!FINAL.has(current.job.State) && current.job.State !== 'OUTCOME_UNKNOWN') follow();
+      // The server says when a job can change no more (an OUTCOME_UNKNOWN still can).
+      if (!current.settled) follow();
     } catch (err) {
       if (err.status === 401) return renderSignIn(err.message);
       showError(box, err);
@@ -419,7 +428,7 @@ function actions(detail, message, refresh) {
       run('Resolve', () => api('POST', '/v1/jobs/' + j.JobId + '/resolve', {action, comment}))));
     bar.append(resolve);
   }
-  if (!FINAL.has(j.State) && !resolved) {
+  if (!detail.final && !resolved) {
     const wait = el('button', {type: 'button', id: 'wait-job'}, 'Wait 30 s');
     wait.addEventListener('click', () => run('Wait', () => api('POST', '/v1/jobs/' + j.JobId + '/wait?timeout_s=30')));
     bar.append(wait);

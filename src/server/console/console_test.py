@@ -68,7 +68,7 @@ def call(base, token, method, path, body=None):
 
 
 def sql(base, token, text):
-    status, body = call(base, token, "POST", "/v1/sql", {"sql": text})
+    status, body = call(base, token, "POST", "/v1/sql", {"sql": text, "script": True})
     assert status == 200, body
     return body["results"]
 

@@ -46,7 +46,7 @@ async function tableIndexes(db, table) {
   const r = await api('POST', '/v1/sql', {sql:
     'SELECT IndexName, Columns, IndexType, RowsIndexed, PhysicalEntryCount FROM vigil_indexes(' + name + ') ' +
     'ORDER BY IndexName; SELECT IndexName, IndexUuid, DatasetVersion, MetadataConsistency FROM ' +
-    'vigil_index_entries(' + name + ') ORDER BY IndexName, DatasetVersion'}, false);
+    'vigil_index_entries(' + name + ') ORDER BY IndexName, DatasetVersion', script: true}, false);
   const rows = (res) => res.rows.map((row) => Object.fromEntries(res.columns.map((c, i) => [c, row[i]])));
   const segments = rows(r.results[1]);
   return rows(r.results[0]).map((ix) => Object.assign(ix, {segments: segments.filter((s) => s.IndexName === ix.IndexName)}));

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "testutil/temp_dir.h"
@@ -71,6 +72,46 @@ TEST_F(GenerationBudgetTest, DiskBudgetRefusesSegmentsThatDoNotFit) {
   auto refused = Count("[generations]\ndisk_budget_bytes = \"1MiB\"\n");
   ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
   EXPECT_THAT(refused.status().message(), HasSubstr("generations.disk_budget_bytes"));
+}
+
+// One budget for the process: two sessions given the same budget (as `vigil serve`'s sessions
+// are) share it, so a table that fits alone is refused while another session holds one; with
+// budgets of their own each would fit.
+TEST_F(GenerationBudgetTest, SessionsSharingTheProcessBudgetShareItsBytes) {
+  uint64_t segment_bytes = 0;
+  {
+    Root root = *Root::Open(root_dir_);
+    auto store = *jobs::OpenRootJobStore(root);
+    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
+    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
+    for (const auto& f : std::filesystem::recursive_directory_iterator(entry.locator + "/_indices")) {
+      if (f.is_regular_file()) segment_bytes += f.file_size();
+    }
+  }
+  ASSERT_GT(segment_bytes, 0u);
+  std::ofstream(root_dir_ + "/vigil.toml")
+      << "[generations]\nmemory_budget_bytes = " << segment_bytes * 3 / 2 << "\ndisk_budget_bytes = \"1TiB\"\n";
+  auto holder = Session::Open(root_dir_);
+  ASSERT_TRUE(holder.ok());
+  const std::string count = "SELECT count(*) FROM d.t WHERE id < 1000";
+  // Alone, each session's own budget holds the table.
+  ASSERT_TRUE((*holder)->Execute(count).ok());
+  auto own = Session::Open(root_dir_);
+  ASSERT_TRUE((*own)->Execute(count).ok());
+
+  GenerationsConfig sizes;
+  sizes.memory_budget_bytes = segment_bytes * 3 / 2;
+  sizes.disk_budget_bytes = uint64_t{1} << 40;
+  SessionOptions shared;
+  shared.generation_budget = NewGenerationBudget(sizes);
+  auto first = Session::Open(root_dir_, shared);
+  auto second = Session::Open(root_dir_, shared);
+  ASSERT_TRUE((*first)->Execute(count).ok());  // keeps the table's generation, and its bytes
+  auto refused = (*second)->Execute(count);
+  ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
+  EXPECT_THAT(refused.status().message(), HasSubstr("generations.memory_budget_bytes"));
+  first->reset();  // its generations go, and their bytes with them
+  EXPECT_TRUE((*second)->Execute(count).ok());
 }
 
 }  // namespace

@@ -254,9 +254,16 @@ class SessionImpl : public Session {
     if (!IsSetting(s.name, "statement_timeout")) {
       return Status::InvalidArgument("unknown setting " + s.name + "; SET knows statement_timeout");
     }
-    uint64_t ms = ctx_.config.sql.statement_timeout_ms;
+    const uint64_t ceiling = ctx_.config.sql.statement_timeout_ms;
+    uint64_t ms = ceiling;
     if (s.value) {
       VIGIL_ASSIGN_OR_RETURN(ms, StatementTimeoutMs(*s.value));
+    }
+    if (ctx_.options.statement_timeout_is_ceiling && ceiling != 0 && (ms == 0 || ms > ceiling)) {
+      return Status::InvalidArgument("statement_timeout may be at most " + FormatDurationMs(ceiling) +
+                                     " here, the server's [sql] statement_timeout; " +
+                                     (ms == 0 ? std::string("0 (no timeout)") : FormatDurationMs(ms)) +
+                                     " would lift it");
     }
     statement_timeout_ms_ = ms;
     if (ctx_.select) ctx_.select->SetStatementTimeout(ms);
@@ -313,6 +320,7 @@ class SessionImpl : public Session {
       options.statement_timeout_ms = statement_timeout_ms_;
       options.generations = ctx_.config.generations;
       options.lance = ctx_.config.lance;
+      options.budget = ctx_.options.generation_budget;
       VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get(), options));
     }
     return ctx_.select.get();

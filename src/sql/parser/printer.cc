@@ -489,6 +489,18 @@ std::string ToSql(const Statement& stmt) { return ToSql(stmt.node); }
 
 std::string_view StatementName(const StatementNode& node) { return std::visit(NodeNamer{}, node); }
 
+bool MayCommit(const StatementNode& node) {
+  return !(std::holds_alternative<ShowDatabasesStatement>(node) || std::holds_alternative<ShowTablesStatement>(node) ||
+           std::holds_alternative<ShowIndexStatement>(node) || std::holds_alternative<ShowIndexJobsStatement>(node) ||
+           std::holds_alternative<ShowIndexJobStatement>(node) || std::holds_alternative<WaitIndexJobStatement>(node) ||
+           std::holds_alternative<SelectStatement>(node) || std::holds_alternative<ExplainStatement>(node) ||
+           std::holds_alternative<SetStatement>(node) || std::holds_alternative<PrepareStatement>(node) ||
+           std::holds_alternative<ExecuteStatement>(node) || std::holds_alternative<DeallocateStatement>(node) ||
+           std::holds_alternative<ShowUsersStatement>(node) || std::holds_alternative<ShowGrantsStatement>(node) ||
+           std::holds_alternative<ShowNodesStatement>(node) || std::holds_alternative<ShowVersionsStatement>(node) ||
+           std::holds_alternative<ShowGenerationsStatement>(node));
+}
+
 std::string_view CopyFormatName(CopyFormat f) {
   switch (f) {
     case CopyFormat::kCsv:

@@ -276,7 +276,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     gopts.dataset = catalog.Options(entry);
     gopts.builders_per_table = options_.generations.builders_per_table;
     gopts.physical_per_table = options_.generations.physical_per_table;
-    gopts.budget = &budget_;
+    gopts.budget = budget_.get();
     // The versions this process reads are pinned in the metadata store, so that a VACUUM in
     // any process keeps their files; the pins are heartbeated and expire if this process dies.
     if (pins_ == nullptr) {
@@ -542,9 +542,10 @@ class Engine : public SelectEngine, public internal::VtabHost {
   const Root& root_;
   jobs::JobStore* store_;
   SelectOptions options_;
-  // Shared by every table's generations; outlives the managers that charge it.
-  generations::ResourceBudget budget_{options_.generations.memory_budget_bytes, options_.generations.disk_budget_bytes,
-                                      "generations.memory_budget_bytes", "generations.disk_budget_bytes"};
+  // Shared by every table's generations (and, when the process gave one, by every engine); it
+  // outlives the managers that charge it.
+  std::shared_ptr<generations::ResourceBudget> budget_ =
+      options_.budget ? options_.budget : NewGenerationBudget(options_.generations);
   internal::Lockdown lockdown_;  // outlives db_ (its authorizer)
   sqlite3* db_ = nullptr;
   std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it
@@ -567,6 +568,12 @@ class Engine : public SelectEngine, public internal::VtabHost {
 };
 
 }  // namespace
+
+std::shared_ptr<generations::ResourceBudget> NewGenerationBudget(const GenerationsConfig& config) {
+  return std::make_shared<generations::ResourceBudget>(config.memory_budget_bytes, config.disk_budget_bytes,
+                                                       "generations.memory_budget_bytes",
+                                                       "generations.disk_budget_bytes");
+}
 
 Result<std::unique_ptr<SelectEngine>> SelectEngine::Open(const Root& root, jobs::JobStore* store,
                                                          SelectOptions options) {

@@ -17,6 +17,7 @@
 #include "sql/select/vtab_internal.h"
 #include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
+#include "vigil/common/cancellation.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/storage/dataset.h"
 
@@ -189,6 +190,23 @@ TEST_F(LockdownTest, RefusalsAreTyped) {
 }
 
 // ---- statement deadline ----
+
+TEST(StatementDeadlineTest, ACancelledRequestEndsItsStatementWithOrWithoutADeadline) {
+  std::atomic<bool> cancelled{false};
+  ScopedCancellation scope(&cancelled);
+  EXPECT_TRUE(CheckStatementDeadline().ok());
+  cancelled.store(true);
+  EXPECT_EQ(CheckStatementDeadline().code(), StatusCode::kCancelled);
+  {
+    ScopedStatementDeadline none(0);
+    EXPECT_EQ(CheckStatementDeadline().code(), StatusCode::kCancelled);
+  }
+  {
+    ScopedCancellation other(nullptr);
+    EXPECT_TRUE(CheckStatementDeadline().ok());
+  }
+  EXPECT_EQ(CheckStatementDeadline().code(), StatusCode::kCancelled);
+}
 
 TEST(StatementDeadlineTest, ArmedDeadlinePassesAndScopesNest) {
   testing::FakeEnv env;

@@ -1,5 +1,6 @@
 #include "sql/select/statement_deadline.h"
 
+#include "vigil/common/cancellation.h"
 #include "vigil/common/config.h"
 
 namespace vigil::sql::internal {
@@ -18,6 +19,7 @@ ScopedStatementDeadline::ScopedStatementDeadline(uint64_t timeout_ms, Env* env) 
 ScopedStatementDeadline::~ScopedStatementDeadline() { current_ = saved_; }
 
 Status CheckStatementDeadline() {
+  VIGIL_RETURN_IF_ERROR(CheckCancellation());
   const auto& s = ScopedStatementDeadline::current_;
   if (!s.armed || s.env->MonotonicMicros() < s.deadline_micros) return Status::OK();
   return Status::DeadlineExceeded("statement timeout of " + FormatDurationMs(s.timeout_ms) +

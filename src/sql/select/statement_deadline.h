@@ -34,7 +34,8 @@ class ScopedStatementDeadline {
 };
 
 // DeadlineExceeded "statement timeout of 5s exceeded (statement_timeout)" once the
-// deadline armed on this thread has passed; OK when none is armed.
+// deadline armed on this thread has passed; Cancelled once this thread's request was
+// cancelled (ScopedCancellation); OK otherwise.
 Status CheckStatementDeadline();
 
 }  // namespace vigil::sql::internal

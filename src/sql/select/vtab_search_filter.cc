@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "sql/select/vtab.h"
+#include "vigil/common/bounds.h"
+#include "vigil/common/json_nesting.h"
 #include "vigil/index/ivf_pq.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/sql/parser.h"
@@ -231,6 +233,7 @@ Result<SearchOptions> ParseSearchOptions(const std::string& json, uint32_t k) {
   SearchOptions out;
   out.query.k = k;
   if (json.empty()) return out;
+  VIGIL_RETURN_IF_ERROR(CheckJsonNesting(json, bounds::kMaxJsonDepth, "vector_search options"));
   auto j = nlohmann::json::parse(json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument("vector_search options must be a JSON object, got: " + json.substr(0, 200));

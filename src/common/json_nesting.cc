@@ -1,0 +1,37 @@
+#include "vigil/common/json_nesting.h"
+
+#include <string>
+
+namespace vigil {
+
+Status CheckJsonNesting(std::string_view text, int max_depth, std::string_view what) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) {
+        return Status::InvalidArgument(std::string(what) + " nests arrays and objects deeper than " +
+                                       std::to_string(max_depth) + " levels (at byte " + std::to_string(i) + ")");
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace vigil
