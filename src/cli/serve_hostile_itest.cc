@@ -106,7 +106,7 @@ class ServeHostileTest : public ::testing::Test {
 TEST_F(ServeHostileTest, ABodyNestedPastTheBoundIs400FromAnyTokenAndTheServerStaysUp) {
   Start();
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  for (const std::string& target : {"/v1/sql", "/v1/databases/d/tables/t/rows", "/v1/jobs/1/resolve"}) {
+  for (const char* target : {"/v1/sql", "/v1/databases/d/tables/t/rows", "/v1/jobs/1/resolve"}) {
     auto r = Call("POST", target, nobody_, deep, {{"Idempotency-Key", "k-deep"}});
     EXPECT_EQ(r.status, 400) << target << " " << r.body;
     EXPECT_NE(r.body.find("nests arrays and objects deeper than 64 levels"), std::string::npos) << r.body;
@@ -129,7 +129,7 @@ TEST_F(ServeHostileTest, AJobStreamEndsWithARevokedEventWhenItsUserLosesItsRight
     ASSERT_TRUE(root.ok());
     auto store = auth::OpenRootPrincipalStore(*root);
     ASSERT_TRUE(store.ok());
-    for (const std::string& user : {"s1", "s2", "s3"}) {
+    for (const char* user : {"s1", "s2", "s3"}) {
       token[user] = (*store)->CreateUser("default", user, false)->token;
       ASSERT_TRUE((*store)->Grant("default", user, jobs::Privilege::kShow, "local.d.*").ok());
     }
@@ -152,7 +152,10 @@ TEST_F(ServeHostileTest, AJobStreamEndsWithARevokedEventWhenItsUserLosesItsRight
     });
   }
   for (auto& [user, flag] : opened) {
-    while (!flag->load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (!flag->load()) {
+      ASSERT_NE(streams[user].wait_for(std::chrono::milliseconds(10)), std::future_status::ready)
+          << user << "'s stream ended before its first event: " << streams[user].get();
+    }
   }
   ASSERT_EQ(Sql(admin_, "DROP USER s1; REVOKE SHOW ON d.* FROM s2; ALTER USER s3 DISABLE", "", true).status, 200);
   const std::map<std::string, std::string> code = {
@@ -217,6 +220,36 @@ TEST_F(ServeHostileTest, SlowStatementsOfOneUserLeaveOthersTheirShareAndEndWithT
   second.reset();
   auto again = Sql(nobody_, "SELECT 7");
   EXPECT_EQ(again.status, 200) << again.body;
+}
+
+// #48.5: one user holds at most half of the event streams; the others still get theirs.
+TEST_F(ServeHostileTest, OneUsersEventStreamsLeaveOthersTheirShare) {
+  Start("[server]\nsse_max_subscribers = 2");
+  std::atomic<bool> opened{false};
+  std::atomic<bool> stop{false};
+  std::thread first([&] {
+    auto c = server::HttpClient::Connect(server_->url());
+    if (!c.ok()) return;
+    (void)(*c)->Stream("/v1/jobs/stream", {{"Authorization", "Bearer " + nobody_}}, [&](std::string_view data) {
+      if (data.find("event: jobs") != std::string_view::npos) opened.store(true);
+      return !stop.load();
+    });
+  });
+  while (!opened.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  auto second = Call("GET", "/v1/jobs/stream", nobody_);
+  EXPECT_EQ(second.status, 503) << second.body;
+  EXPECT_NE(second.body.find("its share"), std::string::npos) << second.body;
+  auto c = server::HttpClient::Connect(server_->url());
+  ASSERT_TRUE(c.ok());
+  std::string seen;
+  auto admin = (*c)->Stream("/v1/jobs/stream", {{"Authorization", "Bearer " + admin_}}, [&](std::string_view data) {
+    seen += data;
+    return seen.find("event: jobs") == std::string::npos;
+  });
+  EXPECT_NE(seen.find("event: jobs"), std::string::npos) << (admin.ok() ? admin->body : admin.status().ToString());
+  stop.store(true);
+  server_->Stop(SIGTERM);  // ends the first stream
+  first.join();
 }
 
 // #48.5: SIGTERM ends the server within its grace although a statement would run forever.
@@ -289,7 +322,7 @@ TEST_F(ServeHostileTest, SchemesAndMediaTypesAnyCaseBadChunksAre400AndKeepAlives
   EXPECT_LT(rows.status, 300) << rows.body;
   EXPECT_EQ(Count("d.t"), 2);
 
-  for (const std::string& size : {"-1", "10000000000000000"}) {
+  for (const std::string size : {"-1", "10000000000000000"}) {
     testing::TcpClient c(static_cast<uint16_t>(server_->port()));
     ASSERT_TRUE(c.Send("POST /v1/databases/d/tables/t/rows HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " + alice_ +
                        "\r\nContent-Type: text/csv\r\nIdempotency-Key: k-chunk" + size +

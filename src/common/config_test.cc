@@ -80,6 +80,9 @@ max_sub_vectors = 8
 
 [jobs]
 concurrency_per_node = 2
+concurrency_per_catalog = 3
+concurrency_per_cluster = 5
+max_pending_seconds = "2h"
 archive_after_seconds = "1d"
 supervise_idle_exit_seconds = 5
 reconcile_initial_backoff_seconds = "1s"
@@ -137,6 +140,9 @@ runner = "/opt/vigil/lance_runner.mjs"
   EXPECT_EQ(c.caps.max_partitions, 16u);
   EXPECT_EQ(c.caps.max_sub_vectors, 8u);
   EXPECT_EQ(c.jobs.concurrency_per_node, 2u);
+  EXPECT_EQ(c.jobs.concurrency_per_catalog, 3u);
+  EXPECT_EQ(c.jobs.concurrency_per_cluster, 5u);
+  EXPECT_EQ(c.jobs.max_pending_seconds, 7200u);
   EXPECT_EQ(c.jobs.archive_after_seconds, 86400u);
   EXPECT_EQ(c.jobs.supervise_idle_exit_seconds, 5u);
   EXPECT_EQ(c.jobs.reconcile_initial_backoff_seconds, 1u);
@@ -512,25 +518,25 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 43u);
-  EXPECT_EQ(e[41].key, "lance.node");
-  EXPECT_EQ(e[41].value, "\"/usr/bin/node\"");
-  EXPECT_EQ(e[42].key, "lance.runner");
-  EXPECT_EQ(e[42].value, "\"\"");
-  EXPECT_EQ(e[37].key, "server.requests_per_second_per_user");
-  EXPECT_EQ(e[37].value, "0");
-  EXPECT_EQ(e[29].key, "server.header_timeout");
-  EXPECT_EQ(e[29].value, "\"10s\"");
-  EXPECT_EQ(e[31].key, "server.min_body_bytes_per_second");
-  EXPECT_EQ(e[31].value, "\"64KiB\"");
+  ASSERT_EQ(e.size(), 46u);
+  EXPECT_EQ(e[44].key, "lance.node");
+  EXPECT_EQ(e[44].value, "\"/usr/bin/node\"");
+  EXPECT_EQ(e[45].key, "lance.runner");
+  EXPECT_EQ(e[45].value, "\"\"");
+  EXPECT_EQ(e[40].key, "server.requests_per_second_per_user");
+  EXPECT_EQ(e[40].value, "0");
+  EXPECT_EQ(e[32].key, "server.header_timeout");
+  EXPECT_EQ(e[32].value, "\"10s\"");
+  EXPECT_EQ(e[34].key, "server.min_body_bytes_per_second");
+  EXPECT_EQ(e[34].value, "\"64KiB\"");
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
   EXPECT_EQ(e[1].value, "\"8GiB\"");
   EXPECT_EQ(e[2].value, "\"90s\"");
   EXPECT_EQ(e[4].value, "\"/sys/fs/cgroup/v\"");
-  EXPECT_EQ(e[24].key, "sql.copy_allowed_directories");
-  EXPECT_EQ(e[24].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
+  EXPECT_EQ(e[27].key, "sql.copy_allowed_directories");
+  EXPECT_EQ(e[27].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
   // Every rendered value parses back to the same setting.
   std::string text;
   std::string section;

@@ -4,6 +4,7 @@
 // the check passes never nests past the bound.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>

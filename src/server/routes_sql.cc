@@ -2,8 +2,8 @@
 // "script": true, run in order in one session as the caller, with the shell's
 // scripting contract: every statement's result, and at the first failure the
 // error (as a problem document) with the results of the statements before it;
-// nothing after it runs. A statement's rows are sent only while the caller
-// still holds the rights it came with. A keyed script that committed something
+// nothing after it runs. A read's rows are sent only while the caller still
+// holds the rights it came with. A keyed script that committed something
 // before it failed keeps its answer for the key, so a retry never commits the
 // same statement twice.
 #include "server/api_internal.h"
@@ -79,8 +79,12 @@ void ApiServer::Impl::AddSqlRoutes() {
            if (!r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
            // Crash and race cut: the statement ran, its answer is not sent yet.
            (void)failpoint::Hit("sql_route.after_statement");
+           // What a read found is sent only while its reader may still see it. A change's own
+           // answer is sent as it is (ROTATE TOKEN's new token, a REVOKE of the caller's own grant).
            auth::Authenticated now;
-           if (std::optional<HttpResponse> lost = RightsLost(call.token, call.caller, &now)) {
+           std::optional<HttpResponse> lost;
+           if (!sql::MayCommit(statement.node)) lost = RightsLost(call.token, call.caller, &now);
+           if (lost) {
              // What it committed stands (statement_index says how far it went); no result is sent.
              HttpResponse resp = Stopped(std::move(*lost), i, "[", committed);
              resp.holds_secret = holds_secret;
