@@ -14,6 +14,7 @@
 #include "vigil/common/ascii.h"
 #include "vigil/common/env.h"
 #include "vigil/common/uuid.h"
+#include "vigil/jobs/job_state.h"
 #include "vigil/server/http_client.h"
 #include "vigil/sql/parser.h"
 
@@ -92,11 +93,6 @@ std::string ScriptPosition(const std::string& message, size_t prelude_lines, con
          m.suffix().str();
 }
 
-bool IsFinalState(const std::string& s) {
-  return s == "FINISHED" || s == "FAILED" || s == "CANCELLED" || s == "OUTCOME_UNKNOWN" ||
-         s == "COMMITTED_REFRESH_SKIPPED" || s == "FAILED_REFRESH_SKIPPED";
-}
-
 class RemoteBackend : public ShellBackend {
  public:
   RemoteBackend(RemoteOptions options, std::unique_ptr<server::HttpClient> client)
@@ -173,7 +169,7 @@ class RemoteBackend : public ShellBackend {
     const Json& job = j["job"];
     JobView v;
     v.state = job["State"].get<std::string>();
-    v.final = IsFinalState(v.state);
+    v.final = jobs::IsFinalStateName(v.state);
     if (job.contains("Progress") && job["Progress"].is_string()) v.progress = job["Progress"].get<std::string>();
     if (job.contains("Message") && job["Message"].is_string()) v.error = job["Message"].get<std::string>();
     return v;

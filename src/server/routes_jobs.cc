@@ -99,10 +99,6 @@ nlohmann::json JobDetail(const sql::ResultSet& r, const jobs::Principal& who) {
           {"resolve_warnings", std::move(resolve_warnings)}};
 }
 
-}  // namespace
-
-namespace {
-
 // A user may hold at most half of the server's event streams (at least one).
 int64_t StreamShare(int64_t max_streams) { return std::max<int64_t>(1, max_streams / 2); }
 
