@@ -49,6 +49,7 @@ Result<std::string> MakeRoot(const std::string& work_dir, const std::string& dat
   VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "init", root}).status());
   FILE* f = std::fopen((root + "/vigil.toml").c_str(), "w");  // every other setting: its default
   if (f == nullptr) return Status::IOError("cannot write " + root + "/vigil.toml");
+  std::fprintf(f, "[sql]\nexternal_table_allowed_directories = [\"%s\"]\n", work_dir.c_str());
   std::fprintf(f, "[lance]\nnode = \"%s\"\nrunner = \"%s/lance_runner.mjs\"\n", node.c_str(), runner_dir.c_str());
   std::fclose(f);
   VIGIL_RETURN_IF_ERROR(Sql(root, "CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '" + dataset + "'").status());

@@ -58,15 +58,16 @@ class Root:
     JOBS = ("[jobs]\nsupervise_idle_exit_seconds = 2\nreconcile_initial_backoff_seconds = 1\n"
             "reconcile_max_backoff_seconds = 2\n")
 
-    def __init__(self, folder):
+    def __init__(self, folder, allowed):
         self.path = os.path.join(folder, "root")
+        self.allowed = allowed  # [sql] external_table_allowed_directories
         subprocess.run([VIGIL, "init", self.path], check=True, capture_output=True, timeout=60)
         self.settings("")
 
     def settings(self, extra):
-        """Replaces vigil.toml with the test's job settings and `extra`."""
+        """Replaces vigil.toml with the test's job settings, its allowed directories and `extra`."""
         with open(os.path.join(self.path, "vigil.toml"), "w") as f:
-            f.write(self.JOBS + extra)
+            f.write(self.JOBS + "[sql]\nexternal_table_allowed_directories = %s\n" % json.dumps(self.allowed) + extra)
 
     def sql(self, text, failpoints="", check=True):
         env = dict(os.environ, VIGIL_ROOT=self.path)
@@ -130,7 +131,7 @@ def env():
     data = os.path.join(folder, "data")
     os.makedirs(data)
     writer("create", data, 5000)
-    root = Root(folder)
+    root = Root(folder, [data])
     path = os.path.join(data, "docs.lance")
     root.sql("CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '%s'" % path)
     yield root, path, data
@@ -149,6 +150,41 @@ def test_attach_registers_the_dataset_by_reference(env):
     assert code != 0 and "ALREADY_EXISTS" in out
     # Attaching wrote nothing into the dataset.
     assert sorted(os.listdir(path)) == before
+
+
+def test_locations_are_confined_to_the_allowed_directories(env):
+    root, path, data = env
+    other = tempfile.mkdtemp(prefix="vigil-lance-tenant-")  # another tenant's folder, not allowed
+    try:
+        writer("create", other, 300)
+        theirs = os.path.join(other, "docs.lance")
+        before = sorted(os.listdir(other))
+        os.symlink(theirs, os.path.join(data, "stolen.lance"))
+        os.makedirs(os.path.join(other, "fake.lance", "_versions"))
+        # Their dataset, a missing one, one that only looks like a dataset, and a link to theirs
+        # from inside the allowed folder: each refused in the same words, nothing read or written.
+        for location in [theirs, os.path.join(other, "none.lance"), os.path.join(other, "fake.lance"),
+                         os.path.join(data, "stolen.lance")]:
+            c, out = root.sql("CREATE EXTERNAL TABLE d.stolen ENGINE = lance LOCATION '%s'" % location, check=False)
+            assert c != 0 and "PERMISSION_DENIED" in out, (location, out)
+            assert ("LOCATION '%s' is refused: an external table's dataset must lie below [sql] "
+                    "external_table_allowed_directories in vigil.toml, with symbolic links resolved" % location) in out
+            assert "version" not in out and "NOT_FOUND" not in out, out
+        assert sorted(os.listdir(other)) == before + ["fake.lance"]  # no `__manifest` made
+        assert os.listdir(os.path.join(other, "fake.lance")) == ["_versions"]
+        _, out = root.sql("SHOW TABLES FROM d")
+        assert "stolen" not in out
+        # The setting decides: empty, no external table at all; naming their folder, theirs.
+        root.allowed = []
+        root.settings("")
+        c, out = root.sql("CREATE EXTERNAL TABLE d.again ENGINE = lance LOCATION '%s'" % path, check=False)
+        assert c != 0 and "PERMISSION_DENIED" in out and "external tables are off" in out, out
+        root.allowed = [other]
+        root.settings("")
+        _, out = root.sql("CREATE EXTERNAL TABLE d.theirs ENGINE = lance LOCATION '%s'" % theirs)
+        assert "registered: Lance dataset %s at version 1" % theirs in out, out
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
 
 
 def test_each_operation_runs_to_finished_as_lancedb_lists_it(env):
@@ -412,6 +448,7 @@ def test_readme_walkthrough():
         writer("create", data, 3000)
         root = os.path.join(folder, "vr")
         script = block.replace("/data/docs.lance", os.path.join(data, "docs.lance")).replace("/tmp/vr", root)
+        script = script.replace('["/data"]', json.dumps([data]))
         script = re.sub(r"(^|\s)vigil ", lambda m: m.group(1) + VIGIL + " ", script, flags=re.M)
         env = dict(os.environ)
         env.pop("VIGIL_FAILPOINTS", None)

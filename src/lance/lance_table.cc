@@ -127,7 +127,6 @@ Result<LanceSnapshot> Inspect(const std::string& location, const LanceRunnerOpti
   VIGIL_ASSIGN_OR_RETURN(s.fields, ParseFields(r.value("fields", nlohmann::json())));
   VIGIL_ASSIGN_OR_RETURN(s.indexes, ParseIndexes(r.value("indexes", nlohmann::json())));
   s.data = ParseData(r.value("data", nlohmann::json()));
-  s.namespace_manifest_created = r.value("namespace_manifest_created", false);
   return s;
 }
 

@@ -57,7 +57,6 @@ struct LanceSnapshot {
   std::vector<LanceField> fields;
   std::vector<LanceIndex> indexes;
   LanceData data;
-  bool namespace_manifest_created = false;  // connect() made the folder's `__manifest`
 };
 
 // The runner's folder in this build's source tree (lance_runner.mjs, node_modules, testdata).

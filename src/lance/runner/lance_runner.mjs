@@ -11,7 +11,8 @@
 // another version is STALE_ADMISSION before anything is written. A write may name
 // a `stop_at` point (before_commit, after_commit): there the runner reports
 // {"event": "progress", "phase": "STOPPED_AT"} and waits until it is killed (the
-// worker's crash tests). Every path and name is checked against an allowlist first.
+// worker's crash tests). Every path and name is checked against an allowlist first; a dataset
+// reached through a symbolic link is refused, and reading one never writes anything.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
@@ -134,18 +135,45 @@ function indexConfig(r) {
   }
 }
 
-// Opens the dataset through a connection to its folder. LanceDB's connect creates the
-// folder's `__manifest` (its namespace table) when missing: reported, never removed.
+// Refuses a dataset reached through a symbolic link: its path must be its real path (Vigil
+// registers the resolved path, below an allowed directory), and no entry of its folder nor of
+// its `_versions` folder may be a link that leads out of it.
+function checkNoLinks(dataset) {
+  const linked = (p) => {
+    throw invalid(`the Lance dataset ${dataset} is reached through a symbolic link (${p}); ` +
+      'links are never followed');
+  };
+  let real;
+  try {
+    real = fs.realpathSync(dataset);
+  } catch (e) {
+    throw new Refused('NOT_FOUND', `no Lance dataset at ${dataset}`);
+  }
+  if (real !== dataset) linked(dataset);
+  for (const dir of [dataset, path.join(dataset, '_versions')]) {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, {withFileTypes: true});
+    } catch (e) {
+      continue;  // a missing _versions is refused as no dataset below
+    }
+    for (const e of entries) {
+      if (e.isSymbolicLink()) linked(path.join(dir, e.name));
+    }
+  }
+}
+
+// Opens the dataset through a directory-listing connection to its folder, without LanceDB's
+// namespace manifest: nothing is ever written into the folder (no `__manifest`), and only
+// what LanceDB itself reads of the dataset is read.
 async function open(dataset) {
-  const dir = path.dirname(dataset);
-  const name = path.basename(dataset, '.lance');
+  checkNoLinks(dataset);
   if (!fs.existsSync(path.join(dataset, '_versions'))) {
     throw new Refused('NOT_FOUND', `no Lance dataset at ${dataset} (no _versions folder)`);
   }
-  const hadManifest = fs.existsSync(path.join(dir, '__manifest'));
-  const db = await lancedb.connect(dir);
-  const table = await db.openTable(name);
-  return {table, manifestCreated: !hadManifest && fs.existsSync(path.join(dir, '__manifest'))};
+  const db = await lancedb.connectNamespace('dir', {root: path.dirname(dataset), manifestEnabled: false,
+    extraProperties: {dir_listing_enabled: 'true'}});
+  return {table: await db.openTable(path.basename(dataset, '.lance'))};
 }
 
 function describeIndex(ix) {
@@ -211,12 +239,12 @@ async function checkVersion(table, expected) {
 
 async function run(r) {
   emit('progress', {phase: 'OPENING'});
-  const {table, manifestCreated} = await open(r.dataset);
+  const {table} = await open(r.dataset);
   const before = await snapshot(table);
   if (r.op === 'inspect') {
     // An index request being admitted: its type and properties pass the allowlist here too.
     if (r.check_index !== undefined) indexConfig(checkedIndex(r.check_index));
-    return Object.assign(before, {namespace_manifest_created: manifestCreated});
+    return before;
   }
   if (r.op === 'history') return history(table, r.from_version);
   await checkVersion(table, r.expected_version);
@@ -240,7 +268,7 @@ async function run(r) {
   await stopAt(r, 'after_commit');
   await table.checkoutLatest();
   const after = await snapshot(table);
-  return {base_version: before.version, version: after.version, namespace_manifest_created: manifestCreated,
+  return {base_version: before.version, version: after.version,
     index: after.indexes.find((ix) => ix.name === r.name) ?? null, indexes: after.indexes};
 }
 

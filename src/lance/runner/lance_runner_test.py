@@ -72,8 +72,31 @@ def test_inspect_reads_schema_version_history_and_indexes(dataset):
     assert seen["fields"][3]["type"].startswith("FixedSizeList[16]")
     assert [v["version"] for v in seen["versions"]] == [1] and seen["versions"][0]["rows"] == 2000
     assert seen["indexes"] == []
-    # The writer's connect already made the folder's namespace table: the runner made none.
-    assert seen["namespace_manifest_created"] is False
+
+
+def test_a_probe_never_writes_and_never_follows_a_link(dataset):
+    path, version = dataset
+    # A folder holding only the dataset (the writer's connect made its own `__manifest`).
+    folder = tempfile.mkdtemp(prefix="vigil-lance-probe-")
+    try:
+        copy = os.path.join(folder, "docs.lance")
+        shutil.copytree(path, copy)
+        assert inspect(copy)["version"] == version
+        # A failed probe of something that only looks like a dataset.
+        os.makedirs(os.path.join(folder, "fake.lance", "_versions"))
+        refused({"op": "inspect", "dataset": os.path.join(folder, "fake.lance")}, "NOT_FOUND")
+        assert sorted(os.listdir(folder)) == ["docs.lance", "fake.lance"]  # no `__manifest`
+        assert os.listdir(os.path.join(folder, "fake.lance")) == ["_versions"]
+        # A link to a dataset, and a dataset whose `_versions` is a link, are refused unread.
+        os.symlink(copy, os.path.join(folder, "link.lance"))
+        assert "symbolic link" in refused({"op": "inspect", "dataset": os.path.join(folder, "link.lance")},
+                                          "INVALID_ARGUMENT")
+        os.makedirs(os.path.join(folder, "hollow.lance"))
+        os.symlink(os.path.join(copy, "_versions"), os.path.join(folder, "hollow.lance", "_versions"))
+        assert "symbolic link" in refused({"op": "inspect", "dataset": os.path.join(folder, "hollow.lance")},
+                                          "INVALID_ARGUMENT")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("column,index_type,properties", [
