@@ -230,6 +230,25 @@ def test_each_operation_runs_to_finished_as_lancedb_lists_it(env):
     assert "_staging" not in os.listdir(path)
 
 
+def test_the_seeds_own_create_index_statement_runs(env):
+    """Seed 000 section 2.1's statement, verbatim but for the table name, as on Vigil's own tables."""
+    root, path, data = env
+    _, out = root.sql('CREATE INDEX idx ON d.docs (vector) USING ANN PROPERTIES ("index_type" = "IVF_PQ", '
+                      '"metric" = "l2", "num_partitions" = "256", "num_sub_vectors" = "16")')
+    j = root.job(admitted(out))
+    assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED", j
+    seen = indexes(path)
+    assert seen["idx"]["type"] == "IvfPq" and seen["idx"]["indexed_rows"] == 5000, seen
+    # Any other index_type is refused before a job exists, naming the property.
+    c, out = root.sql('CREATE INDEX idx2 ON d.docs (vector) USING ANN PROPERTIES ("index_type" = "HNSW", '
+                      '"metric" = "l2", "num_partitions" = "4", "num_sub_vectors" = "4")', check=False)
+    assert c != 0 and "INVALID_ARGUMENT" in out and "property 'index_type' must be one of IVF_PQ" in out, out
+    c, out = root.sql('CREATE INDEX idx2 ON d.docs (id) USING BTREE PROPERTIES ("index_type" = "IVF_PQ")',
+                      check=False)
+    assert c != 0 and "INVALID_ARGUMENT" in out and "index_type" in out, out
+    assert set(indexes(path)) == {"idx"}
+
+
 def test_admission_refuses_what_lancedb_would(env):
     root, path, data = env
     version = inspect(path)["version"]

@@ -21,8 +21,11 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const DATASET = /^\/(?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\.lance$/;
 const TYPES = ['IVF_PQ', 'BTREE', 'BITMAP', 'FTS'];
 // Properties each index type accepts, with their checks and LanceDB's option names.
+// `index_type` names the type itself (seed 000 section 2.1's `USING ANN PROPERTIES ("index_type" =
+// "IVF_PQ", ...)`): taken when it is the request's type, no LanceDB option.
 const PROPERTIES = {
   IVF_PQ: {
+    index_type: {option: null, parse: (v) => oneOf(v, ['IVF_PQ'])},
     metric: {option: 'distanceType', parse: (v) => oneOf(v, ['l2', 'cosine', 'dot'])},
     num_partitions: {option: 'numPartitions', parse: (v) => int(v, 1, 65536)},
     num_sub_vectors: {option: 'numSubVectors', parse: (v) => int(v, 1, 4096)},
@@ -122,7 +125,8 @@ function indexConfig(r) {
     const spec = allowed[key];
     if (!spec) throw invalid(`index type ${r.index_type} has no property '${key}'`);
     try {
-      options[spec.option] = spec.parse(value);
+      const parsed = spec.parse(value);
+      if (spec.option !== null) options[spec.option] = parsed;
     } catch (e) {
       throw invalid(`property '${key}' ${e.message}`);
     }
