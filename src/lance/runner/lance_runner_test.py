@@ -176,4 +176,32 @@ def test_a_missing_and_a_corrupt_dataset_are_errors(dataset):
     assert len(manifests) == 1, manifests
     with open(os.path.join(path, "_versions", manifests[0]), "r+b") as f:
         f.truncate(16)
-    assert "file size is too small" in refused({"op": "inspect", "dataset": path}, "CORRUPTION")
+    message = refused({"op": "inspect", "dataset": path}, "CORRUPTION")
+    assert "the newest manifest of the Lance dataset %s (version 1) does not decode" % path in message, message
+
+
+def test_a_manifest_whose_message_is_not_protobuf_is_corruption_quoting_none_of_it(dataset):
+    """Footer and length prefix intact, the protobuf message overwritten with text: CORRUPTION from
+    the manifest's own structure (LanceDB's error would be untyped, and could quote it)."""
+    path, version = dataset
+    manifest = os.path.join(path, "_versions", [m for m in os.listdir(os.path.join(path, "_versions"))
+                                                if m.endswith(".manifest")][0])
+    with open(manifest, "rb") as f:
+        b = bytearray(f.read())
+    offset = int.from_bytes(b[-16:-8], "little")
+    n = len(b) - 16 - (offset + 4)
+    b[offset + 4:offset + 4 + n] = (b"password=hunter2;" * (n // 17 + 1))[:n]
+    with open(manifest, "wb") as f:
+        f.write(b)
+    message = refused({"op": "inspect", "dataset": path}, "CORRUPTION")
+    assert "not well-formed protobuf" in message and "hunter2" not in message, message
+
+
+@pytest.mark.parametrize("words", ["Retryable commit conflict for version 2", "Index not found", "corrupt file"])
+def test_lancedbs_errors_are_untyped_whatever_their_words(dataset, words):
+    path, version = dataset
+    last, lines, code = run({"op": "create_index", "dataset": path, "expected_version": version, "name": "ix",
+                             "column": "id", "index_type": "BTREE", "fail_after_commit": words})
+    assert code == 1 and last["event"] == "error" and last["code"] == "INTERNAL", last
+    assert any(line.get("phase") == "BUILDING" for line in lines), lines  # after the write was invoked
+    assert [i["name"] for i in inspect(path)["indexes"]] == ["ix"]  # LanceDB did commit
