@@ -6,10 +6,11 @@
 // until the statement returns with the job FINISHED; the runner alone (lance::RunLance) is
 // timed too.
 //
-// Then the time from a lost response to a settled job: the worker is killed right after
-// LanceDB's commit (failpoint lance.after_commit), and the clock runs from the statement's
-// OUTCOME_UNKNOWN return until SHOW INDEX JOB reads FINISHED (the reconciler proving the
-// commit from the dataset's history), over `settle_rounds` BTREE CREATEs.
+// Then the time from a lost response to a settled job: the worker is killed right before
+// LanceDB's commit (failpoint lance.before_commit), and the clock runs from the statement's
+// OUTCOME_UNKNOWN to the job reading FAILED, NOT_COMMITTED (the reconciler proves that no
+// version followed the admitted one), over `settle_rounds` BTREE CREATEs. (A kill after the
+// commit is never settled automatically: nothing binds LanceDB's commit to the attempt.)
 //
 // The dataset: `rows` x `dim` generated vectors written by LanceDB itself (the tests'
 // writer, src/lance/runner/testdata/lance_writer.mjs). Each round builds the index
@@ -49,19 +50,20 @@ Result<std::string> MakeRoot(const std::string& work_dir, const std::string& dat
   VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "init", root}).status());
   FILE* f = std::fopen((root + "/vigil.toml").c_str(), "w");  // every other setting: its default
   if (f == nullptr) return Status::IOError("cannot write " + root + "/vigil.toml");
+  std::fprintf(f, "[sql]\nexternal_table_allowed_directories = [\"%s\"]\n", work_dir.c_str());
   std::fprintf(f, "[lance]\nnode = \"%s\"\nrunner = \"%s/lance_runner.mjs\"\n", node.c_str(), runner_dir.c_str());
   std::fclose(f);
   VIGIL_RETURN_IF_ERROR(Sql(root, "CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '" + dataset + "'").status());
   return root;
 }
 
-// Seconds from a CREATE whose worker was killed after LanceDB's commit returning
-// OUTCOME_UNKNOWN to its job reading FINISHED.
+// Seconds from a CREATE whose worker was killed before LanceDB's commit returning
+// OUTCOME_UNKNOWN to its job reading FAILED, NOT_COMMITTED.
 Result<double> LostResponseToSettled(const std::string& root) {
   // A supervisor started by this statement carries the failpoint (and only it).
   (void)RunProgram({"/proc/self/exe", "--root", root, "supervise", "--stop"});
   Result<ProgramRun> lost = Sql(root, "CREATE OR REPLACE INDEX id_idx ON d.docs (id) USING BTREE",
-                                {"VIGIL_FAILPOINTS=lance.after_commit=kill"});
+                                {"VIGIL_FAILPOINTS=lance.before_commit=kill"});
   const auto returned = std::chrono::steady_clock::now();
   const std::string said = lost.ok() ? lost->output : lost.status().message();
   const size_t at = said.find("job ");
@@ -71,9 +73,9 @@ Result<double> LostResponseToSettled(const std::string& root) {
   const std::string job = said.substr(at + 4, said.find(' ', at + 4) - at - 4);
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(ProgramRun shown, Sql(root, "SHOW INDEX JOB " + job));
-    if (shown.output.find("| FINISHED") != std::string::npos) break;
-    if (shown.output.find("| FAILED") != std::string::npos || Since(returned) > 600) {
-      return Status::Internal("job " + job + " did not settle as COMMITTED: " + shown.output.substr(0, 2000));
+    if (shown.output.find("| NOT_COMMITTED") != std::string::npos) break;
+    if (shown.output.find("| FINISHED") != std::string::npos || Since(returned) > 600) {
+      return Status::Internal("job " + job + " did not settle as NOT_COMMITTED: " + shown.output.substr(0, 2000));
     }
   }
   const double seconds = Since(returned);
@@ -151,7 +153,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   for (int64_t i = 0; i < std::max<int64_t>(args.Int("settle_rounds", 3), 1); ++i) {
     VIGIL_ASSIGN_OR_RETURN(double settled, LostResponseToSettled(root));
     settle_s.push_back(settled);
-    std::fprintf(stderr, "lost response %lld: settled as COMMITTED after %.2f s\n", static_cast<long long>(i + 1),
+    std::fprintf(stderr, "lost response %lld: settled as NOT_COMMITTED after %.2f s\n", static_cast<long long>(i + 1),
                  settled);
   }
   nlohmann::json out = {{"rows", rows},

@@ -236,6 +236,15 @@ const std::vector<Setting>& Settings() {
        "server-side COPY from files at all. Example: [\"/srv/imports\"].",
        VIGIL_LIST_(sql, copy_allowed_directories)},
 
+      {"sql", "external_table_allowed_directories", Kind::kPathList, 0, kMaxCopyAllowedDirectories,
+       "Where external tables may live: CREATE EXTERNAL TABLE ... LOCATION 'path' needs\n"
+       "ADMIN, and the path with every symbolic link resolved must lie below one of\n"
+       "these absolute directories (the resolved path is what is registered). The\n"
+       "Lance runner then reads and changes the dataset there with the server's\n"
+       "rights, for whoever may ALTER the table. Empty: no external tables can be\n"
+       "registered. Example: [\"/srv/lance\"].",
+       VIGIL_LIST_(sql, external_table_allowed_directories)},
+
       {"sql", "statement_timeout", Kind::kDurationMs, 0, kMaxStatementTimeoutMs,
        "A SELECT or EXPLAIN running longer ends with DeadlineExceeded and the session\n"
        "stays usable; a session overrides it with SET statement_timeout = '5s' (an\n"

@@ -425,13 +425,12 @@ Status Reconciler::AttributeLance(JobRecord* job, int64_t now_ms) {
     // Nothing later can prove more: it stays UNKNOWN for ACK / FORCE_RELEASE, with the reason.
     return Watch(job, now_ms, nullptr, "the Lance history proves no outcome: " + found.reason);
   }
-  const bool committed = found.evidence == lance::Evidence::kCommitted;
   VIGIL_ASSIGN_OR_RETURN(bool attributed, Write(job, now_ms, [&](const Cas& cas) {
-                           return store_->Attribute(cas, committed, found.version);
+                           return store_->Attribute(cas, /*committed=*/false, std::nullopt);
                          }));
   if (attributed) {
-    Count(committed ? &ReconcileResults::committed : &ReconcileResults::not_committed);
-    VIGIL_LOG_INFO("reconciler: job {}: {} ({})", job->job_id, committed ? "COMMITTED" : "NOT_COMMITTED", found.reason);
+    Count(&ReconcileResults::not_committed);
+    VIGIL_LOG_INFO("reconciler: job {}: NOT_COMMITTED ({})", job->job_id, found.reason);
     RemoveAttemptLock(job->spec, job->attempt->attempt_id);
   }
   return Status::OK();

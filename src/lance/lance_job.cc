@@ -44,6 +44,7 @@ Result<LanceJobResult> RunLanceJob(const index::JobRequest& job, const LanceJobC
   *invoked = false;
   VIGIL_ASSIGN_OR_RETURN(nlohmann::json request, LanceRequest(job));
   if (!call.stop_at.empty()) request["stop_at"] = call.stop_at;
+  if (!call.fail_after_commit.empty()) request["fail_after_commit"] = call.fail_after_commit;
   auto on_progress = [&](const nlohmann::json& line) {
     const std::string phase = line.value("phase", "");
     if (phase != "OPENING" && phase != "STOPPED_AT" && !phase.empty()) *invoked = true;

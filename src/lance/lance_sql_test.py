@@ -3,8 +3,10 @@
 Every outcome is checked with LanceDB's own listing (the runner's `inspect`, which reads
 `listIndices()`): CREATE of IVF_PQ, BTREE, BITMAP and FTS indexes, REPLACE, DROP and BUILD
 to FINISHED; a name fence against a concurrent same-name request; the worker killed (SIGKILL)
-before, after and at a random moment of LanceDB's commit, each settled as the history proves
-(or left OUTCOME_UNKNOWN for RESOLVE); a dataset another writer changed between admission and
+before, after and at a random moment of LanceDB's commit, settled only from evidence that binds
+the commit to the attempt (no later version: NOT_COMMITTED), else OUTCOME_UNKNOWN for RESOLVE,
+also when an outside writer made exactly the requested change; an untyped error after
+LanceDB's commit is OUTCOME_UNKNOWN; a dataset another writer changed between admission and
 execution (STALE_ADMISSION); a missing, a corrupt and a badly named dataset; statements that
 read rows refused; DROP TABLE leaving the dataset; the [lance] settings.
 """
@@ -58,15 +60,16 @@ class Root:
     JOBS = ("[jobs]\nsupervise_idle_exit_seconds = 2\nreconcile_initial_backoff_seconds = 1\n"
             "reconcile_max_backoff_seconds = 2\n")
 
-    def __init__(self, folder):
+    def __init__(self, folder, allowed):
         self.path = os.path.join(folder, "root")
+        self.allowed = allowed  # [sql] external_table_allowed_directories
         subprocess.run([VIGIL, "init", self.path], check=True, capture_output=True, timeout=60)
         self.settings("")
 
     def settings(self, extra):
-        """Replaces vigil.toml with the test's job settings and `extra`."""
+        """Replaces vigil.toml with the test's job settings, its allowed directories and `extra`."""
         with open(os.path.join(self.path, "vigil.toml"), "w") as f:
-            f.write(self.JOBS + extra)
+            f.write(self.JOBS + "[sql]\nexternal_table_allowed_directories = %s\n" % json.dumps(self.allowed) + extra)
 
     def sql(self, text, failpoints="", check=True):
         env = dict(os.environ, VIGIL_ROOT=self.path)
@@ -130,7 +133,7 @@ def env():
     data = os.path.join(folder, "data")
     os.makedirs(data)
     writer("create", data, 5000)
-    root = Root(folder)
+    root = Root(folder, [data])
     path = os.path.join(data, "docs.lance")
     root.sql("CREATE EXTERNAL TABLE d.docs ENGINE = lance LOCATION '%s'" % path)
     yield root, path, data
@@ -149,6 +152,41 @@ def test_attach_registers_the_dataset_by_reference(env):
     assert code != 0 and "ALREADY_EXISTS" in out
     # Attaching wrote nothing into the dataset.
     assert sorted(os.listdir(path)) == before
+
+
+def test_locations_are_confined_to_the_allowed_directories(env):
+    root, path, data = env
+    other = tempfile.mkdtemp(prefix="vigil-lance-tenant-")  # another tenant's folder, not allowed
+    try:
+        writer("create", other, 300)
+        theirs = os.path.join(other, "docs.lance")
+        before = sorted(os.listdir(other))
+        os.symlink(theirs, os.path.join(data, "stolen.lance"))
+        os.makedirs(os.path.join(other, "fake.lance", "_versions"))
+        # Their dataset, a missing one, one that only looks like a dataset, and a link to theirs
+        # from inside the allowed folder: each refused in the same words, nothing read or written.
+        for location in [theirs, os.path.join(other, "none.lance"), os.path.join(other, "fake.lance"),
+                         os.path.join(data, "stolen.lance")]:
+            c, out = root.sql("CREATE EXTERNAL TABLE d.stolen ENGINE = lance LOCATION '%s'" % location, check=False)
+            assert c != 0 and "PERMISSION_DENIED" in out, (location, out)
+            assert ("LOCATION '%s' is refused: an external table's dataset must lie below [sql] "
+                    "external_table_allowed_directories in vigil.toml, with symbolic links resolved" % location) in out
+            assert "version" not in out and "NOT_FOUND" not in out, out
+        assert sorted(os.listdir(other)) == before + ["fake.lance"]  # no `__manifest` made
+        assert os.listdir(os.path.join(other, "fake.lance")) == ["_versions"]
+        _, out = root.sql("SHOW TABLES FROM d")
+        assert "stolen" not in out
+        # The setting decides: empty, no external table at all; naming their folder, theirs.
+        root.allowed = []
+        root.settings("")
+        c, out = root.sql("CREATE EXTERNAL TABLE d.again ENGINE = lance LOCATION '%s'" % path, check=False)
+        assert c != 0 and "PERMISSION_DENIED" in out and "external tables are off" in out, out
+        root.allowed = [other]
+        root.settings("")
+        _, out = root.sql("CREATE EXTERNAL TABLE d.theirs ENGINE = lance LOCATION '%s'" % theirs)
+        assert "registered: Lance dataset %s at version 1" % theirs in out, out
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
 
 
 def test_each_operation_runs_to_finished_as_lancedb_lists_it(env):
@@ -192,6 +230,25 @@ def test_each_operation_runs_to_finished_as_lancedb_lists_it(env):
     # Vigil's attempt locks live beside the dataset and are gone once the outcome is known.
     assert not os.path.exists(path + ".vigil/_staging") or os.listdir(path + ".vigil/_staging") == []
     assert "_staging" not in os.listdir(path)
+
+
+def test_the_seeds_own_create_index_statement_runs(env):
+    """Seed 000 section 2.1's statement, verbatim but for the table name, as on Vigil's own tables."""
+    root, path, data = env
+    _, out = root.sql('CREATE INDEX idx ON d.docs (vector) USING ANN PROPERTIES ("index_type" = "IVF_PQ", '
+                      '"metric" = "l2", "num_partitions" = "256", "num_sub_vectors" = "16")')
+    j = root.job(admitted(out))
+    assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED", j
+    seen = indexes(path)
+    assert seen["idx"]["type"] == "IvfPq" and seen["idx"]["indexed_rows"] == 5000, seen
+    # Any other index_type is refused before a job exists, naming the property.
+    c, out = root.sql('CREATE INDEX idx2 ON d.docs (vector) USING ANN PROPERTIES ("index_type" = "HNSW", '
+                      '"metric" = "l2", "num_partitions" = "4", "num_sub_vectors" = "4")', check=False)
+    assert c != 0 and "INVALID_ARGUMENT" in out and "property 'index_type' must be one of IVF_PQ" in out, out
+    c, out = root.sql('CREATE INDEX idx2 ON d.docs (id) USING BTREE PROPERTIES ("index_type" = "IVF_PQ")',
+                      check=False)
+    assert c != 0 and "INVALID_ARGUMENT" in out and "index_type" in out, out
+    assert set(indexes(path)) == {"idx"}
 
 
 def test_admission_refuses_what_lancedb_would(env):
@@ -248,10 +305,25 @@ def test_missing_corrupt_and_badly_named_datasets(env):
     versions = os.path.join(path, "_versions")
     # Lance names version v's manifest 2^64 - 1 - v: the newest has the smallest name.
     newest = min((m for m in os.listdir(versions) if m.endswith(".manifest")), key=lambda m: int(m.split(".")[0]))
+    with open(os.path.join(versions, newest), "rb") as f:
+        original = f.read()
     with open(os.path.join(versions, newest), "r+b") as f:
         f.truncate(20)
     c, out = root.sql("CREATE INDEX b ON d.docs (id) USING BTREE", check=False)
     assert c != 0 and "CORRUPTION" in out, out
+    # One whose protobuf message was overwritten with other bytes (footer and length prefix kept):
+    # CORRUPTION, quoting none of them.
+    with open(os.path.join(versions, newest), "r+b") as f:
+        f.write(original)
+    b = bytearray(original)
+    offset = int.from_bytes(b[-16:-8], "little")
+    n = len(b) - 16 - (offset + 4)
+    b[offset + 4:offset + 4 + n] = (b"password=hunter2;" * (n // 17 + 1))[:n]
+    with open(os.path.join(versions, newest), "wb") as f:
+        f.write(b)
+    for sql in ["CREATE INDEX b ON d.docs (id) USING BTREE", "SHOW INDEX FROM d.docs"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "CORRUPTION" in out and "does not decode" in out and "hunter2" not in out, out
     _, out = root.sql("SHOW INDEX JOBS")
     assert "| b " not in out  # refused before any job existed
     # The dataset moved away after it was attached.
@@ -293,27 +365,101 @@ def test_stale_admission_when_another_writer_changed_the_dataset(env):
     assert indexes(path)["b"]["indexed_rows"] == 5100
 
 
-@pytest.mark.parametrize("point,outcome", [("before_commit", "NOT_COMMITTED"), ("after_commit", "COMMITTED")])
-def test_worker_killed_around_lancedb_commit_settles_from_the_history(env, point, outcome):
+@pytest.mark.parametrize("point", ["before_commit", "after_commit"])
+def test_worker_killed_around_lancedb_commit_settles_only_from_binding_evidence(env, point):
     root, path, data = env
     root.stop_supervisor()
     start = inspect(path)["version"]
     code, out = root.sql("CREATE INDEX b ON d.docs (id) USING BTREE", failpoints="lance.%s=kill" % point, check=False)
     assert code != 0 and "OUTCOME_UNKNOWN" in out and "killed by signal 9" in out, out
     root.stop_supervisor()
-    j = root.settle(admitted(out))
-    assert j["Outcome"] == outcome, j
-    if outcome == "COMMITTED":
-        assert j["State"] == "FINISHED" and int(j["CommittedVersion"]) == start + 1, j
-        assert "b" in indexes(path)
-    else:
-        assert j["State"] == "FAILED" and "b" not in indexes(path), j
+    job = admitted(out)
+    if point == "before_commit":
+        # No version after the admitted one: nothing of the attempt can still commit.
+        j = root.settle(job)
+        assert j["State"] == "FAILED" and j["Outcome"] == "NOT_COMMITTED" and "b" not in indexes(path), j
         assert inspect(path)["version"] == start
-    # No runner outlived its worker.
-    assert subprocess.run(["pgrep", "-f", "lance_runner.mjs.*" + path], capture_output=True).returncode == 1
+    else:
+        # LanceDB committed version start+1 with exactly the index, but nothing binds it to the
+        # attempt: it stays UNKNOWN for RESOLVE, and the name stays fenced.
+        assert "b" in indexes(path) and inspect(path)["version"] == start + 1
+        j = root.stays_unknown(job)
+        assert j["State"] == "OUTCOME_UNKNOWN" and j["Outcome"] != "COMMITTED", j
+    # No runner outlived its worker (the reconciler's own reads of the history aside).
+    assert subprocess.run(["pgrep", "-f", "lance_runner.mjs.*" + path + ".*create_index"],
+                          capture_output=True).returncode == 1
 
 
-def test_worker_killed_at_a_random_moment_ends_as_lancedb_says(env):
+def runner_pid(path):
+    """The pid of the Lance runner working on `path` (a child of the worker), or None."""
+    p = subprocess.run(["pgrep", "-f", "lance_runner.mjs.*" + path], capture_output=True, text=True)
+    pids = [int(x) for x in p.stdout.split()]
+    return pids[0] if pids else None
+
+
+def parent_of(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def test_an_outside_writers_identical_change_is_not_taken_as_the_attempts(env):
+    root, path, data = env
+    root.stop_supervisor()
+    start = inspect(path)["version"]
+    # The attempt's runner holds right before LanceDB's commit (after its version check).
+    proc = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
+                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="lance.before_commit=hang"),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while True:
+        code, out = root.sql("SHOW INDEX JOB 1", check=False)  # NOT_FOUND until it is admitted
+        if code == 0 and re.search(r"\| Progress\s+\| STOPPED_AT", out):
+            break
+        assert time.time() < deadline and proc.poll() is None, out
+        time.sleep(0.2)
+    # Another LanceDB writer makes exactly the requested index, at exactly the next version.
+    made = subprocess.run([NODE, RUNNER, json.dumps({"op": "create_index", "dataset": path, "expected_version": start,
+                                                     "name": "b", "column": "id", "index_type": "BTREE"})],
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0 and json.loads(made.stdout.splitlines()[-1])["version"] == start + 1, made.stdout
+    # The attempt's worker dies without having committed anything.
+    runner = runner_pid(path)
+    assert runner is not None
+    os.kill(parent_of(runner), signal.SIGKILL)
+    out = proc.communicate(timeout=120)[0]
+    assert "OUTCOME_UNKNOWN" in out, out
+    root.stop_supervisor()
+    # The history holds exactly the requested index at start+1: the same as if the attempt had
+    # committed it. It proves nothing about the attempt: UNKNOWN, never COMMITTED.
+    j = root.stays_unknown(1)
+    assert j["State"] == "OUTCOME_UNKNOWN" and j["Outcome"] != "COMMITTED", j
+    assert indexes(path)["b"]["uuid"] == json.loads(made.stdout.splitlines()[-1])["index"]["uuid"]
+
+
+@pytest.mark.parametrize("sql,code", [("CREATE INDEX c ON d.docs (cat) USING BITMAP", "COMMIT_CONFLICT"),
+                                      ("DROP INDEX b ON d.docs", "NOT_FOUND")])
+def test_an_untyped_error_after_lancedbs_commit_is_unknown(env, sql, code):
+    """LanceDB's errors carry no type: one raised after its commit, whatever its words ("commit
+    conflict", "not found"), is an unknown outcome; the name stays fenced."""
+    root, path, data = env
+    root.sql("CREATE INDEX b ON d.docs (id) USING BTREE")
+    root.stop_supervisor()
+    start = inspect(path)["version"]
+    c, out = root.sql(sql, failpoints="lance.error_after_commit=error(%s)" % code, check=False)
+    assert c != 0 and "OUTCOME_UNKNOWN" in out, out
+    job = admitted(out)
+    # LanceDB did commit the change.
+    assert inspect(path)["version"] == start + 1
+    assert ("c" in indexes(path)) if sql.startswith("CREATE") else ("b" not in indexes(path))
+    root.stop_supervisor()
+    j = root.stays_unknown(job)
+    assert j["State"] == "OUTCOME_UNKNOWN", j
+    name = "c" if sql.startswith("CREATE") else "b"
+    c, out = root.sql("CREATE OR REPLACE INDEX %s ON d.docs (id) USING BTREE" % name, check=False)
+    assert c != 0 and "INDEX_FENCED" in out, out
+
+
+def test_worker_killed_at_a_random_moment_never_contradicts_lancedb(env):
     root, path, data = env
     root.stop_supervisor()
     rng = random.Random(int(os.environ.get("VIGIL_TEST_SEED", "0")) or None)
@@ -335,22 +481,29 @@ def test_worker_killed_at_a_random_moment_ends_as_lancedb_says(env):
         except ProcessLookupError:
             pass
     proc.wait(120)
-    # No other writer: the history always proves the outcome, and it agrees with LanceDB.
-    j = root.settle(1)
-    assert (j["Outcome"] == "COMMITTED") == ("v" in indexes(path)), (delay, j)
+    root.stop_supervisor()
+    # Never a claim LanceDB contradicts: without the index, NOT_COMMITTED; with it, COMMITTED only
+    # from the runner's own answer, else UNKNOWN (nothing binds LanceDB's commit to the attempt).
+    deadline = time.time() + 90
+    while True:
+        j = root.job(1)
+        if j["State"] in ("FINISHED", "FAILED", "CANCELLED") or j["ReconcileState"] == "STOPPED_TERMINATION_PROVEN":
+            break
+        assert time.time() < deadline, j
+        time.sleep(0.5)
+    if "v" in indexes(path):
+        j = j if j["State"] == "FINISHED" else root.stays_unknown(1)
+        assert j["Outcome"] == "COMMITTED" or j["State"] == "OUTCOME_UNKNOWN", (delay, j)
+    else:
+        j = root.settle(1)
+        assert j["Outcome"] == "NOT_COMMITTED", (delay, j)
 
 
 def test_an_unprovable_outcome_stays_unknown_until_resolved(env):
     root, path, data = env
     root.stop_supervisor()
-    code, out = root.sql("CREATE INDEX b ON d.docs (id) USING BTREE", failpoints="lance.after_commit=kill",
-                         check=False)
-    job = admitted(out)
-    # Another writer commits right after: the history still proves version start+1 is the index.
-    writer("append", data, 10)
+    root.sql("CREATE INDEX b ON d.docs (id) USING BTREE")
     root.stop_supervisor()
-    j = root.settle(job)
-    assert j["Outcome"] == "COMMITTED", j
     # A BUILD killed after LanceDB's optimize committed is never attributed.
     writer("append", data, 10)
     code, out = root.sql("BUILD INDEX b ON d.docs", failpoints="lance.after_commit=kill", check=False)
@@ -412,6 +565,7 @@ def test_readme_walkthrough():
         writer("create", data, 3000)
         root = os.path.join(folder, "vr")
         script = block.replace("/data/docs.lance", os.path.join(data, "docs.lance")).replace("/tmp/vr", root)
+        script = script.replace('["/data"]', json.dumps([data]))
         script = re.sub(r"(^|\s)vigil ", lambda m: m.group(1) + VIGIL + " ", script, flags=re.M)
         env = dict(os.environ)
         env.pop("VIGIL_FAILPOINTS", None)
@@ -421,8 +575,8 @@ def test_readme_walkthrough():
         assert re.search(r"\| emb_idx\s+\| 1\s+\| vector\s+\|", out), out
         r = Root.__new__(Root)
         r.path = root
-        j = r.settle(2)
-        assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED", j
+        j = r.stays_unknown(2)
+        assert j["State"] == "OUTCOME_UNKNOWN", j
         assert set(indexes(os.path.join(data, "docs.lance"))) == {"emb_idx", "id_idx"}
         r.stop_supervisor()
     finally:

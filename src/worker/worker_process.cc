@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <new>
 #include <optional>
@@ -119,8 +120,19 @@ Response ExecuteLanceJob(const AttemptIdentity& attempt, const Request& request,
       call.stop_at = hold.substr(hold.find('.') + 1);
     }
   }
+  // The runner fails after LanceDB's commit with an untyped error naming the failpoint's code
+  // in words ("commit conflict", "not found"), as LanceDB's own messages would.
+  if (failpoint::Armed("lance.error_after_commit")) {
+    if (Status fp = failpoint::Hit("lance.error_after_commit"); !fp.ok()) {
+      std::string words(StatusCodeName(fp.code()));
+      for (char& c : words) c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      call.fail_after_commit = "LanceError: " + words + " (failpoint lance.error_after_commit, after the commit)";
+    }
+  }
   call.progress = [&](std::string_view phase) {
     if (phase == "STOPPED_AT") {
+      // Reported first, so a test sees the runner holding before it acts on the hold.
+      if (progress) progress(phase, 0, 0);
       (void)failpoint::Hit(hold);
       return;
     }

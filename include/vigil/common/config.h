@@ -94,13 +94,16 @@ struct GenerationsConfig {
 
 // The longest statement_timeout (vigil.toml and SET): 30 days.
 constexpr uint64_t kMaxStatementTimeoutMs = uint64_t{30} * 24 * 3600 * 1000;
-// The most entries of sql.copy_allowed_directories.
+// The most entries of sql.copy_allowed_directories and of sql.external_table_allowed_directories.
 constexpr size_t kMaxCopyAllowedDirectories = 64;
 
 struct SqlConfig {
   // Absolute directories below which a server-side COPY ... FROM 'path' (an ADMIN
   // principal's) may read; empty: no server-side file access.
   std::vector<std::string> copy_allowed_directories;
+  // Absolute directories below which CREATE EXTERNAL TABLE (an ADMIN principal's) may
+  // register a dataset's LOCATION, with its symbolic links resolved; empty: none.
+  std::vector<std::string> external_table_allowed_directories;
   // A SELECT / EXPLAIN running longer ends with DeadlineExceeded; 0: no timeout.
   // A session overrides it with SET statement_timeout.
   uint64_t statement_timeout_ms = 60'000;

@@ -26,6 +26,8 @@ struct LanceJobCall {
   std::function<void(std::string_view phase)> progress;
   // Test hook: the runner holds at this point (before_commit, after_commit); empty: none.
   std::string stop_at;
+  // Test hook: the runner fails with this untyped message right after LanceDB's commit; empty: none.
+  std::string fail_after_commit;
 };
 
 // The runner request of `job` (its op, dataset, admitted version, name, column, type and

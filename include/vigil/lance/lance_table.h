@@ -57,7 +57,6 @@ struct LanceSnapshot {
   std::vector<LanceField> fields;
   std::vector<LanceIndex> indexes;
   LanceData data;
-  bool namespace_manifest_created = false;  // connect() made the folder's `__manifest`
 };
 
 // The runner's folder in this build's source tree (lance_runner.mjs, node_modules, testdata).
@@ -92,20 +91,17 @@ std::optional<int64_t> VectorDimension(std::string_view arrow_type);
 
 // What a dataset's history proves about an attempt of `job` that may have committed (the
 // attempt can no longer commit: its processes are gone). `history` runs from the job's
-// start version to the newest.
-enum class Evidence { kCommitted, kNotCommitted, kUnproven };
+// start version to the newest. Lance's commits carry no attempt id, so only one thing binds
+// the history to the attempt: no version after the start version exists, so the attempt
+// committed nothing (NotCommitted). A later version is never taken as the attempt's commit,
+// however exactly it holds the requested change: an outside writer's identical change looks
+// the same (seed 000 non-goal "attribution from a matching metadata postcondition"), so it
+// is Unproven and the job stays UNKNOWN for RESOLVE.
+enum class Evidence { kNotCommitted, kUnproven };
 struct Attribution {
   Evidence evidence = Evidence::kUnproven;
-  std::optional<int64_t> version;  // the committed version
   std::string reason;
 };
-// NotCommitted: no version after the start version exists. Committed: the version right
-// after it (Lance's versions are linear: its parent is the start version) changes exactly
-// the requested index and nothing else (same fields, same data statistics, every other
-// index the same), for CREATE (a new UUID with the requested name, type and columns),
-// REPLACE (the name's UUID replaced by one with the requested definition) or DROP (the
-// name gone). Anything else, and every BUILD that committed something (LanceDB's optimize
-// also compacts and touches every index), is Unproven.
 Attribution Attribute(const index::JobRequest& job, const std::vector<LanceVersion>& history);
 
 }  // namespace vigil::lance

@@ -11,7 +11,9 @@
 // another version is STALE_ADMISSION before anything is written. A write may name
 // a `stop_at` point (before_commit, after_commit): there the runner reports
 // {"event": "progress", "phase": "STOPPED_AT"} and waits until it is killed (the
-// worker's crash tests). Every path and name is checked against an allowlist first.
+// worker's crash tests); a write may name `fail_after_commit` (a message): the runner then
+// fails with that untyped error right after LanceDB's commit. Every path and name is checked against an allowlist first; a dataset
+// reached through a symbolic link is refused, and reading one never writes anything.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
@@ -20,8 +22,11 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const DATASET = /^\/(?:[A-Za-z0-9._-]+\/)*[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\.lance$/;
 const TYPES = ['IVF_PQ', 'BTREE', 'BITMAP', 'FTS'];
 // Properties each index type accepts, with their checks and LanceDB's option names.
+// `index_type` names the type itself (seed 000 section 2.1's `USING ANN PROPERTIES ("index_type" =
+// "IVF_PQ", ...)`): taken when it is the request's type, no LanceDB option.
 const PROPERTIES = {
   IVF_PQ: {
+    index_type: {option: null, parse: (v) => oneOf(v, ['IVF_PQ'])},
     metric: {option: 'distanceType', parse: (v) => oneOf(v, ['l2', 'cosine', 'dot'])},
     num_partitions: {option: 'numPartitions', parse: (v) => int(v, 1, 65536)},
     num_sub_vectors: {option: 'numSubVectors', parse: (v) => int(v, 1, 4096)},
@@ -82,6 +87,9 @@ function parseRequest(text) {
   if (r.stop_at !== undefined && !['before_commit', 'after_commit'].includes(r.stop_at)) {
     throw invalid('stop_at must be before_commit or after_commit');
   }
+  if (r.fail_after_commit !== undefined && typeof r.fail_after_commit !== 'string') {
+    throw invalid('fail_after_commit must be a message');
+  }
   if (r.op !== 'inspect' && r.op !== 'history') {
     if (!Number.isSafeInteger(r.expected_version) || r.expected_version < 1) {
       throw invalid('expected_version must be the positive version the request was admitted at');
@@ -121,7 +129,8 @@ function indexConfig(r) {
     const spec = allowed[key];
     if (!spec) throw invalid(`index type ${r.index_type} has no property '${key}'`);
     try {
-      options[spec.option] = spec.parse(value);
+      const parsed = spec.parse(value);
+      if (spec.option !== null) options[spec.option] = parsed;
     } catch (e) {
       throw invalid(`property '${key}' ${e.message}`);
     }
@@ -134,18 +143,128 @@ function indexConfig(r) {
   }
 }
 
-// Opens the dataset through a connection to its folder. LanceDB's connect creates the
-// folder's `__manifest` (its namespace table) when missing: reported, never removed.
+// Refuses a dataset reached through a symbolic link: its path must be its real path (Vigil
+// registers the resolved path, below an allowed directory), and no entry of its folder nor of
+// its `_versions` folder may be a link that leads out of it.
+function checkNoLinks(dataset) {
+  const linked = (p) => {
+    throw invalid(`the Lance dataset ${dataset} is reached through a symbolic link (${p}); ` +
+      'links are never followed');
+  };
+  let real;
+  try {
+    real = fs.realpathSync(dataset);
+  } catch (e) {
+    throw new Refused('NOT_FOUND', `no Lance dataset at ${dataset}`);
+  }
+  if (real !== dataset) linked(dataset);
+  for (const dir of [dataset, path.join(dataset, '_versions')]) {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, {withFileTypes: true});
+    } catch (e) {
+      continue;  // a missing _versions is refused as no dataset below
+    }
+    for (const e of entries) {
+      if (e.isSymbolicLink()) linked(path.join(dir, e.name));
+    }
+  }
+}
+
+// Whether `b` is a sequence of well-formed protobuf fields (the wire format only: keys with a
+// field number above 0 and wire type 0, 1, 2 or 5, varints of at most 10 bytes, lengths that
+// stay inside `b`), consuming it exactly.
+function wellFormedProtobuf(b) {
+  let at = 0;
+  const varint = () => {
+    let value = 0n;
+    for (let i = 0; i < 10; ++i) {
+      if (at >= b.length) return null;
+      const byte = b[at++];
+      value |= BigInt(byte & 0x7f) << BigInt(7 * i);
+      if ((byte & 0x80) === 0) return value;
+    }
+    return null;
+  };
+  while (at < b.length) {
+    const key = varint();
+    if (key === null || key >> 3n === 0n) return false;
+    const type = Number(key & 7n);
+    let skip;
+    if (type === 0) {
+      if (varint() === null) return false;
+      skip = 0;
+    } else if (type === 1) {
+      skip = 8;
+    } else if (type === 5) {
+      skip = 4;
+    } else if (type === 2) {
+      const n = varint();
+      if (n === null || n > BigInt(b.length - at)) return false;
+      skip = Number(n);
+    } else {
+      return false;
+    }
+    if (at + skip > b.length) return false;
+    at += skip;
+  }
+  return true;
+}
+
+// The newest manifest of `dataset` (`_versions/<n>.manifest`; LanceDB's V2 names are 20
+// digits, 2^64 - 1 - version), checked by its structure before LanceDB reads it: its last 16
+// bytes are the manifest's offset (u64 LE), the format's major and minor version (u16 LE
+// each) and the magic "LANC"; at the offset a u32 LE length prefixes the protobuf message
+// that ends where the footer begins, well-formed in protobuf's wire format. A manifest that
+// fails this is CORRUPTION, and its bytes are never quoted.
+function checkNewestManifest(dataset) {
+  const dir = path.join(dataset, '_versions');
+  let newest = null;
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^(\d{1,20})\.manifest$/.exec(name);
+    if (!m) continue;
+    const n = BigInt(m[1]);
+    const version = m[1].length === 20 ? (1n << 64n) - 1n - n : n;
+    if (newest === null || version > newest.version) newest = {version, name};
+  }
+  if (newest === null) throw new Refused('NOT_FOUND', `no Lance dataset at ${dataset} (no manifest in _versions)`);
+  const corrupt = (why) => new Refused('CORRUPTION',
+    `the newest manifest of the Lance dataset ${dataset} (version ${newest.version}) does not decode: ${why}`);
+  const file = path.join(dir, newest.name);
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  try {
+    const size = fs.fstatSync(fd).size;
+    if (size < 16 + 4) throw corrupt(`it has ${size} bytes, fewer than a manifest's length prefix and footer`);
+    const footer = Buffer.alloc(16);
+    fs.readSync(fd, footer, 0, 16, size - 16);
+    if (footer.toString('latin1', 12, 16) !== 'LANC') throw corrupt('its footer does not end in the Lance magic');
+    const offset = footer.readBigUInt64LE(0);
+    if (offset > BigInt(size - 16 - 4)) throw corrupt('its footer points outside the file');
+    const prefix = Buffer.alloc(4);
+    fs.readSync(fd, prefix, 0, 4, Number(offset));
+    if (BigInt(prefix.readUInt32LE(0)) !== BigInt(size - 16 - 4) - offset) {
+      throw corrupt('its length prefix does not match its size');
+    }
+    const body = Buffer.alloc(prefix.readUInt32LE(0));
+    fs.readSync(fd, body, 0, body.length, Number(offset) + 4);
+    if (!wellFormedProtobuf(body)) throw corrupt('its message is not well-formed protobuf');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+// Opens the dataset through a directory-listing connection to its folder, without LanceDB's
+// namespace manifest: nothing is ever written into the folder (no `__manifest`), and only
+// what LanceDB itself reads of the dataset is read.
 async function open(dataset) {
-  const dir = path.dirname(dataset);
-  const name = path.basename(dataset, '.lance');
+  checkNoLinks(dataset);
   if (!fs.existsSync(path.join(dataset, '_versions'))) {
     throw new Refused('NOT_FOUND', `no Lance dataset at ${dataset} (no _versions folder)`);
   }
-  const hadManifest = fs.existsSync(path.join(dir, '__manifest'));
-  const db = await lancedb.connect(dir);
-  const table = await db.openTable(name);
-  return {table, manifestCreated: !hadManifest && fs.existsSync(path.join(dir, '__manifest'))};
+  checkNewestManifest(dataset);
+  const db = await lancedb.connectNamespace('dir', {root: path.dirname(dataset), manifestEnabled: false,
+    extraProperties: {dir_listing_enabled: 'true'}});
+  return {table: await db.openTable(path.basename(dataset, '.lance'))};
 }
 
 function describeIndex(ix) {
@@ -211,12 +330,12 @@ async function checkVersion(table, expected) {
 
 async function run(r) {
   emit('progress', {phase: 'OPENING'});
-  const {table, manifestCreated} = await open(r.dataset);
+  const {table} = await open(r.dataset);
   const before = await snapshot(table);
   if (r.op === 'inspect') {
     // An index request being admitted: its type and properties pass the allowlist here too.
     if (r.check_index !== undefined) indexConfig(checkedIndex(r.check_index));
-    return Object.assign(before, {namespace_manifest_created: manifestCreated});
+    return before;
   }
   if (r.op === 'history') return history(table, r.from_version);
   await checkVersion(table, r.expected_version);
@@ -238,22 +357,21 @@ async function run(r) {
     await table.optimize({cleanupOlderThan: new Date(0)});
   }
   await stopAt(r, 'after_commit');
+  // The worker's test hook: an untyped error, as LanceDB raises them, after its commit.
+  if (r.fail_after_commit !== undefined) throw new Error(r.fail_after_commit);
   await table.checkoutLatest();
   const after = await snapshot(table);
-  return {base_version: before.version, version: after.version, namespace_manifest_created: manifestCreated,
+  return {base_version: before.version, version: after.version,
     index: after.indexes.find((ix) => ix.name === r.name) ?? null, indexes: after.indexes};
 }
 
-// The typed code of a failure: the runner's own refusals, else LanceDB's error read from
-// its message (a manifest or file that does not decode is CORRUPTION).
-function errorCode(e, message) {
-  if (e instanceof Refused) return e.code;
-  if (/not found/i.test(message)) return 'NOT_FOUND';
-  if (/LanceError\(Corrupt|file size is too small|failed to decode|invalid manifest|DecodeError/i.test(message)) {
-    return 'CORRUPTION';
-  }
-  if (/LanceError\(CommitConflict|Retryable commit conflict|conflict/i.test(message)) return 'COMMIT_CONFLICT';
-  return 'INTERNAL';
+// The typed code of a failure: only the runner's own refusals carry one. LanceDB's errors
+// are untyped (its JavaScript errors carry a message and nothing else), and a message is
+// never read for a code (seed 000 section 3.1): each is INTERNAL, which after the write was
+// invoked is an unknown outcome for the worker (DROP's NotFound or a CommitConflict cannot be
+// told from a failure raised after LanceDB committed).
+function errorCode(e) {
+  return e instanceof Refused ? e.code : 'INTERNAL';
 }
 
 try {
@@ -262,6 +380,6 @@ try {
 } catch (e) {
   // LanceDB's messages name the Rust source line of each cause; the first cause is kept.
   const message = String(e.message).replace(/,? \/\S+\.rs:\d+:\d+/g, '').split(/\s+Caused by:/)[0];
-  emit('error', {code: errorCode(e, message), message: message.slice(0, 500)});
+  emit('error', {code: errorCode(e), message: message.slice(0, 500)});
   process.exitCode = 1;
 }

@@ -72,8 +72,31 @@ def test_inspect_reads_schema_version_history_and_indexes(dataset):
     assert seen["fields"][3]["type"].startswith("FixedSizeList[16]")
     assert [v["version"] for v in seen["versions"]] == [1] and seen["versions"][0]["rows"] == 2000
     assert seen["indexes"] == []
-    # The writer's connect already made the folder's namespace table: the runner made none.
-    assert seen["namespace_manifest_created"] is False
+
+
+def test_a_probe_never_writes_and_never_follows_a_link(dataset):
+    path, version = dataset
+    # A folder holding only the dataset (the writer's connect made its own `__manifest`).
+    folder = tempfile.mkdtemp(prefix="vigil-lance-probe-")
+    try:
+        copy = os.path.join(folder, "docs.lance")
+        shutil.copytree(path, copy)
+        assert inspect(copy)["version"] == version
+        # A failed probe of something that only looks like a dataset.
+        os.makedirs(os.path.join(folder, "fake.lance", "_versions"))
+        refused({"op": "inspect", "dataset": os.path.join(folder, "fake.lance")}, "NOT_FOUND")
+        assert sorted(os.listdir(folder)) == ["docs.lance", "fake.lance"]  # no `__manifest`
+        assert os.listdir(os.path.join(folder, "fake.lance")) == ["_versions"]
+        # A link to a dataset, and a dataset whose `_versions` is a link, are refused unread.
+        os.symlink(copy, os.path.join(folder, "link.lance"))
+        assert "symbolic link" in refused({"op": "inspect", "dataset": os.path.join(folder, "link.lance")},
+                                          "INVALID_ARGUMENT")
+        os.makedirs(os.path.join(folder, "hollow.lance"))
+        os.symlink(os.path.join(copy, "_versions"), os.path.join(folder, "hollow.lance", "_versions"))
+        assert "symbolic link" in refused({"op": "inspect", "dataset": os.path.join(folder, "hollow.lance")},
+                                          "INVALID_ARGUMENT")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.parametrize("column,index_type,properties", [
@@ -153,4 +176,32 @@ def test_a_missing_and_a_corrupt_dataset_are_errors(dataset):
     assert len(manifests) == 1, manifests
     with open(os.path.join(path, "_versions", manifests[0]), "r+b") as f:
         f.truncate(16)
-    assert "file size is too small" in refused({"op": "inspect", "dataset": path}, "CORRUPTION")
+    message = refused({"op": "inspect", "dataset": path}, "CORRUPTION")
+    assert "the newest manifest of the Lance dataset %s (version 1) does not decode" % path in message, message
+
+
+def test_a_manifest_whose_message_is_not_protobuf_is_corruption_quoting_none_of_it(dataset):
+    """Footer and length prefix intact, the protobuf message overwritten with text: CORRUPTION from
+    the manifest's own structure (LanceDB's error would be untyped, and could quote it)."""
+    path, version = dataset
+    manifest = os.path.join(path, "_versions", [m for m in os.listdir(os.path.join(path, "_versions"))
+                                                if m.endswith(".manifest")][0])
+    with open(manifest, "rb") as f:
+        b = bytearray(f.read())
+    offset = int.from_bytes(b[-16:-8], "little")
+    n = len(b) - 16 - (offset + 4)
+    b[offset + 4:offset + 4 + n] = (b"password=hunter2;" * (n // 17 + 1))[:n]
+    with open(manifest, "wb") as f:
+        f.write(b)
+    message = refused({"op": "inspect", "dataset": path}, "CORRUPTION")
+    assert "not well-formed protobuf" in message and "hunter2" not in message, message
+
+
+@pytest.mark.parametrize("words", ["Retryable commit conflict for version 2", "Index not found", "corrupt file"])
+def test_lancedbs_errors_are_untyped_whatever_their_words(dataset, words):
+    path, version = dataset
+    last, lines, code = run({"op": "create_index", "dataset": path, "expected_version": version, "name": "ix",
+                             "column": "id", "index_type": "BTREE", "fail_after_commit": words})
+    assert code == 1 and last["event"] == "error" and last["code"] == "INTERNAL", last
+    assert any(line.get("phase") == "BUILDING" for line in lines), lines  # after the write was invoked
+    assert [i["name"] for i in inspect(path)["indexes"]] == ["ix"]  # LanceDB did commit

@@ -194,6 +194,13 @@ def make_world(work, running):
     root = os.path.join(work, "root")
     init = subprocess.run([VIGIL, "init", root], capture_output=True, text=True, check=True)
     admin = re.search(r"vgl_[0-9a-f]{16}_[0-9a-f]{64}", init.stdout + init.stderr).group(0)
+    # External tables may live in the work folder's lance/ (the external table test's dataset).
+    toml = os.path.join(root, "vigil.toml")
+    with open(toml) as f:
+        text = f.read()
+    with open(toml, "w") as f:
+        f.write(text.replace("# external_table_allowed_directories = []", "external_table_allowed_directories = %s"
+                             % json.dumps([os.path.join(work, "lance")])))
     server = Server(root)
     running.append(server)
     sql(server.url, admin, "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, cat BIGINT NOT NULL); "

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sql/exec/exec_internal.h"
+#include "sql/exec/server_path.h"
 #include "vigil/lance/lance_table.h"
 #include "vigil/storage/dataset.h"
 
@@ -110,26 +111,58 @@ Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s)
   return r;
 }
 
-// CREATE EXTERNAL TABLE ... ENGINE = lance LOCATION '...': the location passes the allowlist,
-// the dataset is read once (it must exist and decode), and only the reference is stored.
+namespace {
+
+constexpr char kExternalSetting[] = "[sql] external_table_allowed_directories in vigil.toml";
+
+// Where an external table's dataset may be: the LOCATION names one on the server, which the
+// Lance runner then reads and changes with the server's rights for whoever may ALTER the
+// table, so registering it is server-side file access (as COPY FROM a server file): ADMIN,
+// and the path, with its links resolved, below [sql] external_table_allowed_directories.
+// The refusal of a path outside them is the same whether it exists or not. The resolved path
+// (no link left in it) is what is registered.
+Result<std::string> ConfineLocation(const ExecContext& ctx, const std::string& what, const std::string& location) {
+  if (!ctx.options.principal.admin) {
+    return Status::PermissionDenied(what + ": registering a dataset's location requires ADMIN (server-side file " +
+                                    "access; the allowed directories are " + kExternalSetting + ")");
+  }
+  const std::vector<std::string>& allowed = ctx.config.sql.external_table_allowed_directories;
+  if (allowed.empty()) {
+    return Status::PermissionDenied(what + ": external tables are off (" + kExternalSetting + " is empty)");
+  }
+  VIGIL_RETURN_IF_ERROR(lance::ValidateLocation(location).WithContext(what));
+  const Status refused = Status::PermissionDenied(what + ": LOCATION '" + location +
+                                                  "' is refused: an external table's dataset must lie below " +
+                                                  kExternalSetting + ", with symbolic links resolved");
+  VIGIL_ASSIGN_OR_RETURN(std::string real, ResolveAllowedPath(location, allowed, refused, what + ": LOCATION"));
+  // A link may not rename it into something the runner would not take.
+  if (!lance::ValidateLocation(real).ok()) return refused;
+  return real;
+}
+
+}  // namespace
+
+// CREATE EXTERNAL TABLE ... ENGINE = lance LOCATION '...': the location is confined
+// (ConfineLocation), the dataset is read once (it must exist and decode; nothing is written)
+// and only the reference is stored.
 Result<ResultSet> ExecCreateExternalTable(ExecContext& ctx, const vigil::TableName& name,
                                           const CreateTableStatement& s) {
   const std::string what = "CREATE EXTERNAL TABLE " + name.ToString();
-  VIGIL_RETURN_IF_ERROR(lance::ValidateLocation(s.location).WithContext(what));
+  VIGIL_ASSIGN_OR_RETURN(const std::string location, ConfineLocation(ctx, what, s.location));
   Result<std::optional<jobs::TableEntry>> existing = ctx.Catalog().Find(name);
   VIGIL_RETURN_IF_ERROR(existing.status());
   if (*existing && s.if_not_exists) return Message("table " + name.ToString() + " already exists; nothing changed");
   if (*existing) return Status::AlreadyExists("table " + name.ToString() + " already exists");
   Result<lance::LanceSnapshot> snap =
-      lance::Inspect(s.location, lance::RunnerOptions(ctx.config.lance, std::chrono::milliseconds(60'000)));
+      lance::Inspect(location, lance::RunnerOptions(ctx.config.lance, std::chrono::milliseconds(60'000)));
   VIGIL_RETURN_IF_ERROR(snap.status().WithContext(what));
-  Result<jobs::TableEntry> made = ctx.Catalog().RegisterExternal(name, index::TableEngine::kLance, s.location);
+  Result<jobs::TableEntry> made = ctx.Catalog().RegisterExternal(name, index::TableEngine::kLance, location);
   if (made.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
     return Message("table " + name.ToString() + " already exists; nothing changed");
   }
   VIGIL_RETURN_IF_ERROR(made.status());
   ctx.Invalidate(name);
-  return Message("external table " + name.ToString() + " registered: Lance dataset " + s.location + " at version " +
+  return Message("external table " + name.ToString() + " registered: Lance dataset " + location + " at version " +
                  std::to_string(snap->version) + ", " + std::to_string(snap->fields.size()) + " columns, " +
                  std::to_string(snap->indexes.size()) + " indexes");
 }

@@ -1,0 +1,166 @@
+// CREATE EXTERNAL TABLE through a Session, on datasets LanceDB writes: registering a
+// location is server-side file access (ADMIN, and only below [sql]
+// external_table_allowed_directories, links resolved), a location outside is refused
+// alike whether it exists or not, and a refused or failed probe writes nothing.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "testutil/temp_dir.h"
+#include "vigil/lance/lance_table.h"
+#include "vigil/sql/session.h"
+#include "vigil/storage/root.h"
+
+namespace vigil::sql {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Alice may ALTER every table of database shop, and nothing else.
+const jobs::Principal kShopAlice{"alice", false, {{"local.shop.*", {jobs::Privilege::kAlter, jobs::Privilege::kShow}}}};
+
+std::vector<std::string> FolderListing(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class ExternalTableAccessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string runner_dir = lance::DefaultRunnerDir();
+    if (!std::filesystem::exists("/usr/bin/node") ||
+        !std::filesystem::exists(runner_dir + "/node_modules/@lancedb/lancedb")) {
+      GTEST_SKIP() << "node or the pinned LanceDB package is not installed (scripts/install-deps.sh)";
+    }
+    root_ = dir_.Join("root");
+    allowed_ = dir_.Join("allowed");
+    tenant_ = dir_.Join("tenant");  // another tenant's datasets, outside the allowlist
+    ASSERT_TRUE(Root::Init(root_).ok());
+    for (const std::string& d : {allowed_, tenant_}) {
+      const std::string make =
+          "/usr/bin/node " + runner_dir + "/testdata/lance_writer.mjs create " + d + " docs 300 8 > /dev/null";
+      ASSERT_EQ(std::system(make.c_str()), 0) << make;
+    }
+    Allow("[\"" + allowed_ + "\"]");
+    auto admin = Open(jobs::Principal::LocalAdmin());
+    ASSERT_TRUE(admin->Execute("CREATE DATABASE shop").ok());
+  }
+
+  void Allow(const std::string& toml_array) {
+    std::ofstream(root_ + "/vigil.toml") << "[sql]\nexternal_table_allowed_directories = " << toml_array << "\n";
+  }
+
+  std::unique_ptr<Session> Open(const jobs::Principal& who) {
+    SessionOptions options;
+    options.principal = who;
+    auto s = Session::Open(root_, options);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  static Result<ResultSet> Attach(Session& s, const std::string& table, const std::string& location) {
+    return s.Execute("CREATE EXTERNAL TABLE " + table + " ENGINE = lance LOCATION '" + location + "'");
+  }
+
+  bool Registered(const std::string& table) {
+    auto r = Open(jobs::Principal::LocalAdmin())->Execute("SHOW TABLES FROM shop");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    if (!r.ok()) return false;
+    for (const auto& row : r->rows) {
+      if (std::get<std::string>(row.at(0)) == table) return true;
+    }
+    return false;
+  }
+
+  testing::TempDir dir_;
+  std::string root_;
+  std::string allowed_;
+  std::string tenant_;
+};
+
+TEST_F(ExternalTableAccessTest, RegisteringALocationNeedsAdmin) {
+  auto alice = Open(kShopAlice);
+  for (const std::string& location : {tenant_ + "/docs.lance", allowed_ + "/docs.lance"}) {
+    Result<ResultSet> r = Attach(*alice, "shop.stolen", location);
+    ASSERT_FALSE(r.ok()) << location;
+    EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied) << r.status().ToString();
+    EXPECT_THAT(r.status().message(),
+                AllOf(HasSubstr("requires ADMIN"), HasSubstr("[sql] external_table_allowed_directories")));
+    // Nothing of the dataset is told: no version, no columns, no indexes.
+    EXPECT_THAT(r.status().message(), AllOf(Not(HasSubstr("version")), Not(HasSubstr("columns"))));
+  }
+  EXPECT_FALSE(Registered("stolen"));
+  // Alice may still create a table of her own there: only the location needs ADMIN.
+  EXPECT_TRUE(alice->Execute("CREATE TABLE shop.mine (x BIGINT NOT NULL)").ok());
+}
+
+TEST_F(ExternalTableAccessTest, LocationsOutsideTheAllowlistAreRefusedAlike) {
+  auto admin = Open(jobs::Principal::LocalAdmin());
+  const std::vector<std::string> before = FolderListing(tenant_);
+  ASSERT_EQ(::symlink((tenant_ + "/docs.lance").c_str(), (allowed_ + "/link.lance").c_str()), 0);
+  ASSERT_EQ(::symlink(tenant_.c_str(), (allowed_ + "/out").c_str()), 0);
+  // An existing dataset, a missing one, a folder that only looks like one, and links out.
+  ASSERT_EQ(::mkdir((tenant_ + "/fake.lance").c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((tenant_ + "/fake.lance/_versions").c_str(), 0700), 0);
+  for (const std::string& location :
+       {tenant_ + "/docs.lance", tenant_ + "/none.lance", tenant_ + "/fake.lance", dir_.Join("nowhere/x.lance"),
+        allowed_ + "/link.lance", allowed_ + "/out/docs.lance", allowed_ + "/out/none.lance"}) {
+    Result<ResultSet> r = Attach(*admin, "shop.x", location);
+    ASSERT_FALSE(r.ok()) << location;
+    EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied) << location << ": " << r.status().ToString();
+    // The same words for each: whether the path exists is not told.
+    EXPECT_EQ(r.status().message(), "CREATE EXTERNAL TABLE local.shop.x: LOCATION '" + location +
+                                        "' is refused: an external table's dataset must lie below [sql] "
+                                        "external_table_allowed_directories in vigil.toml, with symbolic links "
+                                        "resolved");
+  }
+  EXPECT_FALSE(Registered("x"));
+  // Nothing was written beside or into the other tenant's datasets.
+  std::vector<std::string> after = FolderListing(tenant_);
+  after.erase(std::remove(after.begin(), after.end(), "fake.lance"), after.end());
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(FolderListing(tenant_ + "/fake.lance"), std::vector<std::string>{"_versions"});
+
+  // Inside, a missing dataset is said to be missing, and a link that stays inside is
+  // registered as the path it resolves to.
+  EXPECT_EQ(Attach(*admin, "shop.x", allowed_ + "/none.lance").status().code(), StatusCode::kNotFound);
+  ASSERT_EQ(::mkdir((allowed_ + "/sub").c_str(), 0700), 0);
+  ASSERT_EQ(::symlink((allowed_ + "/docs.lance").c_str(), (allowed_ + "/sub/alias.lance").c_str()), 0);
+  Result<ResultSet> made = Attach(*admin, "shop.alias", allowed_ + "/sub/alias.lance");
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_THAT(made->message, HasSubstr("Lance dataset " + allowed_ + "/docs.lance at version 1"));
+  Result<ResultSet> shown = admin->Execute("SHOW INDEX FROM shop.alias");
+  EXPECT_TRUE(shown.ok()) << shown.status().ToString();
+}
+
+TEST_F(ExternalTableAccessTest, TheSettingDecidesWhereExternalTablesMayLive) {
+  std::ofstream(root_ + "/vigil.toml") << "[sql]\n";  // the default: none
+  Result<ResultSet> off = Attach(*Open(jobs::Principal::LocalAdmin()), "shop.docs", allowed_ + "/docs.lance");
+  ASSERT_FALSE(off.ok());
+  EXPECT_EQ(off.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_THAT(off.status().message(),
+              HasSubstr("external tables are off ([sql] external_table_allowed_directories in vigil.toml is empty)"));
+  Allow("[\"" + tenant_ + "\"]");
+  auto tenant_admin = Open(jobs::Principal::LocalAdmin());
+  EXPECT_EQ(Attach(*tenant_admin, "shop.docs", allowed_ + "/docs.lance").status().code(),
+            StatusCode::kPermissionDenied);
+  Result<ResultSet> made = Attach(*tenant_admin, "shop.docs", tenant_ + "/docs.lance");
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  EXPECT_TRUE(Registered("docs"));
+}
+
+}  // namespace
+}  // namespace vigil::sql
