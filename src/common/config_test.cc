@@ -98,6 +98,7 @@ catalog_staleness = "250ms"
 
 [sql]
 copy_allowed_directories = ["/srv/imports", "/data/a \"b\""]
+external_table_allowed_directories = ["/srv/lance"]
 statement_timeout = "1500ms"
 
 [server]
@@ -155,6 +156,7 @@ runner = "/opt/vigil/lance_runner.mjs"
   EXPECT_EQ(c.generations.catalog_staleness_ms, 250u);
   EXPECT_EQ(c.sql.statement_timeout_ms, 1500u);
   EXPECT_THAT(c.sql.copy_allowed_directories, ElementsAre("/srv/imports", "/data/a \"b\""));
+  EXPECT_THAT(c.sql.external_table_allowed_directories, ElementsAre("/srv/lance"));
   EXPECT_EQ(c.server.listen, "0.0.0.0:8080");
   EXPECT_EQ(c.server.max_connections, 32u);
   EXPECT_EQ(c.server.max_body_bytes, uint64_t{1} << 30);
@@ -518,17 +520,17 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 46u);
-  EXPECT_EQ(e[44].key, "lance.node");
-  EXPECT_EQ(e[44].value, "\"/usr/bin/node\"");
-  EXPECT_EQ(e[45].key, "lance.runner");
-  EXPECT_EQ(e[45].value, "\"\"");
-  EXPECT_EQ(e[40].key, "server.requests_per_second_per_user");
-  EXPECT_EQ(e[40].value, "0");
-  EXPECT_EQ(e[32].key, "server.header_timeout");
-  EXPECT_EQ(e[32].value, "\"10s\"");
-  EXPECT_EQ(e[34].key, "server.min_body_bytes_per_second");
-  EXPECT_EQ(e[34].value, "\"64KiB\"");
+  ASSERT_EQ(e.size(), 47u);
+  EXPECT_EQ(e[45].key, "lance.node");
+  EXPECT_EQ(e[45].value, "\"/usr/bin/node\"");
+  EXPECT_EQ(e[46].key, "lance.runner");
+  EXPECT_EQ(e[46].value, "\"\"");
+  EXPECT_EQ(e[41].key, "server.requests_per_second_per_user");
+  EXPECT_EQ(e[41].value, "0");
+  EXPECT_EQ(e[33].key, "server.header_timeout");
+  EXPECT_EQ(e[33].value, "\"10s\"");
+  EXPECT_EQ(e[35].key, "server.min_body_bytes_per_second");
+  EXPECT_EQ(e[35].value, "\"64KiB\"");
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
