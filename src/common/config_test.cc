@@ -95,6 +95,7 @@ catalog_staleness = "250ms"
 
 [sql]
 copy_allowed_directories = ["/srv/imports", "/data/a \"b\""]
+external_table_allowed_directories = ["/srv/lance"]
 statement_timeout = "1500ms"
 
 [server]
@@ -149,6 +150,7 @@ runner = "/opt/vigil/lance_runner.mjs"
   EXPECT_EQ(c.generations.catalog_staleness_ms, 250u);
   EXPECT_EQ(c.sql.statement_timeout_ms, 1500u);
   EXPECT_THAT(c.sql.copy_allowed_directories, ElementsAre("/srv/imports", "/data/a \"b\""));
+  EXPECT_THAT(c.sql.external_table_allowed_directories, ElementsAre("/srv/lance"));
   EXPECT_EQ(c.server.listen, "0.0.0.0:8080");
   EXPECT_EQ(c.server.max_connections, 32u);
   EXPECT_EQ(c.server.max_body_bytes, uint64_t{1} << 30);
@@ -387,7 +389,8 @@ TEST(ConfigTest, StatementTimeoutIsMillisecondsWithAUnit) {
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = -1\n"), HasSubstr("a number needs a unit"));
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = true\n"), HasSubstr("got a boolean"));
   EXPECT_THAT(ErrorOf("[sql]\nstatment_timeout = \"1s\"\n"),
-              HasSubstr("known in [sql]: copy_allowed_directories, statement_timeout"));
+              HasSubstr("known in [sql]: copy_allowed_directories, external_table_allowed_directories, "
+                        "statement_timeout"));
 
   EXPECT_EQ(FormatDurationMs(0), "0");
   EXPECT_EQ(FormatDurationMs(250), "250ms");
@@ -512,17 +515,17 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 43u);
-  EXPECT_EQ(e[41].key, "lance.node");
-  EXPECT_EQ(e[41].value, "\"/usr/bin/node\"");
-  EXPECT_EQ(e[42].key, "lance.runner");
-  EXPECT_EQ(e[42].value, "\"\"");
-  EXPECT_EQ(e[37].key, "server.requests_per_second_per_user");
-  EXPECT_EQ(e[37].value, "0");
-  EXPECT_EQ(e[29].key, "server.header_timeout");
-  EXPECT_EQ(e[29].value, "\"10s\"");
-  EXPECT_EQ(e[31].key, "server.min_body_bytes_per_second");
-  EXPECT_EQ(e[31].value, "\"64KiB\"");
+  ASSERT_EQ(e.size(), 44u);
+  EXPECT_EQ(e[42].key, "lance.node");
+  EXPECT_EQ(e[42].value, "\"/usr/bin/node\"");
+  EXPECT_EQ(e[43].key, "lance.runner");
+  EXPECT_EQ(e[43].value, "\"\"");
+  EXPECT_EQ(e[38].key, "server.requests_per_second_per_user");
+  EXPECT_EQ(e[38].value, "0");
+  EXPECT_EQ(e[30].key, "server.header_timeout");
+  EXPECT_EQ(e[30].value, "\"10s\"");
+  EXPECT_EQ(e[32].key, "server.min_body_bytes_per_second");
+  EXPECT_EQ(e[32].value, "\"64KiB\"");
   EXPECT_EQ(e[0].key, "mutation.enabled");
   EXPECT_EQ(e[0].value, "true");
   EXPECT_EQ(e[1].key, "worker.memory_bytes");
@@ -531,6 +534,8 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   EXPECT_EQ(e[4].value, "\"/sys/fs/cgroup/v\"");
   EXPECT_EQ(e[24].key, "sql.copy_allowed_directories");
   EXPECT_EQ(e[24].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
+  EXPECT_EQ(e[25].key, "sql.external_table_allowed_directories");
+  EXPECT_EQ(e[25].value, "[]");
   // Every rendered value parses back to the same setting.
   std::string text;
   std::string section;
