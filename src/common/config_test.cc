@@ -395,7 +395,8 @@ TEST(ConfigTest, StatementTimeoutIsMillisecondsWithAUnit) {
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = -1\n"), HasSubstr("a number needs a unit"));
   EXPECT_THAT(ErrorOf("[sql]\nstatement_timeout = true\n"), HasSubstr("got a boolean"));
   EXPECT_THAT(ErrorOf("[sql]\nstatment_timeout = \"1s\"\n"),
-              HasSubstr("known in [sql]: copy_allowed_directories, statement_timeout"));
+              HasSubstr("known in [sql]: copy_allowed_directories, external_table_allowed_directories, "
+                        "statement_timeout"));
 
   EXPECT_EQ(FormatDurationMs(0), "0");
   EXPECT_EQ(FormatDurationMs(250), "250ms");
@@ -539,6 +540,8 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   EXPECT_EQ(e[4].value, "\"/sys/fs/cgroup/v\"");
   EXPECT_EQ(e[27].key, "sql.copy_allowed_directories");
   EXPECT_EQ(e[27].value, "[\"/srv/imports\", \"/odd \\\"name\\\" \\\\\"]");
+  EXPECT_EQ(e[28].key, "sql.external_table_allowed_directories");
+  EXPECT_EQ(e[28].value, "[]");
   // Every rendered value parses back to the same setting.
   std::string text;
   std::string section;

@@ -35,9 +35,11 @@ pytestmark = pytest.mark.skipif(
     reason="node, the pinned LanceDB package (scripts/install-deps.sh) or the vigil binary (VIGIL_CLI) is missing")
 
 
-def writer(op, folder, rows, dim=16):
-    out = subprocess.run([NODE, WRITER, op, folder, "docs", str(rows), str(dim)], capture_output=True, text=True,
-                         timeout=300, check=True)
+def writer(op, folder, rows, dim=16, variant=""):
+    """LanceDB writes `folder`/docs.lance: NOT NULL columns, Float32 vectors;
+    `variant` nullable / float64 / longname (see lance_writer.mjs) for refusals."""
+    out = subprocess.run([NODE, WRITER, op, folder, "docs", str(rows), str(dim)] + ([variant] if variant else []),
+                         capture_output=True, text=True, timeout=300, check=True)
     return int(out.stdout.split()[-1])
 
 
@@ -270,6 +272,43 @@ def test_admission_refuses_what_lancedb_would(env):
     c, out = root.sql("CREATE INDEX x ON d.docs (id) USING BTREE", check=False)
     assert c != 0 and "caps.max_rows = 100" in out, out
     assert inspect(path)["version"] == version  # nothing was written
+
+
+def test_the_type_matrix_and_metadata_bounds_of_seed_000(env):
+    """Section 2.3's column contract and Appendix A's bounds, before any job exists."""
+    root, path, data = env
+    for variant in ("nullable", "float64", "longname"):
+        os.makedirs(os.path.join(data, variant))
+        writer("create", os.path.join(data, variant), 300, 8, variant)
+    root.sql("CREATE EXTERNAL TABLE d.nulls ENGINE = lance LOCATION '%s/nullable/docs.lance'; "
+             "CREATE EXTERNAL TABLE d.wide ENGINE = lance LOCATION '%s/float64/docs.lance'" % (data, data))
+    versions = {p: inspect(p)["version"] for p in (path, data + "/nullable/docs.lance", data + "/float64/docs.lance")}
+    for sql, text in [
+        ("CREATE INDEX x ON d.docs (id) USING BITMAP",
+         "USING BITMAP needs a boolean, integral, string or date column; Lance column 'id' is Float64"),
+        ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '4', "
+         "'num_bits' = '4')", "property 'num_bits' must be one of 8"),
+        ("CREATE INDEX x ON d.nulls (id) USING BTREE", "USING BTREE needs a NOT NULL column; Lance column 'id' is "
+         "nullable"),
+        ("CREATE INDEX x ON d.nulls (cat) USING BITMAP", "Lance column 'cat' is nullable"),
+        ("CREATE INDEX x ON d.nulls (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '4')",
+         "USING IVF_PQ needs a NOT NULL column; Lance column 'vector' is nullable"),
+        ("CREATE INDEX x ON d.wide (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '4')",
+         "needs a FixedSizeList of Float16 or Float32 (a vector) column; Lance column 'vector' is "
+         "FixedSizeList[8]<Float64>"),
+    ]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "INVALID_ARGUMENT" in out and text in out, (sql, out)
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "| x " not in out  # refused before any job existed
+    assert {p: inspect(p)["version"] for p in versions} == versions  # nothing was written
+    # A column name over Appendix A's 1,024 bytes: the read fails closed, nothing is registered.
+    c, out = root.sql("CREATE EXTERNAL TABLE d.long ENGINE = lance LOCATION '%s/longname/docs.lance'" % data,
+                      check=False)
+    assert c != 0 and "RESOURCE_EXHAUSTED" in out and "a field name of 1100 bytes, more than 1024" in out, out
+    assert "xxxx" not in out
+    _, out = root.sql("SHOW TABLES FROM d")
+    assert "long" not in out
 
 
 def test_reads_and_writes_of_rows_are_refused(env):

@@ -24,31 +24,91 @@ std::optional<int64_t> OptionalInt(const nlohmann::json& j, const char* key) {
   return it->get<int64_t>();
 }
 
+bool ValidUtf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return false;
+    uint32_t cp = n == 1 ? c : c & (0xFF >> (n + 1));
+    for (size_t k = 1; k < n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      return false;
+    }
+    i += n;
+  }
+  return true;
+}
+
+// An external string of the runner's answer (`what` names it; its bytes are never quoted).
+Result<std::string> ExternalString(const nlohmann::json& j, const std::string& what) {
+  if (!j.is_string()) return Status::Corruption("the Lance runner's answer has " + what + " that is not a string");
+  std::string s = j.get<std::string>();
+  if (s.size() > kMaxLanceStringBytes) {
+    return Status::ResourceExhausted("the Lance dataset has " + what + " of " + std::to_string(s.size()) +
+                                     " bytes, more than " + std::to_string(kMaxLanceStringBytes));
+  }
+  if (!ValidUtf8(s)) return Status::Corruption("the Lance dataset has " + what + " that is not valid UTF-8");
+  return s;
+}
+
 Result<std::vector<LanceField>> ParseFields(const nlohmann::json& j) {
   if (!j.is_array()) return Status::Corruption("the Lance runner's answer has no fields");
+  if (j.size() > kMaxLanceEntries) {
+    return Status::ResourceExhausted("the Lance dataset has " + std::to_string(j.size()) + " fields, more than " +
+                                     std::to_string(kMaxLanceEntries));
+  }
   std::vector<LanceField> out;
   for (const auto& f : j) {
     if (!f.is_object() || !f.value("name", nlohmann::json()).is_string()) {
       return Status::Corruption("the Lance runner's answer has a field without a name");
     }
-    out.push_back({f["name"].get<std::string>(), f.value("type", std::string()), f.value("nullable", true)});
+    LanceField field;
+    VIGIL_ASSIGN_OR_RETURN(field.name, ExternalString(f["name"], "a field name"));
+    VIGIL_ASSIGN_OR_RETURN(field.type, ExternalString(f.value("type", nlohmann::json("")), "a field type"));
+    field.nullable = f.value("nullable", true);
+    out.push_back(std::move(field));
   }
   return out;
 }
 
 Result<std::vector<LanceIndex>> ParseIndexes(const nlohmann::json& j) {
   if (!j.is_array()) return Status::Corruption("the Lance runner's answer has no indexes");
+  if (j.size() > kMaxLanceEntries) {
+    return Status::ResourceExhausted("the Lance dataset has " + std::to_string(j.size()) + " indexes, more than " +
+                                     std::to_string(kMaxLanceEntries));
+  }
   std::vector<LanceIndex> out;
   for (const auto& ix : j) {
     if (!ix.is_object() || !ix.value("name", nlohmann::json()).is_string()) {
       return Status::Corruption("the Lance runner's answer has an index without a name");
     }
     LanceIndex i;
-    i.name = ix["name"].get<std::string>();
-    i.uuid = ix.value("uuid", std::string());
-    i.index_type = VigilTypeName(ix.value("type", std::string()));
-    for (const auto& c : ix.value("columns", nlohmann::json::array())) {
-      if (c.is_string()) i.columns.push_back(c.get<std::string>());
+    VIGIL_ASSIGN_OR_RETURN(i.name, ExternalString(ix["name"], "an index name"));
+    VIGIL_ASSIGN_OR_RETURN(i.uuid, ExternalString(ix.value("uuid", nlohmann::json("")), "an index UUID"));
+    VIGIL_ASSIGN_OR_RETURN(std::string type, ExternalString(ix.value("type", nlohmann::json("")), "an index type"));
+    i.index_type = VigilTypeName(type);
+    const nlohmann::json columns = ix.value("columns", nlohmann::json::array());
+    if (!columns.is_array()) return Status::Corruption("the Lance runner's answer has an index without columns");
+    if (columns.size() > kMaxLanceIndexColumns) {
+      return Status::ResourceExhausted("the Lance dataset has an index of " + std::to_string(columns.size()) +
+                                       " columns, more than " + std::to_string(kMaxLanceIndexColumns));
+    }
+    size_t column_bytes = 0;
+    for (const auto& c : columns) {
+      VIGIL_ASSIGN_OR_RETURN(std::string column, ExternalString(c, "an index column name"));
+      column_bytes += column.size();
+      i.columns.push_back(std::move(column));
+    }
+    if (column_bytes > kMaxLanceIndexColumnBytes) {
+      return Status::ResourceExhausted("the Lance dataset has an index whose column names take " +
+                                       std::to_string(column_bytes) + " bytes, more than " +
+                                       std::to_string(kMaxLanceIndexColumnBytes));
     }
     i.indexed_rows = OptionalInt(ix, "indexed_rows");
     i.unindexed_rows = OptionalInt(ix, "unindexed_rows");
@@ -133,7 +193,7 @@ std::string SchemaFingerprint(const std::vector<LanceField>& fields) {
 }
 
 std::optional<int64_t> VectorDimension(std::string_view arrow_type) {
-  static const std::regex kVector(R"(^FixedSizeList\[(\d{1,6})\]<Float(16|32|64)>$)");
+  static const std::regex kVector(R"(^FixedSizeList\[(\d{1,6})\]<Float(16|32)>$)");
   std::cmatch m;
   const std::string s(arrow_type);
   if (!std::regex_match(s.c_str(), m, kVector)) return std::nullopt;
@@ -144,28 +204,40 @@ Status CheckIndexable(const std::vector<LanceField>& fields, const std::string& 
   auto it = std::find_if(fields.begin(), fields.end(), [&](const LanceField& f) { return f.name == column; });
   if (it == fields.end()) return Status::InvalidArgument("the Lance dataset has no column '" + column + "'");
   const std::string& t = it->type;
+  static const std::regex kIntegral(R"(^U?[Ii]nt(8|16|32|64)$)");
+  static const std::regex kFloating(R"(^Float(16|32|64)$)");
   const bool is_string = t == "Utf8" || t == "LargeUtf8";
-  const bool is_list = t.find("List") != std::string::npos || t.starts_with("Struct") || t.starts_with("Map");
+  const bool is_integral = std::regex_match(t, kIntegral);
+  const bool is_date = t.starts_with("Date32<") || t.starts_with("Date64<");
   bool ok = false;
   std::string wants;
   switch (type) {
     case index::IndexType::kIvfPq:
       ok = VectorDimension(t).has_value();
-      wants = "a FixedSizeList of floats (a vector)";
+      wants = "a FixedSizeList of Float16 or Float32 (a vector)";
       break;
     case index::IndexType::kFts:
       ok = is_string;
       wants = "a string";
       break;
     case index::IndexType::kBtree:
+      ok = is_integral || std::regex_match(t, kFloating) || t.starts_with("Decimal") || is_string || is_date ||
+           t.starts_with("Timestamp<");
+      wants = "an integral, floating, decimal, string, date or timestamp";
+      break;
     case index::IndexType::kBitmap:
-      ok = !is_list && t != "Binary" && t != "LargeBinary";
-      wants = "a scalar";
+      ok = t == "Bool" || is_integral || is_string || is_date;
+      wants = "a boolean, integral, string or date";
       break;
   }
-  if (ok) return Status::OK();
-  return Status::InvalidArgument("USING " + std::string(index::IndexTypeName(type)) + " needs " + wants +
-                                 " column; Lance column '" + column + "' is " + t);
+  const std::string using_type = "USING " + std::string(index::IndexTypeName(type));
+  if (!ok) {
+    return Status::InvalidArgument(using_type + " needs " + wants + " column; Lance column '" + column + "' is " + t);
+  }
+  if (it->nullable) {
+    return Status::InvalidArgument(using_type + " needs a NOT NULL column; Lance column '" + column + "' is nullable");
+  }
+  return Status::OK();
 }
 
 Attribution Attribute(const index::JobRequest& job, const std::vector<LanceVersion>& history) {

@@ -11,7 +11,8 @@ namespace vigil::lance {
 namespace {
 
 std::vector<LanceField> Fields() {
-  return {{"id", "Float64", true}, {"body", "Utf8", true}, {"vector", "FixedSizeList[16]<Float32>", true}};
+  return {{"id", "Float64", false}, {"body", "Utf8", false},  {"vector", "FixedSizeList[16]<Float32>", false},
+          {"flag", "Bool", false},  {"maybe", "Int64", true}, {"wide", "FixedSizeList[16]<Float64>", false}};
 }
 
 LanceVersion Version(int64_t v, std::vector<LanceIndex> indexes, int64_t rows = 2000) {
@@ -63,13 +64,26 @@ TEST(LanceColumnsTest, EachIndexTypeNeedsItsKindOfColumn) {
   EXPECT_EQ(CheckIndexable(Fields(), "nope", index::IndexType::kBtree).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(VectorDimension("FixedSizeList[128]<Float32>"), 128);
   EXPECT_EQ(VectorDimension("FixedSizeList[8]<Int32>"), std::nullopt);
+  EXPECT_EQ(VectorDimension("FixedSizeList[8]<Float64>"), std::nullopt);
+}
+
+// Seed 000 section 2.3: BITMAP takes no floats, BTREE no booleans; nullable columns and
+// Float64 vectors are refused.
+TEST(LanceColumnsTest, TheTypeMatrixOfSection23) {
+  EXPECT_TRUE(CheckIndexable(Fields(), "flag", index::IndexType::kBitmap).ok());
+  EXPECT_EQ(CheckIndexable(Fields(), "id", index::IndexType::kBitmap).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckIndexable(Fields(), "flag", index::IndexType::kBtree).code(), StatusCode::kInvalidArgument);
+  Status nullable = CheckIndexable(Fields(), "maybe", index::IndexType::kBtree);
+  EXPECT_NE(nullable.message().find("needs a NOT NULL column; Lance column 'maybe' is nullable"), std::string::npos)
+      << nullable.ToString();
+  EXPECT_EQ(CheckIndexable(Fields(), "wide", index::IndexType::kIvfPq).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(LanceSchemaTest, FingerprintFollowsNamesTypesNullabilityAndOrder) {
   std::vector<LanceField> f = Fields();
   const std::string base = SchemaFingerprint(f);
   EXPECT_EQ(base, SchemaFingerprint(Fields()));
-  f[0].nullable = false;
+  f[0].nullable = true;
   EXPECT_NE(SchemaFingerprint(f), base);
   f = Fields();
   std::swap(f[0], f[1]);

@@ -27,6 +27,16 @@ struct LanceField {
   bool nullable = true;
 };
 
+// Appendix A's bounds on what is read of a Lance dataset (seed 000): an external string
+// (a field, index or column name, a UUID, a type) is valid UTF-8 of at most 1,024 bytes; an
+// index has at most 64 columns and 16 KiB of column-name bytes; at most 10,000 fields and
+// 10,000 indexes. Past them the read fails closed (ResourceExhausted; invalid UTF-8 is
+// Corruption); nothing is truncated.
+constexpr size_t kMaxLanceStringBytes = 1024;
+constexpr size_t kMaxLanceIndexColumns = 64;
+constexpr size_t kMaxLanceIndexColumnBytes = 16 * 1024;
+constexpr size_t kMaxLanceEntries = 10'000;
+
 struct LanceIndex {
   std::string name;
   std::string uuid;
@@ -82,11 +92,13 @@ Result<std::vector<LanceVersion>> History(const std::string& location, int64_t f
 // A fingerprint of the fields' names, types and nullability, in order.
 std::string SchemaFingerprint(const std::vector<LanceField>& fields);
 
-// OK when `column` exists and suits `type`: IVF_PQ a FixedSizeList of floats, FTS a string,
-// BTREE / BITMAP a scalar. InvalidArgument naming the column and its type otherwise.
+// OK when `column` exists, is NOT NULL and suits `type` (seed 000 section 2.3): IVF_PQ a
+// FixedSizeList of Float16 / Float32, BTREE an integral, floating, decimal, string,
+// date or timestamp column, BITMAP a boolean, integral, string or date column, FTS a string.
+// InvalidArgument naming the column and its type otherwise.
 Status CheckIndexable(const std::vector<LanceField>& fields, const std::string& column, index::IndexType type);
 
-// The vector dimension of a FixedSizeList column type; nullopt for other types.
+// The vector dimension of a FixedSizeList of Float16 / Float32; nullopt for other types.
 std::optional<int64_t> VectorDimension(std::string_view arrow_type);
 
 // What a dataset's history proves about an attempt of `job` that may have committed (the

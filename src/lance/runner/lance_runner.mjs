@@ -30,7 +30,7 @@ const PROPERTIES = {
     metric: {option: 'distanceType', parse: (v) => oneOf(v, ['l2', 'cosine', 'dot'])},
     num_partitions: {option: 'numPartitions', parse: (v) => int(v, 1, 65536)},
     num_sub_vectors: {option: 'numSubVectors', parse: (v) => int(v, 1, 4096)},
-    num_bits: {option: 'numBits', parse: (v) => int(v, 4, 8)},
+    num_bits: {option: 'numBits', parse: (v) => oneOf(v, ['8'])},  // seed 000 section 2.3: fixed at 8
     max_iterations: {option: 'maxIterations', parse: (v) => int(v, 1, 1000)},
     sample_rate: {option: 'sampleRate', parse: (v) => int(v, 1, 1 << 20)},
   },

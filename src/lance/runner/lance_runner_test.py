@@ -70,6 +70,7 @@ def test_inspect_reads_schema_version_history_and_indexes(dataset):
     assert seen["version"] == version == 1
     assert [f["name"] for f in seen["fields"]] == ["id", "cat", "body", "vector"]
     assert seen["fields"][3]["type"].startswith("FixedSizeList[16]")
+    assert [f["nullable"] for f in seen["fields"]] == [False] * 4
     assert [v["version"] for v in seen["versions"]] == [1] and seen["versions"][0]["rows"] == 2000
     assert seen["indexes"] == []
 
@@ -157,6 +158,7 @@ def test_a_dataset_changed_after_admission_is_stale_and_nothing_is_written(datas
     ({"index_type": "HNSW"}, "index_type must be one of"),
     ({"properties": {"nlist": "4"}}, "has no property 'nlist'"),
     ({"index_type": "IVF_PQ", "column": "vector", "properties": {"num_partitions": "0"}}, "num_partitions"),
+    ({"index_type": "IVF_PQ", "column": "vector", "properties": {"num_bits": "4"}}, "'num_bits' must be one of 8"),
     ({"expected_version": 0}, "expected_version"),
     ({"op": "rm"}, "op must be"),
 ])

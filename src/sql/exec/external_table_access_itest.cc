@@ -162,5 +162,21 @@ TEST_F(ExternalTableAccessTest, TheSettingDecidesWhereExternalTablesMayLive) {
   EXPECT_TRUE(Registered("docs"));
 }
 
+// #48 item 10: a database whose only table is external has an empty directory, yet DROP
+// DATABASE is refused while the table is registered (else the registration came back with a
+// database created again under the name); once the table is dropped, the database goes.
+TEST_F(ExternalTableAccessTest, DropDatabaseIsRefusedWhileAnExternalTableIsRegistered) {
+  auto admin = Open(jobs::Principal::LocalAdmin());
+  ASSERT_TRUE(Attach(*admin, "shop.docs", allowed_ + "/docs.lance").ok());
+  auto refused = admin->Execute("DROP DATABASE shop");
+  ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
+  EXPECT_THAT(refused.status().message(), HasSubstr("database 'shop' is not empty (tables docs (external))"));
+  EXPECT_TRUE(Registered("docs"));
+  ASSERT_TRUE(admin->Execute("DROP TABLE shop.docs").ok());
+  ASSERT_TRUE(admin->Execute("DROP DATABASE shop").ok());
+  ASSERT_TRUE(admin->Execute("CREATE DATABASE shop").ok());
+  EXPECT_FALSE(Registered("docs"));
+}
+
 }  // namespace
 }  // namespace vigil::sql

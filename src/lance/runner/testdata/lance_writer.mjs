@@ -1,20 +1,41 @@
 // The tests' and benchmark's own LanceDB writer (never used by Vigil): `create DIR NAME
-// ROWS DIM` makes DIR/NAME.lance with id, cat, body and vector columns (written in batches
-// of 20,000 rows, one version each after the first); `append DIR NAME ROWS DIM` adds rows
-// in one version, as another writer would. Prints the dataset's version.
+// ROWS DIM [VARIANT]` makes DIR/NAME.lance with id, cat, body and vector columns (written in
+// batches of 20,000 rows, one version each after the first), every column NOT NULL and the
+// vector's elements Float32 (seed 000 section 2.3's contract); VARIANT `nullable`
+// makes every column nullable (LanceDB's default for rows given as objects), `float64` the
+// vector's elements Float64, `longname` adds a NOT NULL Utf8 column whose name is 1,100 bytes.
+// `append DIR NAME ROWS DIM` adds rows in one version, as another writer would. Prints the
+// dataset's version.
 import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
 
-const [op, dir, name, rowsText, dimText] = process.argv.slice(2);
+const [op, dir, name, rowsText, dimText, variant = ''] = process.argv.slice(2);
 const rows = Number(rowsText);
 const dim = Number(dimText);
 const batch = 20000;
 const db = await lancedb.connect(dir);
+const LONG = 'x'.repeat(1100);
 
-function rowsFrom(start, count) {
+function schemaOf(variant) {
+  const nullable = variant === 'nullable';
+  const element = variant === 'float64' ? new arrow.Float64() : new arrow.Float32();
+  const fields = [
+    new arrow.Field('id', new arrow.Float64(), nullable),
+    new arrow.Field('cat', new arrow.Utf8(), nullable),
+    new arrow.Field('body', new arrow.Utf8(), nullable),
+    new arrow.Field('vector', new arrow.FixedSizeList(dim, new arrow.Field('item', element, nullable)), nullable),
+  ];
+  if (variant === 'longname') fields.push(new arrow.Field(LONG, new arrow.Utf8(), false));
+  return new arrow.Schema(fields);
+}
+
+function rowsFrom(start, count, long) {
   const data = [];
   for (let i = start; i < start + count; i++) {
-    data.push({id: i, cat: 'c' + (i % 7), body: 'row ' + i + (i % 3 ? ' apple' : ' pear'),
-      vector: Array.from({length: dim}, (_, j) => Math.sin(i * 0.37 + j))});
+    const row = {id: i, cat: 'c' + (i % 7), body: 'row ' + i + (i % 3 ? ' apple' : ' pear'),
+      vector: Array.from({length: dim}, (_, j) => Math.sin(i * 0.37 + j))};
+    if (long) row[LONG] = 'l';
+    data.push(row);
   }
   return data;
 }
@@ -22,9 +43,13 @@ function rowsFrom(start, count) {
 let table;
 if (op === 'append') {
   table = await db.openTable(name);
-  await table.add(rowsFrom(Number(await table.countRows()), rows));
+  const long = (await table.schema()).fields.some((f) => f.name === LONG);
+  await table.add(rowsFrom(Number(await table.countRows()), rows, long));
 } else {
-  table = await db.createTable(name, rowsFrom(0, Math.min(rows, batch)), {mode: 'create'});
-  for (let start = batch; start < rows; start += batch) await table.add(rowsFrom(start, Math.min(batch, rows - start)));
+  const long = variant === 'longname';
+  table = await db.createTable(name, rowsFrom(0, Math.min(rows, batch), long), {mode: 'create', schema: schemaOf(variant)});
+  for (let start = batch; start < rows; start += batch) {
+    await table.add(rowsFrom(start, Math.min(batch, rows - start), long));
+  }
 }
 console.log(await table.version());
