@@ -387,14 +387,20 @@ def test_a_concurrent_same_name_request_is_fenced(env):
 def test_stale_admission_when_another_writer_changed_the_dataset(env):
     root, path, data = env
     root.stop_supervisor()
-    # The worker waits 30 s before it runs: room for the other writer (a Node process loading
-    # LanceDB, which took more than 12 s once on a loaded 2-core machine) to finish first.
+    # The worker stops before it invokes LanceDB until the other writer has committed: it says
+    # it got there by creating release.reached, and goes on once release exists.
+    release = os.path.join(tempfile.mkdtemp(prefix="vigil-pause-"), "release")
     proc = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
-                            env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(30000)"),
+                            env=dict(os.environ, VIGIL_ROOT=root.path,
+                                     VIGIL_FAILPOINTS="worker.before_invoke=pause(%s)" % release),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    root.wait_running(1)
+    deadline = time.time() + 120
+    while not os.path.exists(release + ".reached"):
+        assert proc.poll() is None and time.time() < deadline, "the worker never reached its pause"
+        time.sleep(0.01)
     writer("append", data, 100)  # another LanceDB writer, after admission, before execution
     assert proc.poll() is None, "the build ended before the other writer committed"
+    open(release, "w").close()
     proc.wait(120)
     j = root.settle(1)
     assert j["State"] == "FAILED" and j["Outcome"] == "NOT_COMMITTED" and "STALE_ADMISSION" in j["Message"], j
@@ -509,9 +515,14 @@ def test_worker_killed_at_a_random_moment_never_contradicts_lancedb(env):
                             stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     worker = None
+    # This attempt's worker: the parent of the runner working on this dataset (any vigil-worker
+    # could be another test's under ctest -j2).
     while worker is None and time.time() < deadline and proc.poll() is None:
-        p = subprocess.run(["pgrep", "-f", "vigil-worker"], capture_output=True, text=True)
-        worker = int(p.stdout.split()[0]) if p.stdout.split() else None
+        runner = runner_pid(path)
+        try:
+            worker = parent_of(runner) if runner else None
+        except OSError:
+            worker = None
         time.sleep(0.02)
     if worker is not None:
         time.sleep(delay)
