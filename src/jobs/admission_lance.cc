@@ -40,6 +40,7 @@ Status CheckCaps(const lance::LanceSnapshot& snap, const std::string& column, co
                                    " fragments, more than " +
                                    index::CapText("max_fragments", caps.max_fragments, defaults.max_fragments));
   }
+  std::optional<int64_t> column_dim;
   for (const lance::LanceField& f : snap.fields) {
     std::optional<int64_t> dim = f.name == column ? lance::VectorDimension(f.type) : std::nullopt;
     if (dim && static_cast<uint64_t>(*dim) > caps.max_vector_dimension) {
@@ -47,6 +48,7 @@ Status CheckCaps(const lance::LanceSnapshot& snap, const std::string& column, co
           "column '" + column + "' has dimension " + std::to_string(*dim) + ", more than " +
           index::CapText("max_vector_dimension", caps.max_vector_dimension, defaults.max_vector_dimension));
     }
+    if (dim) column_dim = dim;
   }
   auto over = [&](const char* key, uint64_t cap, uint64_t default_cap) -> Status {
     auto it = properties.find(key);
@@ -64,7 +66,23 @@ Status CheckCaps(const lance::LanceSnapshot& snap, const std::string& column, co
     return Status::OK();
   };
   VIGIL_RETURN_IF_ERROR(over("num_partitions", caps.max_partitions, defaults.max_partitions));
-  return over("num_sub_vectors", caps.max_sub_vectors, defaults.max_sub_vectors);
+  VIGIL_RETURN_IF_ERROR(over("num_sub_vectors", caps.max_sub_vectors, defaults.max_sub_vectors));
+  // The IVF_PQ shape rules of Vigil's own tables (index_spec.cc), before any job exists.
+  const auto value = [&](const char* key) -> std::optional<uint64_t> {
+    auto it = properties.find(key);
+    return it == properties.end() ? std::nullopt : std::optional<uint64_t>(std::stoull(it->second));
+  };
+  if (const std::optional<uint64_t> sub = value("num_sub_vectors");
+      sub && column_dim && *sub > 0 && static_cast<uint64_t>(*column_dim) % *sub != 0) {
+    return Status::InvalidArgument("num_sub_vectors " + std::to_string(*sub) + " does not divide the dimension " +
+                                   std::to_string(*column_dim));
+  }
+  if (const std::optional<uint64_t> parts = value("num_partitions");
+      parts && column_dim && *parts > static_cast<uint64_t>(snap.data.rows)) {
+    return Status::InvalidArgument("num_partitions " + std::to_string(*parts) + " exceeds the " +
+                                   std::to_string(snap.data.rows) + " rows of the snapshot");
+  }
+  return Status::OK();
 }
 
 JobSpec LanceSpec(const TableEntry& t, const lance::LanceSnapshot& snap, const std::string& exact, Operation op) {

@@ -296,6 +296,10 @@ def test_the_type_matrix_and_metadata_bounds_of_seed_000(env):
         ("CREATE INDEX x ON d.wide (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '4')",
          "needs a FixedSizeList of Float16 or Float32 (a vector) column; Lance column 'vector' is "
          "FixedSizeList[8]<Float64>"),
+        ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '3')",
+         "num_sub_vectors 3 does not divide the dimension"),
+        ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('num_partitions' = '6000', "
+         "'num_sub_vectors' = '4')", "num_partitions 6000 exceeds the 5000 rows of the snapshot"),
     ]:
         c, out = root.sql(sql, check=False)
         assert c != 0 and "INVALID_ARGUMENT" in out and text in out, (sql, out)
