@@ -48,7 +48,7 @@ void VigilFuzzSeeds(std::vector<std::string>* out) {
   for (int i = 0; i < 63; ++i) objects += "{\"k\":";
   out->push_back(objects + "\"[[[[\\\"\"" + std::string(63, '}'));
   std::string wide = "{";
-  for (int i = 0; i < 10'000; ++i) wide += "\"k" + std::to_string(i) + "\":[1,{\"a\":[]}],";
+  for (int i = 0; i < 500; ++i) wide += "\"k" + std::to_string(i) + "\":[1,{\"a\":[]}],";
   out->push_back(wide + "\"end\":null}");
   out->push_back("{\"sql\": \"SELECT 1\", \"script\": true}");
 }

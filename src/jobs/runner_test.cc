@@ -49,6 +49,19 @@ class RunnerTest : public ::testing::Test {
     return s;
   }
 
+  // A second table, db.other, of 300 generated rows.
+  void AddOtherTable() {
+    DatagenOptions o;
+    o.rows = 300;
+    o.dim = 8;
+    o.latent_dim = 2;
+    auto gen = *DataGenerator::Make(o);
+    const std::string other = dir_.Join("db/other.vgl");
+    auto ds = *Dataset::Create(other, gen->schema(), {});
+    ASSERT_TRUE(ds->Append(gen->NewReader().get(), {}).ok());
+    ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "other", other, now_).ok());
+  }
+
   // Runs every pending job and every refresh; returns the job as persisted.
   JobRecord RunAll(int64_t job_id) {
     for (;;) {
@@ -262,15 +275,7 @@ class GateExecutor : public Executor {
 
 // jobs.concurrency_per_node: attempts on different tables run at once; a table never has two.
 TEST_F(RunnerTest, ConcurrentAttemptsRunTablesInParallelOneAttemptPerTable) {
-  DatagenOptions o;
-  o.rows = 300;
-  o.dim = 8;
-  o.latent_dim = 2;
-  auto gen = *DataGenerator::Make(o);
-  const std::string other = dir_.Join("db/other.vgl");
-  auto ds = *Dataset::Create(other, gen->schema(), {});
-  ASSERT_TRUE(ds->Append(gen->NewReader().get(), {}).ok());
-  ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "other", other, now_).ok());
+  ASSERT_NO_FATAL_FAILURE(AddOtherTable());
   Admission admission(store_.get(), {});
   auto a = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
   auto b = *admission.Create(Create("id_idx", "id", index::IndexType::kBtree), "admin", now_);
@@ -318,15 +323,7 @@ TEST_F(RunnerTest, ConcurrencyOneRunsOneAttemptAtATime) {
 // jobs.concurrency_per_cluster and jobs.concurrency_per_catalog bound the attempts running at
 // once beside each node's own bound (seed 000 section 10.2).
 TEST_F(RunnerTest, TheClusterAndCatalogBoundsHoldJobsPendingBesideTheNodesOwn) {
-  DatagenOptions o;
-  o.rows = 300;
-  o.dim = 8;
-  o.latent_dim = 2;
-  auto gen = *DataGenerator::Make(o);
-  const std::string other = dir_.Join("db/other.vgl");
-  auto ds = *Dataset::Create(other, gen->schema(), {});
-  ASSERT_TRUE(ds->Append(gen->NewReader().get(), {}).ok());
-  ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "other", other, now_).ok());
+  ASSERT_NO_FATAL_FAILURE(AddOtherTable());
   Admission admission(store_.get(), {});
   auto a = *admission.Create(Create("cat_idx", "category", index::IndexType::kBitmap), "admin", now_);
   CreateIndexStatement on_other = Create("cat_idx", "category", index::IndexType::kBitmap);
