@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "cli/serve_fixture.h"
@@ -26,7 +28,7 @@ using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 class ServeSettingsTest : public ::testing::Test {
- protected:
+ public:
   // A root whose vigil.toml holds `server_section` under [server], and an administrator.
   void Init(const std::string& server_section) {
     root_ = dir_.Join("root");
@@ -358,6 +360,44 @@ TEST_F(ServeSettingsTest, AJobNoNodeTakesEndsSchedulingExhaustedAfterMaxPendingS
   EXPECT_EQ(detail["RefreshState"], "NOT_REQUIRED");
   EXPECT_NE(detail["Message"].get<std::string>().find("SCHEDULING_EXHAUSTED"), std::string::npos) << waited.body;
   EXPECT_TRUE(detail["AttemptId"].is_null()) << waited.body;
+}
+
+// [jobs] concurrency_per_cluster or concurrency_per_catalog = 1 on a node that could run two
+// attempts: while the first job's worker is held at a pause, the second job stays PENDING; both
+// finish once it is released.
+void ExpectOneAttemptAtATime(ServeSettingsTest& t, const std::string& setting) {
+  t.Init("");
+  std::ofstream(t.root_ + "/vigil.toml", std::ios::app) << "[jobs]\nconcurrency_per_node = 2\n" << setting << " = 1\n";
+  const std::string release = t.dir_.Join("release");
+  t.Start(0, "worker.before_invoke=pause(" + release + ")");
+  ASSERT_EQ(t.Sql("CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL); CREATE TABLE d.u (id BIGINT NOT NULL); "
+                  "INSERT INTO d.t VALUES (1); INSERT INTO d.u VALUES (1)")
+                .status,
+            200);
+  ASSERT_EQ(t.Sql("CREATE INDEX i ON d.t (id) USING BTREE; CREATE INDEX i ON d.u (id) USING BTREE").status, 200);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(release + ".reached")) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no worker reached its pause";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // The leader dispatches every job a slot can take in one pass: the second would be RUNNING now.
+  auto listed = Json::parse(t.Sql("SELECT State FROM vigil_index_jobs ORDER BY JobId").body, nullptr, false);
+  std::multiset<std::string> states;
+  for (const auto& row : listed["results"][0]["rows"]) states.insert(row[0].get<std::string>());
+  EXPECT_EQ(states, (std::multiset<std::string>{"PENDING", "RUNNING"})) << listed.dump();
+  std::ofstream(release).put('\n');
+  for (const char* job : {"1", "2"}) {
+    auto waited = t.Call(*t.client_, "POST", std::string("/v1/jobs/") + job + "/wait?timeout_s=60");
+    EXPECT_EQ(Json::parse(waited.body, nullptr, false)["job"]["State"], "FINISHED") << waited.body;
+  }
+}
+
+TEST_F(ServeSettingsTest, ConcurrencyPerClusterHoldsTheSecondJobPendingWhileOneRuns) {
+  ExpectOneAttemptAtATime(*this, "concurrency_per_cluster");
+}
+
+TEST_F(ServeSettingsTest, ConcurrencyPerCatalogHoldsTheSecondJobPendingWhileOneRuns) {
+  ExpectOneAttemptAtATime(*this, "concurrency_per_catalog");
 }
 
 // requests_per_second_per_user: a user past the rate (after a second's burst) is answered 429
