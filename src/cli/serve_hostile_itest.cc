@@ -182,6 +182,21 @@ TEST_F(ServeHostileTest, AStatementsRowsAreNotSentOnceItsUserLostShow) {
   EXPECT_NE(r.body.find("was revoked while the request ran"), std::string::npos) << r.body;
 }
 
+// #48.2: the query route's rows, likewise.
+TEST_F(ServeHostileTest, AQuerysRowsAreNotSentOnceItsUserLostShow) {
+  const std::string release = dir_.Join("release");
+  Start("", "query_route.after_query=pause(" + release + ")@1");
+  auto reading = std::async(std::launch::async, [&] {
+    return Call("POST", "/v1/databases/d/tables/t/query", rita_, Json{{"select", {"k"}}}.dump());
+  });
+  while (!std::filesystem::exists(release + ".reached")) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(Sql(admin_, "DROP USER rita").status, 200);
+  std::ofstream(release).put('\n');
+  const server::ClientResponse r = reading.get();
+  EXPECT_EQ(r.status, 401) << r.body;
+  EXPECT_EQ(r.body.find("secret-row"), std::string::npos) << r.body;
+}
+
 // #48.4: a filter or statement text that smuggles a second statement runs nothing; a script
 // runs only when the body says "script": true.
 TEST_F(ServeHostileTest, ASecondStatementRunsOnlyWhenTheBodyAsksForAScript) {
