@@ -27,6 +27,17 @@ namespace {
 using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// Whether a process reached the failpoint pause(`release`) (its `release`.reached appeared)
+// within a minute.
+bool AwaitPause(const std::string& release) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(release + ".reached")) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 // A recursive WITH that runs until its statement timeout or cancellation.
 constexpr char kEndless[] = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n";
 
@@ -173,7 +184,7 @@ TEST_F(ServeHostileTest, AStatementsRowsAreNotSentOnceItsUserLostShow) {
   const std::string release = dir_.Join("release");
   Start("", "sql_route.after_statement=pause(" + release + ")@1");
   auto reading = std::async(std::launch::async, [&] { return Sql(rita_, "SELECT k FROM d.t"); });
-  while (!std::filesystem::exists(release + ".reached")) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(AwaitPause(release)) << "the request never reached its pause";
   ASSERT_EQ(Sql(admin_, "REVOKE SHOW ON d.* FROM rita").status, 200);
   std::ofstream(release).put('\n');
   const server::ClientResponse r = reading.get();
@@ -189,7 +200,7 @@ TEST_F(ServeHostileTest, AQuerysRowsAreNotSentOnceItsUserLostShow) {
   auto reading = std::async(std::launch::async, [&] {
     return Call("POST", "/v1/databases/d/tables/t/query", rita_, Json{{"select", {"k"}}}.dump());
   });
-  while (!std::filesystem::exists(release + ".reached")) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(AwaitPause(release)) << "the request never reached its pause";
   ASSERT_EQ(Sql(admin_, "DROP USER rita").status, 200);
   std::ofstream(release).put('\n');
   const server::ClientResponse r = reading.get();
