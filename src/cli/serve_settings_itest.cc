@@ -18,6 +18,7 @@
 #include "vigil/auth/root_auth.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/jobs/root_jobs.h"
+#include "vigil/jobs/table_catalog.h"
 #include "vigil/server/http_client.h"
 #include "vigil/storage/root.h"
 
@@ -390,6 +391,73 @@ void ExpectOneAttemptAtATime(ServeSettingsTest& t, const std::string& setting) {
     auto waited = t.Call(*t.client_, "POST", std::string("/v1/jobs/") + job + "/wait?timeout_s=60");
     EXPECT_EQ(Json::parse(waited.body, nullptr, false)["job"]["State"], "FINISHED") << waited.body;
   }
+}
+
+// [generations] memory_budget_bytes bounds the server process, not each of its sessions: two
+// sessions reading one table share its generation (charged once), and a second table that
+// would fit alone is refused while the first is held. The first request (another user's: each
+// user has half of the sessions) is held at a pause so that the second runs on the other session.
+TEST_F(ServeSettingsTest, GenerationBudgetsAreTheProcesssAndSessionsShareATablesGeneration) {
+  Init("sessions = 2");
+  std::string reader;
+  {
+    auto root = Root::Open(root_);
+    ASSERT_TRUE(root.ok());
+    auto store = auth::OpenRootPrincipalStore(*root);
+    ASSERT_TRUE(store.ok());
+    reader = (*store)->CreateUser("default", "rita", false)->token;
+    ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
+  }
+  // Rows enough for a BTREE of more than 1 MiB (the least budget vigil.toml takes).
+  const std::string csv = dir_.Join("rows.csv");
+  {
+    std::ofstream out(csv);
+    out << "id\n";
+    for (int i = 0; i < 100'000; ++i) out << i << "\n";
+  }
+  for (const std::string table : {"d.t", "d.u"}) {
+    ASSERT_EQ(RunVigil("--root " + root_ + " sql -c \"CREATE DATABASE IF NOT EXISTS d; CREATE TABLE " + table +
+                       " (id BIGINT NOT NULL); COPY " + table + " FROM '" + csv + "'; CREATE INDEX i ON " + table +
+                       " (id) USING BTREE\""),
+              0);
+  }
+  uint64_t segment_bytes = 0;
+  {
+    auto root = Root::Open(root_);
+    ASSERT_TRUE(root.ok());
+    auto store = jobs::OpenRootJobStore(*root);
+    ASSERT_TRUE(store.ok());
+    auto entry = jobs::TableCatalog(&*root, store->get()).Lookup(TableName{std::string(kLocalCatalog), "d", "t"});
+    ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+    for (const auto& f : std::filesystem::recursive_directory_iterator(entry->locator + "/_indices")) {
+      if (f.is_regular_file()) segment_bytes += f.file_size();
+    }
+  }
+  ASSERT_GT(segment_bytes, 0u);
+  std::ofstream(root_ + "/vigil.toml", std::ios::app)
+      << "[generations]\nmemory_budget_bytes = " << segment_bytes * 3 / 2 << "\n";
+  const std::string release = dir_.Join("release");
+  Start(0, "sql_route.after_statement=pause(" + release + ")@1");
+  auto held = std::async(std::launch::async, [&]() -> server::ClientResponse {
+    auto c = Connect();
+    auto r = c->Call("POST", "/v1/sql", {{"Authorization", "Bearer " + reader}, {"Content-Type", "application/json"}},
+                     Json{{"sql", "SELECT COUNT(*) FROM d.t"}}.dump());
+    return r.ok() ? *r : server::ClientResponse{};
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(release + ".reached")) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the first request never reached its pause";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  auto same = Sql("SELECT COUNT(*) FROM d.t");  // the other session, the same generation
+  EXPECT_EQ(same.status, 200) << same.body;
+  auto other = Sql("SELECT COUNT(*) FROM d.u");
+  EXPECT_NE(other.status, 200) << other.body;
+  EXPECT_NE(other.body.find("generations.memory_budget_bytes"), std::string::npos) << other.body;
+  std::ofstream(release).put('\n');
+  auto first = held.get();
+  EXPECT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(Json::parse(first.body, nullptr, false)["results"][0]["rows"][0][0], 100'000) << first.body;
 }
 
 TEST_F(ServeSettingsTest, ConcurrencyPerClusterHoldsTheSecondJobPendingWhileOneRuns) {

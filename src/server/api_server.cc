@@ -180,7 +180,7 @@ Status ApiServer::Impl::Open() {
   so.file_access = sql::FileAccess::kServer;
   so.principal = jobs::Principal{};
   so.statement_timeout_is_ceiling = true;
-  so.generation_budget = sql::NewGenerationBudget(config_.generations);  // one for the process
+  so.generation_pool = sql::GenerationPool::Create(root_, config_.generations);  // one for the process
   sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions);
   VIGIL_ASSIGN_OR_RETURN(spool_, UploadSpool::Open(root_.path(), options_.env));
   AddServiceRoutes();

@@ -21,6 +21,7 @@
 #include "vigil/common/config.h"
 #include "vigil/common/status.h"
 #include "vigil/sql/ast.h"
+#include "vigil/sql/generation_pool.h"
 #include "vigil/sql/result.h"
 #include "vigil/storage/root.h"
 #include "vigil/storage/schema.h"
@@ -32,27 +33,21 @@ struct Principal;
 }  // namespace jobs
 }  // namespace vigil
 
-namespace vigil::generations {
-class ResourceBudget;
-}  // namespace vigil::generations
-
 namespace vigil::sql {
 
 struct SelectOptions {
   size_t max_rows = 1'000'000;        // more is ResourceExhausted, never a truncated result
   uint64_t statement_timeout_ms = 0;  // 0: no timeout
-  // Bounds of the generations this engine opens (vigil.toml [generations]); the budgets are
-  // shared by every table the engine reads.
+  // Bounds of the generations this engine opens (vigil.toml [generations]) when it has a
+  // pool of its own; the budgets are shared by every table the engine reads.
   GenerationsConfig generations;
   // How the metadata functions read an external Lance table's indexes (vigil.toml [lance]).
   LanceConfig lance;
-  // The process's generation budgets (NewGenerationBudget), shared with every other engine that
-  // names the same one; null: the engine has budgets of its own, of `generations`' sizes.
-  std::shared_ptr<generations::ResourceBudget> budget;
+  // The process's generations (one manager per table, one budget), shared with every other
+  // engine given the same pool, of the same root; null: the engine has a pool of its own, of
+  // `generations`' bounds.
+  std::shared_ptr<GenerationPool> pool;
 };
-
-// Budgets of `config`'s sizes, for every engine of a process to share (SelectOptions::budget).
-std::shared_ptr<generations::ResourceBudget> NewGenerationBudget(const GenerationsConfig& config);
 
 class SelectEngine {
  public:

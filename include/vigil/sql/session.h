@@ -50,10 +50,10 @@ struct SessionOptions {
   // vigil.toml's [sql] statement_timeout is a ceiling the session's SET may lower but never
   // lift (or turn off): a server's users share its sessions.
   bool statement_timeout_is_ceiling = false;
-  // The process's generation budgets (NewGenerationBudget), shared by every session given the
-  // same one, so N sessions never hold N times [generations] memory_budget_bytes; null: the
-  // session's engine has budgets of its own.
-  std::shared_ptr<generations::ResourceBudget> generation_budget;
+  // The process's generations (GenerationPool: one manager per table and one budget), shared
+  // by every session given the same pool, so N sessions never hold N times the bounds of
+  // [generations]; null: the session's engine has a pool of its own.
+  std::shared_ptr<GenerationPool> generation_pool;
 };
 
 class Session {

@@ -34,20 +34,23 @@ class GenerationBudgetTest : public ::testing::Test {
       out << "id\n";
       for (int i = 0; i < 150'000; ++i) out << i << "\n";
     }
-    ASSERT_TRUE(s->Execute("CREATE TABLE d.t (id BIGINT NOT NULL)").ok());
-    ASSERT_TRUE(s->Execute("COPY d.t FROM '" + csv + "'").ok());
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
     jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
-    index::CreateIndexRequest req;
-    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
-    req.dataset_path = entry.locator;
-    req.dataset = catalog.Options(entry);
-    req.column = "id";
-    req.name = "id_idx";
-    req.type = index::IndexType::kBtree;
-    auto built = index::CreateScalarIndex(req);
-    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    // d.t and d.u: the same rows and the same BTREE, so their segments weigh the same.
+    for (const std::string table : {"d.t", "d.u"}) {
+      ASSERT_TRUE(s->Execute("CREATE TABLE " + table + " (id BIGINT NOT NULL)").ok());
+      ASSERT_TRUE(s->Execute("COPY " + table + " FROM '" + csv + "'").ok());
+      index::CreateIndexRequest req;
+      const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName(table));
+      req.dataset_path = entry.locator;
+      req.dataset = catalog.Options(entry);
+      req.column = "id";
+      req.name = "id_idx";
+      req.type = index::IndexType::kBtree;
+      auto built = index::CreateScalarIndex(req);
+      ASSERT_TRUE(built.ok()) << built.status().ToString();
+    }
   }
   Result<ResultSet> Count(const std::string& config) {
     std::ofstream(root_dir_ + "/vigil.toml") << config;
@@ -74,10 +77,11 @@ TEST_F(GenerationBudgetTest, DiskBudgetRefusesSegmentsThatDoNotFit) {
   EXPECT_THAT(refused.status().message(), HasSubstr("generations.disk_budget_bytes"));
 }
 
-// One budget for the process: two sessions given the same budget (as `vigil serve`'s sessions
-// are) share it, so a table that fits alone is refused while another session holds one; with
-// budgets of their own each would fit.
-TEST_F(GenerationBudgetTest, SessionsSharingTheProcessBudgetShareItsBytes) {
+// One budget for the process: sessions given the same pool (as `vigil serve`'s sessions are)
+// share one manager per table and one budget. Two sessions reading one table share its
+// generation, so it is charged once; a second table that fits alone is refused while another
+// session holds the first; with pools of their own each session would fit.
+TEST_F(GenerationBudgetTest, SessionsSharingTheProcessPoolShareGenerationsAndBytes) {
   uint64_t segment_bytes = 0;
   {
     Root root = *Root::Open(root_dir_);
@@ -91,27 +95,48 @@ TEST_F(GenerationBudgetTest, SessionsSharingTheProcessBudgetShareItsBytes) {
   ASSERT_GT(segment_bytes, 0u);
   std::ofstream(root_dir_ + "/vigil.toml")
       << "[generations]\nmemory_budget_bytes = " << segment_bytes * 3 / 2 << "\ndisk_budget_bytes = \"1TiB\"\n";
-  auto holder = Session::Open(root_dir_);
-  ASSERT_TRUE(holder.ok());
-  const std::string count = "SELECT count(*) FROM d.t WHERE id < 1000";
-  // Alone, each session's own budget holds the table.
-  ASSERT_TRUE((*holder)->Execute(count).ok());
-  auto own = Session::Open(root_dir_);
-  ASSERT_TRUE((*own)->Execute(count).ok());
+  const std::string count_t = "SELECT count(*) FROM d.t WHERE id < 1000";
+  const std::string count_u = "SELECT count(*) FROM d.u WHERE id < 1000";
+  // With pools of their own, each session's budget holds one table.
+  auto own_t = Session::Open(root_dir_);
+  ASSERT_TRUE((*own_t)->Execute(count_t).ok());
+  auto own_u = Session::Open(root_dir_);
+  ASSERT_TRUE((*own_u)->Execute(count_u).ok());
+  own_t->reset();
+  own_u->reset();
 
   GenerationsConfig sizes;
   sizes.memory_budget_bytes = segment_bytes * 3 / 2;
   sizes.disk_budget_bytes = uint64_t{1} << 40;
   SessionOptions shared;
-  shared.generation_budget = NewGenerationBudget(sizes);
+  shared.generation_pool = GenerationPool::Create(*Root::Open(root_dir_), sizes);
   auto first = Session::Open(root_dir_, shared);
   auto second = Session::Open(root_dir_, shared);
-  ASSERT_TRUE((*first)->Execute(count).ok());  // keeps the table's generation, and its bytes
-  auto refused = (*second)->Execute(count);
+  ASSERT_TRUE((*first)->Execute(count_t).ok());  // keeps d.t's generation, and its bytes
+  auto same = (*second)->Execute(count_t);       // the same generation: nothing more is charged
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(std::get<int64_t>(same->rows[0][0]), 1000);
+  auto refused = (*second)->Execute(count_u);
   ASSERT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
   EXPECT_THAT(refused.status().message(), HasSubstr("generations.memory_budget_bytes"));
-  first->reset();  // its generations go, and their bytes with them
-  EXPECT_TRUE((*second)->Execute(count).ok());
+  first->reset();
+  second->reset();  // d.t's generation goes with the last engine holding it, and its bytes too
+  auto third = Session::Open(root_dir_, shared);
+  auto fits = (*third)->Execute(count_u);
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+}
+
+// A pool serves one root: an engine of another root refuses it.
+TEST_F(GenerationBudgetTest, APoolOfAnotherRootIsRefused) {
+  const std::string other = dir_.Join("other");
+  ASSERT_TRUE(Root::Init(other).ok());
+  SessionOptions shared;
+  shared.generation_pool = GenerationPool::Create(*Root::Open(other), GenerationsConfig{});
+  auto s = Session::Open(root_dir_, shared);
+  ASSERT_TRUE(s.ok());
+  auto refused = (*s)->Execute("SELECT count(*) FROM d.t");
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << refused.status().ToString();
+  EXPECT_THAT(refused.status().message(), HasSubstr("generation pool serves the root " + other));
 }
 
 }  // namespace

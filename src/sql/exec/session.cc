@@ -320,7 +320,7 @@ class SessionImpl : public Session {
       options.statement_timeout_ms = statement_timeout_ms_;
       options.generations = ctx_.config.generations;
       options.lance = ctx_.config.lance;
-      options.budget = ctx_.options.generation_budget;
+      options.pool = ctx_.options.generation_pool;
       VIGIL_ASSIGN_OR_RETURN(ctx_.select, SelectEngine::Open(ctx_.root, ctx_.store.get(), options));
     }
     return ctx_.select.get();

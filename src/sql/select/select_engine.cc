@@ -22,7 +22,6 @@
 #include "sql/select/vtab.h"
 #include "vigil/common/sqlite_status.h"
 #include "vigil/generations/generation_manager.h"
-#include "vigil/generations/version_pins.h"
 #include "vigil/jobs/authorization.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/table_catalog.h"
@@ -247,13 +246,15 @@ class Engine : public SelectEngine, public internal::VtabHost {
         it = managers_.end();
       }
       if (it == managers_.end()) {
-        VIGIL_ASSIGN_OR_RETURN(auto manager, OpenManager(catalog, entry));
-        return managers_.emplace(key, Managed{std::move(manager), now}).first->second.manager.get();
+        // The process's manager of the table, which another engine may have opened earlier.
+        VIGIL_ASSIGN_OR_RETURN(auto manager, pool_->Manager(entry));
+        it = managers_.emplace(key, Managed{std::move(manager), now}).first;
       }
       it->second.looked_up_ms = now;
     }
     auto refreshed = it->second.manager->Refresh();
     if (!refreshed.ok()) {
+      pool_->Forget(it->second.manager.get());
       managers_.erase(it);
       const StatusCode code = refreshed.status().code();
       // The kept incarnation's files are gone (dropped): the catalog says what the name is now.
@@ -264,29 +265,12 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return it->second.manager.get();
   }
 
-  // A generation manager and when the catalog last named its incarnation (monotonic ms).
+  // A generation manager (shared with the process's other engines through the pool) and when
+  // the catalog last named its incarnation (monotonic ms).
   struct Managed {
-    std::unique_ptr<generations::GenerationManager> manager;
+    std::shared_ptr<generations::GenerationManager> manager;
     int64_t looked_up_ms = 0;
   };
-
-  Result<std::unique_ptr<generations::GenerationManager>> OpenManager(jobs::TableCatalog& catalog,
-                                                                      const jobs::TableEntry& entry) {
-    generations::GenerationsOptions gopts;
-    gopts.dataset = catalog.Options(entry);
-    gopts.builders_per_table = options_.generations.builders_per_table;
-    gopts.physical_per_table = options_.generations.physical_per_table;
-    gopts.budget = budget_.get();
-    // The versions this process reads are pinned in the metadata store, so that a VACUUM in
-    // any process keeps their files; the pins are heartbeated and expire if this process dies.
-    if (pins_ == nullptr) {
-      VIGIL_ASSIGN_OR_RETURN(pins_, generations::VersionPinStore::Open(&store_->database(), root_.env()->NowMs()));
-    }
-    gopts.pins = pins_.get();
-    gopts.maintain_interval = std::chrono::seconds(20);
-    gopts.catalog_staleness = std::chrono::milliseconds(options_.generations.catalog_staleness_ms);
-    return generations::GenerationManager::Open(entry.locator, gopts);
-  }
 
   void ClearCache() {
     for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
@@ -542,13 +526,12 @@ class Engine : public SelectEngine, public internal::VtabHost {
   const Root& root_;
   jobs::JobStore* store_;
   SelectOptions options_;
-  // Shared by every table's generations (and, when the process gave one, by every engine); it
-  // outlives the managers that charge it.
-  std::shared_ptr<generations::ResourceBudget> budget_ =
-      options_.budget ? options_.budget : NewGenerationBudget(options_.generations);
+  // The managers of the tables this engine reads, with their budget and pins (the process's,
+  // when it gave one); it outlives the managers and leases below.
+  std::shared_ptr<GenerationPool> pool_ =
+      options_.pool ? options_.pool : GenerationPool::Create(root_, options_.generations);
   internal::Lockdown lockdown_;  // outlives db_ (its authorizer)
   sqlite3* db_ = nullptr;
-  std::unique_ptr<generations::VersionPinStore> pins_;  // outlives the managers that use it
   std::map<std::string, Managed> managers_;
   std::map<std::string, std::string> vtabs_;  // vtab name -> schema fingerprint it was declared with
   std::map<std::string, sqlite3_stmt*> cache_;
@@ -569,15 +552,13 @@ class Engine : public SelectEngine, public internal::VtabHost {
 
 }  // namespace
 
-std::shared_ptr<generations::ResourceBudget> NewGenerationBudget(const GenerationsConfig& config) {
-  return std::make_shared<generations::ResourceBudget>(config.memory_budget_bytes, config.disk_budget_bytes,
-                                                       "generations.memory_budget_bytes",
-                                                       "generations.disk_budget_bytes");
-}
-
 Result<std::unique_ptr<SelectEngine>> SelectEngine::Open(const Root& root, jobs::JobStore* store,
                                                          SelectOptions options) {
   if (store == nullptr) return Status::InvalidArgument("the select engine needs the root's metadata store");
+  if (options.pool && !(options.pool->root().marker().incarnation == root.marker().incarnation)) {
+    return Status::InvalidArgument("the generation pool serves the root " + options.pool->root().path() + ", not " +
+                                   root.path());
+  }
   auto engine = std::make_unique<Engine>(root, store, options);
   VIGIL_RETURN_IF_ERROR(engine->Init());
   return std::unique_ptr<SelectEngine>(std::move(engine));
