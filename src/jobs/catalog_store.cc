@@ -2,6 +2,7 @@
 
 #include "jobs/job_schema.h"
 #include "jobs/job_store_internal.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/job_record.h"
 
@@ -29,25 +30,19 @@ Result<TableEntry> ParseTable(const Row& row) {
   return t;
 }
 
-// The catalog's incarnation, registering the catalog on first use.
-Result<std::string> EnsureCatalog(Connection& conn, const std::string& catalog, int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectCatalog, {catalog}));
-  if (!row) return Status::Internal("catalog '" + catalog + "' vanished after insert");
-  return row->Text(0);
-}
-
 }  // namespace
 
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
                                                const std::string& table, const std::string& locator, int64_t now_ms,
-                                               index::TableEngine engine) {
-  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms, engine);
+                                               index::TableEngine engine, const DatabaseCheck& database_exists) {
+  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms, engine,
+                       database_exists);
 }
 
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
                                                const std::string& table, const std::string& table_incarnation,
-                                               const std::string& locator, int64_t now_ms, index::TableEngine engine) {
+                                               const std::string& locator, int64_t now_ms, index::TableEngine engine,
+                                               const DatabaseCheck& database_exists) {
   VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxIndexNameBytes));
@@ -55,8 +50,10 @@ Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const
   Result<Uuid> incarnation = Uuid::Parse(table_incarnation);
   if (!incarnation.ok()) return incarnation.status().WithContext("table incarnation");
   TableEntry t{catalog, database, table, "", incarnation->ToString(), locator, now_ms, engine};
+  VIGIL_FAILPOINT("catalog.register_table.before_lock");  // SQLite's write transaction is the lock
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
-  VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, EnsureCatalog(txn.conn(), catalog, now_ms));
+  VIGIL_ASSIGN_OR_RETURN(t.catalog_incarnation, LockCatalogOn(txn.conn(), catalog, now_ms));
+  if (database_exists) VIGIL_RETURN_IF_ERROR(database_exists());
   VIGIL_RETURN_IF_ERROR(txn.conn()
                             .Execute(sql::kInsertTable, {catalog, database, table, t.table_incarnation, locator, now_ms,
                                                          index::TableEngineName(engine)})
@@ -67,7 +64,20 @@ Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const
 
 Result<std::vector<TableEntry>> CatalogStore::ListTables(const std::string& catalog, const std::string& database) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectTablesOfDatabase, {catalog, database}));
+  return ListTablesOn(*conn, catalog, database);
+}
+
+Result<std::string> CatalogStore::LockCatalogOn(Connection& conn, const std::string& catalog, int64_t now_ms) {
+  VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row,
+                         conn.QueryOptional(internal::Locked(conn, sql::kSelectCatalog), {catalog}));
+  if (!row) return Status::Internal("catalog '" + catalog + "' vanished after insert");
+  return row->Text(0);
+}
+
+Result<std::vector<TableEntry>> CatalogStore::ListTablesOn(Connection& conn, const std::string& catalog,
+                                                          const std::string& database) {
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kSelectTablesOfDatabase, {catalog, database}));
   std::vector<TableEntry> out;
   for (const Row& row : rows) {
     VIGIL_ASSIGN_OR_RETURN(TableEntry t, ParseTable(row));

@@ -1,5 +1,7 @@
 #include "vigil/jobs/job_control.h"
 
+#include "vigil/common/failpoint.h"
+
 namespace vigil::jobs {
 
 namespace {
@@ -250,10 +252,11 @@ Status JobControl::GuardedTableChange(const std::string& catalog, const std::str
   return txn.Commit();
 }
 
-Status JobControl::CheckDatabaseDroppable(const std::string& catalog, const std::string& db) {
-  VIGIL_ASSIGN_OR_RETURN(std::vector<TableEntry> tables, store_->catalog().ListTables(catalog, db));
-  if (tables.empty()) return Status::OK();
-  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kRead));
+Status JobControl::DropDatabase(const std::string& catalog, const std::string& db,
+                                const std::function<Status()>& remove) {
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
+  VIGIL_RETURN_IF_ERROR(CatalogStore::LockCatalogOn(txn.conn(), catalog, NowMs()).status());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<TableEntry> tables, CatalogStore::ListTablesOn(txn.conn(), catalog, db));
   std::string names;
   for (size_t i = 0; i < tables.size(); ++i) {
     const TableEntry& t = tables[i];
@@ -266,7 +269,13 @@ Status JobControl::CheckDatabaseDroppable(const std::string& catalog, const std:
     if (i < 10) names += (i ? ", " : "") + t.table_name + (t.engine == index::TableEngine::kVigil ? "" : " (external)");
   }
   if (tables.size() > 10) names += ", ... (" + std::to_string(tables.size()) + " in all)";
-  return Status::FailedPrecondition("database '" + db + "' is not empty (tables " + names + "); drop its tables first");
+  if (!tables.empty()) {
+    return Status::FailedPrecondition("database '" + db + "' is not empty (tables " + names +
+                                      "); drop its tables first");
+  }
+  VIGIL_FAILPOINT("jobs.drop_database.locked");
+  VIGIL_RETURN_IF_ERROR(remove());
+  return txn.Commit();
 }
 
 Status JobControl::DropTable(const std::string& catalog, const std::string& db, const std::string& table,

@@ -7,13 +7,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "jobs/job_list.h"
 #include "testutil/test_database.h"
 #include "vigil/common/uuid.h"
+#include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/version_store.h"
 #include "vigil/storage/filename.h"
@@ -1242,6 +1245,50 @@ TEST_P(JobStoreConformanceTest, ForceReleaseWritesAnAuditRecordThatOutlivesTheJo
   }
   EXPECT_EQ(store_->Get(v.job_id).status().code(), StatusCode::kNotFound);
   EXPECT_EQ(store_->ListAudit(0, 10).value(), *audit);
+}
+
+// DROP DATABASE (its check and removal under the catalog's lock) and a table registration
+// (which asks whether the database exists under the same lock) race on two threads: the
+// registration is wholly before the drop, which then refuses (not empty), or after it, and then
+// fails (no database). Never a registration left behind in a dropped database.
+TEST_P(JobStoreConformanceTest, DropDatabaseRacingATableRegistrationSerializes) {
+  JobControl control(store_.get(), [this] { return now_; });
+  for (int round = 0; round < 20; ++round) {
+    const std::string db = "race" + std::to_string(round);
+    std::atomic<bool> exists{true};  // the database's directory
+    std::atomic<int> go{0};
+    Result<TableEntry> registered = Status::Internal("not run");
+    Status dropped = Status::Internal("not run");
+    std::thread registering([&] {
+      while (go.load() == 0) {
+      }
+      registered = store_->catalog().RegisterTable(
+          "local", db, "x", "/data/x.lance", now_, index::TableEngine::kLance, [&]() -> Status {
+            return exists.load() ? Status::OK() : Status::NotFound("database '" + db + "' does not exist");
+          });
+    });
+    std::thread dropping([&] {
+      while (go.load() == 0) {
+      }
+      dropped = control.DropDatabase("local", db, [&] {
+        exists = false;
+        return Status::OK();
+      });
+    });
+    go.store(1);
+    registering.join();
+    dropping.join();
+    ASSERT_NE(registered.ok(), dropped.ok()) << registered.status().ToString() << " / " << dropped.ToString();
+    if (registered.ok()) {
+      EXPECT_EQ(dropped.code(), StatusCode::kFailedPrecondition) << dropped.ToString();
+      EXPECT_NE(dropped.message().find("is not empty (tables x (external))"), std::string::npos) << dropped.ToString();
+      EXPECT_TRUE(exists.load());
+    } else {
+      EXPECT_EQ(registered.status().code(), StatusCode::kNotFound) << registered.status().ToString();
+      EXPECT_FALSE(exists.load());
+      EXPECT_FALSE(store_->catalog().LookupTable("local", db, "x").value().has_value());
+    }
+  }
 }
 
 }  // namespace vigil::jobs

@@ -117,7 +117,8 @@ Result<TableEntry> TableCatalog::RegisterExternal(const TableName& name, index::
   VIGIL_ASSIGN_OR_RETURN(std::optional<TableEntry> existing, Find(name));
   if (existing) return Status::AlreadyExists("table " + name.ToString() + " already exists");
   VIGIL_RETURN_IF_ERROR(root_->EnsureDatabase(name.db));
-  Result<TableEntry> entry = store_->RegisterTable(name.catalog, name.db, name.table, location, NowMs(), engine);
+  Result<TableEntry> entry =
+      store_->RegisterTable(name.catalog, name.db, name.table, location, NowMs(), engine, DatabaseCheck(name));
   if (entry.status().Is(StatusCode::kAlreadyExists)) {
     return Status::AlreadyExists("table " + name.ToString() + " already exists");
   }
@@ -133,9 +134,17 @@ Status CheckOwnTable(const TableName& name, const TableEntry& entry, std::string
                               "and LanceDB reads and writes its rows");
 }
 
+CatalogStore::DatabaseCheck TableCatalog::DatabaseCheck(const TableName& name) const {
+  return [root = root_, db = name.db]() -> Status {
+    VIGIL_ASSIGN_OR_RETURN(bool exists, root->DatabaseExists(db));
+    if (!exists) return Status::NotFound("database '" + db + "' does not exist (it was dropped)");
+    return Status::OK();
+  };
+}
+
 Result<TableEntry> TableCatalog::RegisterNew(const TableName& name, const Uuid& incarnation, const std::string& dir) {
-  Result<TableEntry> entry =
-      store_->RegisterTable(name.catalog, name.db, name.table, incarnation.ToString(), dir, NowMs());
+  Result<TableEntry> entry = store_->RegisterTable(name.catalog, name.db, name.table, incarnation.ToString(), dir,
+                                                   NowMs(), index::TableEngine::kVigil, DatabaseCheck(name));
   if (entry.ok()) return entry;
   Result<std::string> aside = MoveDirAside(dir, incarnation.ToString());
   const std::string undo = aside.ok() ? " (undone)" : " (undo failed: " + aside.status().message() + ")";

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,15 +40,22 @@ class CatalogStore {
   // `db` outlives the store and holds the job store's schema.
   explicit CatalogStore(meta::Database* db) : db_(db) {}
 
+  // Whether the table's database exists (its directory), asked while the catalog is locked.
+  using DatabaseCheck = std::function<Status()>;
+
   // Registers a new table (and its catalog on first use) with a fresh random table incarnation.
-  // AlreadyExists when the name is registered.
+  // AlreadyExists when the name is registered. With `database_exists`, it is asked inside the
+  // registering transaction, which holds the catalog's lock (LockCatalogOn): a DROP DATABASE,
+  // which holds it too, is wholly before (the registration fails as it says) or after.
   Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database, const std::string& table,
                                    const std::string& locator, int64_t now_ms,
-                                   index::TableEngine engine = index::TableEngine::kVigil);
+                                   index::TableEngine engine = index::TableEngine::kVigil,
+                                   const DatabaseCheck& database_exists = nullptr);
   // The same with the caller's table incarnation (a UUID, unique for ever).
   Result<TableEntry> RegisterTable(const std::string& catalog, const std::string& database, const std::string& table,
                                    const std::string& table_incarnation, const std::string& locator, int64_t now_ms,
-                                   index::TableEngine engine = index::TableEngine::kVigil);
+                                   index::TableEngine engine = index::TableEngine::kVigil,
+                                   const DatabaseCheck& database_exists = nullptr);
   // The registered tables of one database, by table name.
   Result<std::vector<TableEntry>> ListTables(const std::string& catalog, const std::string& database);
   Result<std::optional<TableEntry>> LookupTable(const std::string& catalog, const std::string& database,
@@ -56,6 +64,13 @@ class CatalogStore {
   // On the caller's transaction: the registered table, its row locked when `lock`.
   static Result<std::optional<TableEntry>> LookupOn(meta::Connection& conn, const std::string& catalog,
                                                     const std::string& database, const std::string& table, bool lock);
+  // On the caller's write transaction: the catalog's incarnation (registering the catalog on
+  // first use), its row locked until the transaction ends. Registrations and DROP DATABASE
+  // take it, so they are serialized per catalog.
+  static Result<std::string> LockCatalogOn(meta::Connection& conn, const std::string& catalog, int64_t now_ms);
+  // On the caller's transaction: the registered tables of one database, by table name.
+  static Result<std::vector<TableEntry>> ListTablesOn(meta::Connection& conn, const std::string& catalog,
+                                                      const std::string& database);
   // On the caller's transaction: removes the registration of a table incarnation.
   static Status DeleteOn(meta::Connection& conn, const std::string& table_incarnation);
 

@@ -94,11 +94,13 @@ class JobControl {
   // DROP TABLE's registry part: guarded, then unregistered (a re-created table gets a
   // new incarnation). Files are reclaimed by VACUUM once nothing needs them.
   Status DropTable(const std::string& catalog, const std::string& db, const std::string& table, const Principal& who);
-  // Whether a database may be dropped: OK when no table of it is registered (an external table
-  // has no directory, so an empty directory does not prove it); TABLE_GUARDED naming the table
-  // when one holds an active or unknown job's guard, FailedPrecondition naming the tables
-  // otherwise (DROP TABLE each first, which honours their guards).
-  Status CheckDatabaseDroppable(const std::string& catalog, const std::string& db);
+  // DROP DATABASE: runs `remove` (the database directory's removal) when no table of the
+  // database is registered (an external table has no directory, so an empty directory does not
+  // prove it); TABLE_GUARDED naming the table when one holds an active or unknown job's guard,
+  // FailedPrecondition naming the tables otherwise (DROP TABLE each first, which honours their
+  // guards). The check and `remove` run in one write transaction holding the catalog's lock,
+  // which every table registration takes too: none can slip in between.
+  Status DropDatabase(const std::string& catalog, const std::string& db, const std::function<Status()>& remove);
 
  private:
   // Loads the job and authorizes `p` on its persisted target; NotFound when it is

@@ -74,6 +74,8 @@ class TableCatalog {
   Result<TableEntry> RegisterExternal(const TableName& name, index::TableEngine engine, const std::string& location);
 
  private:
+  // Asked by a registration while it holds the catalog's lock: whether `name`'s database exists.
+  CatalogStore::DatabaseCheck DatabaseCheck(const TableName& name) const;
   // Registers a new incarnation whose directory `dir` exists; on failure moves it aside.
   Result<TableEntry> RegisterNew(const TableName& name, const Uuid& incarnation, const std::string& dir);
   // Registers the legacy directory of `name` when there is one and the name is free.

@@ -60,9 +60,10 @@ Result<ResultSet> ExecCreateDatabase(ExecContext& ctx, const CreateDatabaseState
 Result<ResultSet> ExecDropDatabase(ExecContext& ctx, const DropDatabaseStatement& s) {
   VIGIL_RETURN_IF_ERROR(CheckCatalog(ctx, s.name));
   VIGIL_RETURN_IF_ERROR(RequireAdmin(ctx, "DROP DATABASE"));
-  // Registered tables first: an external table has no directory, and a guarded one must stay.
-  VIGIL_RETURN_IF_ERROR(ctx.Control().CheckDatabaseDroppable(ctx.root.marker().catalog, s.name.database));
-  Status st = ctx.root.DropDatabase(s.name.database);
+  // Registered tables first (an external table has no directory, and a guarded one must stay),
+  // then the directory, while no registration can come in between.
+  Status st = ctx.Control().DropDatabase(ctx.root.marker().catalog, s.name.database,
+                                         [&] { return ctx.root.DropDatabase(s.name.database); });
   if (st.Is(StatusCode::kNotFound) && s.if_exists) {
     return Message("database " + s.name.database + " does not exist; nothing changed");
   }

@@ -6,16 +6,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "testutil/temp_dir.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/lance/lance_table.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
@@ -29,6 +33,16 @@ using ::testing::Not;
 
 // Alice may ALTER every table of database shop, and nothing else.
 const jobs::Principal kShopAlice{"alice", false, {{"local.shop.*", {jobs::Privilege::kAlter, jobs::Privilege::kShow}}}};
+
+// Whether `path` appeared within a minute.
+bool AwaitFile(const std::string& path) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
 
 std::vector<std::string> FolderListing(const std::string& dir) {
   std::vector<std::string> out;
@@ -175,6 +189,42 @@ TEST_F(ExternalTableAccessTest, DropDatabaseIsRefusedWhileAnExternalTableIsRegis
   ASSERT_TRUE(admin->Execute("DROP TABLE shop.docs").ok());
   ASSERT_TRUE(admin->Execute("DROP DATABASE shop").ok());
   ASSERT_TRUE(admin->Execute("CREATE DATABASE shop").ok());
+  EXPECT_FALSE(Registered("docs"));
+}
+
+// #48 item 10, the DDL race: CREATE EXTERNAL TABLE reaches its registration while DROP DATABASE
+// of the same database is between its check (no table) and the directory's removal. The
+// registration waits for the drop's lock and then finds the database gone: it fails, and no
+// registration is left behind in a dropped database (a later CREATE DATABASE shows no table).
+TEST_F(ExternalTableAccessTest, ARegistrationRacingDropDatabaseFailsAndLeavesNothing) {
+  const std::string drop_release = dir_.Join("drop-release");
+  const std::string register_passed = dir_.Join("register-passed");
+  std::ofstream(register_passed).put('\n');  // the registration only signals it reached the lock
+  failpoint::Arm("jobs.drop_database.locked", failpoint::Action::kPause, 1, StatusCode::kIOError, 0, drop_release);
+  failpoint::Arm("catalog.register_table.before_lock", failpoint::Action::kPause, 1, StatusCode::kIOError, 0,
+                 register_passed);
+  auto dropper = Open(jobs::Principal::LocalAdmin());
+  auto creator = Open(jobs::Principal::LocalAdmin());
+  std::future<Result<ResultSet>> dropped;
+  std::future<Result<ResultSet>> created;
+  // Released on every way out (before the futures wait), so a failed assertion never hangs.
+  struct Release {
+    std::string path;
+    ~Release() { std::ofstream(path).put('\n'); }
+  } release{drop_release};
+  dropped = std::async(std::launch::async, [&] { return dropper->Execute("DROP DATABASE shop"); });
+  ASSERT_TRUE(AwaitFile(drop_release + ".reached")) << "DROP DATABASE never reached its pause";
+  created = std::async(std::launch::async, [&] { return Attach(*creator, "shop.docs", allowed_ + "/docs.lance"); });
+  ASSERT_TRUE(AwaitFile(register_passed + ".reached")) << "the registration never reached the catalog's lock";
+  std::ofstream(drop_release).put('\n');
+  Result<ResultSet> drop = dropped.get();
+  Result<ResultSet> create = created.get();
+  failpoint::DisarmAll();
+  ASSERT_TRUE(drop.ok()) << drop.status().ToString();
+  ASSERT_EQ(create.status().code(), StatusCode::kNotFound) << create.status().ToString();
+  EXPECT_THAT(create.status().message(), HasSubstr("database 'shop' does not exist (it was dropped)"));
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/shop"));
+  ASSERT_TRUE(dropper->Execute("CREATE DATABASE shop").ok());
   EXPECT_FALSE(Registered("docs"));
 }
 
