@@ -10,7 +10,8 @@ LanceDB's commit is OUTCOME_UNKNOWN; a dataset another writer changed between ad
 execution (STALE_ADMISSION); a missing, a corrupt and a badly named dataset; statements that
 read rows refused; DROP TABLE leaving the dataset; the [lance] settings. Metadata: the
 physical entries of the manifest with the version each was built from, logical inspection
-failing on entries that disagree with LanceDB's listing.
+failing on entries that disagree with LanceDB's listing, and externally created index names
+that differ only by case (non-ASCII too).
 """
 
 import json
@@ -718,6 +719,44 @@ def test_logical_inspection_fails_on_entries_lancedbs_listing_disagrees_with(env
                        "index 'c'" % uuids["b"]) in out, out
     _, out = root.sql("SELECT IndexName, IndexUuid, MetadataConsistency FROM vigil_index_entries('d.shared')")
     assert len(re.findall(r"\| %s\s+\| MISMATCH\s+\|" % uuids["b"], out)) == 2, out
+
+
+def test_case_only_external_names_are_shown_and_block_mutation_as_ambiguous(env):
+    """Seed 000 section 5 with names another LanceDB writer chose: "Índice" and "índice"."""
+    root, path, data = env
+    outside_index(data, "\u00cdndice", "id")
+    version = outside_index(data, "\u00edndice", "cat")
+    _, out = root.sql("SHOW INDEX FROM d.docs")
+    assert re.search(r"\| docs\s+\| 1\s+\| \u00cdndice\s+\| 1\s+\| id\s+\|", out), out
+    assert re.search(r"\| docs\s+\| 1\s+\| \u00edndice\s+\| 1\s+\| cat\s+\|", out), out
+    _, out = root.sql("SELECT COUNT(*) AS n FROM vigil_indexes('d.docs')")
+    assert re.search(r"\| 2\s+\|", out), out
+    for sql in ["DROP INDEX `\u00cdndice` ON d.docs", "DROP INDEX `\u00edndice` ON d.docs",
+                "DROP INDEX `\u00cdNDICE` ON d.docs", "DROP INDEX IF EXISTS `\u00cdNDICE` ON d.docs",
+                "BUILD INDEX `\u00edndice` ON d.docs",
+                "CREATE OR REPLACE INDEX `\u00cdndice` ON d.docs (id) USING BTREE",
+                "CREATE INDEX IF NOT EXISTS `\u00cdndice` ON d.docs (id) USING BTREE"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "INVALID_ARGUMENT" in out and "is ambiguous" in out, (sql, out)
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "ndice" not in out  # refused before any job existed
+    assert inspect(path)["version"] == version
+    # Once the other writer drops its "índice", the one left is matched whatever the case.
+    gone = subprocess.run([NODE, RUNNER, json.dumps({"op": "drop_index", "dataset": path, "expected_version": version,
+                                                     "name": "\u00edndice"})], capture_output=True, timeout=300)
+    assert gone.returncode == 0, gone.stdout
+    for sql in ["CREATE INDEX `\u00cdNDICE` ON d.docs (body) USING BTREE",
+                "CREATE INDEX `\u00edndice` ON d.docs (cat) USING BITMAP"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "INVALID_ARGUMENT" in out and "differs only by case from existing index '\u00cdndice'" in out, (
+            sql, out)
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "ndice" not in out
+    # DROP of "ÍNDICE" is sent with the exact stored name "Índice", and LanceDB drops it.
+    _, out = root.sql("DROP INDEX `\u00cdNDICE` ON d.docs")
+    j = root.job(admitted(out))
+    assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED" and j["IndexName"] == "\u00cdndice", j
+    assert indexes(path) == {}
 
 
 def test_a_manifest_lancedb_cannot_decode_is_corruption_quoting_none_of_it(env):
