@@ -148,8 +148,7 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   if (stmt.if_not_exists && stmt.or_replace) {
     return Status::InvalidArgument("IF NOT EXISTS and OR REPLACE cannot be used together");
   }
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
-  VIGIL_ASSIGN_OR_RETURN(TableEntry table, Lookup(stmt.target));
+  VIGIL_ASSIGN_OR_RETURN(TableEntry table, LookupNamed(stmt.target, stmt.index_name));
   if (table.engine == index::TableEngine::kLance) return CreateLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   auto idx = t.dataset->schema()->IndexOf(stmt.column);
@@ -172,6 +171,15 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   js.physical_type = std::string(index::IndexTypeName(stmt.type));
   js.properties_json = index::JobPropertiesJson(spec, caps_);
   return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists, request_);
+}
+
+Result<TableEntry> Admission::LookupNamed(const IndexTarget& t, const std::string& index_name) {
+  // An index name is an identifier, except on an external Lance table: there it is matched
+  // against the names another writer chose (admission_lance.cc checks it).
+  const Status name = ValidateIdentifier(index_name, "index name");
+  Result<TableEntry> table = Lookup(t);
+  if (!name.ok() && (!table.ok() || table->engine != index::TableEngine::kLance)) return name;
+  return table;
 }
 
 Result<TableEntry> Admission::Lookup(const IndexTarget& t) {
@@ -207,8 +215,7 @@ Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& targe
 }
 
 Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
-  VIGIL_ASSIGN_OR_RETURN(TableEntry table, Lookup(stmt.target));
+  VIGIL_ASSIGN_OR_RETURN(TableEntry table, LookupNamed(stmt.target, stmt.index_name));
   if (table.engine == index::TableEngine::kLance) return DropLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
@@ -222,8 +229,7 @@ Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::str
 }
 
 Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
-  VIGIL_RETURN_IF_ERROR(ValidateIdentifier(stmt.index_name, "index name"));
-  VIGIL_ASSIGN_OR_RETURN(TableEntry table, Lookup(stmt.target));
+  VIGIL_ASSIGN_OR_RETURN(TableEntry table, LookupNamed(stmt.target, stmt.index_name));
   if (table.engine == index::TableEngine::kLance) return BuildLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));

@@ -1,12 +1,18 @@
 // Admission on an external Lance table (DESIGN.md section 13): the statement is
 // validated against the dataset's newest version as the Lance runner reads it
-// (its columns, its indexes, the runner's allowlist of names, types and
-// properties, Vigil's caps), and the job records that version and the
-// fingerprint of its schema, so the worker's runner refuses a dataset another
-// writer changed since (STALE_ADMISSION).
+// (its columns, its indexes, the runner's allowlist of types and properties,
+// Vigil's caps), and the job records that version and the fingerprint of its
+// schema, so the worker's runner refuses a dataset another writer changed since
+// (STALE_ADMISSION). Names (seed 000 section 5): the user's name is matched
+// case-insensitively (normalization v1) against the names LanceDB lists, which
+// another writer may have chosen outside Vigil's identifiers ("Índice"); two
+// matches are ambiguous and refused; a unique match is sent with its exact
+// stored name; a new name, and one Vigil creates, must be an identifier.
 #include <nlohmann/json.hpp>
 
 #include "jobs/admission_internal.h"
+#include "vigil/common/bounds.h"
+#include "vigil/common/names.h"
 #include "vigil/lance/lance_table.h"
 
 namespace vigil::jobs {
@@ -18,8 +24,41 @@ using internal::AdmitSpec;
 // The admission's read of the dataset: a minute is far above an inspect's seconds.
 constexpr std::chrono::milliseconds kInspectTimeout{60'000};
 
+// Whether `name` has a C0 or C1 control character, DEL, '/' or '\\' (it is valid UTF-8).
+bool HasControlOrSeparator(const std::string& name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const bool c1 = c == 0xC2 && i + 1 < name.size() && static_cast<unsigned char>(name[i + 1]) < 0xA0;
+    if (c < 0x20 || c == 0x7F || c == '/' || c == '\\' || c1) return true;
+  }
+  return false;
+}
+
+// A name a statement on a Lance table gives, matched against the dataset's names: at most
+// 1,024 bytes (seed 000 appendix A) without control characters (the parser gives UTF-8).
+Status CheckGivenName(const std::string& name) {
+  if (name.empty() || name.size() > bounds::kMaxExternalStringBytes || HasControlOrSeparator(name)) {
+    return Status::InvalidArgument("index name must be 1 to " + std::to_string(bounds::kMaxExternalStringBytes) +
+                                   " bytes without control characters, '/' or '\\'");
+  }
+  return Status::OK();
+}
+
+// The exact stored name a DROP or BUILD sends to the runner: any text LanceDB lists, bounded as
+// the runner takes an existing name (1,024 bytes, no control characters, '/' or '\\') and as a
+// job records it.
+Status CheckSentName(const std::string& exact) {
+  if (exact.size() > kMaxIndexNameBytes || HasControlOrSeparator(exact)) {
+    return Status::InvalidArgument(
+        "index '" + SanitizeMessage(exact) + "' cannot be named by Vigil: its name is over " +
+        std::to_string(kMaxIndexNameBytes) + " bytes or holds a control character, '/' or '\\'");
+  }
+  return Status::OK();
+}
+
 Result<std::optional<lance::LanceIndex>> MatchLance(const std::vector<lance::LanceIndex>& indexes,
                                                     const std::string& name) {
+  VIGIL_RETURN_IF_ERROR(CheckGivenName(name));
   std::vector<std::string> names;
   for (const auto& i : indexes) names.push_back(i.name);
   VIGIL_ASSIGN_OR_RETURN(std::optional<size_t> at, internal::MatchName(names, name));
@@ -97,10 +136,10 @@ JobSpec LanceSpec(const TableEntry& t, const lance::LanceSnapshot& snap, const s
 Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIndexStatement& stmt,
                                          const std::string& actor, int64_t now_ms) {
   const std::string type(index::IndexTypeName(stmt.type));
-  nlohmann::json check = {{"name", stmt.index_name},
-                          {"column", stmt.column},
-                          {"index_type", type},
-                          {"properties", nlohmann::json(stmt.properties)}};
+  // The name is checked here, after it is matched (a case-only duplicate of an external
+  // non-identifier name is refused as such).
+  nlohmann::json check = {
+      {"column", stmt.column}, {"index_type", type}, {"properties", nlohmann::json(stmt.properties)}};
   VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
                          lance::Inspect(table.locator, lance::RunnerOptions(lance_, kInspectTimeout), check));
   VIGIL_RETURN_IF_ERROR(lance::CheckIndexable(snap.fields, stmt.column, stmt.type));
@@ -108,6 +147,9 @@ Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIn
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));
   VIGIL_RETURN_IF_ERROR(internal::CheckNewName(stmt.index_name, existing ? &existing->name : nullptr,
                                                stmt.if_not_exists, stmt.or_replace, table.table_name));
+  const bool noop = existing.has_value() && stmt.if_not_exists;
+  // What the runner creates under: an identifier (an external name outside them is never replaced).
+  if (!noop) VIGIL_RETURN_IF_ERROR(ValidateIdentifier(existing ? existing->name : stmt.index_name, "index name"));
   const std::vector<std::string> columns = {stmt.column};
   if (existing && stmt.if_not_exists && (existing->index_type != type || existing->columns != columns)) {
     // LanceDB lists no index's parameters: IF NOT EXISTS compares the type and the column.
@@ -123,7 +165,7 @@ Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIn
   js.category = internal::CategoryOf(stmt.type);
   js.physical_type = type;
   js.properties_json = nlohmann::json(stmt.properties).dump();
-  return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists, request_);
+  return AdmitSpec(store_, js, actor, now_ms, noop, request_);
 }
 
 Result<JobRecord> Admission::DropLance(const TableEntry& table, const DropIndexStatement& stmt,
@@ -134,6 +176,7 @@ Result<JobRecord> Admission::DropLance(const TableEntry& table, const DropIndexS
   if (!existing && !stmt.if_exists) {
     return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + table.table_name);
   }
+  if (existing) VIGIL_RETURN_IF_ERROR(CheckSentName(existing->name));
   JobSpec js = LanceSpec(table, snap, existing ? existing->name : stmt.index_name, Operation::kDrop);
   js.if_mode = stmt.if_exists ? IfMode::kIfExists : IfMode::kNone;
   if (existing) js.columns = existing->columns;
@@ -146,6 +189,7 @@ Result<JobRecord> Admission::BuildLance(const TableEntry& table, const BuildInde
                          lance::Inspect(table.locator, lance::RunnerOptions(lance_, kInspectTimeout)));
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));
   if (!existing) return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + table.table_name);
+  VIGIL_RETURN_IF_ERROR(CheckSentName(existing->name));
   JobSpec js = LanceSpec(table, snap, existing->name, Operation::kBuild);
   js.columns = existing->columns;
   if (Result<index::IndexType> type = index::ParseIndexType(existing->index_type); type.ok()) {

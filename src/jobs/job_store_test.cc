@@ -57,10 +57,23 @@ TEST_P(JobStoreConformanceTest, AdmissionRacingDropTableSerializesSoExactlyOneWi
   }
 }
 
-TEST(JobRecordTest, NormalizationV1LowercasesAsciiOnlyAndKeepsOtherBytes) {
+// Seed 000 section 5: v1 is Java's toLowerCase(Locale.ROOT), non-ASCII code points included.
+TEST(JobRecordTest, NormalizationV1LowersEachCodePointAsJavasRootLocaleDoes) {
   EXPECT_EQ(NormalizeIndexNameV1("Emb_IDX_9"), "emb_idx_9");
-  EXPECT_EQ(NormalizeIndexNameV1("\xC3\x84pfel"), "\xC3\x84pfel");  // "Äpfel": Ä is not folded
-  EXPECT_EQ(NormalizeIndexNameV1("\xC3\x84PFEL"), "\xC3\x84pfel");
+  EXPECT_EQ(NormalizeIndexNameV1("Äpfel"), "äpfel");
+  EXPECT_EQ(NormalizeIndexNameV1("ÍNDICE"), "índice");
+  EXPECT_EQ(NormalizeIndexNameV1("índice"), "índice");
+  EXPECT_EQ(NormalizeIndexNameV1("ИНДЕКС"), "индекс");
+  EXPECT_EQ(NormalizeIndexNameV1("İx"), "i\u0307x");            // U+0069 U+0307, as Java
+  EXPECT_EQ(NormalizeIndexNameV1("\U00010400"), "\U00010428");  // four UTF-8 bytes each
+  EXPECT_EQ(NormalizeIndexNameV1("ᾈ"), "ᾀ");                    // titlecase U+1F88 to U+1F80
+  // Every sigma lowers to U+03C3, the final form too (Java picks U+03C2 for a word-final one).
+  EXPECT_EQ(NormalizeIndexNameV1("ΟΣ"), "οσ");
+  EXPECT_EQ(NormalizeIndexNameV1("ος"), "οσ");
+  // Not case folding: no expansion of "ß", and what is already lower stays.
+  EXPECT_EQ(NormalizeIndexNameV1("STRAßE"), "straße");
+  // Bytes that are not UTF-8 are kept.
+  EXPECT_EQ(NormalizeIndexNameV1("A\xFF\xC3"), "a\xFF\xC3");
 }
 
 TEST(JobRecordTest, NotesAreTrimmedStrippedOfControlsAndBounded) {

@@ -8,7 +8,10 @@ the commit to the attempt (no later version: NOT_COMMITTED), else OUTCOME_UNKNOW
 also when an outside writer made exactly the requested change; an untyped error after
 LanceDB's commit is OUTCOME_UNKNOWN; a dataset another writer changed between admission and
 execution (STALE_ADMISSION); a missing, a corrupt and a badly named dataset; statements that
-read rows refused; DROP TABLE leaving the dataset; the [lance] settings.
+read rows refused; DROP TABLE leaving the dataset; the [lance] settings. Metadata: the
+physical entries of the manifest with the version each was built from, logical inspection
+failing on entries that disagree with LanceDB's listing, and externally created index names
+that differ only by case (non-ASCII too).
 """
 
 import json
@@ -18,6 +21,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -26,6 +30,8 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "runner", "lance_runner.mjs")
 WRITER = os.path.join(HERE, "runner", "testdata", "lance_writer.mjs")
+sys.path.insert(0, os.path.join(HERE, "runner", "testdata"))
+import lance_manifest  # noqa: E402
 NODE = shutil.which("node")
 VIGIL = os.environ.get("VIGIL_CLI", "")
 
@@ -40,6 +46,13 @@ def writer(op, folder, rows, dim=16, variant=""):
     `variant` nullable / float64 / longname (see lance_writer.mjs) for refusals."""
     out = subprocess.run([NODE, WRITER, op, folder, "docs", str(rows), str(dim)] + ([variant] if variant else []),
                          capture_output=True, text=True, timeout=300, check=True)
+    return int(out.stdout.split()[-1])
+
+
+def outside_index(data, name, column):
+    """Another LanceDB writer makes a BTREE index named `name` (any text) on `column` of docs.lance."""
+    out = subprocess.run([NODE, WRITER, "index", data, "docs", name, column], capture_output=True, text=True,
+                         timeout=300, check=True)
     return int(out.stdout.split()[-1])
 
 
@@ -277,12 +290,14 @@ def test_admission_refuses_what_lancedb_would(env):
 def test_the_type_matrix_and_metadata_bounds_of_seed_000(env):
     """Section 2.3's column contract and Appendix A's bounds, before any job exists."""
     root, path, data = env
-    for variant in ("nullable", "float64", "longname"):
+    for variant in ("nullable", "float64", "longname", "nullelements"):
         os.makedirs(os.path.join(data, variant))
         writer("create", os.path.join(data, variant), 300, 8, variant)
     root.sql("CREATE EXTERNAL TABLE d.nulls ENGINE = lance LOCATION '%s/nullable/docs.lance'; "
-             "CREATE EXTERNAL TABLE d.wide ENGINE = lance LOCATION '%s/float64/docs.lance'" % (data, data))
-    versions = {p: inspect(p)["version"] for p in (path, data + "/nullable/docs.lance", data + "/float64/docs.lance")}
+             "CREATE EXTERNAL TABLE d.wide ENGINE = lance LOCATION '%s/float64/docs.lance'; "
+             "CREATE EXTERNAL TABLE d.holes ENGINE = lance LOCATION '%s/nullelements/docs.lance'" % (data, data, data))
+    versions = {p: inspect(p)["version"] for p in (path, data + "/nullable/docs.lance", data + "/float64/docs.lance",
+                                                   data + "/nullelements/docs.lance")}
     for sql, text in [
         ("CREATE INDEX x ON d.docs (id) USING BITMAP",
          "USING BITMAP needs a boolean, integral, string or date column; Lance column 'id' is Float64"),
@@ -296,6 +311,10 @@ def test_the_type_matrix_and_metadata_bounds_of_seed_000(env):
         ("CREATE INDEX x ON d.wide (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '4')",
          "needs a FixedSizeList of Float16 or Float32 (a vector) column; Lance column 'vector' is "
          "FixedSizeList[8]<Float64>"),
+        # Non-null elements too: Lance's schema reads every vector's elements as nullable (it keeps
+        # none of their nullability), so the runner counts the null ones (every tenth row has one).
+        ("CREATE INDEX x ON d.holes (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '4')",
+         "USING IVF_PQ needs non-null Float16 or Float32 elements; Lance column 'vector' holds 30 null elements"),
         ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('num_partitions' = '4', 'num_sub_vectors' = '3')",
          "num_sub_vectors 3 does not divide the dimension"),
         ("CREATE INDEX x ON d.docs (vector) USING ANN PROPERTIES ('num_partitions' = '6000', "
@@ -635,3 +654,122 @@ def test_readme_walkthrough():
         r.stop_supervisor()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_entries_show_the_dataset_version_each_was_built_from(env):
+    """vigil_index_entries: one row per physical entry of the manifest, its DatasetVersion the
+    version it was built from (Lance's IndexMetadata.dataset_version), which LanceDB does not list."""
+    root, path, data = env
+    built_at = inspect(path)["version"]
+    root.sql("CREATE INDEX b ON d.docs (id) USING BTREE")
+    appended = writer("append", data, 100)
+    assert appended == built_at + 2
+    _, out = root.sql("SELECT IndexName, IndexUuid, Columns, IndexType, DatasetVersion, MetadataConsistency "
+                      "FROM vigil_index_entries('d.docs')")
+    assert re.search(r"\| b\s+\| %s\s+\| id\s+\| BTREE\s+\| %d\s+\| CONSISTENT\s+\|"
+                     % (indexes(path)["b"]["uuid"], built_at), out), out
+    _, out = root.sql("SELECT IndexName, PhysicalEntryCount FROM vigil_indexes('d.docs')")
+    assert re.search(r"\| b\s+\| 1\s+\|", out), out
+    # BUILD makes the entry that covers the appended rows: built from the appended version.
+    root.sql("BUILD INDEX b ON d.docs")
+    _, out = root.sql("SELECT IndexName, DatasetVersion FROM vigil_index_entries('d.docs')")
+    assert re.search(r"\| b\s+\| %d\s+\|" % appended, out), out
+
+
+def test_logical_inspection_fails_on_entries_lancedbs_listing_disagrees_with(env):
+    """Seed 000 section 4.1. No LanceDB operation we know of makes such metadata (a dropped
+    column drops its indexes, a cast of an indexed column is refused, concurrent same-name creates
+    conflict), so the manifest is edited: an entry's field id that no field has (LanceDB's
+    listing then silently leaves the index out), and one UUID under two names."""
+    root, path, data = env
+    root.sql("CREATE INDEX b ON d.docs (id) USING BTREE; CREATE INDEX c ON d.docs (cat) USING BITMAP")
+    shared = os.path.join(data, "shared")
+    os.makedirs(shared)
+    shutil.copytree(path, os.path.join(shared, "docs.lance"))
+    root.sql("CREATE EXTERNAL TABLE d.shared ENGINE = lance LOCATION '%s/docs.lance'" % shared)
+    uuids = {n: ix["uuid"] for n, ix in indexes(path).items()}
+
+    def unresolved(b, entries):
+        s, e = entries[0]["field_ids"]
+        assert entries[0]["name"] == "b" and b[s:e] == b"\x00"
+        b[s] = 99
+
+    lance_manifest.edit_in_place(path, unresolved)
+    assert set(indexes(path)) == {"c"}  # LanceDB's own listing drops b without a word
+    version = inspect(path)["version"]
+    for sql in ["SELECT * FROM vigil_indexes('d.docs')", "SELECT COUNT(*) FROM vigil_indexes('d.docs')",
+                "SHOW INDEX FROM d.docs"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "FAILED_PRECONDITION" in out and (
+            "LANCE_INDEX_METADATA_INCONSISTENT: entry %s of index 'b' has field id 99, which no field of version %d "
+            "has" % (uuids["b"], version)) in out, (sql, out)
+    # The physical view still answers, with its diagnosis.
+    _, out = root.sql("SELECT IndexName, IndexUuid, Columns, IndexType, MetadataConsistency "
+                      "FROM vigil_index_entries('d.docs') ORDER BY IndexName")
+    assert re.search(r"\| b\s+\| %s\s+\| #99\s+\| NULL\s+\| MISMATCH\s+\|" % uuids["b"], out), out
+    assert re.search(r"\| c\s+\| %s\s+\| cat\s+\| BITMAP\s+\| CONSISTENT\s+\|" % uuids["c"], out), out
+
+    def shared_uuid(b, entries):
+        b[slice(*entries[1]["uuid"])] = bytes(b[slice(*entries[0]["uuid"])])
+
+    lance_manifest.edit_in_place(os.path.join(shared, "docs.lance"), shared_uuid)
+    assert set(indexes(os.path.join(shared, "docs.lance"))) == {"b", "c"}  # LanceDB lists both
+    c, out = root.sql("SELECT * FROM vigil_indexes('d.shared')", check=False)
+    assert c != 0 and ("LANCE_INDEX_METADATA_INCONSISTENT: entry %s of index 'b' has a UUID that also belongs to "
+                       "index 'c'" % uuids["b"]) in out, out
+    _, out = root.sql("SELECT IndexName, IndexUuid, MetadataConsistency FROM vigil_index_entries('d.shared')")
+    assert len(re.findall(r"\| %s\s+\| MISMATCH\s+\|" % uuids["b"], out)) == 2, out
+
+
+def test_case_only_external_names_are_shown_and_block_mutation_as_ambiguous(env):
+    """Seed 000 section 5 with names another LanceDB writer chose: "Índice" and "índice"."""
+    root, path, data = env
+    outside_index(data, "\u00cdndice", "id")
+    version = outside_index(data, "\u00edndice", "cat")
+    _, out = root.sql("SHOW INDEX FROM d.docs")
+    assert re.search(r"\| docs\s+\| 1\s+\| \u00cdndice\s+\| 1\s+\| id\s+\|", out), out
+    assert re.search(r"\| docs\s+\| 1\s+\| \u00edndice\s+\| 1\s+\| cat\s+\|", out), out
+    _, out = root.sql("SELECT COUNT(*) AS n FROM vigil_indexes('d.docs')")
+    assert re.search(r"\| 2\s+\|", out), out
+    for sql in ["DROP INDEX `\u00cdndice` ON d.docs", "DROP INDEX `\u00edndice` ON d.docs",
+                "DROP INDEX `\u00cdNDICE` ON d.docs", "DROP INDEX IF EXISTS `\u00cdNDICE` ON d.docs",
+                "BUILD INDEX `\u00edndice` ON d.docs",
+                "CREATE OR REPLACE INDEX `\u00cdndice` ON d.docs (id) USING BTREE",
+                "CREATE INDEX IF NOT EXISTS `\u00cdndice` ON d.docs (id) USING BTREE"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "INVALID_ARGUMENT" in out and "is ambiguous" in out, (sql, out)
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "ndice" not in out  # refused before any job existed
+    assert inspect(path)["version"] == version
+    # Once the other writer drops its "índice", the one left is matched whatever the case.
+    gone = subprocess.run([NODE, RUNNER, json.dumps({"op": "drop_index", "dataset": path, "expected_version": version,
+                                                     "name": "\u00edndice"})], capture_output=True, timeout=300)
+    assert gone.returncode == 0, gone.stdout
+    for sql in ["CREATE INDEX `\u00cdNDICE` ON d.docs (body) USING BTREE",
+                "CREATE INDEX `\u00edndice` ON d.docs (cat) USING BITMAP"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "INVALID_ARGUMENT" in out and "differs only by case from existing index '\u00cdndice'" in out, (
+            sql, out)
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "ndice" not in out
+    # DROP of "ÍNDICE" is sent with the exact stored name "Índice", and LanceDB drops it.
+    _, out = root.sql("DROP INDEX `\u00cdNDICE` ON d.docs")
+    j = root.job(admitted(out))
+    assert j["State"] == "FINISHED" and j["Outcome"] == "COMMITTED" and j["IndexName"] == "\u00cdndice", j
+    assert indexes(path) == {}
+
+
+def test_a_manifest_lancedb_cannot_decode_is_corruption_quoting_none_of_it(env):
+    """Its structure passes the runner's check (well-formed protobuf, consistent footer), but a
+    data file it names is not there: LanceDB's error would quote the path it read from the file."""
+    root, path, data = env
+    version = inspect(path)["version"]
+    lance_manifest.set_field(path, (2, 2, 1), b"password=hunter2")
+    for sql in ["SHOW INDEX FROM d.docs", "SELECT * FROM vigil_index_entries('d.docs')",
+                "CREATE INDEX b ON d.docs (id) USING BTREE"]:
+        c, out = root.sql(sql, check=False)
+        assert c != 0 and "CORRUPTION" in out and ("LanceDB could not read the Lance dataset %s at version %d"
+                                                   % (path, version)) in out, (sql, out)
+        assert "hunter2" not in out and "password" not in out, out
+    _, out = root.sql("SHOW INDEX JOBS")
+    assert "| b " not in out

@@ -1,6 +1,8 @@
 #include "vigil/lance/lance_table.h"
 
 #include <algorithm>
+#include <climits>
+#include <map>
 #include <regex>
 
 #include "vigil/common/checksum.h"
@@ -72,9 +74,49 @@ Result<std::vector<LanceField>> ParseFields(const nlohmann::json& j) {
     VIGIL_ASSIGN_OR_RETURN(field.name, ExternalString(f["name"], "a field name"));
     VIGIL_ASSIGN_OR_RETURN(field.type, ExternalString(f.value("type", nlohmann::json("")), "a field type"));
     field.nullable = f.value("nullable", true);
+    if (auto e = f.find("element_nullable"); e != f.end() && e->is_boolean()) field.element_nullable = e->get<bool>();
+    field.null_elements = OptionalInt(f, "null_elements");
+    if (field.null_elements && *field.null_elements < 0) {
+      return Status::Corruption("the Lance runner's answer has a negative count of null elements");
+    }
     out.push_back(std::move(field));
   }
   return out;
+}
+
+// An index's columns (Appendix A: at most 64, of at most 16 KiB of names together); a null
+// column (one no field has) is nullopt when `nulls` allows it, else Corruption.
+Result<std::vector<std::optional<std::string>>> ParseColumns(const nlohmann::json& columns, bool nulls) {
+  if (!columns.is_array()) return Status::Corruption("the Lance runner's answer has an index without columns");
+  if (columns.size() > kMaxLanceIndexColumns) {
+    return Status::ResourceExhausted("the Lance dataset has an index of " + std::to_string(columns.size()) +
+                                     " columns, more than " + std::to_string(kMaxLanceIndexColumns));
+  }
+  std::vector<std::optional<std::string>> out;
+  size_t column_bytes = 0;
+  for (const auto& c : columns) {
+    if (nulls && c.is_null()) {
+      out.emplace_back();
+      continue;
+    }
+    VIGIL_ASSIGN_OR_RETURN(std::string column, ExternalString(c, "an index column name"));
+    column_bytes += column.size();
+    out.emplace_back(std::move(column));
+  }
+  if (column_bytes > kMaxLanceIndexColumnBytes) {
+    return Status::ResourceExhausted("the Lance dataset has an index whose column names take " +
+                                     std::to_string(column_bytes) + " bytes, more than " +
+                                     std::to_string(kMaxLanceIndexColumnBytes));
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> OptionalExternalString(const nlohmann::json& j, const char* key,
+                                                          const std::string& what) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<std::string>();
+  VIGIL_ASSIGN_OR_RETURN(std::string s, ExternalString(*it, what));
+  return std::optional<std::string>(std::move(s));
 }
 
 Result<std::vector<LanceIndex>> ParseIndexes(const nlohmann::json& j) {
@@ -93,28 +135,90 @@ Result<std::vector<LanceIndex>> ParseIndexes(const nlohmann::json& j) {
     VIGIL_ASSIGN_OR_RETURN(i.uuid, ExternalString(ix.value("uuid", nlohmann::json("")), "an index UUID"));
     VIGIL_ASSIGN_OR_RETURN(std::string type, ExternalString(ix.value("type", nlohmann::json("")), "an index type"));
     i.index_type = VigilTypeName(type);
-    const nlohmann::json columns = ix.value("columns", nlohmann::json::array());
-    if (!columns.is_array()) return Status::Corruption("the Lance runner's answer has an index without columns");
-    if (columns.size() > kMaxLanceIndexColumns) {
-      return Status::ResourceExhausted("the Lance dataset has an index of " + std::to_string(columns.size()) +
-                                       " columns, more than " + std::to_string(kMaxLanceIndexColumns));
-    }
-    size_t column_bytes = 0;
-    for (const auto& c : columns) {
-      VIGIL_ASSIGN_OR_RETURN(std::string column, ExternalString(c, "an index column name"));
-      column_bytes += column.size();
-      i.columns.push_back(std::move(column));
-    }
-    if (column_bytes > kMaxLanceIndexColumnBytes) {
-      return Status::ResourceExhausted("the Lance dataset has an index whose column names take " +
-                                       std::to_string(column_bytes) + " bytes, more than " +
-                                       std::to_string(kMaxLanceIndexColumnBytes));
-    }
+    VIGIL_ASSIGN_OR_RETURN(auto columns, ParseColumns(ix.value("columns", nlohmann::json::array()), false));
+    for (auto& c : columns) i.columns.push_back(std::move(*c));
     i.indexed_rows = OptionalInt(ix, "indexed_rows");
     i.unindexed_rows = OptionalInt(ix, "unindexed_rows");
+    VIGIL_ASSIGN_OR_RETURN(i.type_url, OptionalExternalString(ix, "type_url", "an index type URL"));
+    i.segments = OptionalInt(ix, "segments");
     out.push_back(std::move(i));
   }
   std::sort(out.begin(), out.end(), [](const LanceIndex& a, const LanceIndex& b) { return a.name < b.name; });
+  return out;
+}
+
+// The physical entries of the runner's answer, by name (each name's in manifest order).
+Result<std::vector<LanceEntry>> ParseEntries(const nlohmann::json& j) {
+  if (!j.is_array()) return Status::Corruption("the Lance runner's answer has no index entries");
+  if (j.size() > kMaxLanceEntries) {
+    return Status::ResourceExhausted("the Lance dataset has " + std::to_string(j.size()) +
+                                     " index entries, more than " + std::to_string(kMaxLanceEntries));
+  }
+  std::vector<LanceEntry> out;
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.value("name", nlohmann::json()).is_string()) {
+      return Status::Corruption("the Lance runner's answer has an index entry without a name");
+    }
+    LanceEntry entry;
+    VIGIL_ASSIGN_OR_RETURN(entry.name, ExternalString(e["name"], "an index name"));
+    VIGIL_ASSIGN_OR_RETURN(entry.uuid, ExternalString(e.value("uuid", nlohmann::json()), "an index UUID"));
+    const nlohmann::json ids = e.value("field_ids", nlohmann::json());
+    VIGIL_ASSIGN_OR_RETURN(entry.columns, ParseColumns(e.value("columns", nlohmann::json()), true));
+    if (!ids.is_array() || ids.size() != entry.columns.size()) {
+      return Status::Corruption("the Lance runner's answer has an index entry whose field ids are not its columns'");
+    }
+    for (const auto& id : ids) {
+      if (!id.is_number_integer() || id.get<int64_t>() < INT32_MIN || id.get<int64_t>() > INT32_MAX) {
+        return Status::Corruption("the Lance runner's answer has an index entry with a field id that is not an int32");
+      }
+      entry.field_ids.push_back(static_cast<int32_t>(id.get<int64_t>()));
+    }
+    const std::optional<int64_t> covers = OptionalInt(e, "dataset_version");
+    if (!covers || *covers < 0) {
+      return Status::Corruption("the Lance runner's answer has an index entry without a dataset version");
+    }
+    entry.dataset_version = *covers;
+    VIGIL_ASSIGN_OR_RETURN(entry.type_url, OptionalExternalString(e, "type_url", "an index type URL"));
+    out.push_back(std::move(entry));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const LanceEntry& a, const LanceEntry& b) { return a.name < b.name; });
+  return out;
+}
+
+// Each entry's consistency and, when it is not CONSISTENT, why.
+std::vector<std::pair<LanceConsistency, std::string>> JoinEntries(const LanceSnapshot& snap) {
+  std::map<std::string, std::vector<const LanceEntry*>> by_uuid;
+  std::map<std::string, const LanceEntry*> first_of_name;
+  for (const LanceEntry& e : snap.entries) {
+    by_uuid[e.uuid].push_back(&e);
+    first_of_name.emplace(e.name, &e);
+  }
+  std::vector<std::pair<LanceConsistency, std::string>> out;
+  for (const LanceEntry& e : snap.entries) {
+    const std::string which = "entry " + e.uuid + " of index '" + e.name + "'";
+    auto mismatch = [&](const std::string& why) { out.emplace_back(LanceConsistency::kMismatch, which + " " + why); };
+    const auto unresolved = std::find_if(e.columns.begin(), e.columns.end(), [](const auto& c) { return !c; });
+    const std::vector<const LanceEntry*>& same_uuid = by_uuid[e.uuid];
+    const auto other = std::find_if(same_uuid.begin(), same_uuid.end(), [&](const LanceEntry* o) { return o != &e; });
+    const LanceEntry* first = first_of_name[e.name];
+    const auto logical =
+        std::find_if(snap.indexes.begin(), snap.indexes.end(), [&](const LanceIndex& ix) { return ix.name == e.name; });
+    if (unresolved != e.columns.end()) {
+      mismatch("has field id " + std::to_string(e.field_ids[static_cast<size_t>(unresolved - e.columns.begin())]) +
+               ", which no field of version " + std::to_string(snap.version) + " has");
+    } else if (other != same_uuid.end()) {
+      mismatch((*other)->name == e.name ? "appears twice"
+                                        : "has a UUID that also belongs to index '" + (*other)->name + "'");
+    } else if (first->field_ids != e.field_ids || first->type_url != e.type_url) {
+      mismatch("disagrees with entry " + first->uuid + " of the same name on its fields or type");
+    } else if (logical == snap.indexes.end()) {
+      out.emplace_back(LanceConsistency::kOrphan, which + " belongs to no index LanceDB lists");
+    } else if (logical->type_url && e.type_url && *logical->type_url != *e.type_url) {
+      mismatch("has another type than LanceDB lists for the index");
+    } else {
+      out.emplace_back(LanceConsistency::kConsistent, "");
+    }
+  }
   return out;
 }
 
@@ -162,6 +266,7 @@ Result<LanceSnapshot> Inspect(const std::string& location, const LanceRunnerOpti
   if (s.version < 1) return Status::Corruption("the Lance runner reported no version of " + location);
   VIGIL_ASSIGN_OR_RETURN(s.fields, ParseFields(r.value("fields", nlohmann::json())));
   VIGIL_ASSIGN_OR_RETURN(s.indexes, ParseIndexes(r.value("indexes", nlohmann::json())));
+  VIGIL_ASSIGN_OR_RETURN(s.entries, ParseEntries(r.value("entries", nlohmann::json())));
   s.data = ParseData(r.value("data", nlohmann::json()));
   return s;
 }
@@ -236,6 +341,62 @@ Status CheckIndexable(const std::vector<LanceField>& fields, const std::string& 
   }
   if (it->nullable) {
     return Status::InvalidArgument(using_type + " needs a NOT NULL column; Lance column '" + column + "' is nullable");
+  }
+  if (type == index::IndexType::kIvfPq && it->element_nullable.value_or(true)) {
+    // Lance's schema cannot declare non-null elements (LanceField::element_nullable): the data decides.
+    if (!it->null_elements) {
+      return Status::InvalidArgument(using_type +
+                                     " needs non-null Float16 or Float32 elements; the elements of Lance "
+                                     "column '" +
+                                     column + "' may be null and were not counted");
+    }
+    if (*it->null_elements > 0) {
+      return Status::InvalidArgument(using_type + " needs non-null Float16 or Float32 elements; Lance column '" +
+                                     column + "' holds " + std::to_string(*it->null_elements) + " null elements");
+    }
+  }
+  return Status::OK();
+}
+
+std::string_view LanceConsistencyName(LanceConsistency c) {
+  switch (c) {
+    case LanceConsistency::kConsistent:
+      return "CONSISTENT";
+    case LanceConsistency::kOrphan:
+      return "ORPHAN";
+    case LanceConsistency::kMismatch:
+      return "MISMATCH";
+  }
+  return "?";
+}
+
+std::vector<LanceConsistency> EntryConsistency(const LanceSnapshot& snap) {
+  std::vector<LanceConsistency> out;
+  for (const auto& [c, why] : JoinEntries(snap)) out.push_back(c);
+  return out;
+}
+
+Status CheckLogicalMetadata(const LanceSnapshot& snap) {
+  auto inconsistent = [](const std::string& why) {
+    return Status::FailedPrecondition("LANCE_INDEX_METADATA_INCONSISTENT: " + why);
+  };
+  for (const auto& [c, why] : JoinEntries(snap)) {
+    if (c != LanceConsistency::kConsistent) return inconsistent(why);
+  }
+  for (const LanceIndex& ix : snap.indexes) {
+    int64_t count = 0;
+    bool has_uuid = false;
+    for (const LanceEntry& e : snap.entries) {
+      if (e.name != ix.name) continue;
+      ++count;
+      has_uuid = has_uuid || e.uuid == ix.uuid;
+    }
+    if (count == 0) return inconsistent("index '" + ix.name + "' has no physical entry");
+    if (!has_uuid) return inconsistent("the UUID LanceDB lists for index '" + ix.name + "' is none of its entries'");
+    if (ix.segments && *ix.segments != count) {
+      return inconsistent("LanceDB counts " + std::to_string(*ix.segments) + " entries of index '" + ix.name +
+                          "', its manifest holds " + std::to_string(count));
+    }
   }
   return Status::OK();
 }

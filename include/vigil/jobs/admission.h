@@ -80,6 +80,10 @@ class Admission {
                               int64_t now_ms);
   Result<JobRecord> BuildLance(const TableEntry& table, const BuildIndexStatement& stmt, const std::string& actor,
                                int64_t now_ms);
+  // The registered table of `target` for a statement naming `index_name`: InvalidArgument
+  // when the name is not an identifier, unless the table is an external Lance table (whose
+  // names another writer chose: admission_lance.cc checks them); NotFound when there is none.
+  Result<TableEntry> LookupNamed(const IndexTarget& target, const std::string& index_name);
   // The registered table of `target`; NotFound when there is none.
   Result<TableEntry> Lookup(const IndexTarget& target);
 

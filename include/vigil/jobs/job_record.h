@@ -48,9 +48,16 @@ constexpr int kNormalizationV1 = 1;
 constexpr size_t kMaxIndexNameBytes = 256;
 constexpr size_t kMaxMessageBytes = 1024;  // error messages, notes (bounds::kMaxExternalStringBytes)
 
-// Normalization v1 of an exact index name: ASCII A-Z become a-z (what Java's
-// toLowerCase(Locale.ROOT) does to ASCII); every other byte, including each
-// byte of a non-ASCII UTF-8 sequence, is kept as it is. Not Unicode case folding.
+// Normalization v1 of an exact index name (seed 000 section 5): the UTF-8 of Java's
+// String.toLowerCase(Locale.ROOT). Each code point is lowered by Unicode's lowercase
+// mapping (UnicodeData's simple mapping, and SpecialCasing's U+0130 to U+0069 U+0307: Java's
+// per code point, "ÍNDICE" to "índice"), from a table fixed in the source
+// (lowercase_v1.inc, Unicode 14.0; Java 17's Unicode 13.0 maps each code point it maps the
+// same), so a persisted key never depends on the host's locale or libraries. One deviation:
+// Java lowers a word-final capital sigma to final sigma (U+03C2) by context; v1 lowers every
+// sigma, final sigma included, to U+03C3, so names Java lowers alike are always alike in v1
+// (v1 also equates names that differ only in which sigma form they use). Bytes that are not
+// UTF-8 are kept as they are. Not Unicode case folding (no "ß" to "ss").
 std::string NormalizeIndexNameV1(std::string_view exact_name);
 
 // A resolution note: trimmed, control characters removed. InvalidArgument when

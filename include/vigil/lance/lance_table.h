@@ -25,6 +25,13 @@ struct LanceField {
   std::string name;
   std::string type;  // Arrow's text: Float64, Utf8, FixedSizeList[16]<Float32>, ...
   bool nullable = true;
+  // A list's: whether its element is nullable as the schema says (nullopt for other types).
+  // Lance stores a fixed-size list without its element's nullability and reads every one back
+  // as nullable, so for a Lance vector column this is always true.
+  std::optional<bool> element_nullable;
+  // The null elements the column holds at the snapshot's version, counted by the runner for
+  // the column of an IVF_PQ request whose elements the schema lets be null (nullopt otherwise).
+  std::optional<int64_t> null_elements;
 };
 
 // Appendix A's bounds on what is read of a Lance dataset (seed 000): an external string
@@ -44,6 +51,23 @@ struct LanceIndex {
   std::vector<std::string> columns;
   std::optional<int64_t> indexed_rows;
   std::optional<int64_t> unindexed_rows;
+  std::optional<std::string> type_url;  // the protobuf type of its details, as LanceDB lists it
+  std::optional<int64_t> segments;      // the physical entries LanceDB says it has
+};
+
+// One physical index entry of a version, as its manifest holds it (Lance's `IndexMetadata` in
+// the manifest's index section): what LanceDB's listing folds into one logical index per name,
+// and silently leaves out when its type is unknown to LanceDB or a field does not resolve.
+struct LanceEntry {
+  std::string name;
+  std::string uuid;
+  std::vector<int32_t> field_ids;
+  // The path of each field id in the version's schema; nullopt for an id no field has.
+  std::vector<std::optional<std::string>> columns;
+  // `IndexMetadata.dataset_version`: the dataset version the entry was built from (its commit
+  // is a later version).
+  int64_t dataset_version = 0;
+  std::optional<std::string> type_url;
 };
 
 // What a version holds besides its indexes; an index commit leaves it unchanged.
@@ -65,7 +89,8 @@ struct LanceVersion {
 struct LanceSnapshot {
   int64_t version = 0;
   std::vector<LanceField> fields;
-  std::vector<LanceIndex> indexes;
+  std::vector<LanceIndex> indexes;  // logical: LanceDB's listIndices, one per name
+  std::vector<LanceEntry> entries;  // physical: the manifest's index entries, system indexes left out
   LanceData data;
 };
 
@@ -93,13 +118,31 @@ Result<std::vector<LanceVersion>> History(const std::string& location, int64_t f
 std::string SchemaFingerprint(const std::vector<LanceField>& fields);
 
 // OK when `column` exists, is NOT NULL and suits `type` (seed 000 section 2.3): IVF_PQ a
-// FixedSizeList of Float16 / Float32, BTREE an integral, floating, decimal, string,
-// date or timestamp column, BITMAP a boolean, integral, string or date column, FTS a string.
-// InvalidArgument naming the column and its type otherwise.
+// FixedSizeList of non-null Float16 / Float32 elements, BTREE an integral, floating, decimal,
+// string, date or timestamp column, BITMAP a boolean, integral, string or date column, FTS a
+// string. InvalidArgument naming the column and its type otherwise. An IVF_PQ column's
+// elements are non-null when the schema says so, or when the runner counted no null element
+// (`null_elements` 0); uncounted elements the schema lets be null are refused.
 Status CheckIndexable(const std::vector<LanceField>& fields, const std::string& column, index::IndexType type);
 
 // The vector dimension of a FixedSizeList of Float16 / Float32; nullopt for other types.
 std::optional<int64_t> VectorDimension(std::string_view arrow_type);
+
+// How a physical entry joins the logical view of its snapshot (seed 000 section 4.2).
+enum class LanceConsistency { kConsistent, kOrphan, kMismatch };
+std::string_view LanceConsistencyName(LanceConsistency c);  // CONSISTENT | ORPHAN | MISMATCH
+
+// Each entry of `snap` (in order) joined with the logical view: MISMATCH when a field id does
+// not resolve, its UUID also belongs to another entry, or entries of its name disagree on
+// field ids or type; ORPHAN when no logical index has its exact name; CONSISTENT otherwise.
+std::vector<LanceConsistency> EntryConsistency(const LanceSnapshot& snap);
+
+// Logical inspection of `snap` (seed 000 section 4.1): OK, or FailedPrecondition
+// "LANCE_INDEX_METADATA_INCONSISTENT: ..." naming the first of: an entry that is not
+// CONSISTENT (orphaned, a UUID of two names, fields or types of one name that disagree, a
+// field that does not resolve), or a logical index that lacks its entries (its UUID, type or
+// entry count is not its entries'). Nothing is merged or dropped.
+Status CheckLogicalMetadata(const LanceSnapshot& snap);
 
 // What a dataset's history proves about an attempt of `job` that may have committed (the
 // attempt can no longer commit: its processes are gone). `history` runs from the job's

@@ -5,12 +5,16 @@ reads `listIndices()` and `listVersions()`): CREATE, REPLACE and DROP of IVF_PQ,
 BITMAP and FTS indexes, BUILD (optimize) of appended rows with no version pruned, a
 dataset changed by another writer after admission (STALE_ADMISSION, nothing written),
 and refused requests: bad paths, names and properties, a missing and a corrupt dataset.
+Also what `inspect` reads beside LanceDB's listing: the physical index entries of the
+manifest (with the dataset version each was built from), and the null elements of a vector
+column an IVF_PQ request names.
 """
 
 import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -19,6 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "lance_runner.mjs")
 WRITER = os.path.join(HERE, "testdata", "lance_writer.mjs")
 NODE = shutil.which("node")
+sys.path.insert(0, os.path.join(HERE, "testdata"))
+import lance_manifest  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     NODE is None or not os.path.isdir(os.path.join(HERE, "node_modules", "@lancedb", "lancedb")),
@@ -46,9 +52,9 @@ def refused(request, code):
     return last["message"]
 
 
-def writer(op, folder, rows, dim=16):
-    out = subprocess.run([NODE, WRITER, op, folder, "docs", str(rows), str(dim)], capture_output=True, text=True,
-                         timeout=300, check=True)
+def writer(op, folder, rows, dim=16, variant=""):
+    out = subprocess.run([NODE, WRITER, op, folder, "docs", str(rows), str(dim)] + ([variant] if variant else []),
+                         capture_output=True, text=True, timeout=300, check=True)
     return int(out.stdout.split()[-1])
 
 
@@ -207,3 +213,113 @@ def test_lancedbs_errors_are_untyped_whatever_their_words(dataset, words):
     assert code == 1 and last["event"] == "error" and last["code"] == "INTERNAL", last
     assert any(line.get("phase") == "BUILDING" for line in lines), lines  # after the write was invoked
     assert [i["name"] for i in inspect(path)["indexes"]] == ["ix"]  # LanceDB did commit
+
+
+def test_an_ivf_pq_check_counts_the_null_elements_of_its_column(dataset):
+    """Seed 000 section 2.3 wants non-null elements; Lance's schema reads every vector element as
+    nullable (it stores none of their nullability), so the data is counted."""
+    path, version = dataset
+    check = {"index_type": "IVF_PQ", "column": "vector", "properties": {}}
+    vector = inspect(path)["fields"][3]
+    assert vector["element_nullable"] is True and "null_elements" not in vector, vector  # counted only when asked
+    vector = ok({"op": "inspect", "dataset": path, "check_index": check})["fields"][3]
+    assert vector["element_nullable"] is True and vector["null_elements"] == 0, vector
+    folder = tempfile.mkdtemp(prefix="vigil-lance-nulls-")
+    try:
+        writer("create", folder, 2000, 16, "nullelements")
+        holed = os.path.join(folder, "docs.lance")
+        vector = ok({"op": "inspect", "dataset": holed, "check_index": check})["fields"][3]
+        assert vector["null_elements"] == 200, vector  # one in every tenth row
+        # A create_index is refused before anything is built.
+        message = refused({"op": "create_index", "dataset": holed, "expected_version": 1, "name": "v",
+                           "column": "vector", "index_type": "IVF_PQ",
+                           "properties": {"num_partitions": "2", "num_sub_vectors": "4"}}, "INVALID_ARGUMENT")
+        assert message == ("USING IVF_PQ needs non-null Float16 or Float32 elements; Lance column 'vector' holds 200 "
+                           "null elements at version 1"), message
+        seen = inspect(holed)
+        assert seen["version"] == 1 and seen["indexes"] == [] and seen["entries"] == []
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_entries_are_the_manifests_with_the_version_each_was_built_from(dataset):
+    path, version = dataset
+    made = ok({"op": "create_index", "dataset": path, "expected_version": version, "name": "id_idx", "column": "id",
+               "index_type": "BTREE"})
+    appended = writer("append", os.path.dirname(path), 300)
+    seen = inspect(path)
+    assert seen["version"] == appended == made["version"] + 1
+    assert seen["entries"] == [{"name": "id_idx", "uuid": made["index"]["uuid"], "field_ids": [0], "columns": ["id"],
+                                "dataset_version": version, "type_url": "/lance.table.BTreeIndexDetails"}]
+    # BUILD (LanceDB's optimize) makes an entry that covers the appended rows.
+    built = ok({"op": "optimize_index", "dataset": path, "expected_version": appended, "name": "id_idx"})
+    [entry] = inspect(path)["entries"]
+    assert entry["dataset_version"] == appended and entry["uuid"] == built["index"]["uuid"], entry
+
+
+def test_entries_show_what_lancedbs_listing_hides(dataset):
+    """LanceDB's listing silently leaves out an index whose field does not resolve, and lists one
+    UUID under two names; the manifest's entries show both as they are."""
+    path, version = dataset
+    folder = os.path.dirname(path)
+    subprocess.run([NODE, WRITER, "index", folder, "docs", "b", "id"], check=True, capture_output=True, timeout=300)
+    subprocess.run([NODE, WRITER, "index", folder, "docs", "c", "cat"], check=True, capture_output=True, timeout=300)
+    copy = os.path.join(tempfile.mkdtemp(prefix="vigil-lance-shared-"), "docs.lance")
+    try:
+        shutil.copytree(path, copy)
+
+        def unresolved(b, entries):
+            s, e = entries[0]["field_ids"]
+            assert entries[0]["name"] == "b" and b[s:e] == b"\x00"
+            b[s] = 99  # a field id no field has
+
+        lance_manifest.edit_in_place(path, unresolved)
+        seen = inspect(path)
+        assert [i["name"] for i in seen["indexes"]] == ["c"]
+        assert [(e["name"], e["field_ids"], e["columns"]) for e in seen["entries"]] == [("b", [99], [None]),
+                                                                                        ("c", [1], ["cat"])]
+
+        def shared(b, entries):
+            b[slice(*entries[1]["uuid"])] = bytes(b[slice(*entries[0]["uuid"])])
+
+        lance_manifest.edit_in_place(copy, shared)
+        seen = inspect(copy)
+        assert [i["name"] for i in seen["indexes"]] == ["b", "c"]
+        assert seen["entries"][0]["uuid"] == seen["entries"][1]["uuid"]
+    finally:
+        shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
+
+
+def test_drop_and_optimize_take_an_existing_exact_name_outside_the_allowlist(dataset):
+    """An outside writer may name an index "Índice": a drop names it exactly; new names stay in NAME."""
+    path, version = dataset
+    version = int(subprocess.run([NODE, WRITER, "index", os.path.dirname(path), "docs", "\u00cdndice", "id"],
+                                 check=True, capture_output=True, text=True, timeout=300).stdout.split()[-1])
+    for name in ["a/b", "a\\b", "x\u0001y", "x\u0085y", "", "\u00e9" * 513]:
+        assert "name must be an existing index's name" in refused(
+            {"op": "drop_index", "dataset": path, "expected_version": version, "name": name}, "INVALID_ARGUMENT")
+        assert "name must be an existing index's name" in refused(
+            {"op": "optimize_index", "dataset": path, "expected_version": version, "name": name}, "INVALID_ARGUMENT")
+    assert "does not exist" in refused({"op": "drop_index", "dataset": path, "expected_version": version,
+                                        "name": "\u00cdNDICE"}, "NOT_FOUND")
+    assert "name must match" in refused({"op": "create_index", "dataset": path, "expected_version": version,
+                                         "name": "\u00cdndice2", "column": "cat", "index_type": "BTREE"},
+                                        "INVALID_ARGUMENT")
+    assert [i["name"] for i in inspect(path)["indexes"]] == ["\u00cdndice"]
+    dropped = ok({"op": "drop_index", "dataset": path, "expected_version": version, "name": "\u00cdndice"})
+    assert dropped["version"] == version + 1 and inspect(path)["indexes"] == []
+
+
+@pytest.mark.parametrize("numbers", [(2, 2, 1), (1, 5)])
+def test_a_manifest_lancedb_cannot_decode_is_corruption_quoting_none_of_it(dataset, numbers):
+    """Well-formed protobuf with a consistent footer (the structural check passes), but a data
+    file's path or a field's type that is wrong: LanceDB's failure (whose text can quote the file,
+    or is a panic) is CORRUPTION in fixed words naming the dataset and version."""
+    path, version = dataset
+    lance_manifest.set_field(path, numbers, b"password=hunter2")
+    for request in [{"op": "inspect", "dataset": path},
+                    {"op": "create_index", "dataset": path, "expected_version": version, "name": "ix",
+                     "column": "id", "index_type": "BTREE"}]:
+        message = refused(request, "CORRUPTION")
+        assert message.startswith("LanceDB could not read the Lance dataset %s at version %d (" % (path, version))
+        assert "hunter2" not in message and "password" not in message, message

@@ -144,9 +144,11 @@ Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
                "Sub_part", "Packed",     "Null",     "Index_type",   "Comment",     "Properties"};
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
   if (entry.engine == index::TableEngine::kLance) {
-    // The dataset's newest version as LanceDB lists it; LanceDB lists no index parameters.
+    // The dataset's newest version as LanceDB lists it; LanceDB lists no index parameters. A
+    // listing its manifest's index entries disagree with is LANCE_INDEX_METADATA_INCONSISTENT.
     VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
                            lance::Inspect(entry.locator, lance::RunnerOptions(ctx.config.lance, kLanceReadTimeout)));
+    VIGIL_RETURN_IF_ERROR(lance::CheckLogicalMetadata(snap));
     for (const lance::LanceIndex& info : snap.indexes) {
       for (size_t k = 0; k < info.columns.size(); ++k) {
         auto field = std::find_if(snap.fields.begin(), snap.fields.end(),

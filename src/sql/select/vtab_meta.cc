@@ -163,35 +163,47 @@ Result<std::optional<lance::LanceSnapshot>> LanceTable(VtabHost* host, const vig
   return std::optional<lance::LanceSnapshot>(std::move(snap));
 }
 
-// The columns of a Lance index, and whether each is a column of the version's schema.
-std::string LanceColumns(const lance::LanceSnapshot& snap, const lance::LanceIndex& ix, bool* resolved) {
+// The columns of a physical Lance entry: each field's path, "#<id>" for one no field has.
+std::string LanceEntryColumns(const lance::LanceEntry& e) {
   std::string out;
-  *resolved = true;
-  for (const std::string& c : ix.columns) {
-    out += (out.empty() ? "" : ",") + c;
-    *resolved = *resolved && std::any_of(snap.fields.begin(), snap.fields.end(),
-                                         [&](const lance::LanceField& f) { return f.name == c; });
+  for (size_t k = 0; k < e.columns.size(); ++k) {
+    out += (k == 0 ? "" : ",") + (e.columns[k] ? *e.columns[k] : "#" + std::to_string(e.field_ids[k]));
   }
   return out;
 }
 
-// vigil_indexes and vigil_index_entries of an external Lance table: LanceDB lists one entry
-// per logical index (its UUID), its indexed rows and no parameters.
-std::vector<Row> LanceRows(const vigil::TableName& t, const lance::LanceSnapshot& snap, bool entries) {
+// vigil_indexes and vigil_index_entries of an external Lance table. vigil_indexes is the
+// logical view, one row per exact name as LanceDB lists it, with its count of physical
+// entries; it fails with LANCE_INDEX_METADATA_INCONSISTENT when the two views disagree (seed
+// 000 section 4.1). vigil_index_entries is one row per physical entry of the manifest, each
+// with the dataset version it was built from and how it joins the logical view, also when they
+// disagree (its diagnostic rows).
+Result<std::vector<Row>> LanceRows(const vigil::TableName& t, const lance::LanceSnapshot& snap, bool entries) {
   std::vector<Row> rows;
-  for (const lance::LanceIndex& ix : snap.indexes) {
-    bool resolved = true;
-    const std::string columns = LanceColumns(snap, ix, &resolved);
-    Row r = Prefix(t);
-    if (entries) {
-      // LanceDB does not say at which version an index was built: DatasetVersion is NULL.
-      r.insert(r.end(), {Value(ix.name), Value(ix.uuid), Value(columns), Value(ix.index_type), Value(), Value(),
-                         Value(std::string(resolved ? "CONSISTENT" : "MISMATCH"))});
-    } else {
-      r.insert(r.end(),
-               {Value(ix.name), Value(columns), Value(ix.index_type),
-                ix.indexed_rows ? Value(*ix.indexed_rows) : Value(), Value(int64_t{1}), Value(std::string("{}"))});
+  if (entries) {
+    const std::vector<lance::LanceConsistency> consistency = lance::EntryConsistency(snap);
+    for (size_t k = 0; k < snap.entries.size(); ++k) {
+      const lance::LanceEntry& e = snap.entries[k];
+      const auto logical = std::find_if(snap.indexes.begin(), snap.indexes.end(),
+                                        [&](const lance::LanceIndex& ix) { return ix.name == e.name; });
+      Row r = Prefix(t);
+      r.insert(r.end(), {Value(e.name), Value(e.uuid), Value(LanceEntryColumns(e)),
+                         logical == snap.indexes.end() ? Value() : Value(logical->index_type), Value(e.dataset_version),
+                         Value(), Value(std::string(lance::LanceConsistencyName(consistency[k])))});
+      rows.push_back(std::move(r));
     }
+    return rows;
+  }
+  VIGIL_RETURN_IF_ERROR(lance::CheckLogicalMetadata(snap));
+  for (const lance::LanceIndex& ix : snap.indexes) {
+    std::string columns;
+    for (const std::string& c : ix.columns) columns += (columns.empty() ? "" : ",") + c;
+    const auto count = std::count_if(snap.entries.begin(), snap.entries.end(),
+                                     [&](const lance::LanceEntry& e) { return e.name == ix.name; });
+    Row r = Prefix(t);
+    r.insert(r.end(),
+             {Value(ix.name), Value(columns), Value(ix.index_type), ix.indexed_rows ? Value(*ix.indexed_rows) : Value(),
+              Value(static_cast<int64_t>(count)), Value(std::string("{}"))});
     rows.push_back(std::move(r));
   }
   return rows;
