@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <system_error>
@@ -181,6 +182,24 @@ int64_t CurrentRssBytes() {
   if (std::fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = 0;
   std::fclose(f);
   return static_cast<int64_t>(pages_resident) * sysconf(_SC_PAGESIZE);
+}
+
+const std::string& VigilProgram() {
+  static const std::string program = [] {
+    if (const char* given = std::getenv("VIGIL_PROGRAM"); given != nullptr && *given != '\0') {
+      return std::string(given);
+    }
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    const std::filesystem::path beside = self.parent_path() / "vigil";
+    if (!ec && ::access(beside.c_str(), X_OK) == 0) return beside.string();
+#ifdef VIGIL_BUILT_PROGRAM
+    return std::string(VIGIL_BUILT_PROGRAM);
+#else
+    return beside.string();
+#endif
+  }();
+  return program;
 }
 
 Result<ProgramRun> RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& env) {

@@ -78,6 +78,11 @@ struct RawRead {
 };
 Result<RawRead> RawReadFile(const std::string& path);
 
+// The `vigil` program the benchmarks run (`vigil --root R sql -c ...`, `vigil serve`):
+// $VIGIL_PROGRAM (`vigil bench` sets it to itself), else `vigil` beside this program (an
+// installed pair), else the one this build tree made.
+const std::string& VigilProgram();
+
 // Resident set size of this process now, in bytes (/proc/self/statm).
 int64_t CurrentRssBytes();
 
@@ -93,7 +98,7 @@ struct ProgramRun {
 
 // Runs the program at argv[0] with argv, `env` ("NAME=value") added to this process's
 // environment, and waits for it; Internal naming the command, its wait status and its output
-// when it does not exit with 0. "/proc/self/exe" runs this executable (`vigil`).
+// when it does not exit with 0. VigilProgram() runs `vigil`.
 Result<ProgramRun> RunProgram(const std::vector<std::string>& argv, const std::vector<std::string>& env = {});
 
 // Runs `body` in a forked child, which sends its JSON back through a pipe; the JSON and

@@ -51,7 +51,7 @@ class ServeNode {
       if (err != nullptr) ::dup2(::fileno(err), STDERR_FILENO);
       ::close(out[0]);
       ::close(out[1]);
-      ::execl("/proc/self/exe", "vigil", "--root", root_.c_str(), "serve", "--listen", "127.0.0.1:0", "--node-id",
+      ::execl(VigilProgram().c_str(), "vigil", "--root", root_.c_str(), "serve", "--listen", "127.0.0.1:0", "--node-id",
               id_.c_str(), "--grace", "1", static_cast<char*>(nullptr));
       ::_exit(127);
     }
@@ -127,7 +127,7 @@ Status SetLease(const std::string& root, int64_t seconds) {
 // `vigil init` (with --meta-url when given, and then a leader lease of `lease_s`) and `nodes`
 // servers with a table d.t.
 Result<Cluster> StartCluster(const std::string& root, const std::string& meta_url, int nodes, int64_t lease_s) {
-  std::vector<std::string> argv = {"/proc/self/exe", "init", root};
+  std::vector<std::string> argv = {VigilProgram(), "init", root};
   if (!meta_url.empty()) {
     argv.push_back("--meta-url");
     argv.push_back(meta_url);

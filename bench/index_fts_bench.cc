@@ -267,10 +267,10 @@ Result<double> SqlFtsRoot(DatagenOptions base, const std::string& dir) {
   VIGIL_RETURN_IF_ERROR(MakeBenchRoot(*gen, dir, "docs"));
   auto t0 = std::chrono::steady_clock::now();
   VIGIL_RETURN_IF_ERROR(
-      RunProgram({"/proc/self/exe", "--root", dir, "sql", "-c", "CREATE INDEX body_idx ON bench.docs (body) USING FTS"})
+      RunProgram({VigilProgram(), "--root", dir, "sql", "-c", "CREATE INDEX body_idx ON bench.docs (body) USING FTS"})
           .status());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", dir, "supervise", "--stop"}).status());
+  VIGIL_RETURN_IF_ERROR(RunProgram({VigilProgram(), "--root", dir, "supervise", "--stop"}).status());
   return seconds;
 }
 

@@ -251,12 +251,11 @@ std::string CreateIndexSql(const Config& c) {
 // index is dropped, untimed, unless `keep` (the shell's searches use it).
 Result<double> TimeSqlJob(const std::string& root_dir, const Config& c, bool keep) {
   auto t0 = Clock::now();
-  VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "-c", CreateIndexSql(c)}).status());
+  VIGIL_RETURN_IF_ERROR(RunProgram({VigilProgram(), "--root", root_dir, "sql", "-c", CreateIndexSql(c)}).status());
   double seconds = Since(t0);
   if (keep) return seconds;
   VIGIL_RETURN_IF_ERROR(
-      RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "-c", "DROP INDEX bench_idx ON bench.vectors"})
-          .status());
+      RunProgram({VigilProgram(), "--root", root_dir, "sql", "-c", "DROP INDEX bench_idx ON bench.vectors"}).status());
   return seconds;
 }
 
@@ -358,7 +357,7 @@ Result<nlohmann::json> RunIvfPqBench(const BenchArgs& args) {
     VIGIL_ASSIGN_OR_RETURN(seconds, TimeSqlJob(sql_root, c, /*keep=*/r + 1 == c.runs));
     sql_s.push_back(seconds);
   }
-  if (c.sql) VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", sql_root, "supervise", "--stop"}).status());
+  if (c.sql) VIGIL_RETURN_IF_ERROR(RunProgram({VigilProgram(), "--root", sql_root, "supervise", "--stop"}).status());
   int threads = index::ConfigureFaissThreads(c.rows);
   faiss::IndexFlatL2 flat(c.dim);
   FillFlat(*gen, c, &flat);

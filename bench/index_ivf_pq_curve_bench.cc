@@ -181,8 +181,8 @@ Result<std::string> SqlRoot(const DataGenerator& gen, const Config& c, const std
       "\"metric\" = \"l2\", \"num_partitions\" = \"" +
       std::to_string(params.num_partitions) + "\", \"num_sub_vectors\" = \"" + std::to_string(params.num_sub_vectors) +
       "\", \"num_bits\" = \"" + std::to_string(bits) + "\")";
-  VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", root, "sql", "-c", create}).status());
-  VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "--root", root, "supervise", "--stop"}).status());
+  VIGIL_RETURN_IF_ERROR(RunProgram({VigilProgram(), "--root", root, "sql", "-c", create}).status());
+  VIGIL_RETURN_IF_ERROR(RunProgram({VigilProgram(), "--root", root, "supervise", "--stop"}).status());
   return root;
 }
 

@@ -40,14 +40,14 @@ namespace {
 
 // `vigil sql -c text` on `root` (this executable), with `env` added.
 Result<ProgramRun> Sql(const std::string& root, const std::string& text, const std::vector<std::string>& env = {}) {
-  return RunProgram({"/proc/self/exe", "--root", root, "sql", "-c", text}, env);
+  return RunProgram({VigilProgram(), "--root", root, "sql", "-c", text}, env);
 }
 
 // A fresh root whose external table d.docs is the dataset at `dataset`.
 Result<std::string> MakeRoot(const std::string& work_dir, const std::string& dataset, const std::string& node,
                              const std::string& runner_dir) {
   const std::string root = work_dir + "/root";
-  VIGIL_RETURN_IF_ERROR(RunProgram({"/proc/self/exe", "init", root}).status());
+  VIGIL_RETURN_IF_ERROR(RunProgram({VigilProgram(), "init", root}).status());
   FILE* f = std::fopen((root + "/vigil.toml").c_str(), "w");  // every other setting: its default
   if (f == nullptr) return Status::IOError("cannot write " + root + "/vigil.toml");
   std::fprintf(f, "[sql]\nexternal_table_allowed_directories = [\"%s\"]\n", work_dir.c_str());
@@ -61,7 +61,7 @@ Result<std::string> MakeRoot(const std::string& work_dir, const std::string& dat
 // OUTCOME_UNKNOWN to its job reading FAILED, NOT_COMMITTED.
 Result<double> LostResponseToSettled(const std::string& root) {
   // A supervisor started by this statement carries the failpoint (and only it).
-  (void)RunProgram({"/proc/self/exe", "--root", root, "supervise", "--stop"});
+  (void)RunProgram({VigilProgram(), "--root", root, "supervise", "--stop"});
   Result<ProgramRun> lost = Sql(root, "CREATE OR REPLACE INDEX id_idx ON d.docs (id) USING BTREE",
                                 {"VIGIL_FAILPOINTS=lance.before_commit=kill"});
   const auto returned = std::chrono::steady_clock::now();
@@ -79,7 +79,7 @@ Result<double> LostResponseToSettled(const std::string& root) {
     }
   }
   const double seconds = Since(returned);
-  (void)RunProgram({"/proc/self/exe", "--root", root, "supervise", "--stop"});
+  (void)RunProgram({VigilProgram(), "--root", root, "supervise", "--stop"});
   return seconds;
 }
 

@@ -190,7 +190,7 @@ Result<nlohmann::json> MeasureAdd(const BenchArgs& args, const Config& c) {
   Progress("add: the same rows through `vigil import` of the .npy file");
   VIGIL_RETURN_IF_ERROR(Root::Init(cli_root).status());
   const int64_t rss_at_cli_fork = CurrentRssBytes();
-  const std::vector<std::string> cmd = {"/proc/self/exe", "--root", cli_root, "import", kTable, npy, "--create"};
+  const std::vector<std::string> cmd = {VigilProgram(), "--root", cli_root, "import", kTable, npy, "--create"};
   VIGIL_ASSIGN_OR_RETURN(ProgramRun cli, RunProgram(cmd, {}));
   // "created table with 1,000,000 rows into local.db.t (version 2) in 3.21s (311,000 rows/s)"
   uint64_t cli_rows = 0;

@@ -74,7 +74,7 @@ std::string VectorSearchScript(const std::vector<float>& queries, uint32_t dim, 
 Result<ShellSearch> TimeShellSearch(const std::string& root_dir, const std::string& script, uint64_t queries) {
   auto t0 = std::chrono::steady_clock::now();
   VIGIL_ASSIGN_OR_RETURN(ProgramRun run,
-                         RunProgram({"/proc/self/exe", "--root", root_dir, "sql", "--csv", "-f", script}));
+                         RunProgram({VigilProgram(), "--root", root_dir, "sql", "--csv", "-f", script}));
   ShellSearch s;
   s.qps = static_cast<double>(queries) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   size_t at = 0;

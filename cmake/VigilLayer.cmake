@@ -88,7 +88,7 @@ function(vigil_layer name)
       add_dependencies(vigil_unit_tests ${fname})
       if(VIGIL_BUILD_TESTS)
         add_test(NAME ${fname}.replay COMMAND ${fname} --iterations=2000)
-        set_tests_properties(${fname}.replay PROPERTIES LABELS "unit;fuzz")
+        set_tests_properties(${fname}.replay PROPERTIES LABELS "unit;fuzz" TIMEOUT ${VIGIL_UNIT_TIMEOUT})
       endif()
     endif()
   endforeach()
@@ -102,7 +102,7 @@ function(vigil_layer name)
     target_link_libraries(${name}_test PRIVATE vigil_${name} vigil_testutil ${L_TEST_DEPS}
                           GTest::gtest_main GTest::gmock rapidcheck)
     vigil_test_options(${name}_test)
-    gtest_discover_tests(${name}_test PROPERTIES LABELS unit DISCOVERY_TIMEOUT 120)
+    gtest_discover_tests(${name}_test PROPERTIES LABELS unit TIMEOUT ${VIGIL_UNIT_TIMEOUT} DISCOVERY_TIMEOUT 120)
     add_dependencies(vigil_unit_tests ${name}_test)
   endif()
   file(GLOB itests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_itest.cc)
@@ -112,7 +112,8 @@ function(vigil_layer name)
     target_link_libraries(${name}_itest PRIVATE vigil_${name} vigil_testutil ${L_TEST_DEPS}
                           GTest::gtest_main GTest::gmock rapidcheck)
     vigil_test_options(${name}_itest)
-    gtest_discover_tests(${name}_itest PROPERTIES LABELS integration ${L_ITEST_PROPERTIES}
+    gtest_discover_tests(${name}_itest PROPERTIES LABELS integration TIMEOUT ${VIGIL_INTEGRATION_TIMEOUT}
+                         ${L_ITEST_PROPERTIES}
                          DISCOVERY_TIMEOUT 120)
   endif()
 endfunction()

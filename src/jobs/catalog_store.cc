@@ -35,8 +35,7 @@ Result<TableEntry> ParseTable(const Row& row) {
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
                                                const std::string& table, const std::string& locator, int64_t now_ms,
                                                index::TableEngine engine, const DatabaseCheck& database_exists) {
-  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms, engine,
-                       database_exists);
+  return RegisterTable(catalog, database, table, Uuid::Generate().ToString(), locator, now_ms, engine, database_exists);
 }
 
 Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const std::string& database,
@@ -76,7 +75,7 @@ Result<std::string> CatalogStore::LockCatalogOn(Connection& conn, const std::str
 }
 
 Result<std::vector<TableEntry>> CatalogStore::ListTablesOn(Connection& conn, const std::string& catalog,
-                                                          const std::string& database) {
+                                                           const std::string& database) {
   VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kSelectTablesOfDatabase, {catalog, database}));
   std::vector<TableEntry> out;
   for (const Row& row : rows) {

@@ -22,7 +22,7 @@
 #include "server/auth_cache.h"
 #include "server/idempotency_gate.h"
 #include "server/metrics.h"
-#include "server/query_request.h"
+#include "server/query/query_request.h"
 #include "server/rate_limiter.h"
 #include "server/session_pool.h"
 #include "server/upload_spool.h"
@@ -206,8 +206,6 @@ nlohmann::json ResultJson(const sql::ResultSet& r);
 nlohmann::json RowObjects(const sql::ResultSet& r);
 // A decimal query parameter in [lo, hi]; `fallback` when absent, InvalidArgument naming it otherwise.
 Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi);
-// A SQL string literal: 'text' with quotes doubled; NUL and control bytes are refused.
-Result<std::string> SqlString(std::string_view text);
 // A path parameter checked as a database / table / index name (names.h allowlist).
 Result<std::string> DatabaseParam(const PathParams& params);
 Result<std::string> TableParam(const PathParams& params, std::string_view key = "table");

@@ -103,18 +103,6 @@ nlohmann::json RowObjects(const sql::ResultSet& r) {
 
 nlohmann::json ResultJson(const sql::ResultSet& r) { return nlohmann::json::parse(ResultDocument(r)); }
 
-Result<std::string> SqlString(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
-      return Status::InvalidArgument("a text value contains a control character");
-    }
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
-}
-
 Result<std::string> IdentifierParam(const Call& call, std::string_view key, std::string_view what) {
   auto it = call.params.find(std::string(key));
   if (it == call.params.end()) return Status::Internal("route has no parameter " + std::string(key));

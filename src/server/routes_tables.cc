@@ -5,8 +5,8 @@
 // from allowlisted names and escaped literals and runs it as the caller.
 
 #include "server/api_internal.h"
+#include "server/query/query_request.h"
 #include "server/query_json.h"
-#include "server/query_request.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/names.h"
 #include "vigil/jobs/table_catalog.h"

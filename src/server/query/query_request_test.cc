@@ -1,4 +1,4 @@
-#include "server/query_request.h"
+#include "server/query/query_request.h"
 
 #include <gtest/gtest.h>
 

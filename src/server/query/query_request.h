@@ -1,8 +1,9 @@
 // The query route's request body (POST .../query), read into a typed request
 // and turned into the SELECT the route runs. The body is read with simdjson:
 // nlohmann's parser spends about 57 us on a 128-float vector body, simdjson
-// about 3 us (`vigil bench server` reports the step). Thread safety: pure
-// functions.
+// about 3 us (`vigil bench server` reports the step). Its own library (no
+// server, no session), so that its fuzz target links only the parser below it.
+// Thread safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,9 @@ std::vector<std::string> DefaultSelect(const Schema& schema, const QueryRequest&
 // as text (VectorText), which the engine refuses with its own message. InvalidArgument for a
 // column name outside the identifier allowlist or text SQL cannot carry.
 Result<BoundQuery> QueryStatement(const std::string& table, const QueryRequest& q);
+
+// A SQL string literal: 'text' with quotes doubled; NUL and control bytes are refused.
+Result<std::string> SqlString(std::string_view text);
 
 // A query vector as text: each element the shortest text that reads back as the same FLOAT32
 // when the value is within FLOAT32's range, else the double's own digits.

@@ -1,4 +1,4 @@
-#include "server/query_request.h"
+#include "server/query/query_request.h"
 
 #include <simdjson.h>
 
@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/api_internal.h"
 #include "vigil/common/names.h"
 #include "vigil/sql/parser.h"
 
@@ -250,6 +249,18 @@ Result<BoundQuery> QueryStatement(const std::string& table, const QueryRequest& 
   if (!q.vector && !q.text) statement += " LIMIT " + std::to_string(q.limit);
   out.sql = std::move(statement);
   return out;
+}
+
+Result<std::string> SqlString(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
+      return Status::InvalidArgument("a text value contains a control character");
+    }
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
 }
 
 }  // namespace vigil::server
