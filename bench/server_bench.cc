@@ -65,8 +65,8 @@
 #include <thread>
 
 #include "bench/bench.h"
-#include "src/server/query_json.h"
 #include "src/server/query/query_request.h"
+#include "src/server/query_json.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/common/uuid.h"
 #include "vigil/index/provider.h"

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/serve_fixture.h"
+#include "testutil/await_file.h"
 #include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
@@ -26,17 +27,6 @@ namespace {
 
 using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
-
-// Whether a process reached the failpoint pause(`release`) (its `release`.reached appeared)
-// within a minute.
-bool AwaitPause(const std::string& release) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(release + ".reached")) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
 
 // A recursive WITH that runs until its statement timeout or cancellation.
 constexpr char kEndless[] = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n";
@@ -184,7 +174,7 @@ TEST_F(ServeHostileTest, AStatementsRowsAreNotSentOnceItsUserLostShow) {
   const std::string release = dir_.Join("release");
   Start("", "sql_route.after_statement=pause(" + release + ")@1");
   auto reading = std::async(std::launch::async, [&] { return Sql(rita_, "SELECT k FROM d.t"); });
-  ASSERT_TRUE(AwaitPause(release)) << "the request never reached its pause";
+  ASSERT_TRUE(testing::AwaitFile(release + ".reached")) << "the request never reached its pause";
   ASSERT_EQ(Sql(admin_, "REVOKE SHOW ON d.* FROM rita").status, 200);
   std::ofstream(release).put('\n');
   const server::ClientResponse r = reading.get();
@@ -200,7 +190,7 @@ TEST_F(ServeHostileTest, AQuerysRowsAreNotSentOnceItsUserLostShow) {
   auto reading = std::async(std::launch::async, [&] {
     return Call("POST", "/v1/databases/d/tables/t/query", rita_, Json{{"select", {"k"}}}.dump());
   });
-  ASSERT_TRUE(AwaitPause(release)) << "the request never reached its pause";
+  ASSERT_TRUE(testing::AwaitFile(release + ".reached")) << "the request never reached its pause";
   ASSERT_EQ(Sql(admin_, "DROP USER rita").status, 200);
   std::ofstream(release).put('\n');
   const server::ClientResponse r = reading.get();

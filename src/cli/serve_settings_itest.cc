@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/serve_fixture.h"
+#include "testutil/await_file.h"
 #include "testutil/run_command.h"
 #include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
@@ -376,11 +377,7 @@ void ExpectOneAttemptAtATime(ServeSettingsTest& t, const std::string& setting) {
                 .status,
             200);
   ASSERT_EQ(t.Sql("CREATE INDEX i ON d.t (id) USING BTREE; CREATE INDEX i ON d.u (id) USING BTREE").status, 200);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(release + ".reached")) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "no worker reached its pause";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  ASSERT_TRUE(testing::AwaitFile(release + ".reached")) << "no worker reached its pause";
   // The leader dispatches every job a slot can take in one pass: the second would be RUNNING now.
   auto listed = Json::parse(t.Sql("SELECT State FROM vigil_index_jobs ORDER BY JobId").body, nullptr, false);
   std::multiset<std::string> states;
@@ -444,11 +441,7 @@ TEST_F(ServeSettingsTest, GenerationBudgetsAreTheProcesssAndSessionsShareATables
                      Json{{"sql", "SELECT COUNT(*) FROM d.t"}}.dump());
     return r.ok() ? *r : server::ClientResponse{};
   });
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(release + ".reached")) {
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the first request never reached its pause";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  ASSERT_TRUE(testing::AwaitFile(release + ".reached")) << "the first request never reached its pause";
   auto same = Sql("SELECT COUNT(*) FROM d.t");  // the other session, the same generation
   EXPECT_EQ(same.status, 200) << same.body;
   auto other = Sql("SELECT COUNT(*) FROM d.u");

@@ -7,16 +7,24 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
+#include <thread>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testutil/await_file.h"
 #include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
+#include "vigil/jobs/job_store.h"
+#include "vigil/jobs/root_jobs.h"
+#include "vigil/storage/root.h"
 
 namespace vigil {
 namespace {
@@ -104,17 +112,41 @@ TEST_F(SqlShellTest, AScriptPreparesOnceAndExecutesWithBoundValues) {
 }
 
 // A job admitted while the supervisor is already on its way out (idle, about to exit, its
-// lock still held) is not left PENDING: the waiting shell starts the next leader.
+// lock still held) is not left PENDING: the waiting shell starts the next leader. The
+// supervisor is held at its exit (a pause) until the second job is in the store.
 TEST_F(SqlShellTest, AJobAdmittedAsTheLeaderExitsIdleIsRunByTheNext) {
   ASSERT_EQ(Run("", "CREATE TABLE db.t (id BIGINT NOT NULL); INSERT INTO db.t VALUES (1), (2)").exit_code, 0);
-  // The first job starts a supervisor that, once idle for 1 s, lingers 5 s before it exits.
+  const std::string exit_release = dir_.Join("idle-exit");
+  // Released on every way out, so that a failed assertion leaves no supervisor held.
+  struct Release {
+    std::string path;
+    ~Release() { std::ofstream(path).put('\n'); }
+  } release{exit_release};
+  // The first job starts a supervisor that, once idle for 1 s, holds at its exit.
   Out first = Sql(dir_.path(), "--root " + root_ + " sql -c \"CREATE INDEX a ON db.t (id) USING BTREE\"",
-                  "VIGIL_FAILPOINTS='leader.idle_exit=delay(5000)'");
+                  "VIGIL_FAILPOINTS='leader.idle_exit=pause(" + exit_release + ")'");
   ASSERT_EQ(first.exit_code, 0) << first.stderr_text;
-  ::usleep(2'500'000);  // inside the lingering exit
-  Out second = Sql(dir_.path(), "--root " + root_ + " sql --wait-timeout 60 -c \"DROP INDEX a ON db.t\"");
-  EXPECT_EQ(second.exit_code, 0) << second.stderr_text;
-  EXPECT_THAT(second.stderr_text, HasSubstr("FINISHED"));
+  ASSERT_TRUE(testing::AwaitFile(exit_release + ".reached")) << "the supervisor never reached its idle exit";
+  auto second = std::async(std::launch::async, [&] {
+    return Sql(dir_.path(), "--root " + root_ + " sql --wait-timeout 60 -c \"DROP INDEX a ON db.t\"");
+  });
+  {
+    auto root = Root::Open(root_);
+    ASSERT_TRUE(root.ok());
+    auto store = jobs::OpenRootJobStore(*root);
+    ASSERT_TRUE(store.ok());
+    jobs::JobFilter pending;
+    pending.state = "PENDING";
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((*store)->List(pending).value().empty()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the DROP INDEX job was never admitted";
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  std::ofstream(exit_release).put('\n');  // the old supervisor exits without taking the job
+  Out dropped = second.get();
+  EXPECT_EQ(dropped.exit_code, 0) << dropped.stderr_text;
+  EXPECT_THAT(dropped.stderr_text, HasSubstr("FINISHED"));
 }
 
 TEST_F(SqlShellTest, AnyFailedStatementMakesTheExitStatusNonZero) {

@@ -18,6 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testutil/await_file.h"
 #include "testutil/temp_dir.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/lance/lance_table.h"
@@ -33,16 +34,6 @@ using ::testing::Not;
 
 // Alice may ALTER every table of database shop, and nothing else.
 const jobs::Principal kShopAlice{"alice", false, {{"local.shop.*", {jobs::Privilege::kAlter, jobs::Privilege::kShow}}}};
-
-// Whether `path` appeared within a minute.
-bool AwaitFile(const std::string& path) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!std::filesystem::exists(path)) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
 
 std::vector<std::string> FolderListing(const std::string& dir) {
   std::vector<std::string> out;
@@ -213,9 +204,9 @@ TEST_F(ExternalTableAccessTest, ARegistrationRacingDropDatabaseFailsAndLeavesNot
     ~Release() { std::ofstream(path).put('\n'); }
   } release{drop_release};
   dropped = std::async(std::launch::async, [&] { return dropper->Execute("DROP DATABASE shop"); });
-  ASSERT_TRUE(AwaitFile(drop_release + ".reached")) << "DROP DATABASE never reached its pause";
+  ASSERT_TRUE(testing::AwaitFile(drop_release + ".reached")) << "DROP DATABASE never reached its pause";
   created = std::async(std::launch::async, [&] { return Attach(*creator, "shop.docs", allowed_ + "/docs.lance"); });
-  ASSERT_TRUE(AwaitFile(register_passed + ".reached")) << "the registration never reached the catalog's lock";
+  ASSERT_TRUE(testing::AwaitFile(register_passed + ".reached")) << "the registration never reached the catalog's lock";
   std::ofstream(drop_release).put('\n');
   Result<ResultSet> drop = dropped.get();
   Result<ResultSet> create = created.get();
