@@ -333,6 +333,13 @@ const std::vector<Setting>& Settings() {
        "The Lance runner program (lance_runner.mjs, with its node_modules beside it).\n"
        "Empty: the one in this build's source tree, src/lance/runner.",
        VIGIL_STR_(lance, runner)},
+
+      {"lance", "read_timeout_seconds", Kind::kDuration, 1, 3600,
+       "How long a read of an external Lance dataset may take (CREATE EXTERNAL TABLE's\n"
+       "probe, SHOW INDEX, vigil_indexes / vigil_index_entries, an index request's\n"
+       "admission); past it the runner is killed and the statement fails with\n"
+       "DEADLINE_EXCEEDED. Seconds or \"<n>s|m|h|d\".",
+       VIGIL_NUM_(lance, read_timeout_seconds)},
   };
   return kSettings;
 }

@@ -122,6 +122,7 @@ url = "postgresql://vigil@db/meta"
 [lance]
 node = "/opt/node/bin/node"
 runner = "/opt/vigil/lance_runner.mjs"
+read_timeout_seconds = "2m"
 )";
   std::vector<std::string> keys;
   Result<Config> r = ParseConfig(text, "f.toml", &keys);
@@ -174,10 +175,11 @@ runner = "/opt/vigil/lance_runner.mjs"
   EXPECT_EQ(c.meta.url, "postgresql://vigil@db/meta");
   EXPECT_EQ(c.lance.node, "/opt/node/bin/node");
   EXPECT_EQ(c.lance.runner, "/opt/vigil/lance_runner.mjs");
+  EXPECT_EQ(c.lance.read_timeout_seconds, 120u);
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
-  EXPECT_EQ(keys.back(), "lance.runner");
+  EXPECT_EQ(keys.back(), "lance.read_timeout_seconds");
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
@@ -521,11 +523,13 @@ TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 47u);
+  ASSERT_EQ(e.size(), 48u);
   EXPECT_EQ(e[45].key, "lance.node");
   EXPECT_EQ(e[45].value, "\"/usr/bin/node\"");
   EXPECT_EQ(e[46].key, "lance.runner");
   EXPECT_EQ(e[46].value, "\"\"");
+  EXPECT_EQ(e[47].key, "lance.read_timeout_seconds");
+  EXPECT_EQ(e[47].value, "\"1m\"");
   EXPECT_EQ(e[41].key, "server.requests_per_second_per_user");
   EXPECT_EQ(e[41].value, "0");
   EXPECT_EQ(e[33].key, "server.header_timeout");

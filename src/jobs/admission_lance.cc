@@ -22,7 +22,6 @@ namespace {
 using internal::AdmitSpec;
 
 // The admission's read of the dataset: a minute is far above an inspect's seconds.
-constexpr std::chrono::milliseconds kInspectTimeout{60'000};
 
 // Whether `name` has a C0 or C1 control character, DEL, '/' or '\\' (it is valid UTF-8).
 bool HasControlOrSeparator(const std::string& name) {
@@ -140,8 +139,7 @@ Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIn
   // non-identifier name is refused as such).
   nlohmann::json check = {
       {"column", stmt.column}, {"index_type", type}, {"properties", nlohmann::json(stmt.properties)}};
-  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
-                         lance::Inspect(table.locator, lance::RunnerOptions(lance_, kInspectTimeout), check));
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(table.locator, lance::ReadOptions(lance_), check));
   VIGIL_RETURN_IF_ERROR(lance::CheckIndexable(snap.fields, stmt.column, stmt.type));
   VIGIL_RETURN_IF_ERROR(CheckCaps(snap, stmt.column, caps_, stmt.properties));
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));
@@ -170,8 +168,7 @@ Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIn
 
 Result<JobRecord> Admission::DropLance(const TableEntry& table, const DropIndexStatement& stmt,
                                        const std::string& actor, int64_t now_ms) {
-  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
-                         lance::Inspect(table.locator, lance::RunnerOptions(lance_, kInspectTimeout)));
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(table.locator, lance::ReadOptions(lance_)));
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));
   if (!existing && !stmt.if_exists) {
     return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + table.table_name);
@@ -185,8 +182,7 @@ Result<JobRecord> Admission::DropLance(const TableEntry& table, const DropIndexS
 
 Result<JobRecord> Admission::BuildLance(const TableEntry& table, const BuildIndexStatement& stmt,
                                         const std::string& actor, int64_t now_ms) {
-  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
-                         lance::Inspect(table.locator, lance::RunnerOptions(lance_, kInspectTimeout)));
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(table.locator, lance::ReadOptions(lance_)));
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));
   if (!existing) return Status::NotFound("index '" + stmt.index_name + "' does not exist on " + table.table_name);
   VIGIL_RETURN_IF_ERROR(CheckSentName(existing->name));

@@ -129,8 +129,12 @@ Result<nlohmann::json> RunLance(const nlohmann::json& request, const LanceRunner
   VIGIL_ASSIGN_OR_RETURN(const pid_t pid, Spawn(options, request.dump(), write_end.get()));
   write_end.Close();
   nlohmann::json last;
-  const Status read = ReadLines(read_end.get(), deadline, on_progress, &last);
+  Status read = ReadLines(read_end.get(), deadline, on_progress, &last);
   const int status = KillAndReap(pid, !read.ok());
+  if (read.code() == StatusCode::kDeadlineExceeded && !options.timeout_setting.empty()) {
+    read = Status::DeadlineExceeded(read.message() + " of " + std::to_string(options.timeout.count()) + " ms (" +
+                                    options.timeout_setting + "); it was killed");
+  }
   if (!read.ok()) return read;
   const std::string event = last.is_object() ? last.value("event", "") : "";
   if (event == "error") return RunnerError(last);

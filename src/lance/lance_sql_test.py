@@ -397,12 +397,18 @@ def test_missing_corrupt_and_badly_named_datasets(env):
 def test_a_concurrent_same_name_request_is_fenced(env):
     root, path, data = env
     root.stop_supervisor()
+    # The first job's worker is held before it invokes LanceDB until the second request was refused.
+    release = os.path.join(root.path, "..", "release-first")
     first = subprocess.Popen([VIGIL, "sql", "-c", "CREATE INDEX b ON d.docs (id) USING BTREE"],
-                             env=dict(os.environ, VIGIL_ROOT=root.path, VIGIL_FAILPOINTS="worker.before_invoke=delay(4000)"),
+                             env=dict(os.environ, VIGIL_ROOT=root.path,
+                                      VIGIL_FAILPOINTS="worker.before_invoke=pause(%s)" % os.path.abspath(release)),
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    root.wait_running(1)
-    c, out = root.sql("CREATE INDEX b ON d.docs (cat) USING BITMAP", check=False)
-    assert c != 0 and "INDEX_FENCED" in out and "held by job 1" in out, out
+    try:
+        root.wait_running(1)
+        c, out = root.sql("CREATE INDEX b ON d.docs (cat) USING BITMAP", check=False)
+        assert c != 0 and "INDEX_FENCED" in out and "held by job 1" in out, out
+    finally:
+        open(release, "w").close()
     assert first.wait(120) == 0, first.stdout.read()
     assert indexes(path)["b"]["type"] == "BTree"
 

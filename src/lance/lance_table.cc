@@ -243,6 +243,12 @@ LanceRunnerOptions RunnerOptions(const LanceConfig& config, std::chrono::millise
   return o;
 }
 
+LanceRunnerOptions ReadOptions(const LanceConfig& config) {
+  LanceRunnerOptions o = RunnerOptions(config, std::chrono::seconds(config.read_timeout_seconds));
+  o.timeout_setting = "[lance] read_timeout_seconds";
+  return o;
+}
+
 Status ValidateLocation(std::string_view location) {
   static const std::regex kLocation(R"(^/(?:[A-Za-z0-9._-]+/)*[A-Za-z0-9_][A-Za-z0-9_-]{0,63}\.lance$)");
   const std::string s(location);

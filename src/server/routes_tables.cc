@@ -166,8 +166,7 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::ExternalTableDetail(Call& c
   if (!found.ok() || !*found || (*found)->engine != index::TableEngine::kLance) return std::optional<HttpResponse>();
   const jobs::TableEntry& entry = **found;
   VIGIL_ASSIGN_OR_RETURN(sql::ResultSet indexes, RunSql(call, "SHOW INDEX FROM " + db + "." + table));
-  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
-                         lance::Inspect(entry.locator, lance::RunnerOptions(config_.lance, std::chrono::seconds(60))));
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(entry.locator, lance::ReadOptions(config_.lance)));
   nlohmann::json columns = nlohmann::json::array(), fields = nlohmann::json::array();
   for (const lance::LanceField& f : snap.fields) {
     columns.push_back(f.name);

@@ -156,6 +156,8 @@ Result<ListenAddress> ParseListenAddress(std::string_view text);
 struct LanceConfig {
   std::string node = "/usr/bin/node";  // the Node executable
   std::string runner;                  // lance_runner.mjs; empty: this build's source tree
+  // How long a read of a dataset (an inspection outside an attempt) may take.
+  uint64_t read_timeout_seconds = 60;
 
   bool operator==(const LanceConfig&) const = default;
 };

@@ -25,6 +25,8 @@ struct LanceRunnerOptions {
   std::string node_path = "/usr/bin/node";
   std::string script_path;  // lance_runner.mjs; required (its node_modules beside it)
   std::chrono::milliseconds timeout{3'600'000};
+  // The setting `timeout` comes from, named when it passes (empty: none).
+  std::string timeout_setting;
   // A descriptor the runner keeps open as its fd 3 for its whole life (the attempt lock, so the
   // lock stays held while node runs); -1: none.
   int keep_fd = -1;

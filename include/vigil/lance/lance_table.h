@@ -100,6 +100,8 @@ std::string DefaultRunnerDir();
 // The runner settings of `config` ([lance] node and runner; an empty runner is the one
 // in this build's source tree), with `timeout`.
 LanceRunnerOptions RunnerOptions(const LanceConfig& config, std::chrono::milliseconds timeout);
+// The options of a read of a dataset outside an attempt: [lance] read_timeout_seconds.
+LanceRunnerOptions ReadOptions(const LanceConfig& config);
 
 // InvalidArgument unless `location` is an absolute path of allowlisted segments
 // ([A-Za-z0-9._-], no `..`) whose last one is `<name>.lance` (the runner's own rule).

@@ -154,8 +154,7 @@ Result<ResultSet> ExecCreateExternalTable(ExecContext& ctx, const vigil::TableNa
   VIGIL_RETURN_IF_ERROR(existing.status());
   if (*existing && s.if_not_exists) return Message("table " + name.ToString() + " already exists; nothing changed");
   if (*existing) return Status::AlreadyExists("table " + name.ToString() + " already exists");
-  Result<lance::LanceSnapshot> snap =
-      lance::Inspect(location, lance::RunnerOptions(ctx.config.lance, std::chrono::milliseconds(60'000)));
+  Result<lance::LanceSnapshot> snap = lance::Inspect(location, lance::ReadOptions(ctx.config.lance));
   VIGIL_RETURN_IF_ERROR(snap.status().WithContext(what));
   Result<jobs::TableEntry> made = ctx.Catalog().RegisterExternal(name, index::TableEngine::kLance, location);
   if (made.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {

@@ -15,7 +15,6 @@ namespace vigil::sql {
 namespace {
 
 // A read of an external Lance table's newest version: seconds; a minute is far above it.
-constexpr std::chrono::milliseconds kLanceReadTimeout{60'000};
 
 index::IndexType TypeOf(IndexMethod m) {
   switch (m) {
@@ -147,7 +146,7 @@ Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
     // The dataset's newest version as LanceDB lists it; LanceDB lists no index parameters. A
     // listing its manifest's index entries disagree with is LANCE_INDEX_METADATA_INCONSISTENT.
     VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
-                           lance::Inspect(entry.locator, lance::RunnerOptions(ctx.config.lance, kLanceReadTimeout)));
+                           lance::Inspect(entry.locator, lance::ReadOptions(ctx.config.lance)));
     VIGIL_RETURN_IF_ERROR(lance::CheckLogicalMetadata(snap));
     for (const lance::LanceIndex& info : snap.indexes) {
       for (size_t k = 0; k < info.columns.size(); ++k) {

@@ -219,5 +219,20 @@ TEST_F(ExternalTableAccessTest, ARegistrationRacingDropDatabaseFailsAndLeavesNot
   EXPECT_FALSE(Registered("docs"));
 }
 
+// [lance] read_timeout_seconds bounds a read of a dataset: a runner slower than it (here a
+// "node" that only sleeps) is killed and the statement fails naming the setting; nothing is
+// registered.
+TEST_F(ExternalTableAccessTest, AReadPastLanceReadTimeoutIsCutOffNamingTheSetting) {
+  const std::string slow = dir_.Join("slow-node");
+  std::ofstream(slow) << "#!/bin/sh\nexec sleep 600\n";
+  ASSERT_EQ(::chmod(slow.c_str(), 0755), 0);
+  std::ofstream(root_ + "/vigil.toml") << "[sql]\nexternal_table_allowed_directories = [\"" << allowed_
+                                       << "\"]\n[lance]\nnode = \"" << slow << "\"\nread_timeout_seconds = 1\n";
+  Result<ResultSet> r = Attach(*Open(jobs::Principal::LocalAdmin()), "shop.docs", allowed_ + "/docs.lance");
+  ASSERT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
+  EXPECT_THAT(r.status().message(), HasSubstr("of 1000 ms ([lance] read_timeout_seconds); it was killed"));
+  EXPECT_FALSE(Registered("docs"));
+}
+
 }  // namespace
 }  // namespace vigil::sql

@@ -158,8 +158,7 @@ Result<std::optional<lance::LanceSnapshot>> LanceTable(VtabHost* host, const vig
   jobs::TableCatalog catalog(&host->root(), host->store());
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(t));
   if (entry.engine != index::TableEngine::kLance) return std::optional<lance::LanceSnapshot>();
-  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap,
-                         lance::Inspect(entry.locator, lance::RunnerOptions(host->lance(), std::chrono::seconds(60))));
+  VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(entry.locator, lance::ReadOptions(host->lance())));
   return std::optional<lance::LanceSnapshot>(std::move(snap));
 }
 
