@@ -41,9 +41,9 @@ Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableRef& na
   return out;
 }
 
-Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p) {
-  const jobs::Principal& who = ctx.options.principal;
-  if (!who.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table)) {
+Status Authorize(const ExecContext& ctx, const vigil::TableName& name, auth::Privilege p) {
+  const auth::Principal& who = ctx.options.principal;
+  if (!who.Has(auth::Privilege::kShow, name.catalog, name.db, name.table)) {
     return Status::NotFound("table " + name.ToString() + " does not exist");
   }
   if (!who.Has(p, name.catalog, name.db, name.table)) {
@@ -182,7 +182,7 @@ class SessionImpl : public Session {
     return ExecAppend(ctx_, table, make_rows);
   }
 
-  void Reset(jobs::Principal principal) override {
+  void Reset(auth::Principal principal) override {
     ctx_.options.principal = std::move(principal);
     prepared_.clear();
     statement_timeout_ms_ = ctx_.config.sql.statement_timeout_ms;
