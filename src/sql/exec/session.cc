@@ -11,6 +11,7 @@
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
+#include "vigil/storage/temporal.h"
 
 namespace vigil::sql {
 
@@ -123,9 +124,9 @@ Result<Value> BoundValueOf(const BoundValue& bound, size_t index) {
     case Literal::Kind::kDate:
     case Literal::Kind::kTimestamp: {
       const bool date = l.kind == Literal::Kind::kDate;
-      Result<vigil::Value> v = ParseTextValue(l.text, DataType::Of(date ? TypeId::kDate : TypeId::kTimestamp));
-      if (!v.ok() || !std::holds_alternative<int64_t>(*v)) return bad("invalid literal '" + l.text + "'");
-      return Value(std::get<int64_t>(*v));
+      Result<int64_t> v = date ? ParseDateValue(l.text) : ParseTimestampValue(l.text);
+      if (!v.ok()) return bad("invalid literal '" + l.text + "'");
+      return Value(*v);
     }
   }
   return bad("unsupported literal");
