@@ -37,10 +37,10 @@
 
 #include "bench/bench.h"
 #include "bench/vector_search_bench.h"
+#include "vigil/auth/principal.h"
 #include "vigil/common/file_system.h"
 #include "vigil/index/fts.h"
 #include "vigil/ingest/datagen.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/select_engine.h"
@@ -284,7 +284,7 @@ Result<nlohmann::json> SqlQueries(const std::string& dir, const std::vector<std:
       sql::Statement parsed,
       sql::ParseStatement("SELECT id, _score FROM fts_search('bench.docs', 'body', ?, " + std::to_string(k) + ")"));
   const auto& select = std::get<sql::SelectStatement>(parsed.node);
-  const jobs::Principal admin = jobs::Principal::LocalAdmin();
+  const auth::Principal admin = auth::Principal::LocalAdmin();
   VIGIL_RETURN_IF_ERROR(engine->Select(select, admin, {sql::Value(queries.front())}).status());  // warm-up
   std::vector<double> micros;
   auto start = std::chrono::steady_clock::now();

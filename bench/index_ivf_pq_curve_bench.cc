@@ -32,10 +32,10 @@
 #include "bench/bench.h"
 #include "bench/vector_search_bench.h"
 #include "src/index/ivf_pq_internal.h"
+#include "vigil/auth/principal.h"
 #include "vigil/common/file_system.h"
 #include "vigil/index/ivf_pq.h"
 #include "vigil/ingest/datagen.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
@@ -200,7 +200,7 @@ Result<nlohmann::json> SqlPoint(const DataGenerator& gen, const Config& c, const
                          sql::ParseStatement("SELECT id, _distance FROM vector_search('bench.vectors', 'emb', ?, " +
                                              std::to_string(kK) + ", '" + SearchOptions(p) + "')"));
   const auto& select = std::get<sql::SelectStatement>(parsed.node);
-  const jobs::Principal admin = jobs::Principal::LocalAdmin();
+  const auth::Principal admin = auth::Principal::LocalAdmin();
   Status failed;
   Point engine_point = Measure(c, exact, [&](uint64_t q, std::vector<int64_t>* ids) {
     const float* v = &queries[q * c.dim];

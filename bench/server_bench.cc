@@ -175,7 +175,7 @@ struct Setup {
   std::string root_dir;
   std::shared_ptr<const DataGenerator> gen;
   std::string token;
-  jobs::Principal principal;  // the bench user's, as the server authenticates it
+  auth::Principal principal;  // the bench user's, as the server authenticates it
   double load_seconds = 0, index_seconds = 0;
 };
 

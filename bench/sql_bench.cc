@@ -21,11 +21,11 @@
 #include <chrono>
 
 #include "bench/bench.h"
+#include "vigil/auth/principal.h"
 #include "vigil/common/config.h"
 #include "vigil/common/env.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
@@ -103,7 +103,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
                      ", '{\"nprobes\": " + std::to_string(nprobes) + "}')" + (prefilter ? " WHERE category = ?" : "");
   VIGIL_ASSIGN_OR_RETURN(sql::Statement parsed, sql::ParseStatement(text));
   const auto& select = std::get<sql::SelectStatement>(parsed.node);
-  const jobs::Principal admin = jobs::Principal::LocalAdmin();
+  const auth::Principal admin = auth::Principal::LocalAdmin();
 
   VIGIL_ASSIGN_OR_RETURN(auto ds, Dataset::Open(s.path));
   VIGIL_ASSIGN_OR_RETURN(auto snapshot, query::TableSnapshot::Open(ds));

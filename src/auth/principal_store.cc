@@ -15,7 +15,6 @@ namespace vigil::auth {
 
 namespace {
 
-using jobs::Privilege;
 using meta::Connection;
 using meta::Row;
 
@@ -75,7 +74,7 @@ Result<UserInfo> ParseUser(const Row& row) {
 }
 
 Result<Privilege> ParseStoredPrivilege(const std::string& text) {
-  std::optional<Privilege> p = jobs::ParsePrivilege(text);
+  std::optional<Privilege> p = ParsePrivilege(text);
   if (!p) return Status::Corruption("auth_grants holds an unknown privilege " + Quoted(text));
   return *p;
 }
@@ -108,7 +107,7 @@ std::set<Privilege> Closure(const std::set<Privilege>& held) {
   std::set<Privilege> out;
   for (Privilege h : held) {
     for (Privilege p : {Privilege::kShow, Privilege::kAlter, Privilege::kAdmin}) {
-      if (jobs::Implies(h, p)) out.insert(p);
+      if (Implies(h, p)) out.insert(p);
     }
   }
   return out;
@@ -265,9 +264,8 @@ class SqlPrincipalStore final : public PrincipalStore {
     bool added = false;
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, user).status());
-      VIGIL_ASSIGN_OR_RETURN(
-          auto row, conn.QueryOptional(sql::kInsertGrant,
-                                       {realm, user, jobs::PrivilegeName(privilege), std::string(object), now}));
+      VIGIL_ASSIGN_OR_RETURN(auto row, conn.QueryOptional(sql::kInsertGrant, {realm, user, PrivilegeName(privilege),
+                                                                              std::string(object), now}));
       added = row.has_value();
       if (!added) return Status::OK();
       VIGIL_ASSIGN_OR_RETURN(auto count, conn.QueryOptional(sql::kCountUserGrants, {realm, user}));
@@ -293,7 +291,7 @@ class SqlPrincipalStore final : public PrincipalStore {
     VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
       VIGIL_RETURN_IF_ERROR(LockUser(conn, realm, user).status());
       VIGIL_ASSIGN_OR_RETURN(
-          removed, conn.Execute(sql::kDeleteGrant, {realm, user, jobs::PrivilegeName(privilege), std::string(object)}));
+          removed, conn.Execute(sql::kDeleteGrant, {realm, user, PrivilegeName(privilege), std::string(object)}));
       return Status::OK();
     }));
     return removed > 0;
@@ -315,7 +313,7 @@ class SqlPrincipalStore final : public PrincipalStore {
         return Status::InvalidArgument("grant object to list after is too long");
       }
       after_object = page.after->object;
-      after_privilege = std::string(jobs::PrivilegeName(page.after->privilege));
+      after_privilege = std::string(PrivilegeName(page.after->privilege));
     }
     VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kRead));
     Connection& conn = txn.conn();
@@ -511,7 +509,7 @@ class SqlPrincipalStore final : public PrincipalStore {
 
 Status ValidateGrantObject(std::string_view object) {
   constexpr std::string_view kForms = "; a grant object is '*', 'catalog.db.*' or 'catalog.db.table'";
-  if (object == jobs::kGlobalObject) return Status::OK();
+  if (object == kGlobalObject) return Status::OK();
   if (object.empty()) return Status::InvalidArgument("grant object is empty" + std::string(kForms));
   if (object.size() > kMaxGrantObjectLength) {
     return Status::InvalidArgument("grant object is " + std::to_string(object.size()) +

@@ -24,8 +24,6 @@ namespace vigil::auth {
 constexpr int64_t kT0 = 1'700'000'000'000;  // the test clock's start, Unix ms
 constexpr int64_t kResolution = 60'000;     // last_used_resolution_ms of the test stores
 
-using jobs::Privilege;
-
 class PrincipalStoreConformanceTest : public ::testing::TestWithParam<testing::DatabaseBackend> {
  protected:
   void SetUp() override {
@@ -352,7 +350,7 @@ TEST_P(PrincipalStoreConformanceTest, DisabledUsersDoNotAuthenticate) {
 TEST_P(PrincipalStoreConformanceTest, TheAdministratorFlagIsGlobalAdmin) {
   IssuedToken issued = MustCreate("alice");
   ASSERT_TRUE(store_->SetAdmin("default", "alice", true).ok());
-  jobs::Principal p = MustAuthenticate(issued.token).principal;
+  Principal p = MustAuthenticate(issued.token).principal;
   EXPECT_TRUE(p.admin);
   EXPECT_TRUE(p.IsAdmin());
   EXPECT_TRUE(p.Has(Privilege::kAdmin, "local", "any", "table"));
@@ -372,14 +370,14 @@ TEST_P(PrincipalStoreConformanceTest, GrantsAtEachScopeReachPrincipalHas) {
   ASSERT_TRUE(*store_->Grant("default", "tadmin", Privilege::kAdmin, "local.db.docs"));
   ASSERT_TRUE(*store_->Grant("default", "gadmin", Privilege::kAdmin, "*"));
 
-  jobs::Principal tabler = MustAuthenticate(t.token).principal;
+  Principal tabler = MustAuthenticate(t.token).principal;
   EXPECT_TRUE(tabler.Has(Privilege::kShow, "local", "db", "docs"));
   EXPECT_FALSE(tabler.Has(Privilege::kAlter, "local", "db", "docs"));
   EXPECT_FALSE(tabler.Has(Privilege::kShow, "local", "db", "other"));
   EXPECT_FALSE(tabler.Has(Privilege::kShow, "local", "db", "*"));
   EXPECT_FALSE(tabler.admin);
 
-  jobs::Principal dber = MustAuthenticate(d.token).principal;
+  Principal dber = MustAuthenticate(d.token).principal;
   EXPECT_TRUE(dber.Has(Privilege::kAlter, "local", "db", "docs"));
   EXPECT_TRUE(dber.Has(Privilege::kShow, "local", "db", "anything"));
   EXPECT_FALSE(dber.Has(Privilege::kAdmin, "local", "db", "docs"));
@@ -387,13 +385,13 @@ TEST_P(PrincipalStoreConformanceTest, GrantsAtEachScopeReachPrincipalHas) {
   // Implied privileges are in the set too, for callers that read it directly.
   EXPECT_EQ(dber.grants.at("local.db.*"), (std::set<Privilege>{Privilege::kShow, Privilege::kAlter}));
 
-  jobs::Principal globaler = MustAuthenticate(g.token).principal;
+  Principal globaler = MustAuthenticate(g.token).principal;
   EXPECT_TRUE(globaler.Has(Privilege::kShow, "local", "x", "y"));
   EXPECT_TRUE(globaler.HasGlobal(Privilege::kShow));
   EXPECT_FALSE(globaler.Has(Privilege::kAlter, "local", "x", "y"));
   EXPECT_FALSE(globaler.admin);
 
-  jobs::Principal tadmin = MustAuthenticate(ta.token).principal;
+  Principal tadmin = MustAuthenticate(ta.token).principal;
   EXPECT_TRUE(tadmin.Has(Privilege::kAdmin, "local", "db", "docs"));
   EXPECT_TRUE(tadmin.Has(Privilege::kAlter, "local", "db", "docs"));
   EXPECT_TRUE(tadmin.Has(Privilege::kShow, "local", "db", "docs"));
@@ -403,7 +401,7 @@ TEST_P(PrincipalStoreConformanceTest, GrantsAtEachScopeReachPrincipalHas) {
   EXPECT_EQ(tadmin.grants.at("local.db.docs"),
             (std::set<Privilege>{Privilege::kShow, Privilege::kAlter, Privilege::kAdmin}));
 
-  jobs::Principal gadmin = MustAuthenticate(ga.token).principal;
+  Principal gadmin = MustAuthenticate(ga.token).principal;
   EXPECT_TRUE(gadmin.admin);  // ADMIN on "*" is the global ADMIN every `admin` check means
   EXPECT_TRUE(gadmin.Has(Privilege::kAdmin, "local", "any", "thing"));
 
@@ -473,9 +471,7 @@ TEST_P(PrincipalStoreConformanceTest, ListingsAreOrderedAndPaged) {
   ASSERT_TRUE(store_->Grant("default", "bob", Privilege::kShow, "local.db.a").ok());
   ASSERT_TRUE(store_->Grant("default", "alice", Privilege::kAdmin, "*").ok());
   ASSERT_TRUE(store_->Grant("default", "carol", Privilege::kShow, "local.db.*").ok());
-  auto key = [](const GrantInfo& g) {
-    return g.user + " " + g.object + " " + std::string(jobs::PrivilegeName(g.privilege));
-  };
+  auto key = [](const GrantInfo& g) { return g.user + " " + g.object + " " + std::string(PrivilegeName(g.privilege)); };
   std::vector<std::string> want = {"alice * ADMIN", "bob local.db.a ALTER", "bob local.db.a SHOW",
                                    "bob local.db.b SHOW", "carol local.db.* SHOW"};
   std::vector<std::string> got;

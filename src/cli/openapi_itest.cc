@@ -303,9 +303,9 @@ class OpenApiTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     admin_ = (*store)->CreateUser("default", "root_admin", true)->token;
     alice_ = (*store)->CreateUser("default", "alice", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "alice", jobs::Privilege::kAlter, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "alice", auth::Privilege::kAlter, "local.d.*").ok());
     reader_ = (*store)->CreateUser("default", "rita", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "rita", auth::Privilege::kShow, "local.d.*").ok());
     server_ = std::make_unique<ServeProcess>(root_);
     ASSERT_GT(server_->port(), 0) << "vigil serve did not report its port";
     auto c = server::HttpClient::Connect(server_->url());

@@ -50,10 +50,10 @@ class ServeHostileTest : public ::testing::Test {
     admin_ = (*store)->CreateUser("default", "root_admin", true)->token;
     nobody_ = (*store)->CreateUser("default", "nobody", false)->token;
     alice_ = (*store)->CreateUser("default", "alice", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "alice", jobs::Privilege::kAlter, "local.d.*").ok());
-    ASSERT_TRUE((*store)->Grant("default", "alice", jobs::Privilege::kShow, "local.e.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "alice", auth::Privilege::kAlter, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "alice", auth::Privilege::kShow, "local.e.*").ok());
     rita_ = (*store)->CreateUser("default", "rita", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "rita", auth::Privilege::kShow, "local.d.*").ok());
   }
   void Start(const std::string& toml = "", const std::string& failpoints = "", int grace_seconds = 2) {
     std::ofstream(root_ + "/vigil.toml", std::ios::trunc) << toml << "\n";
@@ -132,7 +132,7 @@ TEST_F(ServeHostileTest, AJobStreamEndsWithARevokedEventWhenItsUserLosesItsRight
     ASSERT_TRUE(store.ok());
     for (const char* user : {"s1", "s2", "s3"}) {
       token[user] = (*store)->CreateUser("default", user, false)->token;
-      ASSERT_TRUE((*store)->Grant("default", user, jobs::Privilege::kShow, "local.d.*").ok());
+      ASSERT_TRUE((*store)->Grant("default", user, auth::Privilege::kShow, "local.d.*").ok());
     }
   }
   Start();

@@ -47,9 +47,9 @@ class ServeTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     admin_ = (*store)->CreateUser("default", "root_admin", true)->token;
     alice_ = (*store)->CreateUser("default", "alice", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "alice", jobs::Privilege::kAlter, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "alice", auth::Privilege::kAlter, "local.d.*").ok());
     reader_ = (*store)->CreateUser("default", "rita", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "rita", auth::Privilege::kShow, "local.d.*").ok());
     Start();
   }
   // Starts the server at `port` (0: any) with `failpoints` armed.

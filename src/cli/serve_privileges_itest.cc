@@ -41,8 +41,8 @@ class ServePrivilegesTest : public ::testing::Test {
     admin_ = (*store)->CreateUser("default", "boss", true)->token;
     alter_ = (*store)->CreateUser("default", "writer", false)->token;
     show_ = (*store)->CreateUser("default", "reader", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "writer", jobs::Privilege::kAlter, "local.d.*").ok());
-    ASSERT_TRUE((*store)->Grant("default", "reader", jobs::Privilege::kShow, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "writer", auth::Privilege::kAlter, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "reader", auth::Privilege::kShow, "local.d.*").ok());
     // The server logs everything it would log (VIGIL_LOG=debug) into log_, which the secret scan reads.
     log_ = dir_.Join("serve.log");
     ::setenv("VIGIL_LOG", "debug", 1);
@@ -226,11 +226,11 @@ TEST_F(ServePrivilegesTest, EachGrantScopeReachesItsObjectAndNoFurther) {
   auto store = auth::OpenRootPrincipalStore(*root);
   ASSERT_TRUE(store.ok());
   const std::string table_alter = (*store)->CreateUser("default", "t_alter", false)->token;
-  ASSERT_TRUE((*store)->Grant("default", "t_alter", jobs::Privilege::kAlter, "local.d.t").ok());
+  ASSERT_TRUE((*store)->Grant("default", "t_alter", auth::Privilege::kAlter, "local.d.t").ok());
   const std::string global_show = (*store)->CreateUser("default", "g_show", false)->token;
-  ASSERT_TRUE((*store)->Grant("default", "g_show", jobs::Privilege::kShow, "*").ok());
+  ASSERT_TRUE((*store)->Grant("default", "g_show", auth::Privilege::kShow, "*").ok());
   const std::string db_admin = (*store)->CreateUser("default", "d_admin", false)->token;
-  ASSERT_TRUE((*store)->Grant("default", "d_admin", jobs::Privilege::kAdmin, "local.d.*").ok());
+  ASSERT_TRUE((*store)->Grant("default", "d_admin", auth::Privilege::kAdmin, "local.d.*").ok());
   Request("POST", "/v1/sql", admin_, {{"sql", "CREATE TABLE d.u (id BIGINT NOT NULL)"}});
   const Json row = {{"rows", Json::array({{{"id", 3}, {"k", "c"}}})}};
   const Json id_row = {{"rows", Json::array({{{"id", 3}}})}};

@@ -403,7 +403,7 @@ TEST_F(ServeSettingsTest, GenerationBudgetsAreTheProcesssAndSessionsShareATables
     auto store = auth::OpenRootPrincipalStore(*root);
     ASSERT_TRUE(store.ok());
     reader = (*store)->CreateUser("default", "rita", false)->token;
-    ASSERT_TRUE((*store)->Grant("default", "rita", jobs::Privilege::kShow, "local.d.*").ok());
+    ASSERT_TRUE((*store)->Grant("default", "rita", auth::Privilege::kShow, "local.d.*").ok());
   }
   // Rows enough for a BTREE of more than 1 MiB (the least budget vigil.toml takes).
   const std::string csv = dir_.Join("rows.csv");

@@ -135,21 +135,21 @@ const std::vector<Setting>& Settings() {
        "most pids_max - 16. Lower it to leave cores to queries on the same machine.",
        VIGIL_NUM_(worker, omp_threads)},
 
-      {"caps", "max_rows", Kind::kCount, 1, index::kIndexCapsLimits.max_rows,
+      {"caps", "max_rows", Kind::kCount, 1, kIndexCapsLimits.max_rows,
        "Administrator safety caps, checked at admission and again on the worker's\n"
        "exact snapshot, before any provider call. Rows of the indexed snapshot.",
        VIGIL_NUM_(caps, max_rows)},
 
-      {"caps", "max_fragments", Kind::kCount, 1, index::kIndexCapsLimits.max_fragments,
-       "Fragments of the indexed snapshot.", VIGIL_NUM_(caps, max_fragments)},
+      {"caps", "max_fragments", Kind::kCount, 1, kIndexCapsLimits.max_fragments, "Fragments of the indexed snapshot.",
+       VIGIL_NUM_(caps, max_fragments)},
 
-      {"caps", "max_vector_dimension", Kind::kCount, 1, index::kIndexCapsLimits.max_vector_dimension,
+      {"caps", "max_vector_dimension", Kind::kCount, 1, kIndexCapsLimits.max_vector_dimension,
        "Dimension of an indexed vector column.", VIGIL_NUM_(caps, max_vector_dimension)},
 
-      {"caps", "max_partitions", Kind::kCount, 1, index::kIndexCapsLimits.max_partitions,
-       "IVF num_partitions of one index.", VIGIL_NUM_(caps, max_partitions)},
+      {"caps", "max_partitions", Kind::kCount, 1, kIndexCapsLimits.max_partitions, "IVF num_partitions of one index.",
+       VIGIL_NUM_(caps, max_partitions)},
 
-      {"caps", "max_sub_vectors", Kind::kCount, 1, index::kIndexCapsLimits.max_sub_vectors,
+      {"caps", "max_sub_vectors", Kind::kCount, 1, kIndexCapsLimits.max_sub_vectors,
        "PQ num_sub_vectors of one index; at most max_vector_dimension.", VIGIL_NUM_(caps, max_sub_vectors)},
 
       {"jobs", "concurrency_per_node", Kind::kCount, 1, 256,

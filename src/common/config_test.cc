@@ -609,11 +609,11 @@ TEST(ConfigTest, OmpThreadsDefaultsToTheUsableCoresAndSaysSo) {
 }
 
 TEST(ConfigTest, CapsAreTheIndexCapsWithTheirDefaultsAndLimits) {
-  EXPECT_EQ(Config{}.caps, index::IndexCaps{});
+  EXPECT_EQ(Config{}.caps, IndexCaps{});
   auto c = ParseConfig("[caps]\nmax_vector_dimension = 8192\nmax_partitions = 1048576\n", "x");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->caps.max_vector_dimension, 8192u);
-  EXPECT_EQ(c->caps.max_partitions, index::kIndexCapsLimits.max_partitions);
+  EXPECT_EQ(c->caps.max_partitions, kIndexCapsLimits.max_partitions);
   EXPECT_THAT(ErrorOf("[caps]\nmax_partitions = 1048577\n"),
               HasSubstr("caps.max_partitions: must be in 1..1048576 (got 1048577)"));
   EXPECT_THAT(ErrorOf("[caps]\nmax_rows = 281474976710657\n"), HasSubstr("caps.max_rows: must be in"));

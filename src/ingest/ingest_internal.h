@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/excerpt.h"
 #include "vigil/common/file_system.h"
 #include "vigil/common/status.h"
 #include "vigil/ingest/ingest.h"
@@ -59,13 +60,6 @@ class LineReader {
   std::string line_;
 };
 
-// Input bytes in messages: at most this many, quoted, printable ASCII as is and
-// every other byte (and '\') as \xNN: 'root:...', 'a\x00b'.
-constexpr size_t kExcerptBytes = 32;
-// The first min(max_bytes, kExcerptBytes) bytes of `bytes`, "..." when cut.
-std::string Excerpt(std::string_view bytes, size_t max_bytes = kExcerptBytes);
-// The last kExcerptBytes bytes of `bytes`, "..." first when cut.
-std::string ExcerptEnd(std::string_view bytes);
 // ValidateIdentifier's rule for a column name read from the input; the message
 // quotes the name only as an Excerpt up to its first invalid character.
 Status CheckColumnName(std::string_view name);

@@ -11,115 +11,20 @@
 #include "vigil/common/ascii.h"
 #include "vigil/common/bounds.h"
 #include "vigil/common/names.h"
+#include "vigil/storage/temporal.h"
 
 namespace vigil {
 
 namespace {
 
-constexpr int64_t kMicrosPerDay = 86400LL * 1000000LL;
 constexpr double kMaxHalf = 65504.0;
 
-std::string Quote(std::string_view text) { return ingest::Excerpt(text); }
+std::string Quote(std::string_view text) { return Excerpt(text); }
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-// Days from 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-// Reads exactly `n` digits at `*p`.
-bool Digits(std::string_view s, size_t* p, size_t n, int64_t* out) {
-  if (*p + n > s.size()) return false;
-  int64_t v = 0;
-  for (size_t i = 0; i < n; ++i) {
-    char c = s[*p + i];
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  *p += n;
-  *out = v;
-  return true;
-}
-
-// YYYY-MM-DD at the start of `s`; advances `*p`.
-bool ParseDatePart(std::string_view s, size_t* p, int64_t* days) {
-  int64_t y, m, d;
-  if (!Digits(s, p, 4, &y) || *p >= s.size() || s[(*p)++] != '-') return false;
-  if (!Digits(s, p, 2, &m) || *p >= s.size() || s[(*p)++] != '-') return false;
-  if (!Digits(s, p, 2, &d)) return false;
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (y < 1 || m < 1 || m > 12 || d < 1) return false;
-  if (d > kDays[m - 1] + (m == 2 && IsLeap(y) ? 1 : 0)) return false;
-  *days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
-  return true;
-}
-
-bool ParseDate(std::string_view s, int64_t* days) {
-  size_t p = 0;
-  return ParseDatePart(s, &p, days) && p == s.size();
-}
-
-// [+-]HH:MM, [+-]HHMM or Z at `*p`, as seconds east of UTC.
-bool ParseZone(std::string_view s, size_t* p, int64_t* offset_s) {
-  if (*p == s.size()) return true;
-  char c = s[*p];
-  if (c == 'Z' || c == 'z') {
-    ++*p;
-    return true;
-  }
-  if (c != '+' && c != '-') return false;
-  ++*p;
-  int64_t hh, mm;
-  if (!Digits(s, p, 2, &hh)) return false;
-  if (*p < s.size() && s[*p] == ':') ++*p;
-  if (!Digits(s, p, 2, &mm) || hh > 23 || mm > 59) return false;
-  *offset_s = (c == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
-  return true;
-}
-
-// YYYY-MM-DD[T ]HH:MM[:SS[.fraction]][zone]; a bare date is midnight UTC.
-bool ParseTimestamp(std::string_view s, int64_t* micros, bool require_time) {
-  size_t p = 0;
-  int64_t days;
-  if (!ParseDatePart(s, &p, &days)) return false;
-  int64_t hh = 0, mi = 0, ss = 0, frac = 0, offset_s = 0;
-  if (p == s.size()) {
-    if (require_time) return false;
-  } else {
-    if (s[p] != 'T' && s[p] != 't' && s[p] != ' ') return false;
-    ++p;
-    if (!Digits(s, &p, 2, &hh) || p >= s.size() || s[p++] != ':' || !Digits(s, &p, 2, &mi)) return false;
-    if (p < s.size() && s[p] == ':') {
-      ++p;
-      if (!Digits(s, &p, 2, &ss)) return false;
-      if (p < s.size() && s[p] == '.') {
-        ++p;
-        size_t start = p;
-        int64_t scale = 100000;
-        while (p < s.size() && std::isdigit(static_cast<unsigned char>(s[p]))) {
-          frac += (s[p] - '0') * scale;  // digits beyond microseconds are dropped
-          scale /= 10;
-          ++p;
-        }
-        if (p == start) return false;
-      }
-    }
-    if (hh > 23 || mi > 59 || ss > 60 || !ParseZone(s, &p, &offset_s) || p != s.size()) return false;
-  }
-  *micros = days * kMicrosPerDay + ((hh * 60 + mi) * 60 + ss - offset_s) * 1000000 + frac;
-  return true;
 }
 
 bool ParseInt(std::string_view s, int64_t* out) {
@@ -278,18 +183,12 @@ Result<Value> ParseTextValue(std::string_view text, const DataType& type) {
       }
       return Value(std::string(text));
     case TypeId::kDate: {
-      int64_t days;
-      if (!ParseDate(Trim(text), &days)) {
-        return Status::InvalidArgument(Quote(text) + " is not a DATE (expected YYYY-MM-DD)");
-      }
+      VIGIL_ASSIGN_OR_RETURN(int64_t days, ParseDateValue(text));
       return Value(days);
     }
     case TypeId::kTimestamp: {
-      int64_t micros;
-      std::string_view t = Trim(text);
-      if (ParseTimestamp(t, &micros, false) || ParseInt(t, &micros)) return Value(micros);
-      return Status::InvalidArgument(Quote(text) +
-                                     " is not a TIMESTAMP (expected YYYY-MM-DD[THH:MM[:SS[.ffffff]]][Z|+HH:MM])");
+      VIGIL_ASSIGN_OR_RETURN(int64_t micros, ParseTimestampValue(text));
+      return Value(micros);
     }
     case TypeId::kDecimal: {
       VIGIL_ASSIGN_OR_RETURN(int64_t v, ParseDecimal(Trim(text), type));
@@ -371,42 +270,10 @@ namespace ingest {
 
 namespace {
 
-void AppendEscaped(std::string* out, std::string_view bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  for (char c : bytes) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f && c != '\\') {
-      out->push_back(c);
-    } else {
-      out->append("\\x");
-      out->push_back(kHex[u >> 4]);
-      out->push_back(kHex[u & 15]);
-    }
-  }
-}
-
 bool IsNameStart(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool IsNamePart(char c) { return IsNameStart(c) || (c >= '0' && c <= '9'); }
 
 }  // namespace
-
-std::string Excerpt(std::string_view bytes, size_t max_bytes) {
-  const size_t n = std::min({bytes.size(), max_bytes, kExcerptBytes});
-  std::string out = "'";
-  AppendEscaped(&out, bytes.substr(0, n));
-  if (n < bytes.size()) out += "...";
-  return out + "'";
-}
-
-std::string ExcerptEnd(std::string_view bytes) {
-  std::string out = "'";
-  if (bytes.size() > kExcerptBytes) {
-    out += "...";
-    bytes.remove_prefix(bytes.size() - kExcerptBytes);
-  }
-  AppendEscaped(&out, bytes);
-  return out + "'";
-}
 
 Status CheckColumnName(std::string_view name) {
   if (ValidateIdentifier(name, "column name").ok()) return Status::OK();
@@ -513,9 +380,9 @@ void TypeGuess::Observe(std::string_view text) {
     Merge(kInt);
   } else if (ParseDouble(t, &d, &oor) && !oor) {
     Merge(kDouble);
-  } else if (ParseDate(t, &scratch)) {
+  } else if (ParseDateText(t, &scratch)) {
     Merge(kDate);
-  } else if (ParseTimestamp(t, &scratch, true)) {
+  } else if (ParseTimestampText(t, &scratch, true)) {
     Merge(kTimestamp);
   } else if (!t.empty() && t[0] == '[') {
     std::vector<float> v;
@@ -531,9 +398,9 @@ void TypeGuess::Observe(std::string_view text) {
 
 void TypeGuess::ObserveJsonString(std::string_view text) {
   int64_t scratch;
-  if (ParseDate(text, &scratch)) {
+  if (ParseDateText(text, &scratch)) {
     Merge(kDate);
-  } else if (ParseTimestamp(text, &scratch, true)) {
+  } else if (ParseTimestampText(text, &scratch, true)) {
     Merge(kTimestamp);
   } else {
     Merge(kString);

@@ -66,9 +66,9 @@ Result<std::optional<lance::LanceIndex>> MatchLance(const std::vector<lance::Lan
 }
 
 // Vigil's administrator caps over what the dataset reports.
-Status CheckCaps(const lance::LanceSnapshot& snap, const std::string& column, const index::IndexCaps& caps,
+Status CheckCaps(const lance::LanceSnapshot& snap, const std::string& column, const IndexCaps& caps,
                  const std::map<std::string, std::string>& properties) {
-  const index::IndexCaps defaults;
+  const IndexCaps defaults;
   if (static_cast<uint64_t>(snap.data.rows) > caps.max_rows) {
     return Status::InvalidArgument("the Lance dataset has " + std::to_string(snap.data.rows) + " rows, more than " +
                                    index::CapText("max_rows", caps.max_rows, defaults.max_rows));

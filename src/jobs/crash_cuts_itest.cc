@@ -296,10 +296,10 @@ class CrashCutTest : public ::testing::Test {
     return JobControl(store_.get(), [this] { return clock_.NowMs(); });
   }
   // DROP TABLE docs; only called where it must be refused.
-  Status DropTable() { return Control().DropTable("local", "db", "docs", Principal::LocalAdmin()); }
+  Status DropTable() { return Control().DropTable("local", "db", "docs", auth::Principal::LocalAdmin()); }
   // A target-changing DDL that changes nothing: OK exactly when no job guards the table.
   Status NoopDdl() {
-    return Control().GuardedTableChange("local", "db", "docs", Principal::LocalAdmin(),
+    return Control().GuardedTableChange("local", "db", "docs", auth::Principal::LocalAdmin(),
                                         [](meta::Transaction&) { return Status::OK(); });
   }
 
@@ -440,11 +440,11 @@ TEST_F(CrashCutTest, C1_AdmittedJobSurvivesTheLostReplyAndRunsOnce) {
   ASSERT_TRUE(Killed(status)) << Describe(status);
 
   // The client finds its job through SHOW.
-  auto listed = Control().List({}, Principal::LocalAdmin());
+  auto listed = Control().List({}, auth::Principal::LocalAdmin());
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   ASSERT_EQ(listed->size(), 1u);
   const int64_t id = (*listed)[0].job_id;
-  auto shown = Control().Show(id, Principal::LocalAdmin());
+  auto shown = Control().Show(id, auth::Principal::LocalAdmin());
   ASSERT_TRUE(shown.ok()) << shown.status().ToString();
   EXPECT_EQ(DerivedState(shown->job.state), "PENDING");
   EXPECT_EQ(shown->job.spec.index_name, "cat_idx");
@@ -489,8 +489,8 @@ TEST_F(CrashCutTest, C2_AdmissionRacesDropTable) {
           return job.status().code() == StatusCode::kNotFound ? 1 : 50 + static_cast<int>(job.status().code());
         },
         [this, table](JobStore* s) {
-          Status drop =
-              JobControl(s, [this] { return clock_.NowMs(); }).DropTable("local", "db", table, Principal::LocalAdmin());
+          JobControl control(s, [this] { return clock_.NowMs(); });
+          Status drop = control.DropTable("local", "db", table, auth::Principal::LocalAdmin());
           if (drop.ok()) return 0;
           return drop.message().find(kTableGuarded) != std::string::npos ? 1 : 50 + static_cast<int>(drop.code());
         },
@@ -533,7 +533,7 @@ TEST_F(CrashCutTest, C2_CancelRacesDispatch) {
     const int64_t id = job.job_id;
     std::vector<int> st = Race({
         [this, id](JobStore* s) {
-          auto r = JobControl(s, [this] { return clock_.NowMs(); }).Cancel(id, Principal::LocalAdmin());
+          auto r = JobControl(s, [this] { return clock_.NowMs(); }).Cancel(id, auth::Principal::LocalAdmin());
           if (r.ok()) return r->state.outcome == Outcome::kCancelledBeforeDispatch ? 0 : 2;
           return r.status().message().find(kNotCancellableAfterDispatch) != std::string::npos
                      ? 1
@@ -581,7 +581,7 @@ TEST_F(CrashCutTest, C3_DurableCancellingCompletesWithoutDispatch) {
   const int64_t id = Admit("cat_idx").job_id;
   const int status = RunChild([this, id](JobStore* s) {
     failpoint::Arm("jobs.cancel.after_cancelling", failpoint::Action::kKill);
-    (void)JobControl(s, [this] { return clock_.NowMs(); }).Cancel(id, Principal::LocalAdmin());
+    (void)JobControl(s, [this] { return clock_.NowMs(); }).Cancel(id, auth::Principal::LocalAdmin());
     return kChildNotKilled;
   });
   ASSERT_TRUE(Killed(status)) << Describe(status);
@@ -1019,8 +1019,8 @@ TEST_F(CrashCutTest, C10_PendingForceRefreshReplaysTheSameFinalCas) {
   char c;
   ASSERT_TRUE(ReadByte(ready.r, &c));
   ASSERT_EQ(DispatchLost(job, attempt_id).state.outcome, Outcome::kUnknown);
-  auto requested =
-      Control().Resolve(job.job_id, ResolveAction::kForceRelease, "operator accepts the risk", Principal::LocalAdmin());
+  auto requested = Control().Resolve(job.job_id, ResolveAction::kForceRelease, "operator accepts the risk",
+                                     auth::Principal::LocalAdmin());
   ASSERT_TRUE(requested.ok()) << requested.status().ToString();
   ASSERT_EQ(requested->job.state.disposition, Disposition::kForceRefreshPending);
   const std::string resolution = requested->job.resolution_id.value_or("");
@@ -1082,7 +1082,7 @@ TEST_F(CrashCutTest, C11_LateCommitAfterForceIsRefused) {
   ASSERT_TRUE(ReadByte(ready.r, &c));
   ASSERT_EQ(DispatchLost(job, attempt_id).state.outcome, Outcome::kUnknown);
   auto requested = Control().Resolve(job.job_id, ResolveAction::kForceRelease, "worker host is being reimaged",
-                                     Principal::LocalAdmin());
+                                     auth::Principal::LocalAdmin());
   ASSERT_TRUE(requested.ok()) << requested.status().ToString();
 
   // The leader completes the FORCE (refresh and final CAS) and is killed right after.
@@ -1125,7 +1125,7 @@ TEST_F(CrashCutTest, C11_LateCommitAfterForceIsRefused) {
   EXPECT_EQ(TableGeneration(), generation) << "a late commit is not refreshed by itself";
   // A new same-name job is admitted.
   EXPECT_TRUE(ProbeName("cat_idx").ok());
-  auto refreshed = Control().RefreshTable("local", "db", "docs", Principal::LocalAdmin());
+  auto refreshed = Control().RefreshTable("local", "db", "docs", auth::Principal::LocalAdmin());
   ASSERT_TRUE(refreshed.ok()) << refreshed.status().ToString();
   EXPECT_EQ(*refreshed, generation + 1);
   EXPECT_EQ(TableGeneration(), generation + 1);

@@ -15,7 +15,7 @@ Status Typed(std::string_view code, const std::string& message) {
 }
 
 // The scopes a grant object names ("c.d.t" or "c.d.*"). Every split at its dots is one
-// scope, so the store matches exactly the names Principal::Has matches.
+// scope, so the store matches exactly the names auth::Principal::Has matches.
 std::vector<TableScope> ScopesOf(const std::string& object) {
   std::vector<TableScope> out;
   std::vector<size_t> dots;
@@ -38,11 +38,11 @@ std::vector<TableScope> ScopesOf(const std::string& object) {
 
 // `filter` narrowed to what `who` may see: ADMIN sees every job (orphans too); anyone else
 // the jobs of the tables and databases it may SHOW whose target still resolves.
-JobFilter VisibleTo(JobFilter filter, const Principal& who) {
+JobFilter VisibleTo(JobFilter filter, const auth::Principal& who) {
   if (who.admin) return filter;
   std::vector<TableScope> scopes;
   for (const auto& [object, held] : who.grants) {
-    if (held.count(Privilege::kShow) == 0 && held.count(Privilege::kAlter) == 0) continue;
+    if (held.count(auth::Privilege::kShow) == 0 && held.count(auth::Privilege::kAlter) == 0) continue;
     for (TableScope& s : ScopesOf(object)) scopes.push_back(std::move(s));
   }
   filter.visible = std::move(scopes);
@@ -81,7 +81,8 @@ Result<bool> JobControl::TargetResolves(const JobRecord& job) {
          entry->catalog_incarnation == job.spec.catalog_incarnation;
 }
 
-Result<JobRecord> JobControl::LoadAuthorized(int64_t job_id, const Principal& who, Privilege p, bool orphan_admin_ok) {
+Result<JobRecord> JobControl::LoadAuthorized(int64_t job_id, const auth::Principal& who, auth::Privilege p,
+                                             bool orphan_admin_ok) {
   Result<JobRecord> job = store_->Get(job_id);
   if (!job.ok()) return job.status().code() == StatusCode::kNotFound ? Invisible(job_id) : job.status();
   const JobSpec& s = job->spec;
@@ -89,13 +90,13 @@ Result<JobRecord> JobControl::LoadAuthorized(int64_t job_id, const Principal& wh
   if (!resolves) {
     // An orphan is visible to ADMIN only, and only ADMIN's emergency path may change it.
     if (!who.admin) return Invisible(job_id);
-    if (!orphan_admin_ok && p == Privilege::kAlter) {
+    if (!orphan_admin_ok && p == auth::Privilege::kAlter) {
       return Status::FailedPrecondition("index job " + std::to_string(job_id) +
                                         ": its table no longer resolves; only FORCE_RELEASE by ADMIN can change it");
     }
     return job;
   }
-  if (!who.Has(Privilege::kShow, s.catalog_name, s.database_name, s.table_name)) return Invisible(job_id);
+  if (!who.Has(auth::Privilege::kShow, s.catalog_name, s.database_name, s.table_name)) return Invisible(job_id);
   if (!who.Has(p, s.catalog_name, s.database_name, s.table_name)) {
     return Status::PermissionDenied("ALTER on " + s.catalog_name + "." + s.database_name + "." + s.table_name +
                                     " is required for index job " + std::to_string(job_id));
@@ -114,30 +115,30 @@ Result<JobDetail> JobControl::Detail(const JobRecord& job) {
   return d;
 }
 
-Result<std::vector<JobRecord>> JobControl::List(const JobFilter& filter, const Principal& who) {
+Result<std::vector<JobRecord>> JobControl::List(const JobFilter& filter, const auth::Principal& who) {
   return store_->List(VisibleTo(filter, who));
 }
 
-Result<JobCursor> JobControl::Scan(const JobFilter& filter, const Principal& who) {
+Result<JobCursor> JobControl::Scan(const JobFilter& filter, const auth::Principal& who) {
   return store_->Scan(VisibleTo(filter, who));
 }
 
-Result<int64_t> JobControl::Count(const JobFilter& filter, const Principal& who) {
+Result<int64_t> JobControl::Count(const JobFilter& filter, const auth::Principal& who) {
   return store_->Count(VisibleTo(filter, who));
 }
 
-Result<std::vector<AuditRecord>> JobControl::ListAudit(int64_t after_id, int limit, const Principal& who) {
+Result<std::vector<AuditRecord>> JobControl::ListAudit(int64_t after_id, int limit, const auth::Principal& who) {
   if (!who.admin) return std::vector<AuditRecord>{};
   return store_->ListAudit(after_id, limit);
 }
 
-Result<JobDetail> JobControl::Show(int64_t job_id, const Principal& who) {
-  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kShow, true));
+Result<JobDetail> JobControl::Show(int64_t job_id, const auth::Principal& who) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, auth::Privilege::kShow, true));
   return Detail(job);
 }
 
-Result<JobRecord> JobControl::Cancel(int64_t job_id, const Principal& who) {
-  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kAlter, false));
+Result<JobRecord> JobControl::Cancel(int64_t job_id, const auth::Principal& who) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, auth::Privilege::kAlter, false));
   for (int tries = 0; tries < 8; ++tries) {
     Cas cas{job.job_id, job.revision, std::nullopt, who.name, NowMs()};
     Result<JobRecord> r = Status::Internal("unreachable");
@@ -158,11 +159,11 @@ Result<JobRecord> JobControl::Cancel(int64_t job_id, const Principal& who) {
   return Status::Busy("index job " + std::to_string(job_id) + " keeps changing; try CANCEL again");
 }
 
-Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std::string_view note, const Principal& who,
-                                      const WaitOptions& wait) {
+Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std::string_view note,
+                                      const auth::Principal& who, const WaitOptions& wait) {
   const bool emergency = action == ResolveAction::kForceReleaseWithoutRefresh;
   const bool force = action != ResolveAction::kAcknowledge;
-  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kAlter, force));
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, auth::Privilege::kAlter, force));
   if (emergency && !who.admin) {
     return Status::PermissionDenied("FORCE_RELEASE WITHOUT REFRESH requires ADMIN");
   }
@@ -206,8 +207,8 @@ Result<JobDetail> JobControl::Resolve(int64_t job_id, ResolveAction action, std:
   return d;
 }
 
-Result<JobRecord> JobControl::Wait(int64_t job_id, const Principal& who, const WaitOptions& wait) {
-  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, Privilege::kShow, true));
+Result<JobRecord> JobControl::Wait(int64_t job_id, const auth::Principal& who, const WaitOptions& wait) {
+  VIGIL_ASSIGN_OR_RETURN(JobRecord job, LoadAuthorized(job_id, who, auth::Privilege::kShow, true));
   const int64_t deadline = NowMs() + wait.timeout_ms;
   while (!IsFinal(job.state)) {
     if (NowMs() >= deadline) {
@@ -221,10 +222,12 @@ Result<JobRecord> JobControl::Wait(int64_t job_id, const Principal& who, const W
 }
 
 Result<int64_t> JobControl::RefreshTable(const std::string& catalog, const std::string& db, const std::string& table,
-                                         const Principal& who) {
+                                         const auth::Principal& who) {
   const std::string full = catalog + "." + db + "." + table;
-  if (!who.Has(Privilege::kShow, catalog, db, table)) return Status::NotFound("table " + full + " does not exist");
-  if (!who.Has(Privilege::kAlter, catalog, db, table)) {
+  if (!who.Has(auth::Privilege::kShow, catalog, db, table)) {
+    return Status::NotFound("table " + full + " does not exist");
+  }
+  if (!who.Has(auth::Privilege::kAlter, catalog, db, table)) {
     return Status::PermissionDenied("ALTER on " + full + " is required for REFRESH TABLE");
   }
   VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(catalog, db, table));
@@ -236,10 +239,13 @@ Result<int64_t> JobControl::RefreshTable(const std::string& catalog, const std::
 }
 
 Status JobControl::GuardedTableChange(const std::string& catalog, const std::string& db, const std::string& table,
-                                      const Principal& who, const std::function<Status(meta::Transaction&)>& ddl) {
+                                      const auth::Principal& who,
+                                      const std::function<Status(meta::Transaction&)>& ddl) {
   const std::string full = catalog + "." + db + "." + table;
-  if (!who.Has(Privilege::kShow, catalog, db, table)) return Status::NotFound("table " + full + " does not exist");
-  if (!who.Has(Privilege::kAlter, catalog, db, table)) {
+  if (!who.Has(auth::Privilege::kShow, catalog, db, table)) {
+    return Status::NotFound("table " + full + " does not exist");
+  }
+  if (!who.Has(auth::Privilege::kAlter, catalog, db, table)) {
     return Status::PermissionDenied("ALTER on " + full + " is required to change the table");
   }
   VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(catalog, db, table));
@@ -279,7 +285,7 @@ Status JobControl::DropDatabase(const std::string& catalog, const std::string& d
 }
 
 Status JobControl::DropTable(const std::string& catalog, const std::string& db, const std::string& table,
-                             const Principal& who) {
+                             const auth::Principal& who) {
   return GuardedTableChange(catalog, db, table, who,
                             [&](meta::Transaction& txn) { return store_->DropTable(txn, catalog, db, table); });
 }

@@ -69,8 +69,8 @@ class JobControlTest : public ::testing::Test {
     EXPECT_TRUE(store_->Cancel({job->job_id, job->revision, std::nullopt, "admin", now_}).ok());
     return true;
   }
-  static Principal Grant(std::string object, std::set<Privilege> privileges) {
-    Principal p;
+  static auth::Principal Grant(std::string object, std::set<auth::Privilege> privileges) {
+    auth::Principal p;
     p.name = "analyst";
     p.grants[std::move(object)] = std::move(privileges);
     return p;
@@ -83,7 +83,7 @@ class JobControlTest : public ::testing::Test {
   InProcessExecutor executor_;
   std::unique_ptr<JobRunner> runner_;
   std::unique_ptr<JobControl> control_;
-  const Principal admin_ = Principal::LocalAdmin();
+  const auth::Principal admin_ = auth::Principal::LocalAdmin();
 };
 
 TEST_F(JobControlTest, CancelOnlyWhilePending) {
@@ -122,7 +122,7 @@ TEST_F(JobControlTest, CancelCompletesADurableCancelling) {
 TEST_F(JobControlTest, DenialDoesNotLeakAndAlterIsChecked) {
   JobRecord job = Admit("a_idx");
   const std::string missing = control_->Show(987654, admin_).status().message();
-  Principal nobody = Grant("local.other.t", {Privilege::kAlter});
+  auth::Principal nobody = Grant("local.other.t", {auth::Privilege::kAlter});
   auto hidden = control_->Show(job.job_id, nobody);
   EXPECT_EQ(hidden.status().code(), StatusCode::kNotFound);
   // The denial reads exactly like a missing job apart from the id.
@@ -134,13 +134,13 @@ TEST_F(JobControlTest, DenialDoesNotLeakAndAlterIsChecked) {
   EXPECT_EQ(control_->Cancel(job.job_id, nobody).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(control_->List({}, nobody)->empty());
 
-  Principal reader = Grant("local.db.docs", {Privilege::kShow});
+  auth::Principal reader = Grant("local.db.docs", {auth::Privilege::kShow});
   ASSERT_TRUE(control_->Show(job.job_id, reader).ok());
   EXPECT_EQ(control_->List({}, reader)->size(), 1u);
   EXPECT_EQ(control_->Cancel(job.job_id, reader).status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(store_->Get(job.job_id)->state.execution, Execution::kPending);
 
-  Principal db_writer = Grant("local.db.*", {Privilege::kAlter});
+  auth::Principal db_writer = Grant("local.db.*", {auth::Privilege::kAlter});
   EXPECT_TRUE(control_->Cancel(job.job_id, db_writer).ok());
 }
 
@@ -149,7 +149,7 @@ TEST_F(JobControlTest, OrphanJobsAreVisibleToAdminOnly) {
   ASSERT_TRUE(control_->Cancel(job.job_id, admin_).ok());
   ASSERT_TRUE(control_->DropTable("local", "db", "docs", admin_).ok());
   ASSERT_TRUE(store_->catalog().RegisterTable("local", "db", "docs", path_, now_).ok());  // a new incarnation
-  Principal writer = Grant("local.db.docs", {Privilege::kAlter});
+  auth::Principal writer = Grant("local.db.docs", {auth::Privilege::kAlter});
   EXPECT_EQ(control_->Show(job.job_id, writer).status().code(), StatusCode::kNotFound);
   EXPECT_TRUE(control_->List({}, writer)->empty());
   EXPECT_TRUE(control_->Show(job.job_id, admin_).ok());
@@ -162,7 +162,7 @@ TEST_F(JobControlTest, AcknowledgeKeepsTheFenceAndRepeatsReturnTheSameEvents) {
             StatusCode::kInvalidArgument);
   EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, std::string(1025, 'x'), admin_).status().code(),
             StatusCode::kInvalidArgument);
-  Principal reader = Grant("local.db.docs", {Privilege::kShow});
+  auth::Principal reader = Grant("local.db.docs", {auth::Privilege::kShow});
   EXPECT_EQ(control_->Resolve(job.job_id, ResolveAction::kAcknowledge, "seen", reader).status().code(),
             StatusCode::kPermissionDenied);
 
@@ -211,7 +211,7 @@ TEST_F(JobControlTest, ForceReleaseNeedsTheRefreshThenReleasesWithWarnings) {
   EXPECT_FALSE(NameIsFree("a_idx"));
 
   ASSERT_TRUE(runner_->RunRefreshes(now_).ok());
-  Principal writer = Grant("local.db.docs", {Privilege::kAlter});
+  auth::Principal writer = Grant("local.db.docs", {auth::Privilege::kAlter});
   auto forced = control.Resolve(job.job_id, ResolveAction::kForceRelease, "accept the risk", writer, {1000, 10});
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();
   EXPECT_EQ(forced->job.state.disposition, Disposition::kForceReleased);
@@ -225,7 +225,7 @@ TEST_F(JobControlTest, ForceReleaseNeedsTheRefreshThenReleasesWithWarnings) {
 
 TEST_F(JobControlTest, ForceWithoutRefreshIsAdminOnlyAndImmediate) {
   JobRecord job = Unknown("a_idx");
-  Principal writer = Grant("local.db.docs", {Privilege::kAlter});
+  auth::Principal writer = Grant("local.db.docs", {auth::Privilege::kAlter});
   EXPECT_EQ(
       control_->Resolve(job.job_id, ResolveAction::kForceReleaseWithoutRefresh, "emergency", writer).status().code(),
       StatusCode::kPermissionDenied);
@@ -254,9 +254,9 @@ TEST_F(JobControlTest, DropTableAndSchemaChangesAreRefusedWhileGuarded) {
   EXPECT_FALSE(ran);
   EXPECT_EQ(control_->DropTable("local", "db", "docs", admin_).code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(store_->catalog().LookupTable("local", "db", "docs")->has_value());
-  Principal reader = Grant("local.db.docs", {Privilege::kShow});
+  auth::Principal reader = Grant("local.db.docs", {auth::Privilege::kShow});
   EXPECT_EQ(control_->DropTable("local", "db", "docs", reader).code(), StatusCode::kPermissionDenied);
-  EXPECT_EQ(control_->DropTable("local", "db", "docs", Principal{}).code(), StatusCode::kNotFound);
+  EXPECT_EQ(control_->DropTable("local", "db", "docs", auth::Principal{}).code(), StatusCode::kNotFound);
 
   ASSERT_TRUE(control_->Resolve(job.job_id, ResolveAction::kForceReleaseWithoutRefresh, "drop it", admin_).ok());
   EXPECT_TRUE(control_->DropTable("local", "db", "docs", admin_).ok());
@@ -270,8 +270,9 @@ TEST_F(JobControlTest, RefreshTableBumpsTheGenerationAndWaitSeesFinalStates) {
   ASSERT_TRUE(bumped.ok()) << bumped.status().ToString();
   EXPECT_EQ(*bumped, before + 1);
   EXPECT_EQ(*store_->GetRefreshGeneration(entry.table_incarnation), before + 1);
-  EXPECT_EQ(control_->RefreshTable("local", "db", "docs", Grant("local.db.docs", {Privilege::kShow})).status().code(),
-            StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      control_->RefreshTable("local", "db", "docs", Grant("local.db.docs", {auth::Privilege::kShow})).status().code(),
+      StatusCode::kPermissionDenied);
   EXPECT_EQ(control_->RefreshTable("local", "db", "nope", admin_).status().code(), StatusCode::kNotFound);
 
   JobRecord job = Admit("a_idx");

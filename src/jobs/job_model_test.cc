@@ -1923,7 +1923,7 @@ class World {
   std::set<int64_t> leader_finished_;  // recorded by the Leader's runner, not yet taken by a Tick
   bool expect_unchanged_ = false;
   Snapshot snap_;
-  const Principal admin_ = Principal::LocalAdmin();
+  const auth::Principal admin_ = auth::Principal::LocalAdmin();
 };
 
 // Replays one command sequence; the rapidcheck result message when it fails.

@@ -133,7 +133,7 @@ class ApiServer::Impl {
   // keep-alive comment after 15 s of silence, and an `error` event with the problem document
   // when `poll` fails, which ends the stream.
   HttpResponse EventStream(const Call& call,
-                           std::function<Result<std::pair<std::string, bool>>(const jobs::Principal&)> poll,
+                           std::function<Result<std::pair<std::string, bool>>(const auth::Principal&)> poll,
                            std::string event);
 
   void Add(RouteSpec spec);

@@ -166,7 +166,7 @@ Status ApiServer::Impl::Open() {
                                             std::move(secret), kHeartbeatMs, options_.env);
   sql::SessionOptions so;
   so.file_access = sql::FileAccess::kServer;
-  so.principal = jobs::Principal{};
+  so.principal = auth::Principal{};
   so.statement_timeout_is_ceiling = true;
   so.generation_pool = sql::GenerationPool::Create(root_, config_.generations);  // one for the process
   sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions);
@@ -199,12 +199,12 @@ std::optional<std::string_view> BearerToken(std::string_view header) {
 namespace {
 
 // Whether `now` lacks a right `start` held: ADMIN, or a privilege on an object.
-bool LostAGrant(const jobs::Principal& start, const jobs::Principal& now) {
+bool LostAGrant(const auth::Principal& start, const auth::Principal& now) {
   if (start.IsAdmin() && !now.IsAdmin()) return true;
   if (now.IsAdmin()) return false;
   for (const auto& [object, privileges] : start.grants) {
     auto it = now.grants.find(object);
-    for (jobs::Privilege p : privileges) {
+    for (auth::Privilege p : privileges) {
       if (it == now.grants.end() || it->second.count(p) == 0) return true;
     }
   }

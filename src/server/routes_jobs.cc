@@ -61,7 +61,7 @@ std::string SseEvent(std::string_view event, const std::string& data) {
 // One job's detail (SHOW INDEX JOB's Item / Value rows) as JSON for `who`:
 // {"job": {Item: Value...}, "events": ["..."], "warnings": ["..."], "may_alter": bool}, where
 // may_alter says whether `who` holds ALTER on the job's table (CANCEL and RESOLVE need it).
-nlohmann::json JobDetail(const sql::ResultSet& r, const jobs::Principal& who) {
+nlohmann::json JobDetail(const sql::ResultSet& r, const auth::Principal& who) {
   nlohmann::json job = nlohmann::json::object();
   nlohmann::json events = nlohmann::json::array();
   const nlohmann::json rows = RowObjects(r);
@@ -77,7 +77,7 @@ nlohmann::json JobDetail(const sql::ResultSet& r, const jobs::Principal& who) {
   const auto text = [&job](const char* item) {
     return job.contains(item) && job[item].is_string() ? job[item].get<std::string>() : std::string();
   };
-  const bool may_alter = who.Has(jobs::Privilege::kAlter, text("CatalogName"), text("DatabaseName"), text("TableName"));
+  const bool may_alter = who.Has(auth::Privilege::kAlter, text("CatalogName"), text("DatabaseName"), text("TableName"));
   // What each resolution warns of, from the job store's own wording, to show before confirming.
   jobs::JobRecord record;
   record.job_id = job.contains("JobId") && job["JobId"].is_number_integer() ? job["JobId"].get<int64_t>() : 0;
@@ -105,7 +105,7 @@ int64_t StreamShare(int64_t max_streams) { return std::max<int64_t>(1, max_strea
 }  // namespace
 
 HttpResponse ApiServer::Impl::EventStream(
-    const Call& call, std::function<Result<std::pair<std::string, bool>>(const jobs::Principal&)> poll,
+    const Call& call, std::function<Result<std::pair<std::string, bool>>(const auth::Principal&)> poll,
     std::string event) {
   const int64_t max_streams = static_cast<int64_t>(config_.server.sse_max_subscribers);
   const std::string user = UserKeyRealm({call.caller.realm, call.caller.principal.name, call.caller.incarnation});
@@ -184,7 +184,7 @@ void ApiServer::Impl::AddJobRoutes() {
          }
          return EventStream(
              call,
-             [this, listing = *listing](const jobs::Principal& who) -> Result<std::pair<std::string, bool>> {
+             [this, listing = *listing](const auth::Principal& who) -> Result<std::pair<std::string, bool>> {
                VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
                VIGIL_ASSIGN_OR_RETURN(sql::ResultSet r, session->Execute(listing.sql));
                return std::make_pair(ListingPage(r, listing.limit).dump(), false);
@@ -263,7 +263,7 @@ void ApiServer::Impl::AddJobRoutes() {
          const int64_t job = *id;
          return EventStream(
              call,
-             [this, job](const jobs::Principal& who) -> Result<std::pair<std::string, bool>> {
+             [this, job](const auth::Principal& who) -> Result<std::pair<std::string, bool>> {
                VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(who, kSessionWait));
                VIGIL_ASSIGN_OR_RETURN(sql::ResultSet r, session->Execute("SHOW INDEX JOB " + std::to_string(job)));
                const nlohmann::json detail = JobDetail(r, who);

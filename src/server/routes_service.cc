@@ -170,11 +170,11 @@ void ApiServer::Impl::AddServiceRoutes() {
        [](Call&) { return JsonResponse(std::string(kOpenApiDocument)); }});
 
   Add({"GET", "/v1/me", false, false, false, [](Call& call) {
-         const jobs::Principal& who = call.caller.principal;
+         const auth::Principal& who = call.caller.principal;
          nlohmann::json grants = nlohmann::json::array();
          for (const auto& [object, privileges] : who.grants) {
            nlohmann::json names = nlohmann::json::array();
-           for (jobs::Privilege p : privileges) names.push_back(std::string(jobs::PrivilegeName(p)));
+           for (auth::Privilege p : privileges) names.push_back(std::string(auth::PrivilegeName(p)));
            grants.push_back({{"object", object}, {"privileges", std::move(names)}});
          }
          return JsonResponse(

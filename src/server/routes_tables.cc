@@ -182,7 +182,7 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::ExternalTableDetail(Call& c
             {"fields", fields},
             {"row_count", snap.data.rows},
             {"indexes", RowObjects(indexes)},
-            {"may_alter", call.caller.principal.Has(jobs::Privilege::kAlter, std::string(kLocalCatalog), db, table)}}));
+            {"may_alter", call.caller.principal.Has(auth::Privilege::kAlter, std::string(kLocalCatalog), db, table)}}));
 }
 
 void ApiServer::Impl::AddTableRoutes() {
@@ -275,7 +275,7 @@ void ApiServer::Impl::AddTableRoutes() {
                       {"row_count", RowObjects(*count)[0]["row_count"]},
                       {"indexes", RowObjects(*indexes)},
                       {"may_alter",
-                       call.caller.principal.Has(jobs::Privilege::kAlter, std::string(kLocalCatalog), *db, *table)}});
+                       call.caller.principal.Has(auth::Privilege::kAlter, std::string(kLocalCatalog), *db, *table)}});
        }});
 
   Add({"DELETE", "/v1/databases/{db}/tables/{table}", false, true, true, [this](Call& call) {

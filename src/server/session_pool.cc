@@ -17,7 +17,7 @@ constexpr std::chrono::milliseconds kCancelCheck{100};
 SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size_t size)
     : root_dir_(std::move(root_dir)), options_(std::move(options)), size_(size == 0 ? 1 : size) {}
 
-Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal, std::chrono::milliseconds wait) {
+Result<SessionPool::Lease> SessionPool::Acquire(const auth::Principal& principal, std::chrono::milliseconds wait) {
   std::unique_ptr<sql::Session> session;
   const std::string& user = principal.name;
   {
@@ -80,7 +80,7 @@ Result<SessionPool::Lease> SessionPool::Acquire(const jobs::Principal& principal
 }
 
 void SessionPool::Release(std::unique_ptr<sql::Session> session, const std::string& user) {
-  session->Reset(jobs::Principal{});  // no principal lingers on an idle session
+  session->Reset(auth::Principal{});  // no principal lingers on an idle session
   MutexLock lock(&mu_);
   idle_.push_back(Idle{std::move(session), std::this_thread::get_id()});
   if (--in_use_[user] == 0) in_use_.erase(user);

@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "vigil/auth/principal.h"
 #include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/sql/session.h"
 
 namespace vigil::server {
@@ -34,7 +34,7 @@ class SessionPool {
 
   // A session bound to `principal`; Busy when none frees up within `wait` (or the user holds
   // its share), Cancelled when the calling thread's request is cancelled meanwhile.
-  Result<Lease> Acquire(const jobs::Principal& principal, std::chrono::milliseconds wait);
+  Result<Lease> Acquire(const auth::Principal& principal, std::chrono::milliseconds wait);
   size_t size() const { return size_; }
   // How many sessions one user may hold at once: half of size(), at least one.
   size_t share() const { return std::max<size_t>(1, size_ / 2); }

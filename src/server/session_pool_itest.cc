@@ -37,7 +37,7 @@ class SessionPoolTest : public ::testing::Test {
 const sql::Session* Held(const SessionPool::Lease& lease) { return &*lease; }
 
 // The principal of user `name`.
-jobs::Principal User(const std::string& name) { return jobs::Principal{name, false, {}}; }
+auth::Principal User(const std::string& name) { return auth::Principal{name, false, {}}; }
 
 // A lease of `pool`'s for `user`, or nullopt (with a test failure) when none came within 10 s.
 std::optional<SessionPool::Lease> Take(SessionPool& pool, const std::string& user) {

@@ -78,7 +78,7 @@ class SupervisorTest : public ::testing::Test {
     std::map<std::string, std::string> p = {
         {"index_type", "IVF_PQ"}, {"metric", "l2"}, {"num_partitions", "8"}, {"num_sub_vectors", "4"}};
     for (const auto& [k, v] : properties) p[k] = v;
-    index::IndexCaps unlimited = index::kIndexCapsLimits;
+    IndexCaps unlimited = kIndexCapsLimits;
     auto spec = index::ValidateIndexSpec(index::IndexType::kIvfPq, p, emb, ds->CountRows(),
                                          ds->manifest().fragments.size(), unlimited);
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
@@ -356,7 +356,7 @@ TEST_F(SupervisorTest, AdmittedCapsTravelWithTheRequestAndAreRevalidatedBeforeIn
 
   // Caps beyond what this build can honour: the same.
   LaunchRequest beyond = IvfJob("wide_beyond", props);
-  beyond.request.job.caps.max_vector_dimension = index::kIndexCapsLimits.max_vector_dimension + 1;
+  beyond.request.job.caps.max_vector_dimension = kIndexCapsLimits.max_vector_dimension + 1;
   LaunchResult refused = sup->Run(std::move(beyond));
   ASSERT_TRUE(refused.complete) << refused.error.ToString();
   EXPECT_FALSE(refused.response.invoked);

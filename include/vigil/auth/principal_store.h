@@ -15,7 +15,7 @@
 // Names: realm and user names are identifiers (vigil/common/names.h) and are
 // case-insensitive: they are stored and returned lower-case. Grant objects are
 // "*" (global), "catalog.db.*" (a database) or "catalog.db.table" (a table),
-// matched exactly as jobs::Principal::Has matches them.
+// matched exactly as Principal::Has matches them.
 //
 // Thread safety: a PrincipalStore is thread-safe; it owns its connection pool.
 // Concurrent processes on one database are safe (each change is one
@@ -29,10 +29,10 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/auth/principal.h"
 #include "vigil/auth/server_secret.h"
 #include "vigil/common/env.h"
 #include "vigil/common/status.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/meta/database.h"
 
 namespace vigil::auth {
@@ -82,7 +82,7 @@ struct UserInfo {
 struct GrantInfo {
   std::string realm;
   std::string user;
-  jobs::Privilege privilege = jobs::Privilege::kShow;
+  Privilege privilege = Privilege::kShow;
   std::string object;
   int64_t created_at_ms = 0;
 
@@ -107,7 +107,7 @@ struct Authenticated {
   std::string incarnation;  // the user's (UserInfo::incarnation)
   // name: the user; admin: the user's flag or an ADMIN grant on "*"; grants: the user's grants,
   // each object's set closed under implication (ADMIN adds ALTER and SHOW, ALTER adds SHOW).
-  jobs::Principal principal;
+  Principal principal;
 };
 
 // One page of a listing: rows after `after` (exclusive; empty: from the start), at most `limit`.
@@ -118,7 +118,7 @@ struct UserPage {
 struct GrantKey {
   std::string user;
   std::string object;
-  jobs::Privilege privilege = jobs::Privilege::kShow;
+  Privilege privilege = Privilege::kShow;
 };
 struct GrantPage {
   std::optional<GrantKey> after;
@@ -177,11 +177,11 @@ class PrincipalStore {
 
   // Grants `privilege` on `object` (ValidateGrantObject). True when added, false when already
   // held exactly so. NotFound when there is no such user; ResourceExhausted past kMaxGrantsPerUser.
-  virtual Result<bool> Grant(std::string_view realm, std::string_view user, jobs::Privilege privilege,
+  virtual Result<bool> Grant(std::string_view realm, std::string_view user, Privilege privilege,
                              std::string_view object) = 0;
   // Removes exactly that grant (a broader privilege held on the object stays). True when removed,
   // false when it was not held. NotFound when there is no such user.
-  virtual Result<bool> Revoke(std::string_view realm, std::string_view user, jobs::Privilege privilege,
+  virtual Result<bool> Revoke(std::string_view realm, std::string_view user, Privilege privilege,
                               std::string_view object) = 0;
   // Grants in `realm` (of `user` only, when given), ordered by user, object, privilege name.
   // NotFound for an unknown realm or user.

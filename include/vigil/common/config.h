@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/index_caps.h"
 #include "vigil/common/status.h"
-#include "vigil/index/index_caps.h"
 
 namespace vigil {
 
@@ -165,7 +165,7 @@ struct LanceConfig {
 struct Config {
   MutationConfig mutation;
   WorkerConfig worker;
-  index::IndexCaps caps;  // the [caps] section: its defaults and limits live in index/index_caps.h
+  IndexCaps caps;  // the [caps] section: its defaults and limits live in common/index_caps.h
   JobsConfig jobs;
   GenerationsConfig generations;
   SqlConfig sql;

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/common/index_caps.h"
 #include "vigil/common/status.h"
-#include "vigil/index/index_caps.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil::index {

@@ -81,7 +81,8 @@ Result<SchemaPtr> InferIngestSchema(const std::string& path, const IngestOptions
 Result<SchemaPtr> VectorFileSchema(uint32_t dim, const IngestOptions& options = {});
 
 // Parses one text cell (CSV field, JSON string) as a value of `type`, with
-// range checks. Vectors are JSON arrays "[0.1, 2, ...]" of exactly dim numbers.
+// range checks. DATE and TIMESTAMP are read as storage/temporal.h reads them.
+// Vectors are JSON arrays "[0.1, 2, ...]" of exactly dim numbers.
 // Errors are InvalidArgument without a location (callers add it).
 Result<Value> ParseTextValue(std::string_view text, const DataType& type);
 // Parses a vector's text "[a, b, ...]" into exactly `dim` finite FLOAT32 values (dim 0: any

@@ -54,7 +54,7 @@ class Admission {
  public:
   // `request`: the API request admitting jobs, confirmed and recorded with each (JobStore::Admit).
   // `lance`: how an external Lance table is read (its runner).
-  Admission(JobStore* store, index::IndexCaps caps, RequestClaim request = {}, LanceConfig lance = {})
+  Admission(JobStore* store, IndexCaps caps, RequestClaim request = {}, LanceConfig lance = {})
       : store_(store), caps_(caps), request_(std::move(request)), lance_(std::move(lance)) {}
 
   // Returns the admitted job. Errors before any job exists: InvalidArgument
@@ -88,7 +88,7 @@ class Admission {
   Result<TableEntry> Lookup(const IndexTarget& target);
 
   JobStore* store_;
-  index::IndexCaps caps_;
+  IndexCaps caps_;
   RequestClaim request_;
   LanceConfig lance_;
 };

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/auth/principal.h"
 #include "vigil/common/env.h"
 #include "vigil/common/status.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/job_store.h"
 
 namespace vigil::jobs {
@@ -54,46 +54,47 @@ class JobControl {
   // One page of the jobs the principal may see (filter.order, at most filter.limit). The
   // store filters: a non-administrator sees the jobs of the tables and databases it may
   // SHOW whose target still resolves; orphans are listed for ADMIN only.
-  Result<std::vector<JobRecord>> List(const JobFilter& filter, const Principal& who);
+  Result<std::vector<JobRecord>> List(const JobFilter& filter, const auth::Principal& who);
   // The same listing to its end, a page at a time (JobCursor).
-  Result<JobCursor> Scan(const JobFilter& filter, const Principal& who);
+  Result<JobCursor> Scan(const JobFilter& filter, const auth::Principal& who);
   // How many jobs of the listing there are.
-  Result<int64_t> Count(const JobFilter& filter, const Principal& who);
+  Result<int64_t> Count(const JobFilter& filter, const auth::Principal& who);
   // FORCE_RELEASE audit records after `after_id`, oldest first, at most `limit`. ADMIN only:
   // they concern every table, so anyone else gets an empty list (no error, which would
   // reveal that records exist), like a job listing of tables it may not see.
-  Result<std::vector<AuditRecord>> ListAudit(int64_t after_id, int limit, const Principal& who);
+  Result<std::vector<AuditRecord>> ListAudit(int64_t after_id, int limit, const auth::Principal& who);
   // NotFound (the same text as for a missing job) when invisible to the principal.
-  Result<JobDetail> Show(int64_t job_id, const Principal& who);
+  Result<JobDetail> Show(int64_t job_id, const auth::Principal& who);
 
   // T2: PENDING -> CANCELLED_BEFORE_DISPATCH, completing a durable CANCELLING.
   // FailedPrecondition NOT_CANCELLABLE_AFTER_DISPATCH once dispatch has won.
-  Result<JobRecord> Cancel(int64_t job_id, const Principal& who);
+  Result<JobRecord> Cancel(int64_t job_id, const auth::Principal& who);
 
   // Appends the resolution request (T12/T13) or performs T14, then waits up to
   // `wait` for the leader's refresh and final CAS. FailedPrecondition RESOLUTION_INCOMPLETE (with the job and
   // resolution ids) when the refresh is retry-pending or the wait ends first. A resolution
   // that is already complete returns the job with its existing events.
-  Result<JobDetail> Resolve(int64_t job_id, ResolveAction action, std::string_view note, const Principal& who,
+  Result<JobDetail> Resolve(int64_t job_id, ResolveAction action, std::string_view note, const auth::Principal& who,
                             const WaitOptions& wait = {});
 
   // Polls until the job's derived state is final (after its refresh). DeadlineExceeded
   // naming the current state when the timeout passes first.
-  Result<JobRecord> Wait(int64_t job_id, const Principal& who, const WaitOptions& wait);
+  Result<JobRecord> Wait(int64_t job_id, const auth::Principal& who, const WaitOptions& wait);
 
   // REFRESH TABLE: bumps the table's refresh generation (seed 000 section 8.1)
   // so that every serving process reopens it. Needs table ALTER. Returns the new generation.
   Result<int64_t> RefreshTable(const std::string& catalog, const std::string& db, const std::string& table,
-                               const Principal& who);
+                               const auth::Principal& who);
 
   // Runs `ddl` inside one write transaction after proving that no active or unknown
   // job guards the table (FailedPrecondition TABLE_GUARDED naming the job ids otherwise).
   // Needs table ALTER. Used by DROP TABLE and by every schema change.
   Status GuardedTableChange(const std::string& catalog, const std::string& db, const std::string& table,
-                            const Principal& who, const std::function<Status(meta::Transaction&)>& ddl);
+                            const auth::Principal& who, const std::function<Status(meta::Transaction&)>& ddl);
   // DROP TABLE's registry part: guarded, then unregistered (a re-created table gets a
   // new incarnation). Files are reclaimed by VACUUM once nothing needs them.
-  Status DropTable(const std::string& catalog, const std::string& db, const std::string& table, const Principal& who);
+  Status DropTable(const std::string& catalog, const std::string& db, const std::string& table,
+                   const auth::Principal& who);
   // DROP DATABASE: runs `remove` (the database directory's removal) when no table of the
   // database is registered (an external table has no directory, so an empty directory does not
   // prove it); TABLE_GUARDED naming the table when one holds an active or unknown job's guard,
@@ -105,7 +106,7 @@ class JobControl {
  private:
   // Loads the job and authorizes `p` on its persisted target; NotFound when it is
   // missing or invisible, PermissionDenied when visible but `p` is not granted.
-  Result<JobRecord> LoadAuthorized(int64_t job_id, const Principal& who, Privilege p, bool orphan_admin_ok);
+  Result<JobRecord> LoadAuthorized(int64_t job_id, const auth::Principal& who, auth::Privilege p, bool orphan_admin_ok);
   Result<bool> TargetResolves(const JobRecord& job);
   Result<JobDetail> Detail(const JobRecord& job);
 

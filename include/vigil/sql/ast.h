@@ -17,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-#include "vigil/jobs/authorization.h"
+#include "vigil/auth/principal.h"
 #include "vigil/storage/schema.h"
 
 namespace vigil::sql {
@@ -358,7 +358,7 @@ struct GrantObject {
 // GRANT privilege ON object TO user, or REVOKE privilege ON object FROM user when `revoke`.
 struct GrantStatement {
   bool revoke = false;
-  jobs::Privilege privilege = jobs::Privilege::kShow;
+  auth::Privilege privilege = auth::Privilege::kShow;
   GrantObject object;
   std::string user;
   bool operator==(const GrantStatement&) const = default;

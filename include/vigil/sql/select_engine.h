@@ -57,14 +57,14 @@ class SelectEngine {
                                                     SelectOptions options = {});
 
   // Runs a SELECT / WITH statement with optional bound parameters (? / ?N).
-  virtual Result<ResultSet> Select(const SelectStatement& stmt, const jobs::Principal& who,
+  virtual Result<ResultSet> Select(const SelectStatement& stmt, const auth::Principal& who,
                                    const std::vector<Value>& params = {}) = 0;
   // EXPLAIN: SQLite's plan plus Vigil's access per table; ANALYZE also runs the statement
   // and lists per table access the segments used (`_indices/<uuid>` paths) and physical reads.
-  virtual Result<ResultSet> Explain(const ExplainStatement& stmt, const jobs::Principal& who,
+  virtual Result<ResultSet> Explain(const ExplainStatement& stmt, const auth::Principal& who,
                                     const std::vector<Value>& params = {}) = 0;
   // The schema of `table` a SELECT started now reads (NotFound when `who` may not see it).
-  virtual Result<SchemaPtr> CurrentSchema(const vigil::TableName& table, const jobs::Principal& who) = 0;
+  virtual Result<SchemaPtr> CurrentSchema(const vigil::TableName& table, const auth::Principal& who) = 0;
   // The statement timeout of statements started from now on (0: none).
   virtual void SetStatementTimeout(uint64_t ms) = 0;
   // Drops cached table handles after DDL (DROP/CREATE TABLE) in this process.

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/auth/principal.h"
 #include "vigil/common/status.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/request_claim.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
@@ -35,7 +35,7 @@ enum class FileAccess {
 };
 
 struct SessionOptions {
-  jobs::Principal principal = jobs::Principal::LocalAdmin();
+  auth::Principal principal = auth::Principal::LocalAdmin();
   // Either way only regular files are read. A caller serving other users keeps kServer.
   FileAccess file_access = FileAccess::kServer;
   // Called after a statement admitted index jobs (the shell starts `vigil supervise`
@@ -93,7 +93,7 @@ class Session {
   virtual Result<ResultSet> Append(const TableRef& table, const RowsFactory& make_rows) = 0;
   // Binds the session to `principal` and restores per-session settings (SET) to vigil.toml's:
   // a server reuses one session for many users' requests, each starting this way.
-  virtual void Reset(jobs::Principal principal) = 0;
+  virtual void Reset(auth::Principal principal) = 0;
 };
 
 }  // namespace vigil::sql

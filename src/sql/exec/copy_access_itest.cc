@@ -26,7 +26,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::string_literals;
 
-const jobs::Principal kAlice{"alice", false, {{"local.db.*", {jobs::Privilege::kAlter}}}};
+const auth::Principal kAlice{"alice", false, {{"local.db.*", {auth::Privilege::kAlter}}}};
 
 void WriteFile(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
@@ -43,7 +43,7 @@ class CopyAccessTest : public ::testing::Test {
     WriteFile(allowed_ + "/rows.csv", "x\n1\n2\n");
     WriteFile(outside_ + "/secret.csv", "x\n7\n");
     AllowDirectories("[\"" + allowed_ + "\"]");
-    auto admin = Open(jobs::Principal::LocalAdmin(), FileAccess::kClient);
+    auto admin = Open(auth::Principal::LocalAdmin(), FileAccess::kClient);
     ASSERT_TRUE(admin->Execute("CREATE TABLE db.t (x BIGINT NOT NULL)").ok());
   }
 
@@ -51,7 +51,7 @@ class CopyAccessTest : public ::testing::Test {
     std::ofstream(root_ + "/vigil.toml") << "[sql]\ncopy_allowed_directories = " << toml_array << "\n";
   }
 
-  std::unique_ptr<Session> Open(const jobs::Principal& who, FileAccess access) {
+  std::unique_ptr<Session> Open(const auth::Principal& who, FileAccess access) {
     SessionOptions options;
     options.principal = who;
     options.file_access = access;
@@ -65,7 +65,7 @@ class CopyAccessTest : public ::testing::Test {
   }
 
   int64_t Rows() {
-    auto s = Open(jobs::Principal::LocalAdmin(), FileAccess::kClient);
+    auto s = Open(auth::Principal::LocalAdmin(), FileAccess::kClient);
     auto r = s->Execute("SELECT count(*) FROM db.t");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? std::get<int64_t>(r->rows.at(0).at(0)) : -1;
@@ -113,7 +113,7 @@ TEST_F(CopyAccessTest, ServerSideNeedsAdmin) {
 }
 
 TEST_F(CopyAccessTest, AdminReadsOnlyBelowTheAllowedDirectories) {
-  auto admin = Open(jobs::Principal::LocalAdmin(), FileAccess::kServer);
+  auto admin = Open(auth::Principal::LocalAdmin(), FileAccess::kServer);
   for (const std::string& path : {outside_ + "/secret.csv", "/etc/passwd"s, dir_.Join("missing/x.csv")}) {
     Status st = Copy(*admin, path);
     EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << path << ": " << st.ToString();
@@ -133,7 +133,7 @@ TEST_F(CopyAccessTest, AdminReadsOnlyBelowTheAllowedDirectories) {
 }
 
 TEST_F(CopyAccessTest, SymlinksAndDotDotCannotLeaveTheAllowedDirectories) {
-  auto admin = Open(jobs::Principal::LocalAdmin(), FileAccess::kServer);
+  auto admin = Open(auth::Principal::LocalAdmin(), FileAccess::kServer);
   ASSERT_EQ(::symlink((outside_ + "/secret.csv").c_str(), (allowed_ + "/link.csv").c_str()), 0);
   ASSERT_EQ(::symlink(outside_.c_str(), (allowed_ + "/out").c_str()), 0);
   ASSERT_EQ(::symlink("/etc/passwd", (allowed_ + "/passwd.csv").c_str()), 0);
@@ -152,12 +152,12 @@ TEST_F(CopyAccessTest, SymlinksAndDotDotCannotLeaveTheAllowedDirectories) {
 
 TEST_F(CopyAccessTest, EmptyAllowlistMeansNoServerSideFiles) {
   std::ofstream(root_ + "/vigil.toml") << "[sql]\n";
-  auto admin = Open(jobs::Principal::LocalAdmin(), FileAccess::kServer);
+  auto admin = Open(auth::Principal::LocalAdmin(), FileAccess::kServer);
   Status st = Copy(*admin, allowed_ + "/rows.csv");
   EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
   EXPECT_THAT(st.message(), HasSubstr("server-side file access is off ([sql] copy_allowed_directories"));
   // The client side is not affected by the setting.
-  auto client = Open(jobs::Principal::LocalAdmin(), FileAccess::kClient);
+  auto client = Open(auth::Principal::LocalAdmin(), FileAccess::kClient);
   EXPECT_TRUE(Copy(*client, allowed_ + "/rows.csv").ok());
 }
 
@@ -166,7 +166,7 @@ TEST_F(CopyAccessTest, EmptyAllowlistMeansNoServerSideFiles) {
 TEST_F(CopyAccessTest, RefusedPathsAreNeverOpened) {
   const std::string fifo = outside_ + "/pipe.csv";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const jobs::Principal& who : {kAlice, jobs::Principal::LocalAdmin()}) {
+  for (const auth::Principal& who : {kAlice, auth::Principal::LocalAdmin()}) {
     auto s = Open(who, FileAccess::kServer);
     bool hung = false;
     Status st = WithFifoWatchdog(fifo, &hung, [&] { return Copy(*s, fifo); });
@@ -176,7 +176,7 @@ TEST_F(CopyAccessTest, RefusedPathsAreNeverOpened) {
 }
 
 TEST_F(CopyAccessTest, ClientSideReadsTheUsersOwnFilesAsBefore) {
-  auto client = Open(jobs::Principal::LocalAdmin(), FileAccess::kClient);
+  auto client = Open(auth::Principal::LocalAdmin(), FileAccess::kClient);
   EXPECT_TRUE(Copy(*client, outside_ + "/secret.csv").ok());
   ASSERT_EQ(::symlink((outside_ + "/secret.csv").c_str(), dir_.Join("link.csv").c_str()), 0);
   EXPECT_TRUE(Copy(*client, dir_.Join("link.csv")).ok());
@@ -189,7 +189,7 @@ TEST_F(CopyAccessTest, AFifoIsRefusedPromptlyInBothModes) {
   const std::string fifo = allowed_ + "/pipe.csv";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (FileAccess access : {FileAccess::kClient, FileAccess::kServer}) {
-    auto s = Open(jobs::Principal::LocalAdmin(), access);
+    auto s = Open(auth::Principal::LocalAdmin(), access);
     bool hung = false;
     Status st = WithFifoWatchdog(fifo, &hung, [&] { return Copy(*s, fifo); });
     EXPECT_FALSE(hung) << "COPY from a FIFO blocked";
@@ -199,7 +199,7 @@ TEST_F(CopyAccessTest, AFifoIsRefusedPromptlyInBothModes) {
     EXPECT_EQ(dir.code(), StatusCode::kInvalidArgument) << dir.ToString();
     EXPECT_THAT(dir.message(), HasSubstr("is not a regular file (a directory)"));
   }
-  auto client = Open(jobs::Principal::LocalAdmin(), FileAccess::kClient);
+  auto client = Open(auth::Principal::LocalAdmin(), FileAccess::kClient);
   EXPECT_THAT(Copy(*client, "/dev/zero").message(), HasSubstr("/dev/zero is not a regular file (a character device)"));
   EXPECT_EQ(Rows(), 0);
 }
@@ -217,7 +217,7 @@ TEST_F(CopyAccessTest, ErrorsQuoteAtMostAShortExcerptOfAFileThatIsNotInput) {
             "ELF\x02\x01\x01\0\0\0"s +
                 key + "\n");
   for (FileAccess access : {FileAccess::kClient, FileAccess::kServer}) {
-    auto s = Open(jobs::Principal::LocalAdmin(), access);
+    auto s = Open(auth::Principal::LocalAdmin(), access);
     for (const char* format : {"csv", "jsonl"}) {
       for (const std::string& path : {file, allowed_ + "/elf.bin"}) {
         Status st = s->Execute("COPY db.t FROM '" + path + "' WITH (FORMAT " + format + ")").status();

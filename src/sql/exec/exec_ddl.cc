@@ -31,11 +31,11 @@ Status RequireAdmin(const ExecContext& ctx, std::string_view what) {
 }
 
 bool MayShowDatabase(const ExecContext& ctx, const std::string& db, const std::vector<std::string>& tables) {
-  const jobs::Principal& who = ctx.options.principal;
+  const auth::Principal& who = ctx.options.principal;
   const std::string& catalog = ctx.root.marker().catalog;
-  if (who.admin || who.Has(jobs::Privilege::kShow, catalog, db, "*")) return true;
+  if (who.admin || who.Has(auth::Privilege::kShow, catalog, db, "*")) return true;
   return std::any_of(tables.begin(), tables.end(),
-                     [&](const std::string& t) { return who.Has(jobs::Privilege::kShow, catalog, db, t); });
+                     [&](const std::string& t) { return who.Has(auth::Privilege::kShow, catalog, db, t); });
 }
 
 Result<SchemaPtr> MakeSchema(const CreateTableStatement& s) {
@@ -83,7 +83,7 @@ Result<ResultSet> ExecShowDatabases(ExecContext& ctx, const ShowDatabasesStateme
 }
 
 Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s) {
-  const jobs::Principal& who = ctx.options.principal;
+  const auth::Principal& who = ctx.options.principal;
   const std::string& catalog = ctx.root.marker().catalog;
   std::vector<std::string> dbs;
   ResultSet r;
@@ -101,7 +101,7 @@ Result<ResultSet> ExecShowTables(ExecContext& ctx, const ShowTablesStatement& s)
       return Status::NotFound("database '" + db + "' does not exist");
     }
     for (const std::string& t : tables) {
-      if (!who.Has(jobs::Privilege::kShow, catalog, db, t)) continue;
+      if (!who.Has(auth::Privilege::kShow, catalog, db, t)) continue;
       if (s.database) {
         r.rows.push_back({Value(t)});
       } else {
@@ -172,7 +172,7 @@ namespace {
 // CREATE TABLE's check: ALTER on the new table (or its database). A caller who may see the
 // database is refused as such: the refusal is the same whether the table exists or not.
 Status AuthorizeCreateTable(const ExecContext& ctx, const vigil::TableName& name) {
-  Status st = Authorize(ctx, name, jobs::Privilege::kAlter);
+  Status st = Authorize(ctx, name, auth::Privilege::kAlter);
   if (!st.Is(StatusCode::kNotFound)) return st;
   Result<std::vector<std::string>> tables = ctx.Catalog().ListTables(name.db);
   if (!tables.ok() || !MayShowDatabase(ctx, name.db, *tables)) return st;
@@ -202,7 +202,7 @@ Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   jobs::TableCatalog catalog = ctx.Catalog();
   VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> entry, catalog.Find(name));
-  const bool visible = ctx.options.principal.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table);
+  const bool visible = ctx.options.principal.Has(auth::Privilege::kShow, name.catalog, name.db, name.table);
   if ((!entry || !visible) && s.if_exists)
     return Message("table " + name.ToString() + " does not exist; nothing changed");
   if (!entry) return Status::NotFound("table " + name.ToString() + " does not exist");
@@ -231,7 +231,7 @@ Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
 
 Result<ResultSet> ExecRefreshTable(ExecContext& ctx, const RefreshTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   VIGIL_RETURN_IF_ERROR(ctx.Catalog().Lookup(name).status());
   VIGIL_ASSIGN_OR_RETURN(int64_t generation,
                          ctx.Control().RefreshTable(name.catalog, name.db, name.table, ctx.options.principal));

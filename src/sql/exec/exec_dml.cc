@@ -74,7 +74,7 @@ struct Target {
 
 Result<Target> WritableTable(ExecContext& ctx, const TableRef& table) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
   return Target{name, ds};
 }
@@ -177,7 +177,7 @@ Result<ResultSet> ExecAppend(ExecContext& ctx, const TableRef& table, const Sess
 Result<std::shared_ptr<Dataset>> ExecOpenTableVersion(ExecContext& ctx, const TableRef& table,
                                                       std::optional<uint64_t> version) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kShow));
   VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> newest, OpenTable(ctx, name));
   if (!version || *version == newest->version()) return newest;
   if (*version > newest->version()) {
@@ -189,7 +189,7 @@ Result<std::shared_ptr<Dataset>> ExecOpenTableVersion(ExecContext& ctx, const Ta
 
 Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(auto input, OpenCopySource(ctx, s.path));
   return ExecCopyInput(ctx, s, std::move(input));
 }
@@ -197,7 +197,7 @@ Result<ResultSet> ExecCopy(ExecContext& ctx, const CopyStatement& s) {
 Result<ResultSet> ExecCopyInput(ExecContext& ctx, const CopyStatement& s, std::shared_ptr<const RandomAccessFile> input,
                                 const jobs::RequestClaim& request, bool create_missing) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   ImportOptions options;
   options.create = create_missing;
   options.props.operation = "COPY";

@@ -37,7 +37,7 @@ Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) 
 // The registered target of an index statement, after authorization.
 Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableRef& table) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
   return jobs::IndexTarget{entry.catalog_name, entry.database_name, entry.table_name};
 }
@@ -137,7 +137,7 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
 
 Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kShow));
   ResultSet r;
   r.columns = {"Table",    "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality",
                "Sub_part", "Packed",     "Null",     "Index_type",   "Comment",     "Properties"};

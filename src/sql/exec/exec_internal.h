@@ -50,7 +50,7 @@ struct ExecContext {
 Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableRef& name);
 // NotFound (as for a missing table) unless the principal may see it; PermissionDenied
 // when it may see but not hold `p`.
-Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p);
+Status Authorize(const ExecContext& ctx, const vigil::TableName& name, auth::Privilege p);
 // The newest version of an existing table (through the catalog); NotFound "table c.db.t does not exist".
 Result<std::shared_ptr<Dataset>> OpenTable(const ExecContext& ctx, const vigil::TableName& name);
 // "YYYY-MM-DD HH:MM:SS" (UTC) of Unix milliseconds.

@@ -130,12 +130,12 @@ class ExecEnv {
     std::string out = "session as " + principal_.name + " (admin " + (principal_.admin ? "yes" : "no") + ")";
     for (const auto& [object, held] : principal_.grants) {
       out += "; " + object + ":";
-      for (jobs::Privilege p : held) out += " " + std::string(jobs::PrivilegeName(p));
+      for (auth::Privilege p : held) out += " " + std::string(auth::PrivilegeName(p));
     }
     return out;
   }
   std::string Logout() {
-    principal_ = jobs::Principal::LocalAdmin();
+    principal_ = auth::Principal::LocalAdmin();
     Reopen();
     return "session as the local administrator";
   }
@@ -294,7 +294,7 @@ class ExecEnv {
     return "unknown directive " + r.directive;
   }
 
-  jobs::Principal principal_ = jobs::Principal::LocalAdmin();
+  auth::Principal principal_ = auth::Principal::LocalAdmin();
   std::map<std::string, std::vector<std::string>> tokens_;  // shown by CREATE USER / ROTATE TOKEN
   testing::TempDir dir_;
   std::string root_path_;
@@ -511,7 +511,7 @@ TEST_F(DmlTest, FailedUpdateChangesNothing) {
 
 TEST_F(DmlTest, PrincipalsNeedGrants) {
   Ok("CREATE TABLE db.u (id BIGINT)");
-  env_.principal_ = jobs::Principal{"analyst", false, {{"local.db.t", {jobs::Privilege::kShow}}}};
+  env_.principal_ = auth::Principal{"analyst", false, {{"local.db.t", {auth::Privilege::kShow}}}};
   env_.Reopen();
   EXPECT_EQ(env_.Exec("DELETE FROM db.t WHERE id = 1").status().code(), StatusCode::kPermissionDenied);
   EXPECT_EQ(env_.Exec("CREATE DATABASE other").status().code(), StatusCode::kPermissionDenied);
@@ -524,7 +524,7 @@ TEST_F(DmlTest, PrincipalsNeedGrants) {
     EXPECT_EQ(st.code(), StatusCode::kPermissionDenied) << st.ToString();
     EXPECT_NE(st.message().find("ALTER on local." + std::string(table)), std::string::npos) << st.ToString();
   }
-  env_.principal_ = jobs::Principal{"nobody", false, {}};
+  env_.principal_ = auth::Principal{"nobody", false, {}};
   env_.Reopen();
   EXPECT_EQ(env_.Exec("INSERT INTO db.t (id, cat) VALUES (1, 'a')").status().code(), StatusCode::kNotFound);
   EXPECT_EQ(env_.Exec("CREATE TABLE db.fresh (id BIGINT)").status().code(), StatusCode::kNotFound);
@@ -555,7 +555,7 @@ TEST(UserStatementsTest, TokensAuthenticateAndRotationRevokes) {
   ASSERT_TRUE(who.ok()) << who.status().ToString();
   EXPECT_EQ(who->principal.name, "bob");
   EXPECT_FALSE(who->principal.IsAdmin());
-  EXPECT_TRUE(who->principal.Has(jobs::Privilege::kAlter, "local", "db", "docs"));
+  EXPECT_TRUE(who->principal.Has(auth::Privilege::kAlter, "local", "db", "docs"));
 
   auto rotated = env.Exec("ALTER USER bob ROTATE TOKEN");
   ASSERT_TRUE(rotated.ok()) << rotated.status().ToString();
@@ -580,7 +580,7 @@ TEST(UserStatementsTest, TokensAuthenticateAndRotationRevokes) {
 TEST(UserStatementsTest, OnlyAdministratorsManageUsers) {
   ExecEnv env;
   ASSERT_TRUE(env.Exec("CREATE USER bob").ok());
-  env.principal_ = jobs::Principal{"bob", false, {{"local.db.*", {jobs::Privilege::kAdmin}}}};
+  env.principal_ = auth::Principal{"bob", false, {{"local.db.*", {auth::Privilege::kAdmin}}}};
   env.Reopen();
   for (const char* sql : {"CREATE USER eve", "DROP USER bob", "DROP USER IF EXISTS nobody", "ALTER USER bob ENABLE",
                           "ALTER USER bob ROTATE TOKEN", "ALTER USER bob SET ADMIN", "GRANT SHOW ON db.* TO bob",
@@ -593,7 +593,7 @@ TEST(UserStatementsTest, OnlyAdministratorsManageUsers) {
   EXPECT_TRUE(env.Exec("SHOW GRANTS FOR bob").ok());
   EXPECT_TRUE(env.Exec("SHOW GRANTS FOR BOB").ok());
 
-  env.principal_ = jobs::Principal{"ops", false, {{"*", {jobs::Privilege::kAdmin}}}};
+  env.principal_ = auth::Principal{"ops", false, {{"*", {auth::Privilege::kAdmin}}}};
   env.Reopen();
   auto r = env.Exec("CREATE USER eve");
   EXPECT_TRUE(r.ok()) << r.status().ToString();

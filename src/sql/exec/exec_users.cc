@@ -14,7 +14,7 @@ namespace vigil::sql {
 
 namespace {
 
-using jobs::Privilege;
+using auth::Privilege;
 
 constexpr std::string_view kRealm = auth::kDefaultRealm;
 constexpr std::string_view kShownOnce = "shown only this once: store it now";
@@ -52,7 +52,7 @@ ResultSet TokenResult(const auth::IssuedToken& issued, std::string message) {
 
 // "*", "catalog.db.*" or "catalog.db.table"; an omitted catalog is the session's.
 Result<std::string> StoredObject(const ExecContext& ctx, const GrantObject& object) {
-  if (object.global) return std::string(jobs::kGlobalObject);
+  if (object.global) return std::string(auth::kGlobalObject);
   const std::string& own = ctx.root.marker().catalog;
   const std::string catalog = object.catalog.empty() ? own : object.catalog;
   if (catalog != own) {
@@ -72,7 +72,7 @@ Result<ResultSet> UnsetAdmin(auth::PrincipalStore& store, const std::string& nam
   ResultSet r = Message("user " + name + " is no longer an administrator");
   VIGIL_ASSIGN_OR_RETURN(std::vector<auth::GrantInfo> grants, store.ListGrants(kRealm, name));
   for (const auth::GrantInfo& g : grants) {
-    if (g.privilege == Privilege::kAdmin && g.object == jobs::kGlobalObject) {
+    if (g.privilege == Privilege::kAdmin && g.object == auth::kGlobalObject) {
       r.warnings.push_back("user " + name +
                            " still holds ADMIN ON *, which makes it an administrator: REVOKE ADMIN "
                            "ON * FROM " +
@@ -149,7 +149,7 @@ Result<ResultSet> ExecGrant(ExecContext& ctx, const GrantStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(std::string object, StoredObject(ctx, s.object));
   VIGIL_ASSIGN_OR_RETURN(auth::PrincipalStore * store, Principals(ctx));
   const std::string name = StoredName(s.user);
-  const std::string what = std::string(jobs::PrivilegeName(s.privilege)) + " ON " + object;
+  const std::string what = std::string(auth::PrivilegeName(s.privilege)) + " ON " + object;
   if (s.revoke) {
     VIGIL_ASSIGN_OR_RETURN(bool removed, store->Revoke(kRealm, s.user, s.privilege, object));
     if (!removed) return Message("user " + name + " does not hold " + what + "; nothing changed");
@@ -179,7 +179,7 @@ Result<ResultSet> ExecShowUsers(ExecContext& ctx, const ShowUsersStatement&) {
 }
 
 Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s) {
-  const jobs::Principal& who = ctx.options.principal;
+  const auth::Principal& who = ctx.options.principal;
   if (!s.user) {
     if (!who.IsAdmin()) {
       return Status::PermissionDenied("SHOW GRANTS requires ADMIN; SHOW GRANTS FOR " + who.name +
@@ -193,7 +193,7 @@ Result<ResultSet> ExecShowGrants(ExecContext& ctx, const ShowGrantsStatement& s)
   ResultSet r;
   r.columns = {"User", "Privilege", "Object", "CreatedAt"};
   for (const auth::GrantInfo& g : grants) {
-    r.rows.push_back({Value(g.user), Value(std::string(jobs::PrivilegeName(g.privilege))), Value(g.object),
+    r.rows.push_back({Value(g.user), Value(std::string(auth::PrivilegeName(g.privilege))), Value(g.object),
                       Value(FormatTimeMs(g.created_at_ms))});
   }
   return r;

@@ -155,7 +155,7 @@ Result<int64_t> ReclaimDroppedTables(ExecContext& ctx, VacuumReport* report) {
 
 Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kAlter));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
   VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
   VacuumOptions o;

@@ -44,7 +44,7 @@ std::string CommitTime(const TransactionProperties& txn) { return FormatJobTimeM
 
 Result<ResultSet> ExecShowVersions(ExecContext& ctx, const ShowVersionsStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kShow));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
   std::vector<uint64_t> corrupt;
   VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions(ds->path(), ds->options(), &corrupt));
@@ -71,7 +71,7 @@ Result<ResultSet> ExecShowVersions(ExecContext& ctx, const ShowVersionsStatement
 
 Result<ResultSet> ExecShowGenerations(ExecContext& ctx, const ShowGenerationsStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, jobs::Privilege::kShow));
+  VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kShow));
   VIGIL_ASSIGN_OR_RETURN(auto newest, OpenTable(ctx, name));
   VIGIL_ASSIGN_OR_RETURN(auto held, LiveHolders(ctx, newest->path()));
   held[newest->version()];  // the published generation is listed even when nobody reads it now

@@ -33,7 +33,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // Alice may ALTER every table of database shop, and nothing else.
-const jobs::Principal kShopAlice{"alice", false, {{"local.shop.*", {jobs::Privilege::kAlter, jobs::Privilege::kShow}}}};
+const auth::Principal kShopAlice{"alice", false, {{"local.shop.*", {auth::Privilege::kAlter, auth::Privilege::kShow}}}};
 
 std::vector<std::string> FolderListing(const std::string& dir) {
   std::vector<std::string> out;
@@ -60,7 +60,7 @@ class ExternalTableAccessTest : public ::testing::Test {
       ASSERT_EQ(std::system(make.c_str()), 0) << make;
     }
     Allow("[\"" + allowed_ + "\"]");
-    auto admin = Open(jobs::Principal::LocalAdmin());
+    auto admin = Open(auth::Principal::LocalAdmin());
     ASSERT_TRUE(admin->Execute("CREATE DATABASE shop").ok());
   }
 
@@ -68,7 +68,7 @@ class ExternalTableAccessTest : public ::testing::Test {
     std::ofstream(root_ + "/vigil.toml") << "[sql]\nexternal_table_allowed_directories = " << toml_array << "\n";
   }
 
-  std::unique_ptr<Session> Open(const jobs::Principal& who) {
+  std::unique_ptr<Session> Open(const auth::Principal& who) {
     SessionOptions options;
     options.principal = who;
     auto s = Session::Open(root_, options);
@@ -81,7 +81,7 @@ class ExternalTableAccessTest : public ::testing::Test {
   }
 
   bool Registered(const std::string& table) {
-    auto r = Open(jobs::Principal::LocalAdmin())->Execute("SHOW TABLES FROM shop");
+    auto r = Open(auth::Principal::LocalAdmin())->Execute("SHOW TABLES FROM shop");
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     if (!r.ok()) return false;
     for (const auto& row : r->rows) {
@@ -113,7 +113,7 @@ TEST_F(ExternalTableAccessTest, RegisteringALocationNeedsAdmin) {
 }
 
 TEST_F(ExternalTableAccessTest, LocationsOutsideTheAllowlistAreRefusedAlike) {
-  auto admin = Open(jobs::Principal::LocalAdmin());
+  auto admin = Open(auth::Principal::LocalAdmin());
   const std::vector<std::string> before = FolderListing(tenant_);
   ASSERT_EQ(::symlink((tenant_ + "/docs.lance").c_str(), (allowed_ + "/link.lance").c_str()), 0);
   ASSERT_EQ(::symlink(tenant_.c_str(), (allowed_ + "/out").c_str()), 0);
@@ -153,13 +153,13 @@ TEST_F(ExternalTableAccessTest, LocationsOutsideTheAllowlistAreRefusedAlike) {
 
 TEST_F(ExternalTableAccessTest, TheSettingDecidesWhereExternalTablesMayLive) {
   std::ofstream(root_ + "/vigil.toml") << "[sql]\n";  // the default: none
-  Result<ResultSet> off = Attach(*Open(jobs::Principal::LocalAdmin()), "shop.docs", allowed_ + "/docs.lance");
+  Result<ResultSet> off = Attach(*Open(auth::Principal::LocalAdmin()), "shop.docs", allowed_ + "/docs.lance");
   ASSERT_FALSE(off.ok());
   EXPECT_EQ(off.status().code(), StatusCode::kPermissionDenied);
   EXPECT_THAT(off.status().message(),
               HasSubstr("external tables are off ([sql] external_table_allowed_directories in vigil.toml is empty)"));
   Allow("[\"" + tenant_ + "\"]");
-  auto tenant_admin = Open(jobs::Principal::LocalAdmin());
+  auto tenant_admin = Open(auth::Principal::LocalAdmin());
   EXPECT_EQ(Attach(*tenant_admin, "shop.docs", allowed_ + "/docs.lance").status().code(),
             StatusCode::kPermissionDenied);
   Result<ResultSet> made = Attach(*tenant_admin, "shop.docs", tenant_ + "/docs.lance");
@@ -171,7 +171,7 @@ TEST_F(ExternalTableAccessTest, TheSettingDecidesWhereExternalTablesMayLive) {
 // DATABASE is refused while the table is registered (else the registration came back with a
 // database created again under the name); once the table is dropped, the database goes.
 TEST_F(ExternalTableAccessTest, DropDatabaseIsRefusedWhileAnExternalTableIsRegistered) {
-  auto admin = Open(jobs::Principal::LocalAdmin());
+  auto admin = Open(auth::Principal::LocalAdmin());
   ASSERT_TRUE(Attach(*admin, "shop.docs", allowed_ + "/docs.lance").ok());
   auto refused = admin->Execute("DROP DATABASE shop");
   ASSERT_EQ(refused.status().code(), StatusCode::kFailedPrecondition) << refused.status().ToString();
@@ -194,8 +194,8 @@ TEST_F(ExternalTableAccessTest, ARegistrationRacingDropDatabaseFailsAndLeavesNot
   failpoint::Arm("jobs.drop_database.locked", failpoint::Action::kPause, 1, StatusCode::kIOError, 0, drop_release);
   failpoint::Arm("catalog.register_table.before_lock", failpoint::Action::kPause, 1, StatusCode::kIOError, 0,
                  register_passed);
-  auto dropper = Open(jobs::Principal::LocalAdmin());
-  auto creator = Open(jobs::Principal::LocalAdmin());
+  auto dropper = Open(auth::Principal::LocalAdmin());
+  auto creator = Open(auth::Principal::LocalAdmin());
   std::future<Result<ResultSet>> dropped;
   std::future<Result<ResultSet>> created;
   // Released on every way out (before the futures wait), so a failed assertion never hangs.

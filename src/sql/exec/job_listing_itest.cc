@@ -39,13 +39,13 @@ class JobListingTest : public ::testing::Test {
     auto store = jobs::OpenRootJobStore(*root);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     store_ = std::move(*store);
-    Reopen(jobs::Principal::LocalAdmin());
+    Reopen(auth::Principal::LocalAdmin());
     Ok("CREATE TABLE db.docs (id BIGINT NOT NULL, category STRING NOT NULL)");
     Ok("INSERT INTO db.docs VALUES (1, 'a'), (2, 'b')");
   }
   void TearDown() override { failpoint::DisarmAll(); }
 
-  void Reopen(const jobs::Principal& who) {
+  void Reopen(const auth::Principal& who) {
     session_.reset();
     SessionOptions o;
     o.clock = [this] { return now_ += 1000; };
@@ -168,7 +168,7 @@ TEST_F(JobListingTest, NonAdministratorListingIsFilteredInTheStore) {
   Ok("CREATE INDEX a_idx ON db.docs (id) USING BTREE");
   Ok("CREATE INDEX b_idx ON db.docs (category) USING BITMAP");
   BulkJobs(1500, "other");
-  Reopen(jobs::Principal{"analyst", false, {{"local.db.docs", {jobs::Privilege::kShow}}}});
+  Reopen(auth::Principal{"analyst", false, {{"local.db.docs", {auth::Privilege::kShow}}}});
   ResultSet r = Ok("SHOW INDEX JOBS");
   EXPECT_EQ(Ids(r), (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(Scalar("SELECT count(*) FROM vigil_index_jobs"), 2);
@@ -176,10 +176,10 @@ TEST_F(JobListingTest, NonAdministratorListingIsFilteredInTheStore) {
   // The leader notice counts only what the principal may see.
   ASSERT_EQ(r.notices.size(), 1u);
   EXPECT_THAT(r.notices[0], HasSubstr("2 job(s) wait for a leader"));
-  Reopen(jobs::Principal{"nobody", false, {}});
+  Reopen(auth::Principal{"nobody", false, {}});
   EXPECT_TRUE(Ok("SHOW INDEX JOBS").rows.empty());
   EXPECT_TRUE(Ok("SHOW INDEX JOBS").notices.empty());
-  Reopen(jobs::Principal{"dba", false, {{"local.db.*", {jobs::Privilege::kShow}}}});
+  Reopen(auth::Principal{"dba", false, {{"local.db.*", {auth::Privilege::kShow}}}});
   EXPECT_EQ(Scalar("SELECT count(*) FROM vigil_index_jobs"), 1502);
 }
 
@@ -292,7 +292,7 @@ TEST_F(JobListingTest, ForceReleaseIsAuditedInVigilAudit) {
   ASSERT_TRUE(store_->Archive(now_ + 86'400'000, now_ + 86'400'000).ok());
   EXPECT_EQ(Scalar("SELECT count(*) FROM vigil_audit()"), 2);
   EXPECT_EQ(Scalar("SELECT count(*) FROM vigil_audit"), 2);
-  Reopen(jobs::Principal{"analyst", false, {{"local.db.*", {jobs::Privilege::kAlter}}}});
+  Reopen(auth::Principal{"analyst", false, {{"local.db.*", {auth::Privilege::kAlter}}}});
   EXPECT_EQ(Scalar("SELECT count(*) FROM vigil_audit()"), 0);
 }
 

@@ -11,6 +11,7 @@
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
+#include "vigil/storage/temporal.h"
 
 namespace vigil::sql {
 
@@ -41,9 +42,9 @@ Result<vigil::TableName> ResolveTable(const ExecContext& ctx, const TableRef& na
   return out;
 }
 
-Status Authorize(const ExecContext& ctx, const vigil::TableName& name, jobs::Privilege p) {
-  const jobs::Principal& who = ctx.options.principal;
-  if (!who.Has(jobs::Privilege::kShow, name.catalog, name.db, name.table)) {
+Status Authorize(const ExecContext& ctx, const vigil::TableName& name, auth::Privilege p) {
+  const auth::Principal& who = ctx.options.principal;
+  if (!who.Has(auth::Privilege::kShow, name.catalog, name.db, name.table)) {
     return Status::NotFound("table " + name.ToString() + " does not exist");
   }
   if (!who.Has(p, name.catalog, name.db, name.table)) {
@@ -123,9 +124,9 @@ Result<Value> BoundValueOf(const BoundValue& bound, size_t index) {
     case Literal::Kind::kDate:
     case Literal::Kind::kTimestamp: {
       const bool date = l.kind == Literal::Kind::kDate;
-      Result<vigil::Value> v = ParseTextValue(l.text, DataType::Of(date ? TypeId::kDate : TypeId::kTimestamp));
-      if (!v.ok() || !std::holds_alternative<int64_t>(*v)) return bad("invalid literal '" + l.text + "'");
-      return Value(std::get<int64_t>(*v));
+      Result<int64_t> v = date ? ParseDateValue(l.text) : ParseTimestampValue(l.text);
+      if (!v.ok()) return bad("invalid literal '" + l.text + "'");
+      return Value(*v);
     }
   }
   return bad("unsupported literal");
@@ -182,7 +183,7 @@ class SessionImpl : public Session {
     return ExecAppend(ctx_, table, make_rows);
   }
 
-  void Reset(jobs::Principal principal) override {
+  void Reset(auth::Principal principal) override {
     ctx_.options.principal = std::move(principal);
     prepared_.clear();
     statement_timeout_ms_ = ctx_.config.sql.statement_timeout_ms;

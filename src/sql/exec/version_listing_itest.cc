@@ -151,7 +151,7 @@ TEST_F(VersionListingTest, GenerationsShowWhatAnotherReaderStillHolds) {
 
 TEST_F(VersionListingTest, APrincipalWithoutShowReadsTheTableAsMissing) {
   SessionOptions as_bob;
-  as_bob.principal = jobs::Principal{"bob", false, {{"local.other.*", {jobs::Privilege::kShow}}}};
+  as_bob.principal = auth::Principal{"bob", false, {{"local.other.*", {auth::Privilege::kShow}}}};
   auto bob = std::move(*Session::Open(root_dir_, as_bob));
   for (const char* sql : {"SHOW VERSIONS FROM d.t", "SHOW GENERATIONS FROM d.t"}) {
     Result<ResultSet> r = bob->Execute(sql);

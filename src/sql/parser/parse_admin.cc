@@ -66,8 +66,8 @@ Status Parser::ParseGrant(bool revoke, StatementNode* out) {
   GrantStatement s;
   s.revoke = revoke;
   const Token& p = Peek();
-  std::optional<jobs::Privilege> privilege =
-      p.kind == TokenKind::kWord ? jobs::ParsePrivilege(ToUpperAscii(p.text)) : std::nullopt;
+  std::optional<auth::Privilege> privilege =
+      p.kind == TokenKind::kWord ? auth::ParsePrivilege(ToUpperAscii(p.text)) : std::nullopt;
   if (!privilege) return Expected("SHOW, ALTER or ADMIN");
   Take();
   s.privilege = *privilege;

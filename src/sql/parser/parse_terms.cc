@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "sql/parser/parser_internal.h"
-#include "vigil/ingest/ingest.h"
+#include "vigil/storage/temporal.h"
 
 namespace vigil::sql::internal {
 
@@ -124,7 +124,7 @@ Status Parser::TryParseLiteral(Literal* out, bool* matched) {
                Peek(1).kind == TokenKind::kString) {
       bool is_date = EqualsIgnoreCase(t.text, "DATE");
       const Token& s = Peek(1);
-      auto v = ParseTextValue(s.value, DataType::Of(is_date ? TypeId::kDate : TypeId::kTimestamp));
+      Result<int64_t> v = is_date ? ParseDateValue(s.value) : ParseTimestampValue(s.value);
       if (!v.ok()) {
         return Fail(s.pos,
                     std::string("invalid ") + (is_date ? "DATE" : "TIMESTAMP") + " literal: " + v.status().message());

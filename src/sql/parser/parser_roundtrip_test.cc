@@ -202,8 +202,8 @@ GrantObject GenGrantObject() {
   return o;
 }
 
-jobs::Privilege GenPrivilege() {
-  return *rc::gen::element(jobs::Privilege::kShow, jobs::Privilege::kAlter, jobs::Privilege::kAdmin);
+auth::Privilege GenPrivilege() {
+  return *rc::gen::element(auth::Privilege::kShow, auth::Privilege::kAlter, auth::Privilege::kAdmin);
 }
 
 // Users, tokens and grants.

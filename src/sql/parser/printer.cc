@@ -307,7 +307,7 @@ struct NodePrinter {
     return "ALTER USER " + QuoteIdentifier(s.name) + " " + std::string(AlterUserActionName(s.action));
   }
   std::string operator()(const GrantStatement& s) const {
-    return std::string(s.revoke ? "REVOKE " : "GRANT ") + std::string(jobs::PrivilegeName(s.privilege)) + " ON " +
+    return std::string(s.revoke ? "REVOKE " : "GRANT ") + std::string(auth::PrivilegeName(s.privilege)) + " ON " +
            ToSql(s.object) + (s.revoke ? " FROM " : " TO ") + QuoteIdentifier(s.user);
   }
   std::string operator()(const ShowUsersStatement&) const { return "SHOW USERS"; }

@@ -20,9 +20,9 @@
 #include "sql/select/sql_lockdown.h"
 #include "sql/select/statement_deadline.h"
 #include "sql/select/vtab.h"
+#include "vigil/auth/principal.h"
 #include "vigil/common/sqlite_status.h"
 #include "vigil/generations/generation_manager.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/sql/parser.h"
@@ -123,7 +123,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return Status::OK();
   }
 
-  Result<ResultSet> Select(const SelectStatement& stmt, const jobs::Principal& who,
+  Result<ResultSet> Select(const SelectStatement& stmt, const auth::Principal& who,
                            const std::vector<Value>& params) override {
     internal::ScopedStatementDeadline deadline(options_.statement_timeout_ms);
     Begin(who, false);
@@ -132,7 +132,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return result;
   }
 
-  Result<ResultSet> Explain(const ExplainStatement& stmt, const jobs::Principal& who,
+  Result<ResultSet> Explain(const ExplainStatement& stmt, const auth::Principal& who,
                             const std::vector<Value>& params) override {
     internal::ScopedStatementDeadline deadline(options_.statement_timeout_ms);
     Begin(who, stmt.analyze);
@@ -141,7 +141,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return result;
   }
 
-  Result<SchemaPtr> CurrentSchema(const vigil::TableName& table, const jobs::Principal& who) override {
+  Result<SchemaPtr> CurrentSchema(const vigil::TableName& table, const auth::Principal& who) override {
     Begin(who, false);
     Result<const query::TableSnapshot*> snap = Snapshot(table);
     Result<SchemaPtr> schema = snap.ok() ? Result<SchemaPtr>((*snap)->manifest().schema) : snap.status();
@@ -171,7 +171,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     const std::string key = table.ToString();
     auto it = leases_.find(key);
     if (it != leases_.end()) return &it->second.snapshot();
-    if (who_ == nullptr || !who_->Has(jobs::Privilege::kShow, table.catalog, table.db, table.table)) {
+    if (who_ == nullptr || !who_->Has(auth::Privilege::kShow, table.catalog, table.db, table.table)) {
       return Status::NotFound("table " + key + " does not exist");
     }
     VIGIL_ASSIGN_OR_RETURN(generations::GenerationManager * manager, Manager(table));
@@ -189,7 +189,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   }
 
   bool analyzing() const override { return analyzing_; }
-  const jobs::Principal& principal() const override { return *who_; }
+  const auth::Principal& principal() const override { return *who_; }
   jobs::JobStore* store() const override { return store_; }
   const Root& root() const override { return root_; }
   size_t max_rows() const override { return options_.max_rows; }
@@ -205,7 +205,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
     return out + "\"";
   }
 
-  void Begin(const jobs::Principal& who, bool analyze) {
+  void Begin(const auth::Principal& who, bool analyze) {
     who_ = &who;
     analyzing_ = analyze;
     error_ = Status::OK();
@@ -542,7 +542,7 @@ class Engine : public SelectEngine, public internal::VtabHost {
   };
   std::map<std::string, KeptRewrite> rewrites_;  // by "<offset>:<statement text>"
   // The current statement.
-  const jobs::Principal* who_ = nullptr;
+  const auth::Principal* who_ = nullptr;
   bool analyzing_ = false;
   Status error_;
   std::map<std::string, generations::Lease> leases_;

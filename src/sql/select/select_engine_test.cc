@@ -16,10 +16,10 @@
 
 #include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
+#include "vigil/auth/principal.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
@@ -83,7 +83,7 @@ class SelectEnv {
   }
 
   Result<ResultSet> Run(const std::string& sql, const std::vector<Value>& params = {},
-                        const jobs::Principal& who = jobs::Principal::LocalAdmin()) {
+                        const auth::Principal& who = auth::Principal::LocalAdmin()) {
     VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
     if (auto* s = std::get_if<SelectStatement>(&stmt.node)) return engine_->Select(*s, who, params);
     if (auto* e = std::get_if<ExplainStatement>(&stmt.node)) return engine_->Explain(*e, who, params);
@@ -266,15 +266,15 @@ TEST_F(SelectEngineTest, MaxRowsIsAnErrorNotATruncation) {
   Root root = *Root::Open(std::filesystem::path(env_.path()).parent_path().parent_path().string());
   auto small = *SelectEngine::Open(root, &env_.store(), SelectOptions{100});
   auto stmt = *ParseStatement("SELECT id FROM db.docs");
-  auto r = small->Select(std::get<SelectStatement>(stmt.node), jobs::Principal::LocalAdmin());
+  auto r = small->Select(std::get<SelectStatement>(stmt.node), auth::Principal::LocalAdmin());
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 }
 
 TEST_F(SelectEngineTest, TableFunctionsNeedShow) {
-  jobs::Principal nobody{"nobody", false, {}};
+  auth::Principal nobody{"nobody", false, {}};
   auto r = env_.Run("SELECT COUNT(*) FROM vigil_indexes('db.docs')", {}, nobody);
   EXPECT_EQ(r.status().code(), StatusCode::kNotFound);
-  jobs::Principal viewer{"viewer", false, {{"local.db.*", {jobs::Privilege::kShow}}}};
+  auth::Principal viewer{"viewer", false, {{"local.db.*", {auth::Privilege::kShow}}}};
   auto ok = env_.Run("SELECT COUNT(*) FROM vigil_indexes('db.docs')", {}, viewer);
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(std::get<int64_t>(ok->rows[0][0]), 4);
@@ -288,10 +288,10 @@ TEST_F(SelectEngineTest, AStatementRunAgainStillChecksWhoAsks) {
   auto admin = env_.Run(sql, params);
   ASSERT_TRUE(admin.ok()) << admin.status().ToString();
   EXPECT_EQ(admin->rows.size(), 3u);
-  jobs::Principal nobody{"nobody", false, {}};
+  auth::Principal nobody{"nobody", false, {}};
   auto refused = env_.Run(sql, params, nobody);
   EXPECT_EQ(refused.status().code(), StatusCode::kNotFound) << refused.status().ToString();
-  jobs::Principal viewer{"viewer", false, {{"local.db.docs", {jobs::Privilege::kShow}}}};
+  auth::Principal viewer{"viewer", false, {{"local.db.docs", {auth::Privilege::kShow}}}};
   auto again = env_.Run(sql, params, viewer);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->rows, admin->rows);
@@ -333,7 +333,7 @@ TEST_F(SelectEngineTest, IndexJobsAreListedAsAuthorized) {
   auto none = env_.Run("SELECT COUNT(*) FROM vigil_index_jobs WHERE TableName = 'docs'");
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->rows[0][0], Value(int64_t{0}));
-  jobs::Principal other{"other", false, {{"local.db.docs", {jobs::Privilege::kShow}}}};
+  auth::Principal other{"other", false, {{"local.db.docs", {auth::Privilege::kShow}}}};
   auto hidden = env_.Run("SELECT COUNT(*) FROM vigil_index_jobs", {}, other);
   ASSERT_TRUE(hidden.ok()) << hidden.status().ToString();
   EXPECT_EQ(hidden->rows[0][0], Value(int64_t{0}));

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sql/parser/lexer.h"
-#include "vigil/ingest/ingest.h"
+#include "vigil/storage/temporal.h"
 
 namespace vigil::sql::internal {
 
@@ -77,13 +77,11 @@ Status NormalizeTokens(std::vector<Token>* tokens, size_t text_offset, std::vect
     bool typed = t.kind == TokenKind::kWord && (IsWord(t, "TIMESTAMP") || IsWord(t, "DATE")) &&
                  i + 1 < tokens->size() && (*tokens)[i + 1].kind == TokenKind::kString;
     if (typed) {
-      DataType type = DataType::Of(IsWord(t, "DATE") ? TypeId::kDate : TypeId::kTimestamp);
-      auto v = ParseTextValue((*tokens)[i + 1].value, type);
-      if (!v.ok() || !std::holds_alternative<int64_t>(*v)) {
-        return ErrorAt(t, "invalid " + ToUpperAscii(t.text) + " literal '" + (*tokens)[i + 1].value + "'");
-      }
+      const std::string& text = (*tokens)[i + 1].value;
+      Result<int64_t> v = IsWord(t, "DATE") ? ParseDateValue(text) : ParseTimestampValue(text);
+      if (!v.ok()) return ErrorAt(t, "invalid " + ToUpperAscii(t.text) + " literal '" + text + "'");
       t.kind = TokenKind::kInteger;
-      t.text = t.value = std::to_string(std::get<int64_t>(*v));
+      t.text = t.value = std::to_string(*v);
       extent.second = extent_of((*tokens)[i + 1]).second;
       ++i;
     } else if (IsNumberedParameter(t)) {

@@ -22,9 +22,9 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/auth/principal.h"
 #include "vigil/common/config.h"
 #include "vigil/common/status.h"
-#include "vigil/jobs/authorization.h"
 #include "vigil/query/io_recorder.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/storage/root.h"
@@ -59,7 +59,7 @@ class VtabHost {
   // The stats record of one access (one per vtab cursor kind and table in a statement).
   virtual AccessStats* Access(const std::string& key) = 0;
   virtual bool analyzing() const = 0;
-  virtual const jobs::Principal& principal() const = 0;
+  virtual const auth::Principal& principal() const = 0;
   virtual jobs::JobStore* store() const = 0;
   virtual const Root& root() const = 0;
   virtual size_t max_rows() const = 0;

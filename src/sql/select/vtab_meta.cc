@@ -145,7 +145,7 @@ Result<vigil::TableName> VisibleTable(VtabHost* host, sqlite3_value* arg, const 
     return Status::InvalidArgument(std::string(fn) + " needs a table argument such as 'db.table'");
   }
   VIGIL_ASSIGN_OR_RETURN(auto name, vigil::ParseTableName(reinterpret_cast<const char*>(sqlite3_value_text(arg))));
-  if (!host->principal().Has(jobs::Privilege::kShow, name.catalog, name.db, name.table)) {
+  if (!host->principal().Has(auth::Privilege::kShow, name.catalog, name.db, name.table)) {
     return Status::NotFound("table " + name.ToString() + " does not exist");
   }
   return name;

@@ -1,6 +1,6 @@
-#include "vigil/jobs/authorization.h"
+#include "vigil/auth/principal.h"
 
-namespace vigil::jobs {
+namespace vigil::auth {
 
 namespace {
 
@@ -61,4 +61,4 @@ bool Principal::HasGlobal(Privilege p) const {
   return it != grants.end() && Grants(it->second, p);
 }
 
-}  // namespace vigil::jobs
+}  // namespace vigil::auth

@@ -1,12 +1,11 @@
-// jobs::Principal (include/vigil/jobs/authorization.h): the privilege order
+// auth::Principal (include/vigil/auth/principal.h): the privilege order
 // ADMIN > ALTER > SHOW on one object, the three scopes (table, database, "*"),
-// and that the shapes existing callers build keep their meaning. Tested here,
-// beside the store that produces principals.
-#include "vigil/jobs/authorization.h"
+// and that the shapes existing callers build keep their meaning.
+#include "vigil/auth/principal.h"
 
 #include <gtest/gtest.h>
 
-namespace vigil::jobs {
+namespace vigil::auth {
 namespace {
 
 Principal With(std::string object, std::set<Privilege> held) {
@@ -103,4 +102,4 @@ TEST(PrincipalTest, ExistingShapesKeepTheirMeaning) {
 }
 
 }  // namespace
-}  // namespace vigil::jobs
+}  // namespace vigil::auth

@@ -1,15 +1,16 @@
 // Administrator safety caps on one index build (seed 000 sections 2.3 and
 // 10.2): the one definition of vigil.toml's [caps] section, which the config
-// layer parses into this struct, and of what admission and the worker check.
-// Header-only plain values, so that the config layer can use it without
-// linking the index layer. Thread-safe.
+// (config.h) parses into this struct, and of what admission and the worker
+// check (index/index_spec.h: CheckIndexCaps). Plain values owned by common,
+// beside the other bounds, so that the config names no type of a layer above
+// it. Thread-safe.
 #pragma once
 
 #include <cstdint>
 
 #include "vigil/common/bounds.h"
 
-namespace vigil::index {
+namespace vigil {
 
 struct IndexCaps {
   uint64_t max_rows = 100'000'000;       // rows of the indexed snapshot
@@ -26,4 +27,4 @@ struct IndexCaps {
 inline constexpr IndexCaps kIndexCapsLimits{uint64_t{1} << 48, uint64_t{1} << 32, bounds::kMaxVectorDimension,
                                             uint32_t{1} << 20, bounds::kMaxVectorDimension};
 
-}  // namespace vigil::index
+}  // namespace vigil

@@ -1,10 +1,18 @@
-// Who may do what with index jobs (seed 000 section 9): table SHOW for job
-// listings and details, table ALTER for CREATE / REPLACE / DROP / CANCEL / ACK
-// and ordinary FORCE, global ADMIN for FORCE WITHOUT REFRESH and for jobs whose
-// target table no longer resolves (orphans). A principal is an administrator
-// (global ADMIN) or holds grants on objects: one table, one database, or every
-// object ("*"). ADMIN on an object implies ALTER there, ALTER implies SHOW.
-// The embedded shell runs as the local administrator.
+// Principals and privileges (seed 000 section 9): who may do what with tables and
+// index jobs. Table SHOW covers job listings and details, table ALTER covers
+// CREATE / REPLACE / DROP / CANCEL / ACK and ordinary FORCE, global ADMIN covers
+// FORCE WITHOUT REFRESH and jobs whose target table no longer resolves (orphans).
+// A principal is an administrator (global ADMIN) or holds grants on objects: one
+// table, one database, or every object ("*"). ADMIN on an object implies ALTER
+// there, ALTER implies SHOW. The embedded shell runs as the local administrator.
+//
+// Layering: these are plain values with pure matching, in their own library
+// (vigil_auth_principal, src/auth/principal/) that links nothing of Vigil. The
+// rest of auth/ (the principal store: users, tokens, grants) sits above jobs/,
+// while jobs/ (the authorization checks of the job commands), sql/parser
+// (GRANT and REVOKE statements), sql/ and server/ all name a principal: they link
+// this library alone, so the parser needs no job store to name a privilege.
+//
 // Thread safety: plain values; const methods are thread-safe.
 #pragma once
 
@@ -14,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-namespace vigil::jobs {
+namespace vigil::auth {
 
 enum class Privilege { kShow, kAlter, kAdmin };
 
@@ -47,4 +55,4 @@ struct Principal {
   static Principal LocalAdmin() { return Principal{"local_admin", true, {}}; }
 };
 
-}  // namespace vigil::jobs
+}  // namespace vigil::auth
