@@ -228,7 +228,7 @@ TEST_F(ExternalTableAccessTest, AReadPastLanceReadTimeoutIsCutOffNamingTheSettin
   ASSERT_EQ(::chmod(slow.c_str(), 0755), 0);
   std::ofstream(root_ + "/vigil.toml") << "[sql]\nexternal_table_allowed_directories = [\"" << allowed_
                                        << "\"]\n[lance]\nnode = \"" << slow << "\"\nread_timeout_seconds = 1\n";
-  Result<ResultSet> r = Attach(*Open(jobs::Principal::LocalAdmin()), "shop.docs", allowed_ + "/docs.lance");
+  Result<ResultSet> r = Attach(*Open(auth::Principal::LocalAdmin()), "shop.docs", allowed_ + "/docs.lance");
   ASSERT_EQ(r.status().code(), StatusCode::kDeadlineExceeded) << r.status().ToString();
   EXPECT_THAT(r.status().message(), HasSubstr("of 1000 ms ([lance] read_timeout_seconds); it was killed"));
   EXPECT_FALSE(Registered("docs"));
