@@ -231,7 +231,14 @@ Result<BuildTicket> GenerationManager::BeginBuild(uint64_t memory_bytes, uint64_
       return Status::Busy("table " + table_ + " already has " + std::to_string(tracker_->builders) +
                           " builder(s) running (bound " + std::to_string(options_.builders_per_table) + ")");
     }
-    if (tracker_->live + tracker_->builders + 1 > static_cast<int>(options_.physical_per_table)) {
+    const auto has_room = [this]() VIGIL_REQUIRES(tracker_->mu) {
+      return tracker_->live + tracker_->builders + 1 <= static_cast<int>(options_.physical_per_table);
+    };
+    if (!has_room() && options_.slot_wait.count() > 0) {
+      (void)failpoint::Hit("generations.wait_for_slot");  // tests: the wait begins
+      (void)lock.WaitFor(tracker_->cv, options_.slot_wait, has_room);
+    }
+    if (!has_room()) {
       return Status::ResourceExhausted("table " + table_ + " holds " + std::to_string(tracker_->live) +
                                        " generation(s); building another would exceed the bound of " +
                                        std::to_string(options_.physical_per_table));

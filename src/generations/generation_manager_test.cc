@@ -278,6 +278,32 @@ TEST_F(GenerationTest, PhysicalBoundHoldsUnderAReaderThatNeverLetsGo) {
   EXPECT_FALSE(Search(forever, 3).empty());
 }
 
+// With slot_wait, a Refresh that finds the physical bound full waits for a leased older
+// generation to retire (as a reader's statement ends) instead of being refused.
+TEST_F(GenerationTest, ARefreshWithSlotWaitWaitsForALeaseToEnd) {
+  GenerationsOptions o;
+  o.physical_per_table = 2;
+  o.slot_wait = std::chrono::minutes(1);
+  auto manager = *GenerationManager::Open(path_, o);
+  Lease old = manager->Acquire();
+  CreateIndex("emb_idx", "8", "2", true);
+  ASSERT_TRUE(manager->Refresh().ok());  // the old one leased + the current one = 2
+  CreateIndex("emb_idx", "16", "2", true);
+  failpoint::Arm("generations.wait_for_slot", failpoint::Action::kDelay, 0, StatusCode::kIOError, 1);
+  std::atomic<bool> refreshed{false};
+  std::thread refresh([&] {
+    EXPECT_TRUE(manager->Refresh().ok());
+    refreshed = true;
+  });
+  while (failpoint::HitCount("generations.wait_for_slot") == 0 && !refreshed.load()) std::this_thread::yield();
+  EXPECT_EQ(failpoint::HitCount("generations.wait_for_slot"), 1) << "the Refresh did not wait for room";
+  EXPECT_FALSE(refreshed.load());
+  old.Release();  // the statement ends: room for the newest
+  refresh.join();
+  failpoint::DisarmAll();
+  EXPECT_EQ(manager->current_version(), *Dataset::LatestVersion(path_));
+}
+
 TEST_F(GenerationTest, BuilderSlotAndBudgetsAreAdmittedBeforeWork) {
   // The first generation's segments are charged too: the budget leaves 1 KiB of memory beyond them.
   uint64_t initial = 0;

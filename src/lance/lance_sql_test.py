@@ -471,6 +471,11 @@ def runner_pid(path):
     return pids[0] if pids else None
 
 
+def command_of(pid):
+    with open("/proc/%d/comm" % pid) as f:
+        return f.read().strip()
+
+
 def parent_of(pid):
     with open("/proc/%d/stat" % pid) as f:
         return int(f.read().rsplit(")", 1)[1].split()[1])
@@ -544,12 +549,14 @@ def test_worker_killed_at_a_random_moment_never_contradicts_lancedb(env):
                             stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     worker = None
-    # This attempt's worker: the parent of the runner working on this dataset (any vigil-worker
-    # could be another test's under ctest -j2).
+    # This attempt's worker: the vigil-worker parent of a runner working on this dataset (any
+    # vigil-worker could be another test's under ctest -j2; the runner admission inspects with is
+    # the shell's own child, not a worker's).
     while worker is None and time.time() < deadline and proc.poll() is None:
         runner = runner_pid(path)
         try:
-            worker = parent_of(runner) if runner else None
+            parent = parent_of(runner) if runner else None
+            worker = parent if parent and command_of(parent) == "vigil-worker" else None
         except OSError:
             worker = None
         time.sleep(0.02)

@@ -142,7 +142,11 @@ class BuildTicket {
 struct GenerationsOptions {
   DatasetOptions dataset;  // dataset.env is also the clock of the pin leases
   uint32_t builders_per_table = 1;
-  uint32_t physical_per_table = 3;   // current + retired + building
+  uint32_t physical_per_table = 3;  // current + retired + building
+  // How long a Refresh or build waits for room under physical_per_table (a leased older
+  // generation retiring) before it is ResourceExhausted; 0: refused at once. A process whose
+  // sessions share one manager per table waits: its readers' leases end with their statements.
+  std::chrono::milliseconds slot_wait{0};
   ResourceBudget* budget = nullptr;  // shared by all tables; null = unbounded
   VersionPinStore* pins = nullptr;   // null = no cross-process pins
   std::string table;                 // pin key; empty = the dataset path

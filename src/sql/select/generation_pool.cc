@@ -13,6 +13,9 @@ namespace vigil::sql {
 namespace {
 // How often a manager heartbeats its version pins and removes retired ones.
 constexpr std::chrono::seconds kMaintainInterval{20};
+// How long a refresh waits for another session's statement to let go of an older generation
+// when the table holds physical_per_table of them.
+constexpr std::chrono::seconds kSlotWait{10};
 }  // namespace
 
 std::shared_ptr<GenerationPool> GenerationPool::Create(const Root& root, const GenerationsConfig& config) {
@@ -58,6 +61,7 @@ Result<std::shared_ptr<generations::GenerationManager>> GenerationPool::Manager(
   options.physical_per_table = config_.physical_per_table;
   options.budget = budget_.get();
   options.maintain_interval = kMaintainInterval;
+  options.slot_wait = kSlotWait;
   options.catalog_staleness = std::chrono::milliseconds(config_.catalog_staleness_ms);
   // Opened outside the lock: a large table's first open does not hold up other tables.
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<generations::GenerationManager> opened,
