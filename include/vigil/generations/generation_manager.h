@@ -11,7 +11,8 @@
 //
 // Bounds: builders per table (a Refresh or an in-process build holds the slot;
 // more is Busy), physical generations per table (current + retired-with-leases
-// + building; a Refresh that would exceed it is ResourceExhausted), and a
+// + building; a Refresh that would exceed it waits up to slot_wait for a lease to end,
+// then is ResourceExhausted), and a
 // memory/disk ResourceBudget shared by all tables, admitted before any work.
 // Every refusal leaves the current generation usable.
 //
