@@ -16,6 +16,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -28,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/serve_fixture.h"
+#include "testutil/await_file.h"
 #include "testutil/run_command.h"
 #include "testutil/temp_dir.h"
 #include "testutil/test_database.h"
@@ -106,6 +108,9 @@ std::string InitSharedRoot(const std::string& root, const std::string& url) {
   static const std::regex kToken("vgl_[0-9a-f]{16}_[0-9a-f]{64}");
   return std::regex_search(out, m, kToken) ? m.str() : out;
 }
+
+// The nodes' jobs.leader_lease_seconds (set by InitSharedRoot).
+constexpr int64_t kLeaseMs = 3000;
 
 // One `vigil serve` node: stdout read for its port, stderr (its log) kept in a file.
 class Node {
@@ -250,6 +255,24 @@ class ServeClusterTest : public ::testing::Test {
     }
     return -1;
   }
+
+  // The lease once it has been renewed `terms` lease terms (of 3 s) past `held`'s expiry, or has
+  // changed hands, or 60 s passed: proves a holder kept its lease over that many terms.
+  jobs::LeaderLease LeaseAfterTerms(const jobs::LeaderLease& held, int terms) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    jobs::LeaderLease now_held = held;
+    while (std::chrono::steady_clock::now() < until) {
+      auto lease = store_->GetLeader();
+      if (lease.ok()) now_held = *lease;
+      if (now_held.epoch != held.epoch || now_held.expires_at_ms >= held.expires_at_ms + terms * kLeaseMs) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return now_held;
+  }
+
+  // A file under the test's directory for a failpoint's pause or signal.
+  std::string Hold(const std::string& name) { return dir_.Join(name); }
+  static void Release(const std::string& path) { std::ofstream(path).flush(); }
 
   // The sum over the running nodes of the /metrics sample `series` (each node counts what its
   // own leaderships did); a node whose metrics cannot be read adds nothing.
@@ -456,16 +479,19 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
 // The leader's recovery pass (here delayed past the 3 s lease) runs under a lease renewed from
 // the moment it was taken: the standby never takes it over, and the leader goes on leading.
 TEST_F(ServeClusterTest, ARecoveryPassLongerThanTheLeaseKeepsIt) {
-  StartNodes(1, "leader.recovery_pass=delay(5000)@1");
+  const std::string recovery = Hold("recovery");
+  StartNodes(1, "leader.recovery_pass=pause(" + recovery + ")@1");
   ASSERT_EQ(WaitForLeader(30), 0);
+  ASSERT_TRUE(testing::AwaitFile(recovery + ".reached"));
   StartNodes(1);
   auto taken = store_->GetLeader();
   ASSERT_TRUE(taken.ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(7000));  // past the delay and two leases
-  auto later = store_->GetLeader();
-  ASSERT_TRUE(later.ok());
-  EXPECT_EQ(later->epoch, taken->epoch) << "the lease changed hands: " << later->holder << "\n" << nodes_[0]->Log();
-  EXPECT_EQ(later->holder, taken->holder);
+  // The pass is held until the lease has been renewed over two more terms.
+  const jobs::LeaderLease later = LeaseAfterTerms(*taken, 2);
+  Release(recovery);
+  EXPECT_EQ(later.epoch, taken->epoch) << "the lease changed hands: " << later.holder << "\n" << nodes_[0]->Log();
+  EXPECT_EQ(later.holder, taken->holder);
+  EXPECT_GE(later.expires_at_ms, taken->expires_at_ms + 2 * kLeaseMs) << "the lease was not renewed during the pass";
   EXPECT_EQ(nodes_[0]->Log().find("fencing this leader"), std::string::npos) << nodes_[0]->Log();
   CreateTable(1);
   EXPECT_EQ(CreateIndexAndWait(1, "after_recovery"), "FINISHED");
@@ -493,10 +519,8 @@ TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
   auto held = store_->GetLeader();
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(CreateIndexAndWait(leader, "after_wake"), "FINISHED");
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past one more lease
-  auto later = store_->GetLeader();
-  ASSERT_TRUE(later.ok());
-  EXPECT_EQ(later->epoch, held->epoch) << "the lease changed hands again: " << later->holder;
+  const jobs::LeaderLease later = LeaseAfterTerms(*held, 1);
+  EXPECT_EQ(later.epoch, held->epoch) << "the lease changed hands again: " << later.holder;
   EXPECT_EQ(WaitForLeader(1), other);
 }
 
@@ -505,14 +529,15 @@ TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
 // job ends FAILED / NOT_COMMITTED without staying UNKNOWN, the name never has two logical
 // indexes, and its fence is free for a new request.
 TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
-  StartNodes(1, "provider.after_segment_write=hang");
+  const std::string written = Hold("written");  // never released
+  StartNodes(1, "provider.after_segment_write=pause(" + written + ")");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(2);
   CreateTable(1);
   const std::string job = CreateIndex(1, "during");
   ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
   ASSERT_EQ(WaitForRunning(1, job), "RUNNING");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
+  ASSERT_TRUE(testing::AwaitFile(written + ".reached")) << "the worker never wrote its segment";
   nodes_[0]->Stop(SIGKILL);
   ASSERT_GE(WaitForLeader(30, 0), 1);
   // The next leader finds the attempt of an older leader epoch (UNKNOWN for a moment), proves
@@ -536,14 +561,15 @@ TEST_F(ServeClusterTest, ALeaderKilledDuringABuildIsSettledByTheNext) {
 // process of this host. When the old leader wakes it fences itself; its own record of the
 // attempt is refused.
 TEST_F(ServeClusterTest, AStoppedLeadersAttemptIsSettledByTheFenceAndItsRecordIsRefused) {
-  StartNodes(1, "provider.after_segment_write=hang");
+  const std::string written = Hold("written");  // never released
+  StartNodes(1, "provider.after_segment_write=pause(" + written + ")");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1);
   CreateTable(1);
   const std::string job = CreateIndex(1, "stale");
   ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
   ASSERT_EQ(WaitForRunning(1, job), "RUNNING");
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
+  ASSERT_TRUE(testing::AwaitFile(written + ".reached")) << "the worker never wrote its segment";
   nodes_[0]->Signal(SIGSTOP);
   ASSERT_EQ(WaitForLeader(30, 0), 1);
   EXPECT_EQ(WaitForJob(1, job, 60, true), "FAILED") << nodes_[1]->Log();
@@ -722,10 +748,12 @@ TEST_F(ServeClusterTest, AHistoryOfKeyedRequestsUnderKillsLosesAndDuplicatesNoth
 // drained nodes stay ready and serve, and with no undrained node left jobs wait until
 // `vigil nodes --resume`.
 TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
-  StartNodes(1, "provider.after_segment_write=delay(4000)");
+  const std::string written = Hold("written");
+  const std::string standby0 = Hold("standby0"), standby2 = Hold("standby2");
+  StartNodes(1, "provider.after_segment_write=pause(" + written + ");serve.drained_standby=signal(" + standby0 + ")");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1);
-  StartNodes(1, "", {"--drain"});
+  StartNodes(1, "serve.drained_standby=signal(" + standby2 + ")", {"--drain"});
   const std::string token_file = dir_.Join("token");
   { std::ofstream(token_file) << token_ << "\n"; }
   ASSERT_EQ(::chmod(token_file.c_str(), 0600), 0);
@@ -738,12 +766,14 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   const std::string job = CreateIndex(1, "drained_build");
   ASSERT_TRUE(!job.empty() && std::isdigit(static_cast<unsigned char>(job[0]))) << job;
   ASSERT_EQ(WaitForRunning(1, job), "RUNNING");
+  ASSERT_TRUE(testing::AwaitFile(written + ".reached"));  // the build is held mid-way
 
   const std::string drained = vigil_nodes(1, "--drain node0");
   EXPECT_NE(drained.find("exit=0"), std::string::npos) << drained;
   EXPECT_NE(drained.find("\"Node\":\"node0\""), std::string::npos) << drained;
   EXPECT_NE(drained.find("\"Draining\":\"YES\""), std::string::npos) << drained;
-  // The running build is not killed: it commits and is recorded.
+  // The running build is not killed: released, it commits and is recorded.
+  Release(written);
   EXPECT_EQ(WaitForJob(1, job, 60), "FINISHED") << nodes_[0]->Log();
   // node2 is drained too: the lease goes to node1 only.
   EXPECT_EQ(WaitForLeader(30, 0), 1) << nodes_[0]->Log();
@@ -763,7 +793,19 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   nodes_[1]->Stop(SIGKILL);
   const std::string waiting = CreateIndex(0, "after_drain");
   ASSERT_TRUE(!waiting.empty() && std::isdigit(static_cast<unsigned char>(waiting[0]))) << waiting;
-  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // node1's 3-s lease has lapsed
+  // node1's lease lapses; then each drained node passes its standby once more and leads nothing.
+  bool lapsed = false;
+  for (int i = 0; i < 600 && !lapsed; ++i) {
+    auto lease = store_->GetLeader();
+    auto now = store_->LeaseClockMs(0);
+    lapsed = lease.ok() && now.ok() && lease->expires_at_ms <= *now;
+    if (!lapsed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(lapsed) << "node1's lease never lapsed";
+  for (const std::string& standby : {standby0, standby2}) {
+    std::filesystem::remove(standby);
+    EXPECT_TRUE(testing::AwaitFile(standby)) << standby;
+  }
   auto lease = store_->GetLeader();
   auto now = store_->LeaseClockMs(0);
   ASSERT_TRUE(lease.ok() && now.ok());
@@ -789,10 +831,11 @@ TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
   // No node is lost here: a lease longer than the fixture's 3 s keeps a heartbeat that a loaded
   // machine delays from settling a live node's attempt as lost.
   SetSetting("leader_lease_seconds = \"3s\"", "leader_lease_seconds = \"10s\"");
-  StartNodes(1, "provider.after_segment_write=delay(6000)");
+  const std::string written = Hold("written");  // holds every build until the counts are read
+  StartNodes(1, "provider.after_segment_write=pause(" + written + ")");
   ASSERT_EQ(WaitForLeader(30), 0);
   SetSetting("# concurrency_per_node = 1", "concurrency_per_node = 2");
-  StartNodes(1, "provider.after_segment_write=delay(6000)");
+  StartNodes(1, "provider.after_segment_write=pause(" + written + ")");
   CreateThreeTables(0);
   std::vector<std::string> jobs;
   for (const char* table : {"t", "u", "w"}) jobs.push_back(AdmitBuild(0, table));
@@ -806,6 +849,7 @@ TEST_F(ServeClusterTest, EachNodeTakesAsManyAttemptsAsItsCapacity) {
   EXPECT_EQ(nodes["node0"]["Capacity"], 1) << nodes["node0"].dump();
   EXPECT_EQ(nodes["node1"]["Capacity"], 2) << nodes["node1"].dump();
   EXPECT_EQ(nodes["node1"]["RunningAttempts"], 2) << nodes["node1"].dump();
+  Release(written);
   for (const std::string& job : jobs) {
     EXPECT_EQ(WaitForJob(0, job, 60), "FINISHED") << job << "\n" << nodes_[0]->Log() << "\n" << nodes_[1]->Log();
   }
@@ -820,9 +864,11 @@ TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSett
   // A 10 s lease: in a CI rehearsal on a loaded machine a live node's heartbeats failed for 9 s
   // and the 3 s leader lease lapsed, losing its attempt; the stopped node is settled a lease later.
   SetSetting("leader_lease_seconds = \"3s\"", "leader_lease_seconds = \"10s\"");
-  StartNodes(2, "provider.after_segment_write=delay(6000)");
+  const std::string written = Hold("written");  // holds node0's and node1's builds until counted
+  const std::string stuck = Hold("stuck");      // node2's, never released
+  StartNodes(2, "provider.after_segment_write=pause(" + written + ")");
   ASSERT_EQ(WaitForLeader(30), 0);
-  StartNodes(1, "provider.after_segment_write=hang");
+  StartNodes(1, "provider.after_segment_write=pause(" + stuck + ")");
   CreateThreeTables(1);
   std::map<std::string, std::string> node_of;   // job id -> node id
   std::map<std::string, std::string> table_of;  // job id -> its table
@@ -840,6 +886,7 @@ TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSett
   EXPECT_EQ(used, (std::set<std::string>{"node0", "node1", "node2"}));
   auto nodes = Nodes(1);
   for (const char* id : {"node0", "node1", "node2"}) EXPECT_EQ(nodes[id]["RunningAttempts"], 1) << nodes[id].dump();
+  Release(written);
 
   std::string hung;
   for (const auto& [job, node] : node_of) {
@@ -851,7 +898,7 @@ TEST_F(ServeClusterTest, AttemptsSpreadOverTheNodesAndAStoppedNodesAttemptIsSett
     }
   }
   ASSERT_FALSE(hung.empty());
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the worker reaches its hang
+  ASSERT_TRUE(testing::AwaitFile(stuck + ".reached")) << "node2's worker never wrote its segment";
   nodes_[2]->Signal(SIGSTOP);
   EXPECT_EQ(WaitForJob(1, hung, 60, true), "FAILED") << nodes_[0]->Log();
   EXPECT_EQ(JobItem(1, hung, "Outcome"), "NOT_COMMITTED");

@@ -23,6 +23,7 @@
 #include "cli/root_leader.h"
 #include "cli/supervise_client.h"
 #include "vigil/common/config.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/mutex.h"
 #include "vigil/jobs/node_agent.h"
@@ -211,6 +212,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
         std::min<int64_t>(kLeaderRestartMs, static_cast<int64_t>(config.jobs.leader_lease_seconds) * 1000 / 3));
     for (;;) {
       if (slot.draining()) {
+        (void)failpoint::Hit("serve.drained_standby");  // tests: a drained node passed a turn to lead
         if (slot.Standby(standby)) break;
         continue;
       }

@@ -132,10 +132,16 @@ class ServeProcess {
     out_ = nullptr;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
-  // Signals the server and reaps it; its exit status (-1 when killed by a signal).
+  // Signals the server without waiting for it to exit.
+  void Signal(int sig) {
+    if (pid_ > 0) ::kill(pid_, sig);
+  }
+  // Reaps the server once it exits by itself (after Signal); its exit status (-1 when killed by a signal).
+  int Wait() { return Stop(0); }
+  // Signals the server (unless `sig` is 0) and reaps it; its exit status (-1 when killed by a signal).
   int Stop(int sig) {
     if (pid_ <= 0) return -1;
-    ::kill(pid_, sig);
+    if (sig != 0) ::kill(pid_, sig);
     int status = 0;
     ::waitpid(pid_, &status, 0);
     pid_ = -1;

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "cli/serve_fixture.h"
+#include "testutil/await_file.h"
 #include "testutil/run_command.h"
 #include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
@@ -196,11 +197,13 @@ TEST_F(ServeTest, AJobIsCancelledBeforeDispatchAndItsDetailTellsItsHistory) {
   }
   EXPECT_EQ(kinds, "ADMITTED DISPATCHED RESULT REFRESH_STARTED REFRESH_DONE ") << done["events"].dump();
 
-  // The dispatcher waits 20 s before each dispatch: the next job stays PENDING meanwhile.
-  Restart("runner.before_dispatch=delay(20000)");
+  // The dispatcher is held before the next dispatch, never released: the job stays PENDING.
+  const std::string held = dir_.Join("dispatch");
+  Restart("runner.before_dispatch=pause(" + held + ")");
   auto pending = Post("/v1/databases/d/tables/t/indexes", alice_,
                       {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}}, "index-id");
   ASSERT_EQ(pending.status, 202) << pending.body;
+  ASSERT_TRUE(testing::AwaitFile(held + ".reached")) << "the dispatcher never picked the job";
   const std::string job = pending.Header("location");
   EXPECT_EQ(Post(job + "/cancel", reader_, Json::object(), "cancel-r").status, 403);
   auto cancel = Post(job + "/cancel", alice_, Json::object(), "cancel-1");
@@ -214,7 +217,7 @@ TEST_F(ServeTest, AJobIsCancelledBeforeDispatchAndItsDetailTellsItsHistory) {
   auto again = Post(job + "/cancel", alice_, Json::object(), "cancel-2");
   EXPECT_EQ(again.status, 200) << again.body;
   EXPECT_EQ(Json::parse(again.body)["message"], "index job " + job.substr(job.rfind('/') + 1) + " is CANCELLED");
-  server_->Stop(SIGKILL);  // the dispatcher still sleeps
+  server_->Stop(SIGKILL);  // the dispatcher is still held
 }
 
 // `vigil serve` on a root whose leader is a background `vigil supervise` stops it first and
@@ -589,8 +592,13 @@ TEST_F(ServeTest, ARevokedGrantOrDisabledUserIsRefusedPromptly) {
   auto store = auth::OpenRootPrincipalStore(*root);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   ASSERT_TRUE((*store)->SetDisabled("default", "alice", true).ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  EXPECT_EQ(Call("GET", "/v1/databases/d/tables/t", alice_).status, 401);
+  // Refused once the server's trust in the token it authenticated runs out (a second).
+  int status = 0;
+  for (int i = 0; i < 600 && status != 401; ++i) {
+    status = Call("GET", "/v1/databases/d/tables/t", alice_).status;
+    if (status == 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(status, 401);
 }
 
 // A vector query over HTTP answers exactly what the same search written in SQL answers (the
@@ -706,6 +714,7 @@ TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderR
   constexpr int kWriters = 3;
   std::atomic<bool> stop{false};
   std::vector<std::vector<int64_t>> acked(kWriters);
+  std::vector<std::atomic<int>> acked_count(kWriters);  // acked[w].size(), read while writers run
   std::vector<int> gave_up(kWriters, 0);
   std::vector<std::string> last_answer(kWriters);
   std::vector<std::thread> writers;
@@ -734,6 +743,7 @@ TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderR
           return;
         }
         acked[w].push_back(i);
+        ++acked_count[w];
       }
     });
   }
@@ -760,13 +770,25 @@ TEST_F(ServeTest, AcknowledgedAppendsSurviveASigkillOfTheServerExactlyOnceUnderR
       }
     });
   }
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Each writer has appended `at_least` rows, or `within` passed.
+  const auto await_appends = [&](int at_least, std::chrono::seconds within) {
+    const auto until = std::chrono::steady_clock::now() + within;
+    for (int w = 0; w < kWriters; ++w) {
+      while (acked_count[w].load() < at_least && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  };
+  await_appends(3, std::chrono::seconds(120));
   const int port = server_->port();
   server_->Stop(SIGKILL);
+  int at_kill = 0;
+  for (int w = 0; w < kWriters; ++w) at_kill = std::max(at_kill, acked_count[w].load());
   ServeProcess restarted(root_, port);
   ASSERT_EQ(restarted.port(), port);
-  // Writers whose request was cut off by the kill get it settled once its reservation is stale.
-  std::this_thread::sleep_for(std::chrono::seconds(2 + kStaleSeconds));
+  // Writers whose request was cut off by the kill get it settled once its reservation is stale
+  // (kStaleSeconds), then go on: each appends two more rows past the most any had at the kill.
+  await_appends(at_kill + 2, std::chrono::seconds(120 + kStaleSeconds));
   stop.store(true);
   for (auto& t : writers) t.join();
   EXPECT_GT(reads_ok.load(), 0);

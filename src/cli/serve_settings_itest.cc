@@ -254,18 +254,28 @@ TEST_F(ServeSettingsTest, GraceLetsRequestsInFlightFinishOrAbandonsThemCleanly) 
                 Json{{"name", name}}.dump());
     return r.ok() ? r->status : -1;
   };
-  // Each keyed request waits 1.5 s after its reservation.
-  Start(0, "idempotency.after_reserve=delay(1500)", /*grace_seconds=*/5);
+  // Each keyed request is held after its reservation until released; the server signals once
+  // SIGTERM has closed its listener and it waits for requests in flight.
+  const auto touch = [](const std::string& path) { std::fclose(std::fopen(path.c_str(), "w")); };
+  const std::string held_within = dir_.Join("within"), draining_within = dir_.Join("draining-within");
+  Start(0, "idempotency.after_reserve=pause(" + held_within + ");http.draining=signal(" + draining_within + ")",
+        /*grace_seconds=*/60);
   std::future<int> within = std::async(std::launch::async, [&] { return create("within", "k-within"); });
-  ASSERT_TRUE(WaitForIdempotencyCount(server_->url(), "reserved", 1));
-  EXPECT_EQ(server_->Stop(SIGTERM), 0);
+  ASSERT_TRUE(testing::AwaitFile(held_within + ".reached"));
+  server_->Signal(SIGTERM);
+  ASSERT_TRUE(testing::AwaitFile(draining_within)) << "SIGTERM did not start the drain";
+  touch(held_within);  // released within --grace: answered
   EXPECT_EQ(within.get(), 201);
+  EXPECT_EQ(server_->Wait(), 0);
 
-  Start(0, "idempotency.after_reserve=delay(4000)", /*grace_seconds=*/1);
+  const std::string held_beyond = dir_.Join("beyond");
+  Start(0, "idempotency.after_reserve=pause(" + held_beyond + ")", /*grace_seconds=*/1);
   std::future<int> beyond = std::async(std::launch::async, [&] { return create("beyond", "k-beyond"); });
-  ASSERT_TRUE(WaitForIdempotencyCount(server_->url(), "reserved", 1));
-  EXPECT_EQ(server_->Stop(SIGTERM), 0);
+  ASSERT_TRUE(testing::AwaitFile(held_beyond + ".reached"));
+  server_->Signal(SIGTERM);
   EXPECT_EQ(beyond.get(), -1) << "the request outlasting --grace was answered";
+  touch(held_beyond);  // its effect completes after its connection was cut off
+  EXPECT_EQ(server_->Wait(), 0);
 
   Start();
   auto retry =
@@ -517,9 +527,14 @@ TEST_F(ServeSettingsTest, AUserPastTheRateIs429AndOthersAreServed) {
     if (keyed.status == 429) name = candidate;
   }
   ASSERT_FALSE(name.empty()) << "the limit never refused a keyed request";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
-  auto retried =
-      Call(*client_, "POST", "/v1/databases", Json{{"name", name}}.dump(), {{"Idempotency-Key", "create-" + name}});
+  // The retry under the same key, once the bucket has refilled (refused with 429 until then).
+  server::ClientResponse retried;
+  for (int i = 0; i < 600; ++i) {
+    retried =
+        Call(*client_, "POST", "/v1/databases", Json{{"name", name}}.dump(), {{"Idempotency-Key", "create-" + name}});
+    if (retried.status != 429) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_EQ(retried.status, 201) << retried.body;
   EXPECT_EQ(retried.Header("idempotency-replayed"), "");
   EXPECT_GE(

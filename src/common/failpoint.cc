@@ -22,10 +22,10 @@ struct Entry {
   StatusCode error_code = StatusCode::kIOError;
   int evaluations = 0;
   int delay_ms = 0;  // kDelay
-  std::string path;  // kPause: the release file; PATH.reached is created on reaching it
+  std::string path;  // kPause: the release file (PATH.reached is created on reaching it); kSignal: the file created
 };
 
-// kPause's path: absolute, of an allowlisted alphabet, so a spec never names another kind of path.
+// kPause's and kSignal's path: absolute, of an allowlisted alphabet, so a spec never names another kind of path.
 bool IsPausePath(std::string_view path) {
   if (path.size() < 2 || path.size() > 1024 || path[0] != '/') return false;
   for (char c : path) {
@@ -36,10 +36,15 @@ bool IsPausePath(std::string_view path) {
   return path.find("/../") == std::string_view::npos;
 }
 
+// Creates the file `path` (empty; an existing one is left as it is).
+void Touch(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
 // Creates `path`.reached, then waits until `path` exists.
 void Pause(const std::string& path) {
-  const int fd = ::open((path + ".reached").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (fd >= 0) ::close(fd);
+  Touch(path + ".reached");
   while (::access(path.c_str(), F_OK) != 0) Env::Default()->SleepForMs(5);
 }
 
@@ -107,12 +112,14 @@ Status ParseEntry(std::string_view text) {
                                      "' (milliseconds, 1 to " + std::to_string(kMaxDelayMs) + ")");
     }
     delay_ms = static_cast<int>(v);
-  } else if (rest.starts_with("pause(") && rest.ends_with(")")) {
-    action = Action::kPause;
-    path = std::string(rest.substr(6, rest.size() - 7));
+  } else if ((rest.starts_with("pause(") || rest.starts_with("signal(")) && rest.ends_with(")")) {
+    const bool pause = rest.starts_with("pause(");
+    action = pause ? Action::kPause : Action::kSignal;
+    const size_t open = rest.find('(') + 1;
+    path = std::string(rest.substr(open, rest.size() - open - 1));
     if (!IsPausePath(path)) {
-      return Status::InvalidArgument("failpoint '" + std::string(name) + "' has a bad pause path '" + path +
-                                     "' (absolute; A-Z a-z 0-9 _ . / - only)");
+      return Status::InvalidArgument("failpoint '" + std::string(name) + "' has a bad " + (pause ? "pause" : "signal") +
+                                     " path '" + path + "' (absolute; A-Z a-z 0-9 _ . / - only)");
     }
   } else if (rest == "off") {
     action = Action::kOff;
@@ -192,6 +199,9 @@ Status Hit(std::string_view name) {
     case Action::kPause:
       Pause(path);
       return Status::OK();
+    case Action::kSignal:
+      Touch(path);
+      return Status::OK();
   }
   return Status::OK();
 }
@@ -257,6 +267,9 @@ std::string ArmedSpec() {
         break;
       case Action::kPause:
         out += "pause(" + e.path + ")";
+        break;
+      case Action::kSignal:
+        out += "signal(" + e.path + ")";
         break;
     }
     if (e.hit != 0) {

@@ -145,5 +145,21 @@ TEST_F(FailpointTest, PausePathsAreAbsoluteAndOfAnAllowlistedAlphabet) {
   EXPECT_EQ(failpoint::ArmedSpec(), "");
 }
 
+TEST_F(FailpointTest, SignalCreatesItsFileOnEachEvaluationAndPassesAtOnce) {
+  char dir_template[] = "/tmp/vigil-signal-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string signal = std::string(dir_template) + "/reached";
+  ASSERT_TRUE(failpoint::ArmFromSpec("test.guarded=signal(" + signal + ")@2").ok());
+  EXPECT_EQ(failpoint::ArmedSpec(), "test.guarded=signal(" + signal + ")@2");
+  EXPECT_TRUE(Guarded().ok());
+  EXPECT_NE(::access(signal.c_str(), F_OK), 0) << "signalled on an evaluation other than the 2nd";
+  EXPECT_TRUE(Guarded().ok());
+  EXPECT_EQ(::access(signal.c_str(), F_OK), 0) << "the 2nd evaluation did not create its file";
+  EXPECT_EQ(failpoint::HitCount("test.guarded"), 2);
+  EXPECT_EQ(failpoint::ArmFromSpec("x=signal(relative)").code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(failpoint::ArmFromSpec("x=signal(/tmp/a b)").message().find("bad signal path"), std::string::npos);
+  std::filesystem::remove_all(dir_template);
+}
+
 }  // namespace
 }  // namespace vigil

@@ -422,6 +422,7 @@ Status Reconciler::AttributeLance(JobRecord* job, int64_t now_ms) {
   if (!history.ok()) return Watch(job, now_ms, nullptr, history.status().ToString());
   const lance::Attribution found = lance::Attribute(request, *history);
   if (found.evidence == lance::Evidence::kUnproven) {
+    (void)failpoint::Hit("reconciler.lance_unproven");  // tests: a pass read the history and proved nothing
     // Nothing later can prove more: it stays UNKNOWN for ACK / FORCE_RELEASE, with the reason.
     return Watch(job, now_ms, nullptr, "the Lance history proves no outcome: " + found.reason);
   }

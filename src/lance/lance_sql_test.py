@@ -14,6 +14,7 @@ failing on entries that disagree with LanceDB's listing, and externally created 
 that differ only by case (non-ASCII too).
 """
 
+import glob
 import json
 import os
 import random
@@ -129,12 +130,23 @@ class Root:
             time.sleep(0.5)
 
     def stays_unknown(self, job_id, timeout=90):
-        """The job once its termination is proven, checked again after several reconciler passes."""
+        """The job once its termination is proven, read again after two more reconciler passes
+        that each read the Lance history and proved nothing: each the recovery pass of a supervisor
+        started afresh (whatever the root's backoff), which signals with a file."""
         deadline = time.time() + timeout
         while self.job(job_id)["ReconcileState"] != "STOPPED_TERMINATION_PROVEN":
             assert time.time() < deadline, self.job(job_id)
             time.sleep(0.5)
-        time.sleep(5)  # the backoff is 1-2 s: the reconciler has read the history again meanwhile
+        passed = os.path.join(tempfile.mkdtemp(prefix="vigil-pass-"), "unproven")
+        env = dict(os.environ, VIGIL_FAILPOINTS="reconciler.lance_unproven=signal(%s)" % passed)
+        for _ in range(2):
+            if os.path.exists(passed):
+                os.remove(passed)
+            subprocess.run([VIGIL, "--root", self.path, "supervise", "--restart"], env=env, check=True,
+                           capture_output=True, timeout=120)
+            while not os.path.exists(passed):
+                assert time.time() < deadline, ("no reconciler pass read the history", self.job(job_id))
+                time.sleep(0.05)
         return self.job(job_id)
 
 
@@ -460,25 +472,39 @@ def test_worker_killed_around_lancedb_commit_settles_only_from_binding_evidence(
         j = root.stays_unknown(job)
         assert j["State"] == "OUTCOME_UNKNOWN" and j["Outcome"] != "COMMITTED", j
     # No runner outlived its worker (the reconciler's own reads of the history aside).
-    assert subprocess.run(["pgrep", "-f", "lance_runner.mjs.*" + path + ".*create_index"],
-                          capture_output=True).returncode == 1
+    assert runners_on(path, "create_index") == []
 
 
-def runner_pid(path):
-    """The pid of the Lance runner working on `path` (a child of the worker), or None."""
-    p = subprocess.run(["pgrep", "-f", "lance_runner.mjs.*" + path], capture_output=True, text=True)
-    pids = [int(x) for x in p.stdout.split()]
-    return pids[0] if pids else None
+def runners_on(path, op):
+    """The pids of live Lance runners whose request is `op` on the dataset `path`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % entry, "rb") as f:
+                argv = f.read().decode(errors="replace").split("\0")
+        except (OSError, ValueError):
+            continue
+        if any(a.endswith("lance_runner.mjs") for a in argv) and any(path in a and op in a for a in argv):
+            found.append(int(entry))
+    return found
 
 
-def command_of(pid):
-    with open("/proc/%d/comm" % pid) as f:
-        return f.read().strip()
-
-
-def parent_of(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return int(f.read().rsplit(")", 1)[1].split()[1])
+def attempt_worker(path, timeout=60, running=lambda: True):
+    """The pid of the worker the attempt lock of the one attempt on `path` records (the attempt's
+    dispatcher writes it there for the reconciler), waiting up to `timeout` while `running()`;
+    None when none is recorded by then."""
+    deadline = time.time() + timeout
+    while time.time() < deadline and running():
+        for lock in glob.glob(path.rstrip("/") + ".vigil/_staging/*/attempt.lock"):
+            try:
+                with open(lock) as f:
+                    m = re.match(r"pid (\d+) ", f.read())
+            except OSError:
+                m = None
+            if m:
+                return int(m.group(1))
+        time.sleep(0.01)
+    return None
 
 
 def test_an_outside_writers_identical_change_is_not_taken_as_the_attempts(env):
@@ -502,9 +528,9 @@ def test_an_outside_writers_identical_change_is_not_taken_as_the_attempts(env):
                           capture_output=True, text=True, timeout=300)
     assert made.returncode == 0 and json.loads(made.stdout.splitlines()[-1])["version"] == start + 1, made.stdout
     # The attempt's worker dies without having committed anything.
-    runner = runner_pid(path)
-    assert runner is not None
-    os.kill(parent_of(runner), signal.SIGKILL)
+    worker = attempt_worker(path)
+    assert worker is not None, "no worker recorded in the attempt lock"
+    os.kill(worker, signal.SIGKILL)
     out = proc.communicate(timeout=120)[0]
     assert "OUTCOME_UNKNOWN" in out, out
     root.stop_supervisor()
@@ -547,19 +573,8 @@ def test_worker_killed_at_a_random_moment_never_contradicts_lancedb(env):
                              "('num_partitions' = '8', 'num_sub_vectors' = '4')"],
                             env=dict(os.environ, VIGIL_ROOT=root.path), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
-    deadline = time.time() + 60
-    worker = None
-    # This attempt's worker: the vigil-worker parent of a runner working on this dataset (any
-    # vigil-worker could be another test's under ctest -j2; the runner admission inspects with is
-    # the shell's own child, not a worker's).
-    while worker is None and time.time() < deadline and proc.poll() is None:
-        runner = runner_pid(path)
-        try:
-            parent = parent_of(runner) if runner else None
-            worker = parent if parent and command_of(parent) == "vigil-worker" else None
-        except OSError:
-            worker = None
-        time.sleep(0.02)
+    # This attempt's worker, as its attempt lock records it (never another test's process).
+    worker = attempt_worker(path, running=lambda: proc.poll() is None)
     if worker is not None:
         time.sleep(delay)
         try:

@@ -20,6 +20,7 @@
 
 #include "server/connection.h"
 #include "vigil/common/env.h"
+#include "vigil/common/failpoint.h"
 #include "vigil/common/hex.h"
 #include "vigil/common/logging.h"
 #include "vigil/common/mutex.h"
@@ -331,6 +332,7 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
   if (reject_thread_.joinable()) reject_thread_.join();
   boost::system::error_code ec;
   acceptor_.close(ec);
+  (void)failpoint::Hit("http.draining");  // tests: the listener is closed, requests in flight are waited for
   {
     MutexLock lock(&mu_);
     for (const auto& c : connections_) {

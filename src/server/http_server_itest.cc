@@ -382,7 +382,10 @@ TEST(HttpServerTest, TlsConnectionsPastTheBoundGet503) {
   const std::string req = "GET /held HTTP/1.1\r\nHost: t\r\n\r\n";
   net::write(held, net::buffer(req));
   Client silent(server->port());  // past the bound, never says a word
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The silent client is accepted (and queued for its refusal) before the next connects.
+  for (int i = 0; i < 2000 && server->stats().accepted < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(server->stats().accepted, 2u);
   net::ssl::stream<net::ip::tcp::socket> refused(ioc, ctx);
   connect(refused);
   const std::string answer = read_all(refused);
