@@ -168,6 +168,8 @@ TEST_F(SuperviseTest, AnyStatementAfterAKilledLeaderStartsOneThatSettlesTheJob) 
 TEST_F(SuperviseTest, DoctorAsksForARestartAfterAConfigEditAndRestartAppliesIt) {
   std::ofstream(root_dir_ + "/vigil.toml") << "[jobs]\nconcurrency_per_node = 1\n";
   ASSERT_EQ(RunVigil("", "--root " + root_dir_ + " supervise --idle-exit 0").exit_code, 0);
+  // The daemon has started; it leads once it holds the leader lock.
+  for (int i = 0; i < 600 && !LeaderLive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   Ran doctor = RunVigil("", "--root " + root_dir_ + " doctor");
   EXPECT_THAT(doctor.output, HasSubstr("uses the settings above"));
   std::ofstream(root_dir_ + "/vigil.toml") << "[jobs]\nconcurrency_per_node = 2\n";
@@ -178,7 +180,7 @@ TEST_F(SuperviseTest, DoctorAsksForARestartAfterAConfigEditAndRestartAppliesIt) 
   ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
   EXPECT_THAT(restarted.output, HasSubstr("supervisor stopped"));
   EXPECT_THAT(restarted.output, HasSubstr("supervisor started"));
-  for (int i = 0; i < 100 && !LeaderLive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 600 && !LeaderLive(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   doctor = RunVigil("", "--root " + root_dir_ + " doctor");
   EXPECT_THAT(doctor.output, HasSubstr("uses the settings above"));
   Ran stopped = RunVigil("", "--root " + root_dir_ + " supervise --stop");
