@@ -235,8 +235,8 @@ class ServeClusterTest : public ::testing::Test {
   int WaitForLeader(int seconds, int other_than = -1) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (std::chrono::steady_clock::now() < until) {
-      auto lease = store_->GetLeader();
-      auto now = store_->LeaseClockMs(0);
+      auto lease = store_->cluster().GetLeader();
+      auto now = store_->cluster().LeaseClockMs(0);
       if (lease.ok() && now.ok() && lease->Live(*now)) {
         for (size_t i = 0; i < nodes_.size(); ++i) {
           const std::string pid = ":" + std::to_string(nodes_[i]->pid()) + ":";
@@ -411,8 +411,8 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   const int leader = WaitForLeader(30);
   ASSERT_GE(leader, 0) << "no node leads";
   // jobs.leader_lease_seconds = 3: the lease, read on the database's clock, ends within 3 s.
-  auto lease = store_->GetLeader();
-  auto now = store_->LeaseClockMs(0);
+  auto lease = store_->cluster().GetLeader();
+  auto now = store_->cluster().LeaseClockMs(0);
   ASSERT_TRUE(lease.ok() && now.ok());
   EXPECT_GT(lease->expires_at_ms - *now, 0);
   EXPECT_LE(lease->expires_at_ms - *now, 3000);
@@ -437,11 +437,11 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   EXPECT_EQ(CreateIndexAndWait(standby, "by_id"), "FINISHED");
 
   nodes_[leader]->Stop(SIGKILL);
-  auto old = store_->GetLeader();
+  auto old = store_->cluster().GetLeader();
   ASSERT_TRUE(old.ok());
   const int next = WaitForLeader(30, leader);
   ASSERT_GE(next, 0) << "no standby took over";
-  auto taken = store_->GetLeader();
+  auto taken = store_->cluster().GetLeader();
   ASSERT_TRUE(taken.ok());
   EXPECT_GT(taken->epoch, old->epoch);
   EXPECT_GE(taken->acquired_at_ms, old->expires_at_ms) << "the lease was taken before it lapsed";
@@ -459,10 +459,10 @@ TEST_F(ServeClusterTest, ARecoveryPassLongerThanTheLeaseKeepsIt) {
   StartNodes(1, "leader.recovery_pass=delay(5000)@1");
   ASSERT_EQ(WaitForLeader(30), 0);
   StartNodes(1);
-  auto taken = store_->GetLeader();
+  auto taken = store_->cluster().GetLeader();
   ASSERT_TRUE(taken.ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(7000));  // past the delay and two leases
-  auto later = store_->GetLeader();
+  auto later = store_->cluster().GetLeader();
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->epoch, taken->epoch) << "the lease changed hands: " << later->holder << "\n" << nodes_[0]->Log();
   EXPECT_EQ(later->holder, taken->holder);
@@ -490,11 +490,11 @@ TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
   EXPECT_TRUE(fenced) << nodes_[leader]->Log();
   // The woken node serves and admits, but the job runs under the new leader, which keeps the
   // lease: the old one stands by.
-  auto held = store_->GetLeader();
+  auto held = store_->cluster().GetLeader();
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(CreateIndexAndWait(leader, "after_wake"), "FINISHED");
   std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // past one more lease
-  auto later = store_->GetLeader();
+  auto later = store_->cluster().GetLeader();
   ASSERT_TRUE(later.ok());
   EXPECT_EQ(later->epoch, held->epoch) << "the lease changed hands again: " << later->holder;
   EXPECT_EQ(WaitForLeader(1), other);
@@ -764,8 +764,8 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   const std::string waiting = CreateIndex(0, "after_drain");
   ASSERT_TRUE(!waiting.empty() && std::isdigit(static_cast<unsigned char>(waiting[0]))) << waiting;
   std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // node1's 3-s lease has lapsed
-  auto lease = store_->GetLeader();
-  auto now = store_->LeaseClockMs(0);
+  auto lease = store_->cluster().GetLeader();
+  auto now = store_->cluster().LeaseClockMs(0);
   ASSERT_TRUE(lease.ok() && now.ok());
   EXPECT_FALSE(lease->Live(*now)) << "a drained node took the lease: " << lease->holder;
   EXPECT_EQ(JobState(0, waiting), "PENDING");
