@@ -134,7 +134,7 @@ Result<Drive> RawSqlite(const std::string& path, int clients, double warmup, dou
   return result;
 }
 
-Status BulkArchived(jobs::JobStore& store, const jobs::TableEntry& t, int64_t n, int64_t now) {
+Status BulkArchived(jobs::JobStore& store, const catalog::TableEntry& t, int64_t n, int64_t now) {
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store.database().Begin(meta::TxnMode::kWrite));
   VIGIL_RETURN_IF_ERROR(
       txn.conn()
@@ -176,7 +176,8 @@ Result<nlohmann::json> RunJobsBench(const BenchArgs& args) {
   jobs::JobStoreOptions so;
   so.uri = "sqlite://" + args.work_dir + "/meta.db";
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::JobStore::Open(so));
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry table, store->catalog().RegisterTable("local", "db", "docs", path, NowMs()));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry table,
+                         store->catalog().RegisterTable("local", "db", "docs", path, NowMs()));
   jobs::Admission admission(store.get(), {});
 
   VIGIL_ASSIGN_OR_RETURN(Drive vigil, DriveClients(clients, warmup, seconds, [&](int c, int64_t i) -> Status {

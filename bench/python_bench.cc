@@ -48,10 +48,10 @@
 
 #include "bench/bench.h"
 #include "bench/vector_search_bench.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
@@ -267,10 +267,11 @@ Result<SearchRoot> MakeSearchRoot(const BenchArgs& args, const Config& c) {
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(s.dir));
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(VectorDataOptions(args, 200000)));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &*store);
+  catalog::TableCatalog catalog(&root, &store->catalog());
   const TableName name{"local", "db", "t"};
   auto t0 = Clock::now();
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Create(name, s.gen->schema(), {.operation = "CREATE_TABLE"}));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry,
+                         catalog.Create(name, s.gen->schema(), {.operation = "CREATE_TABLE"}));
   VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(name));
   auto reader = s.gen->NewReader();
   VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), {.operation = "APPEND"}).status());

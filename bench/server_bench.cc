@@ -68,11 +68,11 @@
 #include "src/server/query/query_request.h"
 #include "src/server/query_json.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/uuid.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/server/api_server.h"
 #include "vigil/server/http_client.h"
@@ -189,10 +189,10 @@ Result<Setup> MakeRoot(const BenchArgs& args, const Config& c) {
   o.columns = {"id", "emb"};
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &*store);
+  catalog::TableCatalog catalog(&root, &store->catalog());
   auto t0 = Clock::now();
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry docs, catalog.Create(TableName{"local", kDb, "docs"}, s.gen->schema(),
-                                                               {.operation = "CREATE_TABLE"}));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry docs, catalog.Create(TableName{"local", kDb, "docs"}, s.gen->schema(),
+                                                                  {.operation = "CREATE_TABLE"}));
   VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", kDb, "docs"}));
   auto reader = s.gen->NewReader();
   VIGIL_RETURN_IF_ERROR(ds->Append(reader.get(), {.operation = "APPEND"}).status());
@@ -696,7 +696,7 @@ Result<nlohmann::json> Run(const BenchArgs& args) {
   {
     VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(s.root_dir));
     VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-    jobs::TableCatalog catalog(&root, &*store);
+    catalog::TableCatalog catalog(&root, &store->catalog());
     for (int i = 0; i < c.threads; ++i) {
       VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", kDb, "docs"}));
       VIGIL_ASSIGN_OR_RETURN(auto snap, query::TableSnapshot::Open(ds));

@@ -22,12 +22,12 @@
 
 #include "bench/bench.h"
 #include "vigil/auth/principal.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/config.h"
 #include "vigil/common/env.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/select_engine.h"
@@ -62,9 +62,9 @@ Result<Setup> MakeTable(const BenchArgs& args) {
   o.columns = {"id", "category", "emb"};
   VIGIL_ASSIGN_OR_RETURN(s.gen, DataGenerator::Make(o));
   VIGIL_ASSIGN_OR_RETURN(s.store, jobs::OpenRootJobStore(*s.root));
-  jobs::TableCatalog catalog(s.root.get(), &*s.store);
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(),
-                                                                {.operation = "CREATE_TABLE"}));
+  catalog::TableCatalog catalog(s.root.get(), &s.store->catalog());
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry, catalog.Create(TableName{"local", "db", "docs"}, s.gen->schema(),
+                                                                   {.operation = "CREATE_TABLE"}));
   s.path = entry.locator;
   VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", "db", "docs"}));
   auto reader = s.gen->NewReader();

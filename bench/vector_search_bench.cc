@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "bench/bench.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/storage/root.h"
 
 namespace vigil::bench {
@@ -32,8 +32,8 @@ Status MakeBenchRoot(const DataGenerator& gen, const std::string& dir, const std
   };
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Init(dir));
   VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &*store);
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry,
+  catalog::TableCatalog catalog(&root, &store->catalog());
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry,
                          catalog.Create(TableName{"local", "bench", table}, gen.schema(), props("CREATE_TABLE")));
   VIGIL_ASSIGN_OR_RETURN(auto ds, catalog.Open(TableName{"local", "bench", table}));
   auto reader = gen.NewReader();

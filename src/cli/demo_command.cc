@@ -9,10 +9,10 @@
 
 #include "cli/commands.h"
 #include "cli/sql_shell.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 
 namespace vigil::cli {
 
@@ -94,8 +94,8 @@ Status RunDemo(const Context& ctx, const DemoArgs& args) {
   std::printf("root     %s\n", root.path().c_str());
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName("demo.sample"));
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &*store);
-  VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> found, catalog.Find(name));
+  catalog::TableCatalog catalog(&root, &store->catalog());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<catalog::TableEntry> found, catalog.Find(name));
   const bool exists = found.has_value();
   ShellOptions options;
   options.echo = true;

@@ -3,9 +3,9 @@
 
 #include "cli/commands.h"
 #include "cli/progress.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 
 namespace vigil::cli {
 
@@ -22,7 +22,7 @@ Status RunImport(const Context& ctx, const ImportArgs& args) {
   VIGIL_ASSIGN_OR_RETURN(TableName name, ParseTableName(args.table));
   VIGIL_ASSIGN_OR_RETURN(Root root, ctx.OpenRoot());
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
-  jobs::TableCatalog catalog(&root, &*store);
+  catalog::TableCatalog catalog(&root, &store->catalog());
   ImportOptions options;
   options.create = args.create;
   if (!args.format.empty()) {

@@ -240,8 +240,8 @@ class ServeClusterTest : public ::testing::Test {
   int WaitForLeader(int seconds, int other_than = -1) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (std::chrono::steady_clock::now() < until) {
-      auto lease = store_->GetLeader();
-      auto now = store_->LeaseClockMs(0);
+      auto lease = store_->cluster().GetLeader();
+      auto now = store_->cluster().LeaseClockMs(0);
       if (lease.ok() && now.ok() && lease->Live(*now)) {
         for (size_t i = 0; i < nodes_.size(); ++i) {
           const std::string pid = ":" + std::to_string(nodes_[i]->pid()) + ":";
@@ -262,7 +262,7 @@ class ServeClusterTest : public ::testing::Test {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     jobs::LeaderLease now_held = held;
     while (std::chrono::steady_clock::now() < until) {
-      auto lease = store_->GetLeader();
+      auto lease = store_->cluster().GetLeader();
       if (lease.ok()) now_held = *lease;
       if (now_held.epoch != held.epoch || now_held.expires_at_ms >= held.expires_at_ms + terms * kLeaseMs) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -434,8 +434,8 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   const int leader = WaitForLeader(30);
   ASSERT_GE(leader, 0) << "no node leads";
   // jobs.leader_lease_seconds = 3: the lease, read on the database's clock, ends within 3 s.
-  auto lease = store_->GetLeader();
-  auto now = store_->LeaseClockMs(0);
+  auto lease = store_->cluster().GetLeader();
+  auto now = store_->cluster().LeaseClockMs(0);
   ASSERT_TRUE(lease.ok() && now.ok());
   EXPECT_GT(lease->expires_at_ms - *now, 0);
   EXPECT_LE(lease->expires_at_ms - *now, 3000);
@@ -460,11 +460,11 @@ TEST_F(ServeClusterTest, OneNodeLeadsAndAKilledLeaderIsReplacedOnlyAfterItsLease
   EXPECT_EQ(CreateIndexAndWait(standby, "by_id"), "FINISHED");
 
   nodes_[leader]->Stop(SIGKILL);
-  auto old = store_->GetLeader();
+  auto old = store_->cluster().GetLeader();
   ASSERT_TRUE(old.ok());
   const int next = WaitForLeader(30, leader);
   ASSERT_GE(next, 0) << "no standby took over";
-  auto taken = store_->GetLeader();
+  auto taken = store_->cluster().GetLeader();
   ASSERT_TRUE(taken.ok());
   EXPECT_GT(taken->epoch, old->epoch);
   EXPECT_GE(taken->acquired_at_ms, old->expires_at_ms) << "the lease was taken before it lapsed";
@@ -484,7 +484,7 @@ TEST_F(ServeClusterTest, ARecoveryPassLongerThanTheLeaseKeepsIt) {
   ASSERT_EQ(WaitForLeader(30), 0);
   ASSERT_TRUE(testing::AwaitFile(recovery + ".reached"));
   StartNodes(1);
-  auto taken = store_->GetLeader();
+  auto taken = store_->cluster().GetLeader();
   ASSERT_TRUE(taken.ok());
   // The pass is held until the lease has been renewed over two more terms.
   const jobs::LeaderLease later = LeaseAfterTerms(*taken, 2);
@@ -516,7 +516,7 @@ TEST_F(ServeClusterTest, ALeaderStoppedPastItsLeaseFencesItselfWhenItWakes) {
   EXPECT_TRUE(fenced) << nodes_[leader]->Log();
   // The woken node serves and admits, but the job runs under the new leader, which keeps the
   // lease: the old one stands by.
-  auto held = store_->GetLeader();
+  auto held = store_->cluster().GetLeader();
   ASSERT_TRUE(held.ok());
   EXPECT_EQ(CreateIndexAndWait(leader, "after_wake"), "FINISHED");
   const jobs::LeaderLease later = LeaseAfterTerms(*held, 1);
@@ -796,8 +796,8 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
   // node1's lease lapses; then each drained node passes its standby once more and leads nothing.
   bool lapsed = false;
   for (int i = 0; i < 600 && !lapsed; ++i) {
-    auto lease = store_->GetLeader();
-    auto now = store_->LeaseClockMs(0);
+    auto lease = store_->cluster().GetLeader();
+    auto now = store_->cluster().LeaseClockMs(0);
     lapsed = lease.ok() && now.ok() && lease->expires_at_ms <= *now;
     if (!lapsed) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -806,8 +806,8 @@ TEST_F(ServeClusterTest, ADrainedLeaderFinishesItsBuildAndHandsOverTheLease) {
     std::filesystem::remove(standby);
     EXPECT_TRUE(testing::AwaitFile(standby)) << standby;
   }
-  auto lease = store_->GetLeader();
-  auto now = store_->LeaseClockMs(0);
+  auto lease = store_->cluster().GetLeader();
+  auto now = store_->cluster().LeaseClockMs(0);
   ASSERT_TRUE(lease.ok() && now.ok());
   EXPECT_FALSE(lease->Live(*now)) << "a drained node took the lease: " << lease->holder;
   EXPECT_EQ(JobState(0, waiting), "PENDING");

@@ -160,7 +160,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   // runs what any leader assigns to it.
   const auto capacity = static_cast<int64_t>(config.jobs.concurrency_per_node);
   VIGIL_ASSIGN_OR_RETURN(const int64_t node_epoch,
-                         store->RegisterNode(node_id, ::getpid(), address, root.env()->NowMs(), capacity));
+                         store->cluster().RegisterNode(node_id, ::getpid(), address, root.env()->NowMs(), capacity));
   jobs::ClaimedAttempts claimed;
   jobs::NodeAgentOptions agent_options;
   agent_options.node_id = node_id;
@@ -174,10 +174,10 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   jobs::NodeAgent agent(
       store.get(), [&root, &config] { return MakeWorkerExecutor(root, config); }, agent_options);
   VIGIL_RETURN_IF_ERROR(agent.Start());
-  if (opts.drain) VIGIL_RETURN_IF_ERROR(store->SetNodeDraining(node_id, true));
+  if (opts.drain) VIGIL_RETURN_IF_ERROR(store->cluster().SetNodeDraining(node_id, true));
   // The drain mark outlives restarts: a node drained before starts drained.
   auto read_drain_mark = [&] {
-    Result<std::optional<jobs::NodeInfo>> self = store->GetNode(node_id);
+    Result<std::optional<jobs::NodeInfo>> self = store->cluster().GetNode(node_id);
     if (self.ok() && self->has_value()) slot.SetDraining((*self)->draining);
     return self.status();
   };
@@ -186,7 +186,7 @@ Status RunServe(const Context& ctx, const ServeOptions& opts) {
   std::thread node_thread([&] {
     while (!slot.Standby(heartbeat)) {
       const int64_t sent = root.env()->NowMs();
-      Status st = store->Heartbeat(node_id, node_epoch, sent);
+      Status st = store->cluster().Heartbeat(node_id, node_epoch, sent);
       if (st.ok()) agent.HeartbeatSucceeded(sent);
       if (st.ok()) st = read_drain_mark();
       if (!st.ok()) VIGIL_LOG_WARN("node heartbeat of {}: {}", node_id, st.ToString());

@@ -17,9 +17,9 @@
 #include "testutil/tcp_client.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/idempotency/store.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/server/http_client.h"
 #include "vigil/storage/root.h"
 
@@ -434,7 +434,8 @@ TEST_F(ServeSettingsTest, GenerationBudgetsAreTheProcesssAndSessionsShareATables
     ASSERT_TRUE(root.ok());
     auto store = jobs::OpenRootJobStore(*root);
     ASSERT_TRUE(store.ok());
-    auto entry = jobs::TableCatalog(&*root, store->get()).Lookup(TableName{std::string(kLocalCatalog), "d", "t"});
+    auto entry =
+        catalog::TableCatalog(&*root, &store->get()->catalog()).Lookup(TableName{std::string(kLocalCatalog), "d", "t"});
     ASSERT_TRUE(entry.ok()) << entry.status().ToString();
     for (const auto& f : std::filesystem::recursive_directory_iterator(entry->locator + "/_indices")) {
       if (f.is_regular_file()) segment_bytes += f.file_size();

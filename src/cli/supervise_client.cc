@@ -18,8 +18,8 @@ namespace {
 // A live lease whose holder still holds the root's leader lock (a killed
 // supervisor's lease stays unexpired for a while; its lock is gone at once).
 Result<bool> LeaderLive(const Root& root, jobs::JobStore& store) {
-  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, store.GetLeader());
-  VIGIL_ASSIGN_OR_RETURN(const int64_t now, store.LeaseClockMs(root.env()->NowMs()));
+  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, store.cluster().GetLeader());
+  VIGIL_ASSIGN_OR_RETURN(const int64_t now, store.cluster().LeaseClockMs(root.env()->NowMs()));
   if (!lease.Live(now)) return false;
   // With a shared store the leader may be a node elsewhere: its live lease is all there is.
   VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root.path()));

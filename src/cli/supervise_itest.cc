@@ -130,7 +130,7 @@ class SuperviseTest : public ::testing::Test {
   }
 
   bool LeaderLive() {
-    jobs::LeaderLease l = *store_->GetLeader();
+    jobs::LeaderLease l = *store_->cluster().GetLeader();
     return !l.holder.empty() && l.expires_at_ms > NowMs();
   }
 

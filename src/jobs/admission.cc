@@ -4,10 +4,10 @@
 #include <set>
 
 #include "jobs/admission_internal.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/names.h"
 #include "vigil/index/provider.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/worker/isolation.h"
 
@@ -66,7 +66,7 @@ Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::str
   return concluded;
 }
 
-JobSpec TableSpec(const TableEntry& t, const std::string& exact_name, Operation op) {
+JobSpec TableSpec(const catalog::TableEntry& t, const std::string& exact_name, Operation op) {
   JobSpec s;
   s.catalog_name = t.catalog_name;
   s.database_name = t.database_name;
@@ -88,7 +88,7 @@ using internal::AdmitSpec;
 using internal::CategoryOf;
 
 struct Target {
-  TableEntry table;
+  catalog::TableEntry table;
   std::shared_ptr<Dataset> dataset;
   std::vector<index::LogicalIndexInfo> indexes;
 };
@@ -98,8 +98,9 @@ Result<Target> LoadTarget(JobStore* store, const IndexTarget& t) {
   if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
   Target out;
   out.table = *entry;
-  VIGIL_ASSIGN_OR_RETURN(
-      out.dataset, Dataset::Open(entry->locator, std::nullopt, TableDatasetOptions(store, entry->table_incarnation)));
+  VIGIL_ASSIGN_OR_RETURN(out.dataset,
+                         Dataset::Open(entry->locator, std::nullopt,
+                                       catalog::TableDatasetOptions(&store->catalog(), entry->table_incarnation)));
   VIGIL_ASSIGN_OR_RETURN(out.indexes, index::ListIndexes(entry->locator, out.dataset->version()));
   return out;
 }
@@ -148,7 +149,7 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   if (stmt.if_not_exists && stmt.or_replace) {
     return Status::InvalidArgument("IF NOT EXISTS and OR REPLACE cannot be used together");
   }
-  VIGIL_ASSIGN_OR_RETURN(TableEntry table, LookupNamed(stmt.target, stmt.index_name));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry table, LookupNamed(stmt.target, stmt.index_name));
   if (table.engine == index::TableEngine::kLance) return CreateLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   auto idx = t.dataset->schema()->IndexOf(stmt.column);
@@ -173,16 +174,16 @@ Result<JobRecord> Admission::Create(const CreateIndexStatement& stmt, const std:
   return AdmitSpec(store_, js, actor, now_ms, existing.has_value() && stmt.if_not_exists, request_);
 }
 
-Result<TableEntry> Admission::LookupNamed(const IndexTarget& t, const std::string& index_name) {
+Result<catalog::TableEntry> Admission::LookupNamed(const IndexTarget& t, const std::string& index_name) {
   // An index name is an identifier, except on an external Lance table: there it is matched
   // against the names another writer chose (admission_lance.cc checks it).
   const Status name = ValidateIdentifier(index_name, "index name");
-  Result<TableEntry> table = Lookup(t);
+  Result<catalog::TableEntry> table = Lookup(t);
   if (!name.ok() && (!table.ok() || table->engine != index::TableEngine::kLance)) return name;
   return table;
 }
 
-Result<TableEntry> Admission::Lookup(const IndexTarget& t) {
+Result<catalog::TableEntry> Admission::Lookup(const IndexTarget& t) {
   VIGIL_ASSIGN_OR_RETURN(auto entry, store_->catalog().LookupTable(t.catalog, t.database, t.table));
   if (!entry) return Status::NotFound("table " + t.catalog + "." + t.database + "." + t.table + " does not exist");
   return *entry;
@@ -215,7 +216,7 @@ Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& targe
 }
 
 Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
-  VIGIL_ASSIGN_OR_RETURN(TableEntry table, LookupNamed(stmt.target, stmt.index_name));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry table, LookupNamed(stmt.target, stmt.index_name));
   if (table.engine == index::TableEngine::kLance) return DropLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));
@@ -229,7 +230,7 @@ Result<JobRecord> Admission::Drop(const DropIndexStatement& stmt, const std::str
 }
 
 Result<JobRecord> Admission::Build(const BuildIndexStatement& stmt, const std::string& actor, int64_t now_ms) {
-  VIGIL_ASSIGN_OR_RETURN(TableEntry table, LookupNamed(stmt.target, stmt.index_name));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry table, LookupNamed(stmt.target, stmt.index_name));
   if (table.engine == index::TableEngine::kLance) return BuildLance(table, stmt, actor, now_ms);
   VIGIL_ASSIGN_OR_RETURN(Target t, LoadTarget(store_, stmt.target));
   VIGIL_ASSIGN_OR_RETURN(auto existing, Match(t.indexes, stmt.index_name));

@@ -27,6 +27,6 @@ Result<JobRecord> AdmitSpec(JobStore* store, const JobSpec& spec, const std::str
                             const RequestClaim& request);
 
 // A spec of `op` on index `exact_name` of table `t` (target, incarnations, locator, engine).
-JobSpec TableSpec(const TableEntry& t, const std::string& exact_name, Operation op);
+JobSpec TableSpec(const catalog::TableEntry& t, const std::string& exact_name, Operation op);
 
 }  // namespace vigil::jobs::internal

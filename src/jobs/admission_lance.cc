@@ -123,7 +123,8 @@ Status CheckCaps(const lance::LanceSnapshot& snap, const std::string& column, co
   return Status::OK();
 }
 
-JobSpec LanceSpec(const TableEntry& t, const lance::LanceSnapshot& snap, const std::string& exact, Operation op) {
+JobSpec LanceSpec(const catalog::TableEntry& t, const lance::LanceSnapshot& snap, const std::string& exact,
+                  Operation op) {
   JobSpec s = internal::TableSpec(t, exact, op);
   s.start_version = snap.version;
   s.schema_fingerprint = lance::SchemaFingerprint(snap.fields);
@@ -132,7 +133,7 @@ JobSpec LanceSpec(const TableEntry& t, const lance::LanceSnapshot& snap, const s
 
 }  // namespace
 
-Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIndexStatement& stmt,
+Result<JobRecord> Admission::CreateLance(const catalog::TableEntry& table, const CreateIndexStatement& stmt,
                                          const std::string& actor, int64_t now_ms) {
   const std::string type(index::IndexTypeName(stmt.type));
   // The name is checked here, after it is matched (a case-only duplicate of an external
@@ -166,7 +167,7 @@ Result<JobRecord> Admission::CreateLance(const TableEntry& table, const CreateIn
   return AdmitSpec(store_, js, actor, now_ms, noop, request_);
 }
 
-Result<JobRecord> Admission::DropLance(const TableEntry& table, const DropIndexStatement& stmt,
+Result<JobRecord> Admission::DropLance(const catalog::TableEntry& table, const DropIndexStatement& stmt,
                                        const std::string& actor, int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(table.locator, lance::ReadOptions(lance_)));
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));
@@ -180,7 +181,7 @@ Result<JobRecord> Admission::DropLance(const TableEntry& table, const DropIndexS
   return AdmitSpec(store_, js, actor, now_ms, !existing.has_value(), request_);
 }
 
-Result<JobRecord> Admission::BuildLance(const TableEntry& table, const BuildIndexStatement& stmt,
+Result<JobRecord> Admission::BuildLance(const catalog::TableEntry& table, const BuildIndexStatement& stmt,
                                         const std::string& actor, int64_t now_ms) {
   VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(table.locator, lance::ReadOptions(lance_)));
   VIGIL_ASSIGN_OR_RETURN(std::optional<lance::LanceIndex> existing, MatchLance(snap.indexes, stmt.index_name));

@@ -4,9 +4,9 @@
 #include <memory>
 #include <utility>
 
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/logging.h"
-#include "vigil/jobs/version_store.h"
 
 namespace vigil::jobs {
 
@@ -50,7 +50,8 @@ Result<JobRecord> ExecuteAttempt(JobStore* store, Executor* executor, AttemptRun
   // An external Lance table commits through LanceDB alone: it has no version catalog.
   std::shared_ptr<VersionCatalog> versions;
   if (running.spec.engine == index::TableEngine::kVigil) {
-    versions = TableDatasetOptions(store, running.spec.table_incarnation, std::move(clock)).versions;
+    versions =
+        catalog::TableDatasetOptions(&store->catalog(), running.spec.table_incarnation, std::move(clock)).versions;
   }
   ExecutionOutcome outcome = executor->Execute(
       {running, attempt, ProgressRecorder(store, progress_env, running), lock_fd, record_process, versions});

@@ -27,6 +27,7 @@
 
 #include "testutil/fake_env.h"
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/file_lock.h"
 #include "vigil/index/provider.h"
@@ -36,7 +37,6 @@
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/leader.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/storage/dataset.h"
 
 namespace vigil::jobs {
@@ -383,7 +383,9 @@ class CrashCutTest : public ::testing::Test {
       ExecutionRequest req;
       req.job = job;
       req.attempt.attempt_id = attempt_id;
-      req.versions = TableDatasetOptions(s, table_.table_incarnation, [this] { return clock_.NowMs(); }).versions;
+      req.versions = catalog::TableDatasetOptions(&s->catalog(), table_.table_incarnation, [this] {
+                       return clock_.NowMs();
+                     }).versions;
       ExecutionOutcome out = InProcessExecutor().Execute(req);
       if (out.report.code == StatusCode::kFailedPrecondition) return kChildRefused;
       return out.report.code == StatusCode::kOk ? 0 : kChildFailed;
@@ -395,9 +397,9 @@ class CrashCutTest : public ::testing::Test {
   // deadline unreaped and still holds the attempt lock. `while_running` runs between the two.
   JobRecord DispatchLost(const JobRecord& job, const std::string& attempt_id,
                          const std::function<void()>& while_running = nullptr) {
-    auto lease = store_->AcquireLeader(kOldLeader, clock_.NowMs(), kTtl);
+    auto lease = store_->cluster().AcquireLeader(kOldLeader, clock_.NowMs(), kTtl);
     EXPECT_TRUE(lease.ok()) << lease.status().ToString();
-    auto node = store_->RegisterNode("local", ::getpid(), "localhost", clock_.NowMs());
+    auto node = store_->cluster().RegisterNode("local", ::getpid(), "localhost", clock_.NowMs());
     EXPECT_TRUE(node.ok()) << node.status().ToString();
     if (!lease.ok() || !node.ok()) return {};
     AttemptIdentity a;
@@ -424,7 +426,7 @@ class CrashCutTest : public ::testing::Test {
   testing::TempDir dir_;
   std::shared_ptr<const DataGenerator> gen_;
   std::string path_;
-  TableEntry table_;
+  catalog::TableEntry table_;
   testing::FakeEnv clock_{1'700'000'000'000'000};
   std::unique_ptr<JobStore> store_;
   std::vector<pid_t> live_;
@@ -664,7 +666,7 @@ INSTANTIATE_TEST_SUITE_P(CrashCut, CrashCutC4, ::testing::Values("runner.after_d
 // claim of an attempt dispatched under an older epoch, so it settles the job NOT_COMMITTED at
 // once (the seed keeps it UNKNOWN with its fence until the old process is proven gone).
 TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
-  int64_t epoch = store_->GetLeader()->epoch;
+  int64_t epoch = store_->cluster().GetLeader()->epoch;
   for (int round = 0; round < 6; ++round) {
     clock_.AdvanceMs(kTtl + 1);  // the previous round's lease has lapsed
     auto racer = [this](const std::string& holder) {
@@ -681,7 +683,7 @@ TEST_F(CrashCutTest, C5_LeaseRaceAndDemotedLeader) {
     const int b = ExitCode(st[1]);
     ASSERT_TRUE((a == 0 && b == 1) || (a == 1 && b == 0))
         << "round " << round << ": " << Describe(st[0]) << ", " << Describe(st[1]);
-    auto lease = store_->GetLeader();
+    auto lease = store_->cluster().GetLeader();
     ASSERT_TRUE(lease.ok());
     EXPECT_EQ(lease->holder, a == 0 ? "racer-a" : "racer-b");
     EXPECT_EQ(lease->epoch, epoch + 1) << "exactly one acquisition per round";
@@ -900,7 +902,7 @@ TEST_F(CrashCutTest, C8_MatchingTerminationProofThenFinalReadThenAttribution) {
   const VersionInfo committed = Newest();
   ASSERT_EQ(committed.txn.attempt_id, attempt_id);
   // A proof for another attempt does not match.
-  const int64_t epoch = store_->GetLeader()->epoch;
+  const int64_t epoch = store_->cluster().GetLeader()->epoch;
   EXPECT_EQ(store_
                 ->ProveTermination({unknown.job_id, unknown.revision, epoch, kOldLeader, clock_.NowMs()}, "other",
                                    TerminationProof::kCatalogFence)

@@ -261,11 +261,12 @@ Status JobControl::GuardedTableChange(const std::string& catalog, const std::str
 Status JobControl::DropDatabase(const std::string& catalog, const std::string& db,
                                 const std::function<Status()>& remove) {
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, store_->database().Begin(meta::TxnMode::kWrite));
-  VIGIL_RETURN_IF_ERROR(CatalogStore::LockCatalogOn(txn.conn(), catalog, NowMs()).status());
-  VIGIL_ASSIGN_OR_RETURN(std::vector<TableEntry> tables, CatalogStore::ListTablesOn(txn.conn(), catalog, db));
+  VIGIL_RETURN_IF_ERROR(catalog::CatalogStore::LockCatalogOn(txn.conn(), catalog, NowMs()).status());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<catalog::TableEntry> tables,
+                         catalog::CatalogStore::ListTablesOn(txn.conn(), catalog, db));
   std::string names;
   for (size_t i = 0; i < tables.size(); ++i) {
-    const TableEntry& t = tables[i];
+    const catalog::TableEntry& t = tables[i];
     Status guard = store_->CheckNoGuard(txn, t.table_incarnation);
     if (guard.code() == StatusCode::kFailedPrecondition) {
       return Typed(kTableGuarded, "database " + db + " cannot be dropped: table " + catalog + "." + db + "." +

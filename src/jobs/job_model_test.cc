@@ -625,9 +625,9 @@ class ScriptedExecutor : public Executor {
         std::lock_guard<std::mutex> lock(mu_);
         usurper = "usurper-" + std::to_string(++usurpers_);
       }
-      Result<LeaderLease> lease = store->GetLeader();
+      Result<LeaderLease> lease = store->cluster().GetLeader();
       Result<LeaderLease> stolen =
-          lease.ok() ? store->TakeOverLeader(usurper, *lease, clock(), kLeaseTtlMs) : lease.status();
+          lease.ok() ? store->cluster().TakeOverLeader(usurper, *lease, clock(), kLeaseTtlMs) : lease.status();
       if (!stolen.ok()) Violation("cannot take the lease: " + stolen.status().ToString());
     }
     return out;
@@ -882,7 +882,7 @@ class World {
 
   void Heartbeat() {
     if (!leader_live_) return;
-    Result<LeaderLease> r = store_->RenewLeader(holder_, last_epoch_, clock_.NowMs(), kLeaseTtlMs);
+    Result<LeaderLease> r = store_->cluster().RenewLeader(holder_, last_epoch_, clock_.NowMs(), kLeaseTtlMs);
     MODEL_CHECK(r.ok(), "heartbeat: " << r.status().ToString());
   }
 
@@ -919,7 +919,7 @@ class World {
 
   bool Orphan(const JobRecord& j) const {
     return std::none_of(tables_.begin(), tables_.end(),
-                        [&j](const TableEntry& t) { return t.table_incarnation == j.spec.table_incarnation; });
+                        [&j](const catalog::TableEntry& t) { return t.table_incarnation == j.spec.table_incarnation; });
   }
 
   JobRecord Load(int64_t id) { return MustOk(store_->Get(id), "get job"); }
@@ -1015,7 +1015,7 @@ class World {
 
   void AdmitDrop(const Cmd& c) {
     const int t = TableOf(c);
-    const TableEntry& table = tables_[t];
+    const catalog::TableEntry& table = tables_[t];
     JobSpec spec;
     spec.catalog_name = table.catalog_name;
     spec.database_name = table.database_name;
@@ -1914,7 +1914,7 @@ class World {
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<JobControl> control_;
   std::vector<Zombie> zombies_;
-  std::vector<TableEntry> tables_;
+  std::vector<catalog::TableEntry> tables_;
   std::string holder_;
   int generation_ = 0;
   int64_t last_epoch_ = 0;

@@ -8,6 +8,7 @@
 #include "enum_names.h"
 
 #include "vigil/common/bounds.h"
+#include "vigil/common/utf8.h"
 
 namespace vigil::jobs {
 
@@ -34,29 +35,6 @@ constexpr std::array<std::pair<SqlCategory, std::string_view>, 4> kCategory{{
     {SqlCategory::kFts, "FTS"},
 }};
 
-// Length of the well-formed UTF-8 sequence starting at s[i]; 0 when malformed.
-size_t Utf8Length(std::string_view s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1F) : n == 3 ? (c & 0x0F) : (c & 0x07);
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-// C0 controls, DEL and the C1 controls U+0080..U+009F.
-bool IsControl(std::string_view s, size_t i, size_t n) {
-  auto c = static_cast<unsigned char>(s[i]);
-  if (n == 1) return c < 0x20 || c == 0x7F;
-  return n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
-}
-
 // `s` without control characters; invalid bytes become `invalid` (or fail when it is 0).
 Result<std::string> StripControls(std::string_view s, char invalid) {
   std::string out;
@@ -69,7 +47,7 @@ Result<std::string> StripControls(std::string_view s, char invalid) {
       ++i;
       continue;
     }
-    if (!IsControl(s, i, n)) out.append(s.substr(i, n));
+    if (!IsControlCharacter(s, i, n)) out.append(s.substr(i, n));
     i += n;
   }
   return out;

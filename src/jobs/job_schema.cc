@@ -365,7 +365,7 @@ CREATE TABLE index_job_requests (
 // attempts, hands over the leader lease and takes no new work until RESUME NODE.
 constexpr std::string_view kV5NodeDrain = "ALTER TABLE cluster_nodes ADD COLUMN draining INTEGER NOT NULL DEFAULT 0;";
 
-// Version 6: table versions committed through the store (jobs/version_store.h), the commit
+// Version 6: table versions committed through the store (catalog/version_store.h), the commit
 // point of every dataset whose writers use it.
 constexpr std::string_view kSqliteV6 = R"sql(
 CREATE TABLE table_versions (

@@ -99,37 +99,6 @@ constexpr std::string_view kSelectGuards =
     "SELECT g.job_id, j.execution, j.outcome, j.refresh FROM index_target_guards g"
     " JOIN index_jobs j ON j.job_id = g.job_id WHERE g.table_incarnation = $1 ORDER BY g.job_id";
 
-// Registry. $1 catalog name.
-constexpr std::string_view kSelectCatalog = "SELECT catalog_incarnation FROM vigil_catalogs WHERE catalog_name = $1";
-// $1 catalog name, $2 incarnation, $3 now.
-constexpr std::string_view kInsertCatalog =
-    "INSERT INTO vigil_catalogs (catalog_name, catalog_incarnation, created_at) VALUES ($1, $2, $3)"
-    " ON CONFLICT (catalog_name) DO NOTHING";
-#define VIGIL_TABLE_COLUMNS                                                                    \
-  "t.catalog_name, t.database_name, t.table_name, c.catalog_incarnation, t.table_incarnation," \
-  " t.locator, t.created_at, t.engine"
-// $1 catalog, $2 database, $3 table. Append the lock suffix to lock the table row.
-constexpr std::string_view kSelectTable =
-    "SELECT " VIGIL_TABLE_COLUMNS
-    " FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
-    " WHERE t.catalog_name = $1 AND t.database_name = $2 AND t.table_name = $3";
-// $1 catalog, $2 database.
-constexpr std::string_view kSelectTablesOfDatabase =
-    "SELECT " VIGIL_TABLE_COLUMNS
-    " FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
-    " WHERE t.catalog_name = $1 AND t.database_name = $2 ORDER BY t.table_name";
-// $1 table incarnation. Append the lock suffix to lock the table row.
-constexpr std::string_view kSelectTableByIncarnation =
-    "SELECT " VIGIL_TABLE_COLUMNS
-    " FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
-    " WHERE t.table_incarnation = $1";
-// $1 catalog, $2 database, $3 table, $4 incarnation, $5 locator, $6 now.
-constexpr std::string_view kInsertTable =
-    "INSERT INTO vigil_tables (catalog_name, database_name, table_name, table_incarnation, locator,"
-    " created_at, engine) VALUES ($1, $2, $3, $4, $5, $6, $7)";
-// $1 table incarnation.
-constexpr std::string_view kDeleteTable = "DELETE FROM vigil_tables WHERE table_incarnation = $1";
-
 // Leader lease (one row, lease_id 1). Append the lock suffix in a write transaction.
 constexpr std::string_view kSelectLease =
     "SELECT holder, epoch, acquired_at, expires_at FROM leader_lease WHERE lease_id = 1";
@@ -156,19 +125,6 @@ constexpr std::string_view kSelectNode =
     " WHERE node_id = $1";
 // $1 node id, $2 draining (0 or 1).
 constexpr std::string_view kSetNodeDraining = "UPDATE cluster_nodes SET draining = $2 WHERE node_id = $1";
-
-// Table versions. $1 table incarnation.
-constexpr std::string_view kSelectNewestVersion =
-    "SELECT version, manifest FROM table_versions WHERE table_incarnation = $1 ORDER BY version DESC LIMIT 1";
-// $1 table incarnation, $2 version, $3 manifest, $4 job id (or NULL), $5 attempt id (or NULL),
-// $6 now.
-constexpr std::string_view kInsertVersion =
-    "INSERT INTO table_versions (table_incarnation, version, manifest, job_id, attempt_id, committed_at)"
-    " VALUES ($1, $2, $3, $4, $5, $6)";
-// $1 table incarnation, $2 attempt id: the versions that attempt committed (at most one).
-constexpr std::string_view kSelectAttemptVersion =
-    "SELECT version, manifest, job_id, attempt_id, committed_at FROM table_versions"
-    " WHERE table_incarnation = $1 AND attempt_id = $2 ORDER BY version LIMIT 2";
 
 // Refresh generations. $1 table incarnation, $2 now. Returns the new generation.
 constexpr std::string_view kBumpRefreshGeneration =
@@ -220,7 +176,6 @@ constexpr std::string_view kSelectAudit =
     "SELECT " VIGIL_AUDIT_COLUMNS " FROM index_job_audit WHERE audit_id > $1 ORDER BY audit_id LIMIT $2";
 
 #undef VIGIL_AUDIT_COLUMNS
-#undef VIGIL_TABLE_COLUMNS
 #undef VIGIL_EVENT_COLUMNS
 #undef VIGIL_JOB_COLUMNS
 

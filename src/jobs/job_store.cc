@@ -44,13 +44,14 @@ Status CheckText(std::string_view what, std::string_view value, size_t max_bytes
 
 namespace {
 
+using catalog::CatalogStore;
+using catalog::TableEntry;
 using internal::CheckText;
-using internal::Locked;
 using meta::Connection;
 using meta::Row;
 
 Status CheckNoGuardOn(Connection& conn, const std::string& table_incarnation) {
-  VIGIL_RETURN_IF_ERROR(conn.Query(Locked(conn, sql::kSelectTableByIncarnation), {table_incarnation}).status());
+  VIGIL_RETURN_IF_ERROR(CatalogStore::LockIncarnationOn(conn, table_incarnation));
   VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn.Query(sql::kSelectGuards, {table_incarnation}));
   if (rows.empty()) return Status::OK();
   std::string ids;
@@ -172,6 +173,29 @@ void CheckInvariants(const JobRecord& cur, const JobRecord& next) {
   VIGIL_CHECK(cur.state.execution != Execution::kTerminal || next.state.execution == Execution::kTerminal);
 }
 
+// The catalog's attempt check (catalog::AttemptCheck), in a version claim's transaction: OK
+// while the claim's job runs its attempt and the leader epoch it was dispatched under still
+// holds the lease at `now_ms` (the lease clock's); else FailedPrecondition naming both.
+Status CheckAttemptClaim(Connection& conn, const VersionClaim& claim, int64_t now_ms, const ClusterStore& cluster) {
+  const int64_t job_id = *claim.txn.job_id;
+  const std::string who = "attempt " + claim.txn.attempt_id + " of index job " + std::to_string(job_id);
+  const std::string nothing = "; nothing was committed";
+  VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> job, internal::LoadJob(conn, job_id, true));
+  if (!job) return Status::FailedPrecondition(who + " may not commit: the job does not exist" + nothing);
+  if (job->state.execution != Execution::kRunning || !job->attempt ||
+      job->attempt->attempt_id != claim.txn.attempt_id) {
+    return Status::FailedPrecondition(who + " may no longer commit: the job is " + internal::StateText(job->state) +
+                                      (job->attempt ? " with attempt " + job->attempt->attempt_id : "") + nothing);
+  }
+  Status leading = cluster.CheckLeaderOn(conn, job->attempt->leader_epoch, now_ms);
+  if (leading.Is(StatusCode::kCommitConflict)) {
+    return Status::FailedPrecondition(who + " may no longer commit: it was dispatched under leader epoch " +
+                                      std::to_string(job->attempt->leader_epoch) + ", which no longer holds the lease" +
+                                      nothing);
+  }
+  return leading;
+}
+
 Status ReleaseFence(Connection& conn, int64_t job_id) {
   VIGIL_ASSIGN_OR_RETURN(int64_t fences, conn.Execute(sql::kDeleteFence, {job_id}));
   if (fences != 1) return Status::Corruption("job " + std::to_string(job_id) + " did not hold its fence");
@@ -179,6 +203,13 @@ Status ReleaseFence(Connection& conn, int64_t job_id) {
 }
 
 }  // namespace
+
+JobStore::JobStore(std::unique_ptr<meta::Database> db, LeaseClock lease_clock)
+    : db_(std::move(db)),
+      cluster_(db_.get(), lease_clock),
+      catalog_(db_.get(), [this](Connection& conn, const VersionClaim& claim, int64_t now_ms) {
+        return CheckAttemptClaim(conn, claim, now_ms, cluster_);
+      }) {}
 
 Status JobStore::MigrateSchema(meta::Database& db, int64_t now_ms) {
   return meta::ApplyMigrations(db, kSchemaComponent, SchemaMigrations(db.profile().dialect), now_ms).status();
@@ -411,8 +442,7 @@ Result<JobRecord> JobStore::ApplyWith(const Cas& cas, const TransitionFn& fn, co
   VIGIL_RETURN_IF_ERROR(CheckText("actor", cas.actor, kMaxIndexNameBytes));
   VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
   Connection& conn = txn.conn();
-  if (cas.leader_epoch)
-    VIGIL_RETURN_IF_ERROR(internal::CheckLeaderOn(conn, *cas.leader_epoch, cas.now_ms, lease_clock_));
+  if (cas.leader_epoch) VIGIL_RETURN_IF_ERROR(cluster_.CheckLeaderOn(conn, *cas.leader_epoch, cas.now_ms));
   VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> cur, internal::LoadJob(conn, cas.job_id, true));
   if (!cur) return Status::NotFound("no index job " + std::to_string(cas.job_id));
   if (cur->revision != cas.revision) {
@@ -437,6 +467,33 @@ Result<JobRecord> JobStore::ApplyWith(const Cas& cas, const TransitionFn& fn, co
   if (HoldsFence(cur->state) && !HoldsFence(next.state)) VIGIL_RETURN_IF_ERROR(ReleaseFence(conn, next.job_id));
   VIGIL_RETURN_IF_ERROR(txn.Commit());
   return std::move(next);
+}
+
+Result<int64_t> JobStore::BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation,
+                                                int64_t now_ms) {
+  if (!txn.active()) return Status::FailedPrecondition("refresh generation: transaction is not active");
+  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows,
+                         txn.conn().Query(sql::kBumpRefreshGeneration, {table_incarnation, now_ms}));
+  if (rows.size() != 1) return Status::Internal("refresh generation bump returned no row");
+  return rows[0].Int(0);
+}
+
+Result<int64_t> JobStore::GetRefreshGeneration(const std::string& table_incarnation) {
+  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row,
+                         conn->QueryOptional(sql::kSelectRefreshGeneration, {table_incarnation}));
+  if (!row) return int64_t{0};
+  return row->Int(0);
+}
+
+Result<ArchiveResult> JobStore::Archive(int64_t before_ms, int64_t now_ms) {
+  ArchiveResult out;
+  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
+    VIGIL_ASSIGN_OR_RETURN(out.archived, conn.Execute(sql::kArchiveReleased, {now_ms, before_ms}));
+    VIGIL_ASSIGN_OR_RETURN(out.tombstoned, conn.Execute(sql::kTombstoneUnknown, {now_ms, before_ms}));
+    return Status::OK();
+  }));
+  return out;
 }
 
 }  // namespace vigil::jobs

@@ -15,10 +15,10 @@
 
 #include "jobs/job_list.h"
 #include "testutil/test_database.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/uuid.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/storage/filename.h"
 
 namespace vigil::jobs {
@@ -43,10 +43,10 @@ class JobStoreConformanceTest : public ::testing::TestWithParam<testing::Databas
     auto table = store_->catalog().RegisterTable("local", "db", "docs", "/root/db/docs.vgl", now_);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     table_ = *table;
-    auto lease = store_->AcquireLeader("leader-a", now_, kLeaseTtl);
+    auto lease = store_->cluster().AcquireLeader("leader-a", now_, kLeaseTtl);
     ASSERT_TRUE(lease.ok()) << lease.status().ToString();
     epoch_ = lease->epoch;
-    auto node = store_->RegisterNode("node-1", 4242, "host-1", now_);
+    auto node = store_->cluster().RegisterNode("node-1", 4242, "host-1", now_);
     ASSERT_TRUE(node.ok()) << node.status().ToString();
     node_epoch_ = *node;
   }
@@ -61,8 +61,8 @@ class JobStoreConformanceTest : public ::testing::TestWithParam<testing::Databas
     store_ = std::move(store).value();
   }
 
-  JobSpec Spec(const std::string& index_name, const TableEntry* table = nullptr) const {
-    const TableEntry& t = table ? *table : table_;
+  JobSpec Spec(const std::string& index_name, const catalog::TableEntry* table = nullptr) const {
+    const catalog::TableEntry& t = table ? *table : table_;
     JobSpec s;
     s.catalog_name = t.catalog_name;
     s.database_name = t.database_name;
@@ -148,7 +148,7 @@ class JobStoreConformanceTest : public ::testing::TestWithParam<testing::Databas
 
   // Inserts `n` terminal NOT_COMMITTED jobs of `t` created at `created_ms` in one statement,
   // archived at `archived_ms` when set; then analyzes the tables.
-  void BulkJobs(int n, const TableEntry& t, int64_t created_ms, std::optional<int64_t> archived_ms) {
+  void BulkJobs(int n, const catalog::TableEntry& t, int64_t created_ms, std::optional<int64_t> archived_ms) {
     auto txn = store_->database().Begin(meta::TxnMode::kWrite);
     ASSERT_TRUE(txn.ok());
     ASSERT_OK(txn->conn()
@@ -216,13 +216,13 @@ class JobStoreConformanceTest : public ::testing::TestWithParam<testing::Databas
   // Moves the injected clock and keeps the leader lease live.
   void Tick(int64_t ms) {
     now_ += ms;
-    ASSERT_TRUE(store_->RenewLeader("leader-a", epoch_, now_, kLeaseTtl).ok());
+    ASSERT_TRUE(store_->cluster().RenewLeader("leader-a", epoch_, now_, kLeaseTtl).ok());
   }
 
   std::unique_ptr<testing::TestDatabaseEnv> env_;
   std::unique_ptr<JobStore> store_;
   int64_t now_ = kT0;
-  TableEntry table_;
+  catalog::TableEntry table_;
   int64_t epoch_ = 0;
   int64_t node_epoch_ = 0;
 };
@@ -368,7 +368,7 @@ TEST_P(JobStoreConformanceTest, T3DispatchPersistsAttemptIdentityBeforeReturning
   EXPECT_EQ(store_->Cancel(User(run)).status().code(), StatusCode::kFailedPrecondition);
   // A replaced node epoch or a missing leader epoch refuses dispatch.
   JobRecord r2 = MustAdmit("idx2");
-  ASSERT_TRUE(store_->RegisterNode("node-1", 4243, "host-1", now_).ok());
+  ASSERT_TRUE(store_->cluster().RegisterNode("node-1", 4243, "host-1", now_).ok());
   EXPECT_EQ(store_->Dispatch(Leader(r2), Attempt()).status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(store_->Dispatch(User(r2), Attempt()).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MustOk(store_->Get(r2.job_id)).revision, 1);
@@ -594,7 +594,7 @@ TEST_P(JobStoreConformanceTest, StaleRevisionAndStaleLeaderEpochChangeNothing) {
   EXPECT_EQ(store_->Dispatch(stale, Attempt()).status().code(), StatusCode::kCommitConflict);
   // Leadership moves to another holder after expiry: the old epoch is rejected.
   now_ += kLeaseTtl + 1;
-  auto b = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  auto b = store_->cluster().AcquireLeader("leader-b", now_, kLeaseTtl);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(b->epoch, epoch_ + 1);
   EXPECT_EQ(store_->Dispatch(Leader(r), Attempt()).status().code(), StatusCode::kCommitConflict);
@@ -716,66 +716,6 @@ TEST_P(JobStoreConformanceTest, AcknowledgedTombstonesStayListedWhileTheyHoldThe
   EXPECT_TRUE(ListIds(waiting).empty());
 }
 
-TEST_P(JobStoreConformanceTest, LeaderLeaseEpochsAcrossTwoHoldersWithExpiry) {
-  auto same = store_->AcquireLeader("leader-a", now_ + 1, kLeaseTtl);
-  ASSERT_TRUE(same.ok());
-  EXPECT_EQ(same->epoch, epoch_);
-  EXPECT_EQ(same->expires_at_ms, now_ + 1 + kLeaseTtl);
-  EXPECT_EQ(store_->AcquireLeader("leader-b", now_ + 2, kLeaseTtl).status().code(), StatusCode::kBusy);
-  auto renewed = store_->RenewLeader("leader-a", epoch_, now_ + 5000, kLeaseTtl);
-  ASSERT_TRUE(renewed.ok());
-  EXPECT_EQ(renewed->expires_at_ms, now_ + 5000 + kLeaseTtl);
-  int64_t t = now_ + 5000 + kLeaseTtl;  // expired exactly now
-  auto b = store_->AcquireLeader("leader-b", t, kLeaseTtl);
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->epoch, epoch_ + 1);
-  EXPECT_EQ(store_->RenewLeader("leader-a", epoch_, t, kLeaseTtl).status().code(), StatusCode::kCommitConflict);
-  auto back = store_->AcquireLeader("leader-a", t + kLeaseTtl, kLeaseTtl);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(back->epoch, epoch_ + 2);
-  auto got = store_->GetLeader();
-  ASSERT_TRUE(got.ok());
-  EXPECT_EQ(got->holder, "leader-a");
-  EXPECT_EQ(got->epoch, epoch_ + 2);
-  auto txn = store_->database().Begin(meta::TxnMode::kWrite);
-  ASSERT_TRUE(txn.ok());
-  EXPECT_TRUE(store_->CheckLeader(*txn, epoch_ + 2, t + kLeaseTtl).ok());
-  EXPECT_EQ(store_->CheckLeader(*txn, epoch_ + 1, t + kLeaseTtl).code(), StatusCode::kCommitConflict);
-}
-
-TEST_P(JobStoreConformanceTest, NodeEpochsIncreasePerStart) {
-  auto e2 = store_->RegisterNode("node-1", 5000, "host-1b", now_ + 1);
-  ASSERT_TRUE(e2.ok());
-  EXPECT_EQ(*e2, node_epoch_ + 1);
-  EXPECT_EQ(store_->RegisterNode("node-2", 1, "host-2", now_).value(), 1);
-  EXPECT_EQ(store_->Heartbeat("node-1", node_epoch_, now_ + 2).code(), StatusCode::kCommitConflict);
-  ASSERT_OK(store_->Heartbeat("node-1", *e2, now_ + 3));
-  EXPECT_EQ(store_->Heartbeat("node-9", 1, now_).code(), StatusCode::kNotFound);
-  auto n = store_->GetNode("node-1");
-  ASSERT_TRUE(n.ok() && n->has_value());
-  EXPECT_EQ((*n)->epoch, *e2);
-  EXPECT_EQ((*n)->pid, 5000);
-  EXPECT_EQ((*n)->host, "host-1b");
-  EXPECT_EQ((*n)->heartbeat_at_ms, now_ + 3);
-  EXPECT_FALSE(store_->GetNode("node-9").value().has_value());
-}
-
-TEST_P(JobStoreConformanceTest, ADrainMarkLastsUntilClearedAcrossRestarts) {
-  EXPECT_FALSE(store_->GetNode("node-1").value()->draining);
-  ASSERT_OK(store_->SetNodeDraining("node-1", true));
-  ASSERT_OK(store_->Heartbeat("node-1", node_epoch_, now_ + 1));
-  auto restarted = store_->RegisterNode("node-1", 5001, "host-1", now_ + 2);
-  ASSERT_TRUE(restarted.ok());
-  EXPECT_TRUE(store_->GetNode("node-1").value()->draining);
-  auto listed = store_->ListNodes();
-  ASSERT_TRUE(listed.ok());
-  ASSERT_EQ(listed->size(), 1u);
-  EXPECT_TRUE((*listed)[0].draining);
-  ASSERT_OK(store_->SetNodeDraining("node-1", false));
-  EXPECT_FALSE(store_->GetNode("node-1").value()->draining);
-  EXPECT_EQ(store_->SetNodeDraining("node-9", true).code(), StatusCode::kNotFound);
-}
-
 VersionClaim Claim(uint64_t version, const std::string& attempt = "", std::optional<int64_t> job = std::nullopt) {
   VersionClaim c;
   c.version = version;
@@ -787,8 +727,8 @@ VersionClaim Claim(uint64_t version, const std::string& attempt = "", std::optio
 }
 
 TEST_P(JobStoreConformanceTest, TableVersionsAreClaimedOnlyOnePastTheNewest) {
-  StoreVersionCatalog versions(store_.get(), table_.table_incarnation, [this] { return now_; });
-  StoreVersionCatalog other(store_.get(), "another-incarnation", [this] { return now_; });
+  catalog::StoreVersionCatalog versions(&store_->catalog(), table_.table_incarnation, [this] { return now_; });
+  catalog::StoreVersionCatalog other(&store_->catalog(), "another-incarnation", [this] { return now_; });
   EXPECT_FALSE(versions.Latest().value().has_value());
   // The first claim adopts whatever version the dataset's files had reached.
   const VersionClaim five = Claim(5);
@@ -819,7 +759,7 @@ TEST_P(JobStoreConformanceTest, TableVersionsAreClaimedOnlyOnePastTheNewest) {
 // The fence of seed 000's crash cut C11 and of a leader that lost its lease: an attempt
 // commits only while its job runs it under the leader epoch it was dispatched by.
 TEST_P(JobStoreConformanceTest, AnAttemptCommitsOnlyWhileItsJobRunsItUnderTheLiveLease) {
-  StoreVersionCatalog versions(store_.get(), table_.table_incarnation, [this] { return now_; });
+  catalog::StoreVersionCatalog versions(&store_->catalog(), table_.table_incarnation, [this] { return now_; });
   ASSERT_OK(versions.Claim(Claim(7)));
   JobRecord r = Running("idx");
   // Not the job's attempt, or a job that does not exist: refused, nothing committed.
@@ -840,7 +780,7 @@ TEST_P(JobStoreConformanceTest, AnAttemptCommitsOnlyWhileItsJobRunsItUnderTheLiv
   // A running attempt whose leader lost the lease: refused once another epoch holds it.
   JobRecord running = Running("idx3");
   now_ += kLeaseTtl + 1;
-  auto taken = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  auto taken = store_->cluster().AcquireLeader("leader-b", now_, kLeaseTtl);
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   Status late = versions.Claim(Claim(9, "attempt-1", running.job_id));
   EXPECT_EQ(late.code(), StatusCode::kFailedPrecondition) << late.ToString();
@@ -877,7 +817,7 @@ TEST_P(JobStoreConformanceTest, ReopeningReplaysEveryRecordFromStorage) {
   EXPECT_EQ(MustOk(store_->Get(a.job_id)), a);
   EXPECT_EQ(MustOk(store_->Get(p.job_id)), p);
   EXPECT_EQ(MustEvents(a.job_id), events);
-  EXPECT_EQ(store_->GetLeader().value().epoch, epoch_);
+  EXPECT_EQ(store_->cluster().GetLeader().value().epoch, epoch_);
   EXPECT_EQ(store_->Admit(Spec("IDX"), "bob", now_).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->DropTable("local", "db", "docs").code(), StatusCode::kFailedPrecondition);
   // The reopened store continues the same job: ACK joins, refresh completes it.
@@ -1257,7 +1197,7 @@ TEST_P(JobStoreConformanceTest, DropDatabaseRacingATableRegistrationSerializes) 
     const std::string db = "race" + std::to_string(round);
     std::atomic<bool> exists{true};  // the database's directory
     std::atomic<int> go{0};
-    Result<TableEntry> registered = Status::Internal("not run");
+    Result<catalog::TableEntry> registered = Status::Internal("not run");
     Status dropped = Status::Internal("not run");
     std::thread registering([&] {
       while (go.load() == 0) {

@@ -1,5 +1,5 @@
 // Helpers shared by the job store's source files (job_store.cc,
-// job_transitions.cc, job_cluster.cc). Each runs on a connection the caller
+// job_transitions.cc, cluster_store.cc). Each runs on a connection the caller
 // holds, usually inside a write transaction. Not thread-safe per connection.
 #pragma once
 

@@ -58,20 +58,6 @@ Status CheckAttempt(const Cas& cas, const AttemptIdentity& a) {
   return Status::OK();
 }
 
-// FailedPrecondition unless `node_id` is registered at `epoch`.
-Status CheckNodeEpoch(meta::Connection& conn, const std::string& node_id, int64_t epoch) {
-  VIGIL_ASSIGN_OR_RETURN(std::optional<meta::Row> row, conn.QueryOptional(sql::kSelectNode, {node_id}));
-  int64_t current = 0;
-  if (row) {
-    VIGIL_ASSIGN_OR_RETURN(current, row->Int(1));
-  }
-  if (current != epoch) {
-    return Status::FailedPrecondition("node " + node_id + " is at epoch " + std::to_string(current) + ", not " +
-                                      std::to_string(epoch));
-  }
-  return Status::OK();
-}
-
 void RecordObservation(Transition* t, int64_t version, const std::string& fingerprint, int64_t now_ms) {
   t->next.last_observed_version = version;
   t->next.last_observed_fingerprint = fingerprint;
@@ -170,7 +156,7 @@ Result<JobRecord> JobStore::Dispatch(const Cas& cas, const AttemptIdentity& atte
     return Status::OK();
   };
   auto hook = [&](meta::Connection& conn, const JobRecord&, const Transition&) {
-    return CheckNodeEpoch(conn, attempt.executor_node_id, attempt.node_epoch);
+    return ClusterStore::CheckNodeEpochOn(conn, attempt.executor_node_id, attempt.node_epoch);
   };
   return ApplyWith(cas, fn, hook);
 }

@@ -38,16 +38,18 @@ Status Leader::Start() {
 }
 
 Status Leader::TakeLease() {
-  Result<LeaderLease> current = store_->GetLeader();
+  Result<LeaderLease> current = store_->cluster().GetLeader();
   VIGIL_RETURN_IF_ERROR(current.status());
   // Sent before the lease is taken: the lease cannot lapse before this plus its ttl.
   renewal_sent_ms_.store(env_->NowMs());
-  VIGIL_ASSIGN_OR_RETURN(const int64_t now, store_->LeaseClockMs(env_->NowMs()));
+  VIGIL_ASSIGN_OR_RETURN(const int64_t now, store_->cluster().LeaseClockMs(env_->NowMs()));
   const bool held_by_other = current->holder != options_.runner.leader_holder && current->expires_at_ms > now;
   if (held_by_other && options_.holder_is_dead && options_.holder_is_dead(*current)) {
     VIGIL_LOG_INFO("taking over the lease of {} (epoch {}), which is gone", current->holder, current->epoch);
     VIGIL_RETURN_IF_ERROR(
-        store_->TakeOverLeader(options_.runner.leader_holder, *current, now, options_.runner.lease_ttl_ms).status());
+        store_->cluster()
+            .TakeOverLeader(options_.runner.leader_holder, *current, now, options_.runner.lease_ttl_ms)
+            .status());
   } else if (held_by_other) {
     return Status::Busy("the leader lease is held by " + current->holder + " (epoch " + std::to_string(current->epoch) +
                         ") until " + std::to_string(current->expires_at_ms));
@@ -166,10 +168,10 @@ void Leader::HeartbeatLoop(int64_t epoch) {
     if (sent - last_try < (failing ? std::max<int64_t>(period / 4, 10) : period)) continue;
     last_try = sent;
     Result<LeaderLease> renewed =
-        store_->RenewLeader(options_.runner.leader_holder, epoch, sent, options_.runner.lease_ttl_ms);
+        store_->cluster().RenewLeader(options_.runner.leader_holder, epoch, sent, options_.runner.lease_ttl_ms);
     if (renewed.ok()) {
       renewal_sent_ms_.store(sent);
-      Status node = store_->Heartbeat(options_.runner.node_id, runner_.node_epoch(), sent);
+      Status node = store_->cluster().Heartbeat(options_.runner.node_id, runner_.node_epoch(), sent);
       if (!node.ok()) VIGIL_LOG_WARN("node heartbeat of {}: {}", options_.runner.node_id, node.ToString());
     } else if (renewed.status().code() == StatusCode::kCommitConflict) {
       FenceSelf("leadership lost: " + renewed.status().ToString());
@@ -251,7 +253,8 @@ Status Leader::Run() {
   heartbeat.join();
   if (watchdog.joinable()) watchdog.join();
   // Hand the lease back early so that the next leader need not wait for its expiry.
-  if (result.ok()) (void)store_->ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), env_->NowMs());
+  if (result.ok())
+    (void)store_->cluster().ReleaseLeader(options_.runner.leader_holder, runner_.leader_epoch(), env_->NowMs());
   return result;
 }
 

@@ -127,11 +127,11 @@ class NodeAgentTest : public ::testing::Test {
 };
 
 TEST_F(NodeAgentTest, AttemptsGoToTheLeastLoadedLiveUndrainedNodeWithAFreeSlot) {
-  ASSERT_TRUE(store_->RegisterNode("peer", 2, "h:2", now_, 1).ok());
-  ASSERT_TRUE(store_->RegisterNode("silent", 3, "h:3", now_ - kTtl, 4).ok());  // its heartbeat is a lease old
-  ASSERT_TRUE(store_->RegisterNode("drained", 4, "h:4", now_, 4).ok());
-  ASSERT_TRUE(store_->SetNodeDraining("drained", true).ok());
-  ASSERT_TRUE(store_->RegisterNode("reader", 5, "h:5", now_, 0).ok());  // runs no one else's attempts
+  ASSERT_TRUE(store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1).ok());
+  ASSERT_TRUE(store_->cluster().RegisterNode("silent", 3, "h:3", now_ - kTtl, 4).ok());  // its heartbeat is a lease old
+  ASSERT_TRUE(store_->cluster().RegisterNode("drained", 4, "h:4", now_, 4).ok());
+  ASSERT_TRUE(store_->cluster().SetNodeDraining("drained", true).ok());
+  ASSERT_TRUE(store_->cluster().RegisterNode("reader", 5, "h:5", now_, 0).ok());  // runs no one else's attempts
   HeldExecutor held;
   auto runner = StartRunner(&held);
   const int64_t a = Admit("t0", "a"), b = Admit("t1", "b"), c = Admit("t2", "c");
@@ -151,7 +151,7 @@ TEST_F(NodeAgentTest, AttemptsGoToTheLeastLoadedLiveUndrainedNodeWithAFreeSlot) 
 }
 
 TEST_F(NodeAgentTest, AnUnfencedProviderNeverLeavesTheLeadersNode) {
-  ASSERT_TRUE(store_->RegisterNode("peer", 2, "h:2", now_, 1).ok());
+  ASSERT_TRUE(store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1).ok());
   HeldExecutor held;
   RunnerOptions ro;
   ro.commits_fenced = [](std::string_view) { return false; };
@@ -165,7 +165,7 @@ TEST_F(NodeAgentTest, AnUnfencedProviderNeverLeavesTheLeadersNode) {
 }
 
 TEST_F(NodeAgentTest, AnAgentRunsItsNodesAttemptOnceAndRecordsItUnderTheAttemptsLeaderEpoch) {
-  auto peer_epoch = store_->RegisterNode("peer", 2, "h:2", now_, 1);
+  auto peer_epoch = store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1);
   ASSERT_TRUE(peer_epoch.ok());
   HeldExecutor held;
   auto runner = StartRunner(&held);
@@ -206,7 +206,7 @@ TEST_F(NodeAgentTest, AnAgentRunsItsNodesAttemptOnceAndRecordsItUnderTheAttempts
 }
 
 TEST_F(NodeAgentTest, ANodeWithoutHeartbeatsForMostOfALeaseKillsItsWorkersAndTakesNothingUntilOneSucceeds) {
-  auto peer_epoch = store_->RegisterNode("peer", 2, "h:2", now_, 1);
+  auto peer_epoch = store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1);
   ASSERT_TRUE(peer_epoch.ok());
   // Each executor the agent makes counts its fences (a fence kills the executor's workers).
   std::vector<int> fences;
@@ -237,7 +237,7 @@ TEST_F(NodeAgentTest, ANodeWithoutHeartbeatsForMostOfALeaseKillsItsWorkersAndTak
   EXPECT_EQ(fences, (std::vector<int>{1}));
   // Fenced, it takes nothing: an attempt assigned to it stays RUNNING, unexecuted.
   HeldExecutor held;
-  ASSERT_TRUE(store_->RegisterNode("peer", 2, "h:2", env_.NowMs(), 1).ok());  // the leader sees it alive
+  ASSERT_TRUE(store_->cluster().RegisterNode("peer", 2, "h:2", env_.NowMs(), 1).ok());  // the leader sees it alive
   auto runner = StartRunner(&held);
   Admit("t0", "a");
   const int64_t b = Admit("t1", "b");
@@ -272,9 +272,9 @@ TEST_F(NodeAgentTest, ANodeWithoutHeartbeatsForMostOfALeaseKillsItsWorkersAndTak
 // lease old, then NOT_COMMITTED by the store's fence: the late commit of an agent that was
 // frozen meanwhile is refused, and so is its record.
 TEST_F(NodeAgentTest, ADeadNodesAttemptIsSettledByTheFenceAndItsLateCommitRefused) {
-  auto peer_epoch = store_->RegisterNode("peer", 2, "h:2", now_, 1);
+  auto peer_epoch = store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1);
   ASSERT_TRUE(peer_epoch.ok());
-  ASSERT_TRUE(store_->RegisterNode("other", 3, "h:3", now_, 1).ok());
+  ASSERT_TRUE(store_->cluster().RegisterNode("other", 3, "h:3", now_, 1).ok());
   HeldExecutor held;
   auto runner = StartRunner(&held);
   Admit("t0", "a");
@@ -303,7 +303,7 @@ TEST_F(NodeAgentTest, ADeadNodesAttemptIsSettledByTheFenceAndItsLateCommitRefuse
   EXPECT_EQ(DerivedState(Get(b).state), "RUNNING");
   EXPECT_EQ(DerivedState(Get(c).state), "RUNNING");
 
-  ASSERT_TRUE(store_->RegisterNode("other", 6, "h:3", now_ + 2000, 1).ok());  // other restarted
+  ASSERT_TRUE(store_->cluster().RegisterNode("other", 6, "h:3", now_ + 2000, 1).ok());  // other restarted
   ASSERT_TRUE(reconciler.RunDue(now_ + 2000).ok());
   JobRecord restarted = Get(c);
   EXPECT_EQ(restarted.state.outcome, Outcome::kNotCommitted) << DerivedState(restarted.state);

@@ -5,12 +5,12 @@
 #include <limits>
 #include <vector>
 
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/checksum.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/file_lock.h"
 #include "vigil/common/logging.h"
 #include "vigil/jobs/executor.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/lance/lance_table.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
@@ -181,7 +181,7 @@ Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::functi
     return true;
   }
   if (r.status().code() != StatusCode::kCommitConflict) return r.status();
-  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->GetLeader());
+  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->cluster().GetLeader());
   if (lease.epoch != epoch_ || lease.holder != holder_ || lease.expires_at_ms <= now_ms) {
     return Status::CommitConflict("reconciler: leader epoch " + std::to_string(epoch_) + " of " + holder_ +
                                   " is no longer live: " + r.status().message());
@@ -192,9 +192,9 @@ Result<bool> Reconciler::Write(JobRecord* job, int64_t now_ms, const std::functi
 Result<Reconciler::Observation> Reconciler::ReadNewest(const JobSpec& spec) {
   if (spec.engine == index::TableEngine::kLance) return ReadNewestLance(spec);
   // The newest committed version or an error: an older good version is not an authoritative read.
-  VIGIL_ASSIGN_OR_RETURN(
-      std::shared_ptr<Dataset> ds,
-      Dataset::Open(spec.locator, std::nullopt, TableDatasetOptions(store_, spec.table_incarnation)));
+  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds,
+                         Dataset::Open(spec.locator, std::nullopt,
+                                       catalog::TableDatasetOptions(&store_->catalog(), spec.table_incarnation)));
   const Manifest& m = ds->manifest();
   std::vector<std::string> segments;
   segments.reserve(m.segments.size());
@@ -211,7 +211,7 @@ Result<Reconciler::Observation> Reconciler::ReadNewest(const JobSpec& spec) {
 }
 
 Result<bool> Reconciler::NodeReplaced(const AttemptIdentity& attempt) {
-  VIGIL_ASSIGN_OR_RETURN(std::optional<NodeInfo> node, store_->GetNode(attempt.executor_node_id));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<NodeInfo> node, store_->cluster().GetNode(attempt.executor_node_id));
   return node.has_value() && node->epoch != attempt.node_epoch;
 }
 
@@ -323,13 +323,13 @@ Status Reconciler::Examine(JobRecord job, int64_t now_ms) {
 
 Result<std::optional<std::string>> Reconciler::NodeGone(const AttemptIdentity& attempt, int64_t now_ms) {
   const std::string& id = attempt.executor_node_id;
-  VIGIL_ASSIGN_OR_RETURN(std::optional<NodeInfo> node, store_->GetNode(id));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<NodeInfo> node, store_->cluster().GetNode(id));
   if (!node) return std::optional<std::string>("node " + id + " that ran the attempt is no longer registered");
   if (node->epoch != attempt.node_epoch) {
     return std::optional<std::string>("node " + id + " restarted (epoch " + std::to_string(attempt.node_epoch) +
                                       ", now " + std::to_string(node->epoch) + ") while running the attempt");
   }
-  VIGIL_ASSIGN_OR_RETURN(const int64_t lease_now, store_->LeaseClockMs(now_ms));
+  VIGIL_ASSIGN_OR_RETURN(const int64_t lease_now, store_->cluster().LeaseClockMs(now_ms));
   if (node->heartbeat_at_ms + options_.node_ttl_ms > lease_now) return std::optional<std::string>();
   return std::optional<std::string>("node " + id + " running the attempt has not heartbeat for " +
                                     std::to_string(lease_now - node->heartbeat_at_ms) + " ms (lease " +
@@ -339,10 +339,11 @@ Result<std::optional<std::string>> Reconciler::NodeGone(const AttemptIdentity& a
 Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& job) {
   // The catalog records the attempt of every commit made through it; a commit made before the
   // table's catalog existed is in the manifest history of its committed versions.
-  StoreVersionCatalog catalog(store_, job.spec.table_incarnation, [] { return Env::Default()->NowMs(); });
-  VIGIL_ASSIGN_OR_RETURN(std::optional<StoredVersion> claimed, catalog.FindAttempt(job.attempt->attempt_id));
+  catalog::StoreVersionCatalog catalog(&store_->catalog(), job.spec.table_incarnation,
+                                       [] { return Env::Default()->NowMs(); });
+  VIGIL_ASSIGN_OR_RETURN(std::optional<catalog::StoredVersion> claimed, catalog.FindAttempt(job.attempt->attempt_id));
   if (claimed) return std::optional<int64_t>(static_cast<int64_t>(claimed->version));
-  const DatasetOptions committed = TableDatasetOptions(store_, job.spec.table_incarnation);
+  const DatasetOptions committed = catalog::TableDatasetOptions(&store_->catalog(), job.spec.table_incarnation);
   std::vector<uint64_t> corrupt;
   VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions,
                          Dataset::ListVersions(job.spec.locator, committed, &corrupt));

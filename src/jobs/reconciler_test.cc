@@ -9,13 +9,13 @@
 #include <optional>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/file_lock.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/attempt_lock.h"
 #include "vigil/jobs/executor.h"
-#include "vigil/jobs/version_store.h"
 
 namespace vigil::jobs {
 namespace {
@@ -42,10 +42,10 @@ class ReconcilerTest : public ::testing::Test {
     auto table = store_->catalog().RegisterTable("local", "db", "docs", path_, now_);
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     incarnation_ = table->table_incarnation;
-    auto lease = store_->AcquireLeader(kHolder, now_, kLeaseTtl);
+    auto lease = store_->cluster().AcquireLeader(kHolder, now_, kLeaseTtl);
     ASSERT_TRUE(lease.ok()) << lease.status().ToString();
     epoch_ = lease->epoch;
-    auto node = store_->RegisterNode("local", 1, "localhost", now_);
+    auto node = store_->cluster().RegisterNode("local", 1, "localhost", now_);
     ASSERT_TRUE(node.ok()) << node.status().ToString();
     node_epoch_ = *node;
   }
@@ -72,7 +72,7 @@ class ReconcilerTest : public ::testing::Test {
 
   // The table's dataset, opened to commit through its catalog at the test's clock.
   DatasetOptions Committed() {
-    return TableDatasetOptions(store_.get(), incarnation_, [this] { return now_; });
+    return catalog::TableDatasetOptions(&store_->catalog(), incarnation_, [this] { return now_; });
   }
 
   CreateIndexStatement Statement(const std::string& name, const std::string& column, index::IndexType type) {
@@ -394,7 +394,7 @@ TEST_F(ReconcilerTest, AMissingLockFileProvesNothingUntilTheNodeEpochIsReplaced)
   std::filesystem::remove_all(std::filesystem::path(AttemptLockPath(path_, running.attempt->attempt_id)).parent_path());
   ASSERT_TRUE(reconciler_->Recover(now_).ok());
   EXPECT_EQ(Get(running.job_id).state.execution, Execution::kRunning);
-  ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());  // the node restarted
+  ASSERT_TRUE(store_->cluster().RegisterNode("local", 2, "localhost", now_).ok());  // the node restarted
   ASSERT_TRUE(reconciler_->Recover(now_).ok());
   JobRecord r = Get(running.job_id);
   EXPECT_EQ(r.state.outcome, Outcome::kNotCommitted);
@@ -434,7 +434,7 @@ TEST_F(ReconcilerTest, ALostLeaseStopsThePassWithoutWriting) {
   lock.reset();
   JobRecord u = Unknown(running);
   now_ += kLeaseTtl + 1;
-  auto other = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  auto other = store_->cluster().AcquireLeader("leader-b", now_, kLeaseTtl);
   ASSERT_TRUE(other.ok()) << other.status().ToString();
   EXPECT_EQ(reconciler_->RunDue(now_).status().code(), StatusCode::kCommitConflict);
   EXPECT_EQ(Get(u.job_id).revision, u.revision);
@@ -451,7 +451,7 @@ TEST_F(ReconcilerTest, OrphanedStoppedWorkerIsKilledAtItsDeadlineAndSettled) {
   const pid_t worker = ForkStoppedWorker(&*lock);
   lock->Release();  // the dispatcher dies; the stopped worker still holds the lock
   ASSERT_TRUE(*FileLock::IsHeld(lock_path));
-  ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());  // a new node epoch
+  ASSERT_TRUE(store_->cluster().RegisterNode("local", 2, "localhost", now_).ok());  // a new node epoch
 
   ASSERT_TRUE(reconciler_->RunDue(now_).ok());
   EXPECT_EQ(Get(running.job_id).state.execution, Execution::kRunning);  // it may still finish
@@ -486,7 +486,7 @@ TEST_F(ReconcilerTest, UnfencedOrphanedWorkerOfAnotherHostIsUnknownAndResolvable
   elsewhere.boot_id = "another-host";
   ASSERT_TRUE(RecordAttemptProcess(lock->fd(), elsewhere).ok());
   lock->Release();
-  ASSERT_TRUE(store_->RegisterNode("local", 2, "localhost", now_).ok());
+  ASSERT_TRUE(store_->cluster().RegisterNode("local", 2, "localhost", now_).ok());
   now_ = running.attempt->deadline_at_ms + 1;
   ASSERT_TRUE(reconciler_->RunDue(now_, /*all=*/true).ok());
   JobRecord unknown = Get(running.job_id);
@@ -530,7 +530,7 @@ TEST_F(ReconcilerTest, RunningAttemptsOfAnOlderLeaderEpochAreSettledAtOnce) {
   const pid_t worker = ForkStoppedWorker(&*idle_lock);
 
   now_ += kLeaseTtl + 1;  // the old leader's lease lapses; leader-b takes it
-  auto lease = store_->AcquireLeader("leader-b", now_, kLeaseTtl);
+  auto lease = store_->cluster().AcquireLeader("leader-b", now_, kLeaseTtl);
   ASSERT_TRUE(lease.ok()) << lease.status().ToString();
   Reconciler next(store_.get(), "leader-b", lease->epoch);
   ASSERT_TRUE(next.Recover(now_).ok());

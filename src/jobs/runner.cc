@@ -15,21 +15,21 @@ namespace vigil::jobs {
 Status JobRunner::Start(int64_t now_ms) {
   // The lease first: a process that cannot lead must not replace the node's epoch.
   VIGIL_ASSIGN_OR_RETURN(LeaderLease lease,
-                         store_->AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
+                         store_->cluster().AcquireLeader(options_.leader_holder, now_ms, options_.lease_ttl_ms));
   leader_epoch_.store(lease.epoch);
   if (options_.node_epoch > 0) {
     node_epoch_ = options_.node_epoch;
     return Status::OK();
   }
   VIGIL_ASSIGN_OR_RETURN(node_epoch_,
-                         store_->RegisterNode(options_.node_id, ::getpid(), options_.node_address, now_ms));
+                         store_->cluster().RegisterNode(options_.node_id, ::getpid(), options_.node_address, now_ms));
   return Status::OK();
 }
 
 Status JobRunner::RenewLeadership(int64_t now_ms) {
   if (leader_epoch_.load() == 0) return Status::FailedPrecondition("the runner was not started");
-  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->RenewLeader(options_.leader_holder, leader_epoch_.load(), now_ms,
-                                                                options_.lease_ttl_ms));
+  VIGIL_ASSIGN_OR_RETURN(LeaderLease lease, store_->cluster().RenewLeader(options_.leader_holder, leader_epoch_.load(),
+                                                                          now_ms, options_.lease_ttl_ms));
   leader_epoch_.store(lease.epoch);
   return Status::OK();
 }
@@ -56,8 +56,8 @@ Result<std::vector<JobRunner::NodeSlot>> JobRunner::NodeSlots(int64_t now_ms, co
   std::vector<NodeSlot> slots;
   slots.push_back(NodeSlot{options_.node_id, node_epoch_, std::max(options_.concurrency, 1),
                            static_cast<int64_t>(this->running()), true});
-  VIGIL_ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, store_->ListNodes());
-  VIGIL_ASSIGN_OR_RETURN(const int64_t lease_now, store_->LeaseClockMs(now_ms));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, store_->cluster().ListNodes());
+  VIGIL_ASSIGN_OR_RETURN(const int64_t lease_now, store_->cluster().LeaseClockMs(now_ms));
   for (const NodeInfo& n : nodes) {
     // Alive while its last heartbeat is younger than one lease, on the lease clock.
     const bool alive = n.heartbeat_at_ms + options_.lease_ttl_ms > lease_now;

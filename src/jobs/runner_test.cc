@@ -364,7 +364,7 @@ TEST_F(RunnerTest, AJobNoNodeTakesEndsSchedulingExhaustedAfterMaxPending) {
   ro.max_pending_ms = 5'000;
   JobRunner drained(store_.get(), &executor_, ro);
   ASSERT_TRUE(drained.Start(now_).ok());
-  ASSERT_TRUE(store_->SetNodeDraining(ro.node_id, true).ok());
+  ASSERT_TRUE(store_->cluster().SetNodeDraining(ro.node_id, true).ok());
   EXPECT_TRUE(drained.StartPending(now_ + 4'999)->empty());
   EXPECT_EQ(DerivedState(store_->Get(job.job_id)->state), "PENDING");
   EXPECT_TRUE(drained.StartPending(now_ + 5'000)->empty());

@@ -9,13 +9,13 @@
 #include <sstream>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/file_lock.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/jobs/worker_executor.h"
 
 namespace vigil::jobs {
@@ -107,7 +107,7 @@ TEST_F(WorkerExecutorTest, CreateRunsInAWorkerCommitsAndRefreshes) {
   // The attempt lock went with the reaped worker, and with a known outcome its file is removed.
   EXPECT_EQ(FileLock::IsHeld(AttemptLockPath(path_, done.attempt->attempt_id)).status().code(), StatusCode::kNotFound);
   // The worker committed through the table's version catalog, which the supervisor answered.
-  auto row = StoreVersionCatalog(store_.get(), done.spec.table_incarnation, [this] {
+  auto row = catalog::StoreVersionCatalog(&store_->catalog(), done.spec.table_incarnation, [this] {
                return now_;
              }).FindAttempt(done.attempt->attempt_id);
   ASSERT_TRUE(row.ok() && row->has_value()) << row.status().ToString();

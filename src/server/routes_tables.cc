@@ -7,9 +7,9 @@
 #include "server/api_internal.h"
 #include "server/query/query_request.h"
 #include "server/query_json.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/common/names.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/lance/lance_table.h"
 #include "vigil/storage/dataset.h"
 
@@ -127,7 +127,7 @@ HttpResponse Accepted(const sql::ResultSet& r) {
 Result<std::optional<HttpResponse>> ApiServer::Impl::AppendEffect(const PathParams& params, const std::string& token) {
   VIGIL_ASSIGN_OR_RETURN(std::string db, DatabaseParam(params));
   VIGIL_ASSIGN_OR_RETURN(std::string table, TableParam(params));
-  jobs::TableCatalog catalog(&root_, &*jobs_);
+  catalog::TableCatalog catalog(&root_, &jobs_->catalog());
   Result<std::shared_ptr<Dataset>> ds = catalog.Open(vigil::TableName{std::string(kLocalCatalog), db, table});
   if (ds.status().code() == StatusCode::kNotFound) return std::optional<HttpResponse>();
   VIGIL_RETURN_IF_ERROR(ds.status());
@@ -161,10 +161,11 @@ Result<std::optional<HttpResponse>> ApiServer::Impl::ExternalTableDetail(Call& c
                                                                          const std::string& table) {
   // A table Vigil owns, a missing one or a bad name: the caller's own path answers (and
   // authorizes) it. Otherwise SHOW INDEX authorizes: a table one may not see reads as missing.
-  jobs::TableCatalog catalog(&root_, &*jobs_);
-  Result<std::optional<jobs::TableEntry>> found = catalog.Find(vigil::TableName{std::string(kLocalCatalog), db, table});
+  catalog::TableCatalog catalog(&root_, &jobs_->catalog());
+  Result<std::optional<catalog::TableEntry>> found =
+      catalog.Find(vigil::TableName{std::string(kLocalCatalog), db, table});
   if (!found.ok() || !*found || (*found)->engine != index::TableEngine::kLance) return std::optional<HttpResponse>();
-  const jobs::TableEntry& entry = **found;
+  const catalog::TableEntry& entry = **found;
   VIGIL_ASSIGN_OR_RETURN(sql::ResultSet indexes, RunSql(call, "SHOW INDEX FROM " + db + "." + table));
   VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(entry.locator, lance::ReadOptions(config_.lance)));
   nlohmann::json columns = nlohmann::json::array(), fields = nlohmann::json::array();

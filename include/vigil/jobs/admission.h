@@ -74,18 +74,18 @@ class Admission {
 
  private:
   // The same statements on an external Lance table (admission_lance.cc).
-  Result<JobRecord> CreateLance(const TableEntry& table, const CreateIndexStatement& stmt, const std::string& actor,
-                                int64_t now_ms);
-  Result<JobRecord> DropLance(const TableEntry& table, const DropIndexStatement& stmt, const std::string& actor,
-                              int64_t now_ms);
-  Result<JobRecord> BuildLance(const TableEntry& table, const BuildIndexStatement& stmt, const std::string& actor,
-                               int64_t now_ms);
+  Result<JobRecord> CreateLance(const catalog::TableEntry& table, const CreateIndexStatement& stmt,
+                                const std::string& actor, int64_t now_ms);
+  Result<JobRecord> DropLance(const catalog::TableEntry& table, const DropIndexStatement& stmt,
+                              const std::string& actor, int64_t now_ms);
+  Result<JobRecord> BuildLance(const catalog::TableEntry& table, const BuildIndexStatement& stmt,
+                               const std::string& actor, int64_t now_ms);
   // The registered table of `target` for a statement naming `index_name`: InvalidArgument
   // when the name is not an identifier, unless the table is an external Lance table (whose
   // names another writer chose: admission_lance.cc checks them); NotFound when there is none.
-  Result<TableEntry> LookupNamed(const IndexTarget& target, const std::string& index_name);
+  Result<catalog::TableEntry> LookupNamed(const IndexTarget& target, const std::string& index_name);
   // The registered table of `target`; NotFound when there is none.
-  Result<TableEntry> Lookup(const IndexTarget& target);
+  Result<catalog::TableEntry> Lookup(const IndexTarget& target);
 
   JobStore* store_;
   IndexCaps caps_;

@@ -1,8 +1,10 @@
 // The durable job store (seed 000 sections 5, 7-9, appendices B and C;
 // DESIGN.md sections 2, 3, 5): index jobs with their append-only events, same-name
-// fences, target guards, the leader lease, node epochs and per-table refresh
-// generations, on meta::Database (SQLite or PostgreSQL, one shared conformance
-// suite). Every job write is one transaction: a compare-and-set on the job's
+// fences, target guards, audit records and per-table refresh generations, on
+// meta::Database (SQLite or PostgreSQL, one shared conformance suite). The table
+// registry and version catalogs (catalog()) and the leader lease and node
+// registry (cluster()) are stores of their own on the same database, whose rows
+// a job write reads in its own transaction. Every job write is one transaction: a compare-and-set on the job's
 // revision (and, for leader-driven transitions, the leader epoch), the new
 // state from job_state.h checked with CheckLegal, one `revision+1` event, and
 // the fence and target guard released exactly when HoldsFence() turns false.
@@ -21,9 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/catalog/catalog_store.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/backoff.h"
-#include "vigil/jobs/catalog_store.h"
+#include "vigil/jobs/cluster_store.h"
 #include "vigil/jobs/job_record.h"
 #include "vigil/jobs/job_state.h"
 #include "vigil/jobs/request_claim.h"
@@ -31,19 +34,11 @@
 
 namespace vigil::jobs {
 
-// The clock that decides leases and node heartbeats.
-enum class LeaseClock {
-  kStore,   // PostgreSQL's clock_timestamp(); on SQLite (one machine) the caller's now_ms
-  kCaller,  // the now_ms each call passes, on both backends (suites that drive time)
-};
-
 struct JobStoreOptions {
   std::string uri;  // see meta::Database::Open
   meta::DatabaseOptions database;
   LeaseClock lease_clock = LeaseClock::kStore;
 };
-
-constexpr int kMaxListLimit = 1000;
 
 // One table, or (without a table name) every table of a database.
 struct TableScope {
@@ -130,29 +125,6 @@ constexpr std::string_view kWatchChecked = "WATCH_CHECKED";
 constexpr std::string_view kWatchReadFailed = "WATCH_READ_FAILED";
 }  // namespace event
 
-struct LeaderLease {
-  std::string holder;  // "" when never held
-  int64_t epoch = 0;
-  int64_t acquired_at_ms = 0;
-  int64_t expires_at_ms = 0;
-
-  // Held and not expired at now_ms (the rule of every lease decision).
-  bool Live(int64_t now_ms) const { return !holder.empty() && expires_at_ms > now_ms; }
-};
-
-struct NodeInfo {
-  std::string node_id;
-  int64_t epoch = 0;
-  int64_t started_at_ms = 0;
-  int64_t heartbeat_at_ms = 0;
-  int64_t pid = 0;
-  std::string host;
-  bool draining = false;  // finishes its attempts and leads nothing until resumed
-  int64_t capacity = 0;   // attempts it runs for any leader (its node agent); 0: none
-};
-
-constexpr int64_t kMaxNodeCapacity = 256;  // jobs.concurrency_per_node's bound
-
 struct ArchiveResult {
   int64_t archived = 0;    // terminal jobs with a released fence
   int64_t tombstoned = 0;  // UNKNOWN jobs still holding their fence
@@ -215,8 +187,12 @@ class JobStore {
 
   meta::Database& database() { return *db_; }
 
-  // The table registry (catalog_store.h) on the same database.
-  CatalogStore& catalog() { return catalog_; }
+  // The table registry and version catalogs (catalog/catalog_store.h) on the same database,
+  // whose attempt check is this store's: a claim commits only while its job runs the attempt
+  // under the live leader epoch.
+  catalog::CatalogStore& catalog() { return catalog_; }
+  // The leader lease and node registry (cluster_store.h) on the same database and lease clock.
+  ClusterStore& cluster() { return cluster_; }
 
   // ---- Tables and their guards ----
   // Drops a registered table after CheckNoGuard; a re-registered one gets a new incarnation.
@@ -325,43 +301,6 @@ class JobStore {
   // Audit records with audit_id > after_id, oldest first, at most `limit` (1..kMaxListLimit).
   Result<std::vector<AuditRecord>> ListAudit(int64_t after_id, int limit);
 
-  // ---- Leader lease ----
-  // Succeeds when free, expired, or held (unexpired) by `holder`. The epoch increases on every
-  // change of holder and after a lapse; Busy when another holder's lease is live.
-  Result<LeaderLease> AcquireLeader(const std::string& holder, int64_t now_ms, int64_t ttl_ms);
-  // Extends a live lease; CommitConflict when `holder`/`epoch` no longer hold it or it expired.
-  Result<LeaderLease> RenewLeader(const std::string& holder, int64_t epoch, int64_t now_ms, int64_t ttl_ms);
-  // Replaces a lease whose holder the caller has proven dead (e.g. it no longer holds the
-  // root's leader lock) with a new epoch, without waiting for expiry. CommitConflict when
-  // the lease is no longer (`dead.holder`, `dead.epoch`).
-  Result<LeaderLease> TakeOverLeader(const std::string& holder, const LeaderLease& dead, int64_t now_ms,
-                                     int64_t ttl_ms);
-  // Hands a live lease back (it lapses now, so the next holder gets a new epoch at once).
-  // OK when `holder`/`epoch` no longer hold it.
-  Status ReleaseLeader(const std::string& holder, int64_t epoch, int64_t now_ms);
-  Result<LeaderLease> GetLeader();
-  // The clock every lease decision reads (LeaseClock): the database's on PostgreSQL,
-  // `caller_now_ms` on SQLite. The lease and node functions here read it themselves; their
-  // `now_ms` argument is the caller's clock.
-  Result<int64_t> LeaseClockMs(int64_t caller_now_ms);
-  // Inside the caller's write transaction: locks the lease row; CommitConflict unless `epoch`
-  // is the live leader epoch at now_ms.
-  Status CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms);
-
-  // ---- Nodes ----
-  // Registers a start of `node_id` that runs up to `capacity` attempts any leader assigns to it
-  // (0: only its own leader's); returns its new epoch (1, 2, ...).
-  Result<int64_t> RegisterNode(const std::string& node_id, int64_t pid, const std::string& host, int64_t now_ms,
-                               int64_t capacity = 0);
-  // CommitConflict when `epoch` was replaced; NotFound for an unknown node.
-  Status Heartbeat(const std::string& node_id, int64_t epoch, int64_t now_ms);
-  Result<std::optional<NodeInfo>> GetNode(const std::string& node_id);
-  // Marks a node draining (or not). The mark outlives the node's restarts until cleared.
-  // NotFound for an unknown node.
-  Status SetNodeDraining(const std::string& node_id, bool draining);
-  // Every registered node by id; ResourceExhausted past kMaxListLimit (never cut short).
-  Result<std::vector<NodeInfo>> ListNodes();
-
   // ---- Refresh generations ----
   Result<int64_t> BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation, int64_t now_ms);
   // 0 when never bumped.
@@ -372,8 +311,7 @@ class JobStore {
   // UNKNOWN ones still holding their fence become tombstones. Nothing is deleted.
   Result<ArchiveResult> Archive(int64_t before_ms, int64_t now_ms);
 
-  explicit JobStore(std::unique_ptr<meta::Database> db, LeaseClock lease_clock = LeaseClock::kStore)
-      : db_(std::move(db)), catalog_(db_.get()), lease_clock_(lease_clock) {}
+  explicit JobStore(std::unique_ptr<meta::Database> db, LeaseClock lease_clock = LeaseClock::kStore);
 
  private:
   friend class JobCursor;
@@ -388,12 +326,9 @@ class JobStore {
   // List's page for a validated filter: one query per group of visible scopes, merged.
   Result<std::vector<JobRecord>> Page(const JobFilter& filter);
 
-  // LeaseClockMs on `conn` (inside the caller's transaction).
-  Result<int64_t> LeaseNow(meta::Connection& conn, int64_t caller_now_ms) const;
-
   const std::unique_ptr<meta::Database> db_;
-  CatalogStore catalog_;
-  const LeaseClock lease_clock_;
+  ClusterStore cluster_;
+  catalog::CatalogStore catalog_;
 };
 
 }  // namespace vigil::jobs

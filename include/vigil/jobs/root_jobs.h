@@ -1,7 +1,7 @@
 // The job store of a root: the metadata lives in `<root>/_meta/vigil.db`
 // (SQLite, WAL, shared by every process on the root), or in the PostgreSQL
 // database vigil.toml's [meta] url names (shared by every node of the root).
-// Which table a name means is the catalog's answer (jobs/table_catalog.h).
+// Which table a name means is the catalog's answer (catalog/table_catalog.h).
 // Thread safety: free functions over thread-safe objects.
 #pragma once
 

@@ -21,8 +21,11 @@
 
 namespace vigil::jobs {
 class JobStore;
-struct TableEntry;
 }  // namespace vigil::jobs
+
+namespace vigil::catalog {
+struct TableEntry;
+}  // namespace vigil::catalog
 
 namespace vigil::generations {
 class GenerationManager;
@@ -41,7 +44,7 @@ class GenerationPool {
 
   // The live manager of `entry`'s incarnation (entry.locator), or one opened now at its
   // newest version. Callers Refresh() it before reading: another engine may have opened it.
-  Result<std::shared_ptr<generations::GenerationManager>> Manager(const jobs::TableEntry& entry) VIGIL_EXCLUDES(mu_);
+  Result<std::shared_ptr<generations::GenerationManager>> Manager(const catalog::TableEntry& entry) VIGIL_EXCLUDES(mu_);
   // Forgets `manager` (after its Refresh failed): the next Manager() of its table opens anew.
   // Engines still holding it keep it until they drop it.
   void Forget(const generations::GenerationManager* manager) VIGIL_EXCLUDES(mu_);

@@ -2,7 +2,7 @@
 // `vigil_root.json` (format version, catalog name "local", catalog incarnation
 // UUID, creation time). Each incarnation of a table has its own directory,
 // `<root>/<db>/<table>.<incarnation>.vgl` (storage/filename.h); which one a name
-// means is the catalog's answer (jobs/table_catalog.h), not the file system's.
+// means is the catalog's answer (catalog/table_catalog.h), not the file system's.
 // Also the parsing of `db.table` and `catalog.db.table` names.
 //
 // Thread safety: a Root is immutable after Init/Open; methods are thread-safe.

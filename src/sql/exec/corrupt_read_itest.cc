@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
@@ -48,15 +48,15 @@ class CorruptReadTest : public ::testing::Test {
   std::string Locator() {
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
+    catalog::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
     return catalog.Lookup(*ParseTableName("d.t"))->locator;
   }
   // Builds `req` on d.t through its catalog, as the root's writers do.
   static void Build(const std::string& root_dir, index::CreateIndexRequest req) {
     Root root = *Root::Open(root_dir);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
-    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
+    catalog::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
+    const catalog::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
     req.dataset_path = entry.locator;
     req.dataset = catalog.Options(entry);
     auto built = req.type == index::IndexType::kIvfPq ? index::CreateVectorIndex(req) : index::CreateScalarIndex(req);

@@ -150,13 +150,13 @@ Result<ResultSet> ExecCreateExternalTable(ExecContext& ctx, const vigil::TableNa
                                           const CreateTableStatement& s) {
   const std::string what = "CREATE EXTERNAL TABLE " + name.ToString();
   VIGIL_ASSIGN_OR_RETURN(const std::string location, ConfineLocation(ctx, what, s.location));
-  Result<std::optional<jobs::TableEntry>> existing = ctx.Catalog().Find(name);
+  Result<std::optional<catalog::TableEntry>> existing = ctx.Catalog().Find(name);
   VIGIL_RETURN_IF_ERROR(existing.status());
   if (*existing && s.if_not_exists) return Message("table " + name.ToString() + " already exists; nothing changed");
   if (*existing) return Status::AlreadyExists("table " + name.ToString() + " already exists");
   Result<lance::LanceSnapshot> snap = lance::Inspect(location, lance::ReadOptions(ctx.config.lance));
   VIGIL_RETURN_IF_ERROR(snap.status().WithContext(what));
-  Result<jobs::TableEntry> made = ctx.Catalog().RegisterExternal(name, index::TableEngine::kLance, location);
+  Result<catalog::TableEntry> made = ctx.Catalog().RegisterExternal(name, index::TableEngine::kLance, location);
   if (made.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
     return Message("table " + name.ToString() + " already exists; nothing changed");
   }
@@ -189,7 +189,7 @@ Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& 
   if (!schema.ok()) return schema.status().WithContext("CREATE TABLE " + name.ToString());
   TransactionProperties props;
   props.operation = "CREATE_TABLE";
-  Result<jobs::TableEntry> created = ctx.Catalog().Create(name, *schema, props);
+  Result<catalog::TableEntry> created = ctx.Catalog().Create(name, *schema, props);
   if (created.status().Is(StatusCode::kAlreadyExists) && s.if_not_exists) {
     return Message("table " + name.ToString() + " already exists; nothing changed");
   }
@@ -200,8 +200,8 @@ Result<ResultSet> ExecCreateTable(ExecContext& ctx, const CreateTableStatement& 
 
 Result<ResultSet> ExecDropTable(ExecContext& ctx, const DropTableStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
-  jobs::TableCatalog catalog = ctx.Catalog();
-  VIGIL_ASSIGN_OR_RETURN(std::optional<jobs::TableEntry> entry, catalog.Find(name));
+  catalog::TableCatalog catalog = ctx.Catalog();
+  VIGIL_ASSIGN_OR_RETURN(std::optional<catalog::TableEntry> entry, catalog.Find(name));
   const bool visible = ctx.options.principal.Has(auth::Privilege::kShow, name.catalog, name.db, name.table);
   if ((!entry || !visible) && s.if_exists)
     return Message("table " + name.ToString() + " does not exist; nothing changed");

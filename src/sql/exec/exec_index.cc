@@ -38,7 +38,7 @@ Status CheckMutationEnabled(const ExecContext& ctx, std::string_view statement) 
 Result<jobs::IndexTarget> IndexTarget(ExecContext& ctx, const TableRef& table) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry, ctx.Catalog().Lookup(name));
   return jobs::IndexTarget{entry.catalog_name, entry.database_name, entry.table_name};
 }
 
@@ -141,7 +141,7 @@ Result<ResultSet> ExecShowIndex(ExecContext& ctx, const ShowIndexStatement& s) {
   ResultSet r;
   r.columns = {"Table",    "Non_unique", "Key_name", "Seq_in_index", "Column_name", "Collation", "Cardinality",
                "Sub_part", "Packed",     "Null",     "Index_type",   "Comment",     "Properties"};
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry, ctx.Catalog().Lookup(name));
   if (entry.engine == index::TableEngine::kLance) {
     // The dataset's newest version as LanceDB lists it; LanceDB lists no index parameters. A
     // listing its manifest's index entries disagree with is LANCE_INDEX_METADATA_INCONSISTENT.

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "vigil/auth/principal_store.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/config.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
@@ -39,8 +39,8 @@ struct ExecContext {
 
   int64_t Now() const;
   jobs::JobControl Control() { return jobs::JobControl(store.get(), options.clock); }
-  jobs::TableCatalog Catalog() const {
-    return jobs::TableCatalog(&root, &*store, [this] { return Now(); });
+  catalog::TableCatalog Catalog() const {
+    return catalog::TableCatalog(&root, &store->catalog(), [this] { return Now(); });
   }
   // Tells an open select engine that a table's files changed.
   void Invalidate(const vigil::TableName& name);

@@ -17,11 +17,11 @@
 #include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/executor.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/jobs/runner.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/snapshot.h"
 #include "vigil/sql/parser.h"
 #include "vigil/sql/session.h"
@@ -169,7 +169,7 @@ class ExecEnv {
   Result<std::shared_ptr<Dataset>> OpenTable(const vigil::TableName& name) {
     VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_path_));
     VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-    jobs::TableCatalog catalog(&root, &*store, [this] { return now_; });
+    catalog::TableCatalog catalog(&root, &store->catalog(), [this] { return now_; });
     return catalog.Open(name);
   }
 

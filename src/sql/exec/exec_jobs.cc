@@ -262,7 +262,7 @@ Result<std::optional<std::string>> LeaderNotice(ExecContext& ctx) {
   waiting.waiting_for_leader = true;
   VIGIL_ASSIGN_OR_RETURN(int64_t n, ctx.Control().Count(waiting, ctx.options.principal));
   if (n == 0) return std::optional<std::string>();
-  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, ctx.store->GetLeader());
+  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, ctx.store->cluster().GetLeader());
   if (lease.Live(ctx.Now())) return std::optional<std::string>();
   return std::optional<std::string>(std::to_string(n) +
                                     " job(s) wait for a leader; none is running: start `vigil supervise` or run "

@@ -36,11 +36,11 @@ Result<std::map<std::string, int64_t>> RunningAttempts(jobs::JobStore& store) {
 
 Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement&) {
   VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, "SHOW NODES"));
-  VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::NodeInfo> nodes, ctx.store->ListNodes());
-  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, ctx.store->GetLeader());
+  VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::NodeInfo> nodes, ctx.store->cluster().ListNodes());
+  VIGIL_ASSIGN_OR_RETURN(jobs::LeaderLease lease, ctx.store->cluster().GetLeader());
   using Counts = std::map<std::string, int64_t>;
   VIGIL_ASSIGN_OR_RETURN(Counts running, RunningAttempts(*ctx.store));
-  VIGIL_ASSIGN_OR_RETURN(const int64_t now, ctx.store->LeaseClockMs(ctx.Now()));
+  VIGIL_ASSIGN_OR_RETURN(const int64_t now, ctx.store->cluster().LeaseClockMs(ctx.Now()));
   // A node is alive while its last heartbeat is younger than one lease.
   const int64_t lease_ms = static_cast<int64_t>(ctx.config.jobs.leader_lease_seconds) * 1000;
   ResultSet r;
@@ -60,7 +60,7 @@ Result<ResultSet> ExecShowNodes(ExecContext& ctx, const ShowNodesStatement&) {
 
 Result<ResultSet> ExecDrainNode(ExecContext& ctx, const DrainNodeStatement& s) {
   VIGIL_RETURN_IF_ERROR(RequireGlobalAdmin(ctx, s.drain ? "DRAIN NODE" : "RESUME NODE"));
-  VIGIL_RETURN_IF_ERROR(ctx.store->SetNodeDraining(s.node_id, s.drain));
+  VIGIL_RETURN_IF_ERROR(ctx.store->cluster().SetNodeDraining(s.node_id, s.drain));
   ResultSet r;
   r.message = s.drain ? "node " + s.node_id +
                             " is draining: within a third of the leader lease it dispatches nothing new, lets its "

@@ -45,7 +45,7 @@ Result<int64_t> ParseIntervalMicros(const std::string& text) {
 }
 
 // The table's jobs in `state` (archived ones too); ResourceExhausted rather than a partial list.
-Result<std::vector<jobs::JobRecord>> JobsIn(ExecContext& ctx, const jobs::TableEntry& t, const char* state) {
+Result<std::vector<jobs::JobRecord>> JobsIn(ExecContext& ctx, const catalog::TableEntry& t, const char* state) {
   jobs::JobFilter f;
   f.catalog_name = t.catalog_name;
   f.database_name = t.database_name;
@@ -76,7 +76,7 @@ struct JobGuards {
 };
 
 // Fills what the table's jobs require to stay.
-Result<JobGuards> ProtectJobs(ExecContext& ctx, const jobs::TableEntry& t, VacuumOptions* o) {
+Result<JobGuards> ProtectJobs(ExecContext& ctx, const catalog::TableEntry& t, VacuumOptions* o) {
   JobGuards g;
   for (const char* state :
        {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING", "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
@@ -157,7 +157,7 @@ Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s) {
   VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kAlter));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, ctx.Catalog().Lookup(name));
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry, ctx.Catalog().Lookup(name));
   VacuumOptions o;
   if (s.retain_versions) o.retain_versions = static_cast<uint64_t>(*s.retain_versions);
   if (s.older_than) {

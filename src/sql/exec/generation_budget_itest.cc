@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
 
@@ -39,13 +39,13 @@ class GenerationBudgetTest : public ::testing::Test {
     }
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
+    catalog::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
     // d.t and d.u: the same rows and the same BTREE, so their segments weigh the same.
     for (const std::string table : {"d.t", "d.u"}) {
       ASSERT_TRUE(s->Execute("CREATE TABLE " + table + " (id BIGINT NOT NULL)").ok());
       ASSERT_TRUE(s->Execute("COPY " + table + " FROM '" + csv + "'").ok());
       index::CreateIndexRequest req;
-      const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName(table));
+      const catalog::TableEntry entry = *catalog.Lookup(*ParseTableName(table));
       req.dataset_path = entry.locator;
       req.dataset = catalog.Options(entry);
       req.column = "id";
@@ -89,8 +89,8 @@ TEST_F(GenerationBudgetTest, SessionsSharingTheProcessPoolShareGenerationsAndByt
   {
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
-    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
+    catalog::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
+    const catalog::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
     for (const auto& f : std::filesystem::recursive_directory_iterator(entry.locator + "/_indices")) {
       if (f.is_regular_file()) segment_bytes += f.file_size();
     }

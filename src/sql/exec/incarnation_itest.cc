@@ -16,11 +16,11 @@
 #include <thread>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/table_catalog.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/filename.h"
@@ -56,24 +56,24 @@ class IncarnationTest : public ::testing::Test {
     return r.ok() ? std::get<int64_t>(r->rows.at(0).at(0)) : -1;
   }
   // The table's registered incarnation; an empty entry when it does not exist right now.
-  Result<jobs::TableEntry> Find(const std::string& table) {
+  Result<catalog::TableEntry> Find(const std::string& table) {
     VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_dir_));
     VIGIL_ASSIGN_OR_RETURN(auto store, jobs::OpenRootJobStore(root));
-    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
+    catalog::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
     return catalog.Lookup(*ParseTableName(table));
   }
   // Options that commit to `e`'s dataset through its version catalog, as the root's writers do.
-  DatasetOptions Versions(const jobs::TableEntry& e) {
+  DatasetOptions Versions(const catalog::TableEntry& e) {
     if (!store_) {
       root_ = std::make_unique<Root>(*Root::Open(root_dir_));
       store_ = std::move(*jobs::OpenRootJobStore(*root_));
     }
-    return jobs::TableDatasetOptions(store_.get(), e.table_incarnation);
+    return catalog::TableDatasetOptions(&store_->catalog(), e.table_incarnation);
   }
-  jobs::TableEntry Entry(const std::string& table) {
+  catalog::TableEntry Entry(const std::string& table) {
     auto entry = Find(table);
     EXPECT_TRUE(entry.ok()) << entry.status().ToString();
-    return entry.ok() ? *entry : jobs::TableEntry{};
+    return entry.ok() ? *entry : catalog::TableEntry{};
   }
 
   testing::TempDir dir_;
@@ -86,7 +86,7 @@ TEST_F(IncarnationTest, InsertThatOpenedTheDroppedTableIsRefusedAndChangesNothin
   auto main = NewSession();
   Ok(*main, "CREATE TABLE d.t (x BIGINT NOT NULL, note STRING)");
   Ok(*main, "INSERT INTO d.t VALUES (1, 'old'), (2, 'old')");
-  const jobs::TableEntry old_entry = Entry("d.t");
+  const catalog::TableEntry old_entry = Entry("d.t");
 
   // The writer stops after writing its fragment, before it commits.
   failpoint::Arm("commit.after_fragments", failpoint::Action::kHang);
@@ -104,7 +104,7 @@ TEST_F(IncarnationTest, InsertThatOpenedTheDroppedTableIsRefusedAndChangesNothin
 
   EXPECT_EQ(stale_result.code(), StatusCode::kStaleIncarnation) << stale_result.ToString();
   EXPECT_THAT(stale_result.message(), HasSubstr("nothing was committed"));
-  const jobs::TableEntry new_entry = Entry("d.t");
+  const catalog::TableEntry new_entry = Entry("d.t");
   EXPECT_NE(new_entry.table_incarnation, old_entry.table_incarnation);
   EXPECT_NE(new_entry.locator, old_entry.locator);
   EXPECT_EQ(Count(*main, "d.t"), 1);
@@ -148,7 +148,7 @@ TEST_F(IncarnationTest, LateIndexCommitCannotReachTheRecreatedTable) {
   auto main = NewSession();
   Ok(*main, "CREATE TABLE d.t (x BIGINT NOT NULL)");
   Ok(*main, "INSERT INTO d.t VALUES (1), (2), (3)");
-  const jobs::TableEntry old_entry = Entry("d.t");
+  const catalog::TableEntry old_entry = Entry("d.t");
   Ok(*main, "DROP TABLE d.t");
   Ok(*main, "CREATE TABLE d.t (x BIGINT NOT NULL)");
   Ok(*main, "INSERT INTO d.t VALUES (7)");
@@ -257,9 +257,9 @@ TEST_F(IncarnationTest, RacingWritersLateCommitsAndRecreationKeepEveryIncarnatio
     std::mt19937 rng(7);
     int n = 0;
     while (!stop.load()) {
-      Result<jobs::TableEntry> found = Find("d.t");
+      Result<catalog::TableEntry> found = Find("d.t");
       if (!found.ok()) continue;  // between a DROP and its CREATE
-      const jobs::TableEntry e = *found;
+      const catalog::TableEntry e = *found;
       std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
       index::CreateIndexRequest req;
       req.dataset_path = e.locator;
@@ -286,7 +286,7 @@ TEST_F(IncarnationTest, RacingWritersLateCommitsAndRecreationKeepEveryIncarnatio
   // Every incarnation directory, live or dropped, holds only its own manifests, and every
   // acknowledged row is in exactly one of them. A refused write is in no live table; it may
   // be in a dropped one when it was published as its directory was moved away.
-  const jobs::TableEntry live = Entry("d.t");
+  const catalog::TableEntry live = Entry("d.t");
   std::vector<std::string> dirs;
   for (const auto& e : std::filesystem::directory_iterator(root_dir_ + "/d")) dirs.push_back(e.path().string());
   ASSERT_EQ(dirs, std::vector<std::string>{live.locator});

@@ -237,9 +237,9 @@ TEST_F(JobListingTest, ShowAndTheTableFunctionAgreeCellForCell) {
 TEST_F(JobListingTest, StartAndFinishTimesAreTheirEventsTimes) {
   ResultSet admitted = Ok("CREATE INDEX t_idx ON db.docs (id) USING BTREE");
   const int64_t id = admitted.admitted_jobs.at(0);
-  auto lease = store_->AcquireLeader("test-leader", now_, int64_t{1} << 40);
+  auto lease = store_->cluster().AcquireLeader("test-leader", now_, int64_t{1} << 40);
   ASSERT_TRUE(lease.ok());
-  auto node = store_->RegisterNode("node-1", 1, "host", now_);
+  auto node = store_->cluster().RegisterNode("node-1", 1, "host", now_);
   ASSERT_TRUE(node.ok());
   const int64_t t0 = now_ + 1'000;
   jobs::JobRecord job = *store_->Get(id);
@@ -303,12 +303,12 @@ TEST_F(JobListingTest, ShowSaysWhenJobsWaitForALeaderThatIsNotRunning) {
   Ok("CREATE INDEX w_idx ON db.docs (id) USING BTREE");
   EXPECT_EQ(Ok("SHOW INDEX JOBS").notices, std::vector<std::string>{kLeaderNotice});
   EXPECT_EQ(Ok("SHOW INDEX JOBS FROM nowhere").notices, std::vector<std::string>{kLeaderNotice});
-  auto lease = store_->AcquireLeader("live", now_, 60'000);
+  auto lease = store_->cluster().AcquireLeader("live", now_, 60'000);
   ASSERT_TRUE(lease.ok());
   EXPECT_TRUE(Ok("SHOW INDEX JOBS").notices.empty());
   now_ += 60'000;  // the lease expired
   EXPECT_EQ(Ok("SHOW INDEX JOBS").notices, std::vector<std::string>{kLeaderNotice});
-  ASSERT_TRUE(store_->ReleaseLeader("live", lease->epoch, now_).ok());
+  ASSERT_TRUE(store_->cluster().ReleaseLeader("live", lease->epoch, now_).ok());
   RunJobs();
   EXPECT_TRUE(Ok("SHOW INDEX JOBS").notices.empty());  // nothing waits
 }

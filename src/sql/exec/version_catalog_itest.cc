@@ -9,10 +9,10 @@
 #include <fstream>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/table_catalog.h"
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/failpoint.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/meta/database.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/dataset.h"
@@ -49,9 +49,9 @@ class VersionCatalogSqlTest : public ::testing::Test {
   std::pair<uint64_t, uint64_t> Newest() {
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store);
-    const jobs::TableEntry e = *catalog.Lookup(*ParseTableName("d.t"));
-    auto catalogued = jobs::StoreVersionCatalog(&*store, e.table_incarnation, nullptr).Latest();
+    catalog::TableCatalog catalog(&root, &store->catalog());
+    const catalog::TableEntry e = *catalog.Lookup(*ParseTableName("d.t"));
+    auto catalogued = catalog::StoreVersionCatalog(&store->catalog(), e.table_incarnation, nullptr).Latest();
     EXPECT_TRUE(catalogued.ok() && catalogued->has_value());
     return {*Dataset::LatestVersion(e.locator), catalogued.ok() && *catalogued ? (*catalogued)->version : 0};
   }
@@ -142,7 +142,7 @@ TEST_F(VersionCatalogSqlTest, ATableFromBeforeTheCatalogIsAdoptedByItsFirstWrite
   {  // As a root written before its metadata store held versions: no rows, no mark.
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store);
+    catalog::TableCatalog catalog(&root, &store->catalog());
     locator = catalog.Lookup(*ParseTableName("d.t"))->locator;
     auto txn = store->database().Begin(meta::TxnMode::kWrite);
     ASSERT_TRUE(txn.ok()) << txn.status().ToString();

@@ -10,9 +10,9 @@
 #include <set>
 
 #include "testutil/temp_dir.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/index/provider.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
 
@@ -47,8 +47,8 @@ class VersionListingTest : public ::testing::Test {
   std::string BuildIndex(bool replace) {
     Root root = *Root::Open(root_dir_);
     auto store = *jobs::OpenRootJobStore(root);
-    jobs::TableCatalog catalog(&root, &*store, [] { return int64_t{1}; });
-    const jobs::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
+    catalog::TableCatalog catalog(&root, &store->catalog(), [] { return int64_t{1}; });
+    const catalog::TableEntry entry = *catalog.Lookup(*ParseTableName("d.t"));
     index::CreateIndexRequest req;
     req.dataset_path = entry.locator;
     req.dataset = catalog.Options(entry);

@@ -2,11 +2,11 @@
 
 #include <chrono>
 
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/generations/version_pins.h"
 #include "vigil/jobs/job_store.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 
 namespace vigil::sql {
 
@@ -45,7 +45,7 @@ Status GenerationPool::OpenStore() {
   return Status::OK();
 }
 
-Result<std::shared_ptr<generations::GenerationManager>> GenerationPool::Manager(const jobs::TableEntry& entry) {
+Result<std::shared_ptr<generations::GenerationManager>> GenerationPool::Manager(const catalog::TableEntry& entry) {
   generations::GenerationsOptions options;
   {
     MutexLock lock(&mu_);
@@ -54,7 +54,7 @@ Result<std::shared_ptr<generations::GenerationManager>> GenerationPool::Manager(
       if (auto live = it->second.lock()) return live;
     }
     VIGIL_RETURN_IF_ERROR(OpenStore());
-    options.dataset = jobs::TableCatalog(&root_, store_.get()).Options(entry);
+    options.dataset = catalog::TableCatalog(&root_, &store_->catalog()).Options(entry);
     options.pins = pins_.get();  // set once, kept until the pool goes
   }
   options.builders_per_table = config_.builders_per_table;

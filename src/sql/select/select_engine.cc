@@ -21,10 +21,10 @@
 #include "sql/select/statement_deadline.h"
 #include "sql/select/vtab.h"
 #include "vigil/auth/principal.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/sqlite_status.h"
 #include "vigil/generations/generation_manager.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/root.h"
 
@@ -238,9 +238,9 @@ class Engine : public SelectEngine, public internal::VtabHost {
     const bool kept = it != managers_.end() &&
                       now - it->second.looked_up_ms < static_cast<int64_t>(options_.generations.catalog_staleness_ms);
     if (!kept) {
-      jobs::TableCatalog catalog(&root_, &*store_);
-      VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(table));
-      VIGIL_RETURN_IF_ERROR(jobs::CheckOwnTable(table, entry, "SELECT"));
+      catalog::TableCatalog catalog(&root_, &store_->catalog());
+      VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry, catalog.Lookup(table));
+      VIGIL_RETURN_IF_ERROR(catalog::CheckOwnTable(table, entry, "SELECT"));
       if (it != managers_.end() && it->second.manager->path() != entry.locator) {
         managers_.erase(it);
         it = managers_.end();

@@ -17,11 +17,11 @@
 #include "testutil/golden_runner.h"
 #include "testutil/temp_dir.h"
 #include "vigil/auth/principal.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/index/provider.h"
 #include "vigil/ingest/datagen.h"
 #include "vigil/jobs/admission.h"
 #include "vigil/jobs/root_jobs.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/query/query.h"
 #include "vigil/sql/parser.h"
 #include "vigil/storage/root.h"
@@ -308,7 +308,7 @@ TEST_F(SelectEngineTest, StatementsSeeNewVersionsAndReleaseLeases) {
 }
 
 TEST_F(SelectEngineTest, IndexJobsAreListedAsAuthorized) {
-  jobs::TableCatalog catalog(&env_.root(), &env_.store(), [] { return int64_t{1000}; });
+  catalog::TableCatalog catalog(&env_.root(), &env_.store().catalog(), [] { return int64_t{1000}; });
   auto entry = catalog.Lookup(vigil::TableName{"local", "db", "cats"});
   ASSERT_TRUE(entry.ok()) << entry.status().ToString();
   jobs::Admission admission(&env_.store(), {});

@@ -20,10 +20,10 @@
 #include "sql/select/vtab.h"
 #include "sql/select/vtab_internal.h"
 #include "sql/select/vtab_module.h"
+#include "vigil/catalog/table_catalog.h"
 #include "vigil/common/bounds.h"
 #include "vigil/jobs/job_control.h"
 #include "vigil/jobs/job_store.h"
-#include "vigil/jobs/table_catalog.h"
 #include "vigil/lance/lance_table.h"
 #include "vigil/storage/vacuum.h"
 
@@ -155,8 +155,8 @@ Row Prefix(const vigil::TableName& t) { return Row{Value(t.catalog), Value(t.db)
 
 // The newest version of `t` when it is an external Lance table (nullopt for Vigil's own).
 Result<std::optional<lance::LanceSnapshot>> LanceTable(VtabHost* host, const vigil::TableName& t) {
-  jobs::TableCatalog catalog(&host->root(), host->store());
-  VIGIL_ASSIGN_OR_RETURN(jobs::TableEntry entry, catalog.Lookup(t));
+  catalog::TableCatalog catalog(&host->root(), &host->store()->catalog());
+  VIGIL_ASSIGN_OR_RETURN(catalog::TableEntry entry, catalog.Lookup(t));
   if (entry.engine != index::TableEngine::kLance) return std::optional<lance::LanceSnapshot>();
   VIGIL_ASSIGN_OR_RETURN(lance::LanceSnapshot snap, lance::Inspect(entry.locator, lance::ReadOptions(host->lance())));
   return std::optional<lance::LanceSnapshot>(std::move(snap));

@@ -1,13 +1,13 @@
-#include "vigil/jobs/table_catalog.h"
+#include "vigil/catalog/table_catalog.h"
 
 #include <algorithm>
 #include <set>
 
+#include "vigil/catalog/version_store.h"
 #include "vigil/common/uuid.h"
-#include "vigil/jobs/version_store.h"
 #include "vigil/storage/filename.h"
 
-namespace vigil::jobs {
+namespace vigil::catalog {
 
 namespace {
 
@@ -15,15 +15,15 @@ Status Missing(const TableName& name) { return Status::NotFound("table " + name.
 
 }  // namespace
 
-TableCatalog::TableCatalog(const Root* root, JobStore* store) : root_(root), jobs_(store), store_(&store->catalog()) {}
+TableCatalog::TableCatalog(const Root* root, CatalogStore* store) : root_(root), store_(store) {}
 
-TableCatalog::TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms)
-    : root_(root), jobs_(store), store_(&store->catalog()), now_ms_(std::move(now_ms)) {}
+TableCatalog::TableCatalog(const Root* root, CatalogStore* store, std::function<int64_t()> now_ms)
+    : root_(root), store_(store), now_ms_(std::move(now_ms)) {}
 
 DatasetOptions TableCatalog::Options(const TableEntry& entry) const {
   std::function<int64_t()> now = now_ms_;
   if (!now) now = [env = root_->env()] { return env->NowMs(); };
-  DatasetOptions options = TableDatasetOptions(jobs_, entry.table_incarnation, std::move(now));
+  DatasetOptions options = TableDatasetOptions(store_, entry.table_incarnation, std::move(now));
   options.env = root_->env();
   options.fs = root_->fs();
   return options;
@@ -183,4 +183,4 @@ Result<std::string> TableCatalog::MoveDirAside(const std::string& dir, const std
   return target;
 }
 
-}  // namespace vigil::jobs
+}  // namespace vigil::catalog

@@ -1,18 +1,31 @@
-#include "vigil/jobs/catalog_store.h"
+#include "vigil/catalog/catalog_store.h"
 
-#include "jobs/job_schema.h"
-#include "jobs/job_store_internal.h"
+#include "catalog/catalog_sql.h"
 #include "vigil/common/failpoint.h"
+#include "vigil/common/utf8.h"
 #include "vigil/common/uuid.h"
-#include "vigil/jobs/job_record.h"
 
-namespace vigil::jobs {
+namespace vigil::catalog {
 
 namespace {
 
-using internal::CheckText;
 using meta::Connection;
 using meta::Row;
+
+constexpr size_t kMaxNameBytes = 256;      // a catalog, database or table name
+constexpr size_t kMaxLocatorBytes = 1024;  // a locator (a directory or an external LOCATION)
+
+// `sql` plus the dialect's row-lock suffix (" FOR UPDATE" on PostgreSQL, "" on SQLite).
+std::string Locked(Connection& conn, std::string_view sql) {
+  return std::string(sql) + std::string(conn.profile().lock_rows);
+}
+
+// InvalidArgument unless `value` is 1..max_bytes of printable UTF-8 (what: its name).
+Status CheckText(std::string_view what, std::string_view value, size_t max_bytes) {
+  if (!value.empty() && value.size() <= max_bytes && IsPrintableUtf8(value)) return Status::OK();
+  return Status::InvalidArgument(std::string(what) + " must be 1.." + std::to_string(max_bytes) +
+                                 " bytes of printable UTF-8");
+}
 
 Result<TableEntry> ParseTable(const Row& row) {
   TableEntry t;
@@ -42,10 +55,10 @@ Result<TableEntry> CatalogStore::RegisterTable(const std::string& catalog, const
                                                const std::string& table, const std::string& table_incarnation,
                                                const std::string& locator, int64_t now_ms, index::TableEngine engine,
                                                const DatabaseCheck& database_exists) {
-  VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxIndexNameBytes));
-  VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxIndexNameBytes));
-  VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxIndexNameBytes));
-  VIGIL_RETURN_IF_ERROR(CheckText("locator", locator, kMaxMessageBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("catalog name", catalog, kMaxNameBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("database name", database, kMaxNameBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("table name", table, kMaxNameBytes));
+  VIGIL_RETURN_IF_ERROR(CheckText("locator", locator, kMaxLocatorBytes));
   Result<Uuid> incarnation = Uuid::Parse(table_incarnation);
   if (!incarnation.ok()) return incarnation.status().WithContext("table incarnation");
   TableEntry t{catalog, database, table, "", incarnation->ToString(), locator, now_ms, engine};
@@ -68,8 +81,7 @@ Result<std::vector<TableEntry>> CatalogStore::ListTables(const std::string& cata
 
 Result<std::string> CatalogStore::LockCatalogOn(Connection& conn, const std::string& catalog, int64_t now_ms) {
   VIGIL_RETURN_IF_ERROR(conn.Execute(sql::kInsertCatalog, {catalog, Uuid::Generate().ToString(), now_ms}).status());
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row,
-                         conn.QueryOptional(internal::Locked(conn, sql::kSelectCatalog), {catalog}));
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(Locked(conn, sql::kSelectCatalog), {catalog}));
   if (!row) return Status::Internal("catalog '" + catalog + "' vanished after insert");
   return row->Text(0);
 }
@@ -94,7 +106,7 @@ Result<std::optional<TableEntry>> CatalogStore::LookupTable(const std::string& c
 Result<std::optional<TableEntry>> CatalogStore::LookupOn(meta::Connection& conn, const std::string& catalog,
                                                          const std::string& database, const std::string& table,
                                                          bool lock) {
-  const std::string sql = lock ? internal::Locked(conn, sql::kSelectTable) : std::string(sql::kSelectTable);
+  const std::string sql = lock ? Locked(conn, sql::kSelectTable) : std::string(sql::kSelectTable);
   VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql, {catalog, database, table}));
   if (!row) return std::optional<TableEntry>();
   VIGIL_ASSIGN_OR_RETURN(TableEntry t, ParseTable(*row));
@@ -105,4 +117,16 @@ Status CatalogStore::DeleteOn(meta::Connection& conn, const std::string& table_i
   return conn.Execute(sql::kDeleteTable, {table_incarnation}).status();
 }
 
-}  // namespace vigil::jobs
+Status CatalogStore::LockIncarnationOn(meta::Connection& conn, const std::string& table_incarnation) {
+  return conn.Query(Locked(conn, sql::kSelectTableByIncarnation), {table_incarnation}).status();
+}
+
+Status CatalogStore::CheckAttemptOn(meta::Connection& conn, const VersionClaim& claim, int64_t now_ms) const {
+  if (attempt_check_) return attempt_check_(conn, claim, now_ms);
+  return Status::FailedPrecondition("attempt " + claim.txn.attempt_id + " of index job " +
+                                    std::to_string(claim.txn.job_id.value_or(0)) +
+                                    " may not commit: this catalog checks no index job's attempts; nothing was "
+                                    "committed");
+}
+
+}  // namespace vigil::catalog

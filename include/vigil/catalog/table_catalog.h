@@ -10,6 +10,10 @@
 // An external table (CREATE EXTERNAL TABLE ... ENGINE = lance) is registered with
 // its LOCATION as locator; its files are never created, opened or moved here.
 //
+// The store is the job store's (jobs::JobStore::catalog()): a version claim an
+// index job's attempt makes through these datasets is checked by its attempt
+// check.
+//
 // Thread safety: thread-safe (the store is thread-safe, the root immutable).
 #pragma once
 
@@ -21,14 +25,13 @@
 #include <string_view>
 #include <vector>
 
+#include "vigil/catalog/catalog_store.h"
 #include "vigil/common/status.h"
 #include "vigil/ingest/ingest.h"
-#include "vigil/jobs/catalog_store.h"
-#include "vigil/jobs/job_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/root.h"
 
-namespace vigil::jobs {
+namespace vigil::catalog {
 
 // OK for a table Vigil owns; NotSupported naming the table, its engine and `what` (e.g.
 // "SELECT") for an external table, whose rows only its own engine reads and writes.
@@ -38,9 +41,9 @@ class TableCatalog {
  public:
   // Registrations are stamped by root->env(); both pointers must outlive the catalog. The
   // store holds the registry and each table's version catalog.
-  TableCatalog(const Root* root, JobStore* store);
+  TableCatalog(const Root* root, CatalogStore* store);
   // The same, stamped by `now_ms` (Unix milliseconds) instead.
-  TableCatalog(const Root* root, JobStore* store, std::function<int64_t()> now_ms);
+  TableCatalog(const Root* root, CatalogStore* store, std::function<int64_t()> now_ms);
 
   // How the datasets of `entry` are opened and committed: the root's file system, and the
   // table's version catalog in the store (its commit point).
@@ -83,11 +86,10 @@ class TableCatalog {
   Result<std::string> MoveDirAside(const std::string& dir, const std::string& incarnation);
 
   const Root* root_;
-  JobStore* jobs_;
   CatalogStore* store_;
   std::function<int64_t()> now_ms_;  // empty: root_->env()
 
   int64_t NowMs() const { return now_ms_ ? now_ms_() : root_->env()->NowMs(); }
 };
 
-}  // namespace vigil::jobs
+}  // namespace vigil::catalog

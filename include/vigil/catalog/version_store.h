@@ -2,9 +2,10 @@
 // (storage/version_catalog.h; DESIGN.md section 12): a version exists once its
 // row (table incarnation, version, claimed manifest, job and attempt) is
 // inserted, and a row goes in only as one past the newest. A claim made for an
-// index job's attempt is checked in the same transaction: the job must still
-// run that attempt, and the leader epoch it was dispatched under must still hold
-// the lease, so a worker whose attempt was settled, released or replaced, or
+// index job's attempt is checked in the same transaction by the store's attempt
+// check (CatalogStore::CheckAttemptOn; the job store's: the job must still run
+// that attempt, and the leader epoch it was dispatched under must still hold
+// the lease), so a worker whose attempt was settled, released or replaced, or
 // whose leader lost the lease, can never commit. The same rows on SQLite and
 // PostgreSQL.
 // Thread safety: thread-safe (the store is).
@@ -16,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "vigil/jobs/job_store.h"
+#include "vigil/catalog/catalog_store.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/storage/version_catalog.h"
 
-namespace vigil::jobs {
+namespace vigil::catalog {
 
 // One committed version as the store records it.
 struct StoredVersion {
@@ -33,9 +34,9 @@ struct StoredVersion {
 
 class StoreVersionCatalog : public VersionCatalog {
  public:
-  // `store` outlives the catalog; `now_ms` is the caller's clock (lease decisions use the
-  // store's on PostgreSQL, LeaseClock).
-  StoreVersionCatalog(JobStore* store, std::string table_incarnation, std::function<int64_t()> now_ms);
+  // `store` outlives the catalog; `now_ms` is the caller's clock (the attempt check's lease
+  // decisions may read the store's, jobs::LeaseClock).
+  StoreVersionCatalog(const CatalogStore* store, std::string table_incarnation, std::function<int64_t()> now_ms);
 
   Result<std::optional<CatalogVersion>> Latest() override;
   // FailedPrecondition naming the job and attempt when an attempt may no longer commit;
@@ -45,17 +46,14 @@ class StoreVersionCatalog : public VersionCatalog {
   Result<std::optional<StoredVersion>> FindAttempt(const std::string& attempt_id);
 
  private:
-  // In the claim's transaction: OK while `claim`'s job runs its attempt under the live lease.
-  Status CheckAttempt(meta::Transaction& txn, const VersionClaim& claim);
-
-  JobStore* const store_;
+  const CatalogStore* const store_;
   const std::string table_incarnation_;
   const std::function<int64_t()> now_ms_;
 };
 
 // Options that open and commit the dataset of `table_incarnation` through its catalog in
 // `store`; `now_ms` empty: Env::Default()'s clock.
-DatasetOptions TableDatasetOptions(JobStore* store, const std::string& table_incarnation,
+DatasetOptions TableDatasetOptions(const CatalogStore* store, const std::string& table_incarnation,
                                    std::function<int64_t()> now_ms = nullptr);
 
-}  // namespace vigil::jobs
+}  // namespace vigil::catalog

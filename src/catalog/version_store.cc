@@ -1,13 +1,12 @@
-#include "vigil/jobs/version_store.h"
+#include "vigil/catalog/version_store.h"
 
-#include "jobs/job_schema.h"
-#include "jobs/job_store_internal.h"
+#include "catalog/catalog_sql.h"
 #include "vigil/common/env.h"
 #include "vigil/storage/filename.h"
 
-namespace vigil::jobs {
+namespace vigil::catalog {
 
-StoreVersionCatalog::StoreVersionCatalog(JobStore* store, std::string table_incarnation,
+StoreVersionCatalog::StoreVersionCatalog(const CatalogStore* store, std::string table_incarnation,
                                          std::function<int64_t()> now_ms)
     : store_(store), table_incarnation_(std::move(table_incarnation)), now_ms_(std::move(now_ms)) {}
 
@@ -21,26 +20,6 @@ Result<std::optional<CatalogVersion>> StoreVersionCatalog::Latest() {
   v.version = static_cast<uint64_t>(version);
   VIGIL_ASSIGN_OR_RETURN(v.manifest, row->Text(1));
   return std::optional<CatalogVersion>(std::move(v));
-}
-
-Status StoreVersionCatalog::CheckAttempt(meta::Transaction& txn, const VersionClaim& claim) {
-  const int64_t job_id = *claim.txn.job_id;
-  const std::string who = "attempt " + claim.txn.attempt_id + " of index job " + std::to_string(job_id);
-  const std::string nothing = "; nothing was committed";
-  VIGIL_ASSIGN_OR_RETURN(std::optional<JobRecord> job, internal::LoadJob(txn.conn(), job_id, true));
-  if (!job) return Status::FailedPrecondition(who + " may not commit: the job does not exist" + nothing);
-  if (job->state.execution != Execution::kRunning || !job->attempt ||
-      job->attempt->attempt_id != claim.txn.attempt_id) {
-    return Status::FailedPrecondition(who + " may no longer commit: the job is " + internal::StateText(job->state) +
-                                      (job->attempt ? " with attempt " + job->attempt->attempt_id : "") + nothing);
-  }
-  Status leading = store_->CheckLeader(txn, job->attempt->leader_epoch, now_ms_());
-  if (leading.Is(StatusCode::kCommitConflict)) {
-    return Status::FailedPrecondition(who + " may no longer commit: it was dispatched under leader epoch " +
-                                      std::to_string(job->attempt->leader_epoch) + ", which no longer holds the lease" +
-                                      nothing);
-  }
-  return leading;
 }
 
 Status StoreVersionCatalog::Claim(const VersionClaim& claim) {
@@ -63,7 +42,7 @@ Status StoreVersionCatalog::Claim(const VersionClaim& claim) {
                                      std::to_string(v));
       }
     }
-    if (claim.txn.job_id) VIGIL_RETURN_IF_ERROR(CheckAttempt(txn, claim));
+    if (claim.txn.job_id) VIGIL_RETURN_IF_ERROR(store_->CheckAttemptOn(txn.conn(), claim, now_ms_()));
     const meta::Value job = claim.txn.job_id ? meta::Value(*claim.txn.job_id) : meta::Value();
     const meta::Value attempt = claim.txn.job_id ? meta::Value(claim.txn.attempt_id) : meta::Value();
     Result<int64_t> inserted = txn.conn().Execute(
@@ -107,7 +86,7 @@ Result<std::optional<StoredVersion>> StoreVersionCatalog::FindAttempt(const std:
   return std::optional<StoredVersion>(std::move(v));
 }
 
-DatasetOptions TableDatasetOptions(JobStore* store, const std::string& table_incarnation,
+DatasetOptions TableDatasetOptions(const CatalogStore* store, const std::string& table_incarnation,
                                    std::function<int64_t()> now_ms) {
   if (!now_ms) now_ms = [] { return Env::Default()->NowMs(); };
   DatasetOptions options;
@@ -115,4 +94,4 @@ DatasetOptions TableDatasetOptions(JobStore* store, const std::string& table_inc
   return options;
 }
 
-}  // namespace vigil::jobs
+}  // namespace vigil::catalog

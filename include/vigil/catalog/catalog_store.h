@@ -1,26 +1,31 @@
 // The table registry in the metadata store: which catalog and table incarnation
-// a name means, and where its data lives (the locator). Index jobs refer to
-// tables by these incarnations, so the registry shares the job store's
-// database and its first migration (jobs/job_schema.cc); admission and DROP
-// TABLE read and change it inside the job store's own write transactions
-// through the *On functions.
+// a name means, and where its data lives (the locator); and the check that
+// fences a version claim an index job's attempt makes (version_store.h). Index
+// jobs refer to tables by these incarnations, so the registry shares the job
+// store's database (jobs::JobStore::catalog()) and its tables are the "jobs"
+// schema component's (jobs/job_schema.cc, migration 1): admission and DROP
+// TABLE read and change the registry inside the job store's own write
+// transactions through the *On functions, on the same meta::Connection.
 //
 // Times are Unix milliseconds passed by the caller.
-// Thread safety: a CatalogStore is thread-safe (its database is); the *On
-// functions run on the caller's connection, used by one thread at a time.
+// Thread safety: a CatalogStore is thread-safe (its database is, and it is
+// immutable after construction; the attempt check must be thread-safe too);
+// the *On functions run on the caller's connection, used by one thread at a time.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vigil/common/status.h"
 #include "vigil/index/provider_job.h"
 #include "vigil/meta/database.h"
+#include "vigil/storage/version_catalog.h"
 
-namespace vigil::jobs {
+namespace vigil::catalog {
 
 struct TableEntry {
   std::string catalog_name;
@@ -35,10 +40,22 @@ struct TableEntry {
   bool operator==(const TableEntry&) const = default;
 };
 
+// Asked inside a version claim's write transaction, on its connection, when the claim is an
+// index job attempt's (claim.txn.job_id set): OK while that attempt may still commit, else the
+// error the claim fails with. `now_ms` is the version catalog's clock. The job store supplies
+// it (the job's state and the leader lease are its rows).
+using AttemptCheck = std::function<Status(meta::Connection& conn, const VersionClaim& claim, int64_t now_ms)>;
+
 class CatalogStore {
  public:
-  // `db` outlives the store and holds the job store's schema.
-  explicit CatalogStore(meta::Database* db) : db_(db) {}
+  // `db` outlives the store and holds the "jobs" schema component. Without `attempt_check`
+  // every claim an index job's attempt makes fails (FailedPrecondition).
+  explicit CatalogStore(meta::Database* db, AttemptCheck attempt_check = nullptr)
+      : db_(db), attempt_check_(std::move(attempt_check)) {}
+
+  meta::Database& database() const { return *db_; }
+  // In a version claim's transaction: OK while the claiming attempt may still commit.
+  Status CheckAttemptOn(meta::Connection& conn, const VersionClaim& claim, int64_t now_ms) const;
 
   // Whether the table's database exists (its directory), asked while the catalog is locked.
   using DatabaseCheck = std::function<Status()>;
@@ -73,9 +90,13 @@ class CatalogStore {
                                                       const std::string& database);
   // On the caller's transaction: removes the registration of a table incarnation.
   static Status DeleteOn(meta::Connection& conn, const std::string& table_incarnation);
+  // On the caller's write transaction: locks the registry row of a table incarnation (when
+  // registered) until the transaction ends, as LookupOn with `lock` does by name.
+  static Status LockIncarnationOn(meta::Connection& conn, const std::string& table_incarnation);
 
  private:
   meta::Database* const db_;
+  const AttemptCheck attempt_check_;
 };
 
-}  // namespace vigil::jobs
+}  // namespace vigil::catalog

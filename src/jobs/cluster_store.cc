@@ -1,11 +1,9 @@
-// JobStore: the leader lease, node epochs, per-table refresh generations and
-// retention. Each write is one short transaction. On PostgreSQL every time that
-// decides a lease or a node heartbeat is the database's clock (LeaseClock::kStore), so
-// nodes whose clocks disagree still agree on who leads; an embedded root's
-// SQLite file is on the one machine whose clock every caller reads.
+// ClusterStore: the leader lease and the node registry. Each write is one short
+// transaction; lease and heartbeat times come from LeaseNow.
+#include "vigil/jobs/cluster_store.h"
+
 #include "jobs/job_schema.h"
 #include "jobs/job_store_internal.h"
-#include "vigil/jobs/job_store.h"
 
 namespace vigil::jobs {
 
@@ -71,7 +69,7 @@ Status CheckLeaderOn(Connection& conn, int64_t epoch, int64_t caller_now_ms, Lea
 
 }  // namespace internal
 
-Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t caller_now_ms, int64_t ttl_ms) {
+Result<LeaderLease> ClusterStore::AcquireLeader(const std::string& holder, int64_t caller_now_ms, int64_t ttl_ms) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("leader holder", holder, kMaxIndexNameBytes));
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
   LeaderLease out;
@@ -88,8 +86,8 @@ Result<LeaderLease> JobStore::AcquireLeader(const std::string& holder, int64_t c
   return out;
 }
 
-Result<LeaderLease> JobStore::TakeOverLeader(const std::string& holder, const LeaderLease& dead, int64_t caller_now_ms,
-                                             int64_t ttl_ms) {
+Result<LeaderLease> ClusterStore::TakeOverLeader(const std::string& holder, const LeaderLease& dead,
+                                                 int64_t caller_now_ms, int64_t ttl_ms) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("leader holder", holder, kMaxIndexNameBytes));
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
   LeaderLease out;
@@ -106,7 +104,7 @@ Result<LeaderLease> JobStore::TakeOverLeader(const std::string& holder, const Le
   return out;
 }
 
-Status JobStore::ReleaseLeader(const std::string& holder, int64_t epoch, int64_t caller_now_ms) {
+Status ClusterStore::ReleaseLeader(const std::string& holder, int64_t epoch, int64_t caller_now_ms) {
   return WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(LeaderLease l, LoadLease(conn, true));
     VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
@@ -116,8 +114,8 @@ Status JobStore::ReleaseLeader(const std::string& holder, int64_t epoch, int64_t
   });
 }
 
-Result<LeaderLease> JobStore::RenewLeader(const std::string& holder, int64_t epoch, int64_t caller_now_ms,
-                                          int64_t ttl_ms) {
+Result<LeaderLease> ClusterStore::RenewLeader(const std::string& holder, int64_t epoch, int64_t caller_now_ms,
+                                              int64_t ttl_ms) {
   if (ttl_ms <= 0) return Status::InvalidArgument("leader lease ttl must be positive");
   LeaderLease out;
   VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
@@ -132,27 +130,31 @@ Result<LeaderLease> JobStore::RenewLeader(const std::string& holder, int64_t epo
   return out;
 }
 
-Result<LeaderLease> JobStore::GetLeader() {
+Result<LeaderLease> ClusterStore::GetLeader() {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   return LoadLease(*conn, false);
 }
 
-Result<int64_t> JobStore::LeaseClockMs(int64_t caller_now_ms) {
+Result<int64_t> ClusterStore::LeaseClockMs(int64_t caller_now_ms) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   return LeaseNow(*conn, caller_now_ms);
 }
 
-Result<int64_t> JobStore::LeaseNow(Connection& conn, int64_t caller_now_ms) const {
+Result<int64_t> ClusterStore::LeaseNow(Connection& conn, int64_t caller_now_ms) const {
   return internal::LeaseNow(conn, caller_now_ms, lease_clock_);
 }
 
-Status JobStore::CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms) {
+Status ClusterStore::CheckLeader(meta::Transaction& txn, int64_t epoch, int64_t now_ms) {
   if (!txn.active()) return Status::FailedPrecondition("leader check: transaction is not active");
-  return internal::CheckLeaderOn(txn.conn(), epoch, now_ms, lease_clock_);
+  return CheckLeaderOn(txn.conn(), epoch, now_ms);
 }
 
-Result<int64_t> JobStore::RegisterNode(const std::string& node_id, int64_t pid, const std::string& host,
-                                       int64_t caller_now_ms, int64_t capacity) {
+Status ClusterStore::CheckLeaderOn(Connection& conn, int64_t epoch, int64_t now_ms) const {
+  return internal::CheckLeaderOn(conn, epoch, now_ms, lease_clock_);
+}
+
+Result<int64_t> ClusterStore::RegisterNode(const std::string& node_id, int64_t pid, const std::string& host,
+                                           int64_t caller_now_ms, int64_t capacity) {
   VIGIL_RETURN_IF_ERROR(internal::CheckText("node id", node_id, kMaxIndexNameBytes));
   VIGIL_RETURN_IF_ERROR(internal::CheckText("host", host, kMaxIndexNameBytes));
   if (capacity < 0 || capacity > kMaxNodeCapacity) {
@@ -171,7 +173,7 @@ Result<int64_t> JobStore::RegisterNode(const std::string& node_id, int64_t pid, 
   return epoch;
 }
 
-Status JobStore::Heartbeat(const std::string& node_id, int64_t epoch, int64_t caller_now_ms) {
+Status ClusterStore::Heartbeat(const std::string& node_id, int64_t epoch, int64_t caller_now_ms) {
   return WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(const int64_t now_ms, LeaseNow(conn, caller_now_ms));
     VIGIL_ASSIGN_OR_RETURN(int64_t n, conn.Execute(sql::kHeartbeatNode, {node_id, epoch, now_ms}));
@@ -182,7 +184,7 @@ Status JobStore::Heartbeat(const std::string& node_id, int64_t epoch, int64_t ca
   });
 }
 
-Result<std::optional<NodeInfo>> JobStore::GetNode(const std::string& node_id) {
+Result<std::optional<NodeInfo>> ClusterStore::GetNode(const std::string& node_id) {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn->QueryOptional(sql::kSelectNode, {node_id}));
   if (!row) return std::optional<NodeInfo>();
@@ -190,7 +192,7 @@ Result<std::optional<NodeInfo>> JobStore::GetNode(const std::string& node_id) {
   return std::optional<NodeInfo>(std::move(n));
 }
 
-Status JobStore::SetNodeDraining(const std::string& node_id, bool draining) {
+Status ClusterStore::SetNodeDraining(const std::string& node_id, bool draining) {
   return WithWrite([&](Connection& conn) -> Status {
     VIGIL_ASSIGN_OR_RETURN(int64_t n, conn.Execute(sql::kSetNodeDraining, {node_id, int64_t{draining ? 1 : 0}}));
     if (n == 1) return Status::OK();
@@ -198,7 +200,7 @@ Status JobStore::SetNodeDraining(const std::string& node_id, bool draining) {
   });
 }
 
-Result<std::vector<NodeInfo>> JobStore::ListNodes() {
+Result<std::vector<NodeInfo>> ClusterStore::ListNodes() {
   VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
   VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows, conn->Query(sql::kSelectNodes, {int64_t{kMaxListLimit} + 1}));
   if (rows.size() > static_cast<size_t>(kMaxListLimit)) {
@@ -212,31 +214,23 @@ Result<std::vector<NodeInfo>> JobStore::ListNodes() {
   return out;
 }
 
-Result<int64_t> JobStore::BumpRefreshGeneration(meta::Transaction& txn, const std::string& table_incarnation,
-                                                int64_t now_ms) {
-  if (!txn.active()) return Status::FailedPrecondition("refresh generation: transaction is not active");
-  VIGIL_ASSIGN_OR_RETURN(std::vector<Row> rows,
-                         txn.conn().Query(sql::kBumpRefreshGeneration, {table_incarnation, now_ms}));
-  if (rows.size() != 1) return Status::Internal("refresh generation bump returned no row");
-  return rows[0].Int(0);
+Status ClusterStore::CheckNodeEpochOn(Connection& conn, const std::string& node_id, int64_t epoch) {
+  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row, conn.QueryOptional(sql::kSelectNode, {node_id}));
+  int64_t current = 0;
+  if (row) {
+    VIGIL_ASSIGN_OR_RETURN(current, row->Int(1));
+  }
+  if (current != epoch) {
+    return Status::FailedPrecondition("node " + node_id + " is at epoch " + std::to_string(current) + ", not " +
+                                      std::to_string(epoch));
+  }
+  return Status::OK();
 }
 
-Result<int64_t> JobStore::GetRefreshGeneration(const std::string& table_incarnation) {
-  VIGIL_ASSIGN_OR_RETURN(meta::PooledConnection conn, db_->Acquire());
-  VIGIL_ASSIGN_OR_RETURN(std::optional<Row> row,
-                         conn->QueryOptional(sql::kSelectRefreshGeneration, {table_incarnation}));
-  if (!row) return int64_t{0};
-  return row->Int(0);
-}
-
-Result<ArchiveResult> JobStore::Archive(int64_t before_ms, int64_t now_ms) {
-  ArchiveResult out;
-  VIGIL_RETURN_IF_ERROR(WithWrite([&](Connection& conn) -> Status {
-    VIGIL_ASSIGN_OR_RETURN(out.archived, conn.Execute(sql::kArchiveReleased, {now_ms, before_ms}));
-    VIGIL_ASSIGN_OR_RETURN(out.tombstoned, conn.Execute(sql::kTombstoneUnknown, {now_ms, before_ms}));
-    return Status::OK();
-  }));
-  return out;
+Status ClusterStore::WithWrite(const std::function<Status(meta::Connection&)>& fn) {
+  VIGIL_ASSIGN_OR_RETURN(meta::Transaction txn, db_->Begin(meta::TxnMode::kWrite));
+  VIGIL_RETURN_IF_ERROR(fn(txn.conn()));
+  return txn.Commit();
 }
 
 }  // namespace vigil::jobs
