@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -136,6 +137,7 @@ class JobRunner {
   std::map<int64_t, std::thread> threads_ VIGIL_GUARDED_BY(mu_);  // job id -> its attempt thread
   std::vector<FinishedAttempt> finished_ VIGIL_GUARDED_BY(mu_);
   std::vector<std::thread> done_threads_ VIGIL_GUARDED_BY(mu_);  // finished, to be joined
+  std::condition_variable attempt_ended_;                        // an attempt thread left threads_
 };
 
 }  // namespace vigil::jobs
