@@ -18,7 +18,7 @@ const std::vector<Setting>& Settings() {
     std::vector<Setting> all;
     for (std::vector<Setting> (*section)() :
          {MutationSettings, WorkerSettings, CapsSettings, JobsSettings, GenerationsSettings, SqlSettings,
-          ServerSettings, MetaSettings, LanceSettings}) {
+          ServerSettings, MetaSettings, LanceSettings, StorageSettings}) {
       for (Setting& s : section()) all.push_back(std::move(s));
     }
     return all;

@@ -80,11 +80,12 @@ std::vector<Setting> SqlSettings();
 std::vector<Setting> ServerSettings();
 std::vector<Setting> MetaSettings();
 std::vector<Setting> LanceSettings();
+std::vector<Setting> StorageSettings();
 
 // Every setting, the sections in the order of kSections.
 const std::vector<Setting>& Settings();
-inline constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs", "generations",
-                                                 "sql",      "server", "meta", "lance"};
+inline constexpr std::string_view kSections[] = {"mutation", "worker", "caps", "jobs",  "generations",
+                                                 "sql",      "server", "meta", "lance", "storage"};
 // The setting `section`.`name`; null when there is none.
 const Setting* FindSetting(std::string_view section, std::string_view name);
 
