@@ -58,9 +58,9 @@ struct RunnerOptions {
   // the store, since only then does the leader settle it without that node's attempt lock.
   std::function<bool(std::string_view provider)> commits_fenced = CommitsAreFenced;
   Backoff reconcile_backoff;  // the first watcher check of an attempt that ends UNKNOWN
-  // The clock an attempt's result is recorded at, and the sleeps and progress throttling.
-  // Null: sleeps on Env::Default() and results recorded at the time the attempt was
-  // dispatched at (tests with a logical clock).
+  // The clock an attempt's result is recorded at, its progress throttling and the file system
+  // its attempt lock is removed through. Null: throttled on and removed through Env::Default(),
+  // results recorded at the time the attempt was dispatched at (tests with a logical clock).
   Env* env = nullptr;
 };
 
