@@ -123,6 +123,8 @@ url = "postgresql://vigil@db/meta"
 node = "/opt/node/bin/node"
 runner = "/opt/vigil/lance_runner.mjs"
 read_timeout_seconds = "2m"
+[storage]
+block_cache_bytes = "64MiB"
 )";
   std::vector<std::string> keys;
   Result<Config> r = ParseConfig(text, "f.toml", &keys);
@@ -176,10 +178,11 @@ read_timeout_seconds = "2m"
   EXPECT_EQ(c.lance.node, "/opt/node/bin/node");
   EXPECT_EQ(c.lance.runner, "/opt/vigil/lance_runner.mjs");
   EXPECT_EQ(c.lance.read_timeout_seconds, 120u);
+  EXPECT_EQ(c.storage.block_cache_bytes, uint64_t{64} << 20);
   ASSERT_EQ(keys.size(), EffectiveSettings(c).size());
   EXPECT_EQ(keys.front(), "mutation.enabled");
   EXPECT_EQ(keys[1], "worker.memory_bytes");
-  EXPECT_EQ(keys.back(), "lance.read_timeout_seconds");
+  EXPECT_EQ(keys.back(), "storage.block_cache_bytes");
   EXPECT_TRUE(ValidateConfig(c).ok());
 }
 
@@ -517,13 +520,28 @@ TEST(ConfigTest, RenderedDefaultLoadsAsDefaultsCommentedAndUncommented) {
   EXPECT_THAT(text, HasSubstr("[generations]"));
 }
 
+// [storage] block_cache_bytes: a size, 0 allowed (no cache), never negative.
+TEST(ConfigTest, BlockCacheBytesIsASizeAndZeroTurnsTheCacheOff) {
+  EXPECT_EQ(ParseConfig("[storage]\nblock_cache_bytes = 0\n", "f.toml")->storage.block_cache_bytes, 0u);
+  EXPECT_EQ(ParseConfig("[storage]\nblock_cache_bytes = \"1GiB\"\n", "f.toml")->storage.block_cache_bytes,
+            uint64_t{1} << 30);
+  Result<Config> negative = ParseConfig("[storage]\nblock_cache_bytes = -1\n", "f.toml");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(negative.status().message(), HasSubstr("f.toml:2:21: storage.block_cache_bytes: must not be negative"));
+  Result<Config> unknown = ParseConfig("[storage]\nblock_cache_mb = 10\n", "f.toml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("known in [storage]: block_cache_bytes"));
+}
+
 TEST(ConfigTest, EffectiveSettingsRenderTomlValues) {
   Config c;
   c.worker.cgroup_parent = "/sys/fs/cgroup/v";
   c.worker.max_runtime_seconds = 90;
   c.sql.copy_allowed_directories = {"/srv/imports", "/odd \"name\" \\"};
   std::vector<ConfigEntry> e = EffectiveSettings(c);
-  ASSERT_EQ(e.size(), 48u);
+  ASSERT_EQ(e.size(), 49u);
+  EXPECT_EQ(e[48].key, "storage.block_cache_bytes");
+  EXPECT_EQ(e[48].value, "\"256MiB\"");
   EXPECT_EQ(e[45].key, "lance.node");
   EXPECT_EQ(e[45].value, "\"/usr/bin/node\"");
   EXPECT_EQ(e[46].key, "lance.runner");

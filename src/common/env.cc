@@ -1,5 +1,6 @@
 #include "vigil/common/env.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -8,6 +9,8 @@
 namespace vigil {
 
 namespace {
+
+constexpr int64_t kMaxWaitMicros = int64_t{1} << 50;  // 35 years
 
 class PosixEnv final : public Env {
  public:
@@ -23,6 +26,13 @@ class PosixEnv final : public Env {
 
   void SleepForMicros(int64_t micros) override {
     if (micros > 0) std::this_thread::sleep_for(std::chrono::microseconds(micros));
+  }
+
+  bool WaitFor(MutexLock& lock, std::condition_variable& cv, int64_t micros,
+               const std::function<bool()>& done) override {
+    if (micros <= 0) return done();
+    // Bounded far beyond any timeout so that the clock's sum cannot overflow.
+    return lock.WaitFor(cv, std::chrono::microseconds(std::min<int64_t>(micros, kMaxWaitMicros)), done);
   }
 
   FileSystem* fs() override { return DefaultFileSystem(); }

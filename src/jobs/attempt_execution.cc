@@ -46,15 +46,16 @@ Result<JobRecord> ExecuteAttempt(JobStore* store, Executor* executor, AttemptRun
   // The attempt's claims are judged on the clock its result is recorded at.
   std::function<int64_t()> clock = [t = run.dispatched_at_ms] { return t; };
   if (run.env != nullptr) clock = [env = run.env] { return env->NowMs(); };
-  Env* progress_env = run.env != nullptr ? run.env : Env::Default();
+  // Progress throttling and the lock's removal: the attempt's Env (the process's under a logical clock).
+  Env* env = run.env != nullptr ? run.env : Env::Default();
   // An external Lance table commits through LanceDB alone: it has no version catalog.
   std::shared_ptr<VersionCatalog> versions;
   if (running.spec.engine == index::TableEngine::kVigil) {
     versions =
         catalog::TableDatasetOptions(&store->catalog(), running.spec.table_incarnation, std::move(clock)).versions;
   }
-  ExecutionOutcome outcome = executor->Execute(
-      {running, attempt, ProgressRecorder(store, progress_env, running), lock_fd, record_process, versions});
+  ExecutionOutcome outcome =
+      executor->Execute({running, attempt, ProgressRecorder(store, env, running), lock_fd, record_process, versions});
   Classification c = Classify(running.spec.operation, running.spec.if_mode, outcome.report);
   AttemptReport report;
   report.attempt_id = attempt.attempt_id;
@@ -79,7 +80,7 @@ Result<JobRecord> ExecuteAttempt(JobStore* store, Executor* executor, AttemptRun
   // A known outcome needs no termination proof: the lock goes (an UNKNOWN one keeps it
   // for the reconciler, which removes it after attribution).
   run.lock.Release();
-  if (done.state.outcome != Outcome::kUnknown) RemoveAttemptLock(done.spec, attempt.attempt_id);
+  if (done.state.outcome != Outcome::kUnknown) RemoveAttemptLock(done.spec, attempt.attempt_id, env->fs());
   return done;
 }
 

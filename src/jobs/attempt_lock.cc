@@ -22,14 +22,14 @@ std::string AttemptLockPath(const JobSpec& spec, const std::string& attempt_id) 
   return AttemptLockPath(spec.locator + ".vigil", attempt_id);
 }
 
-void RemoveAttemptLock(const JobSpec& spec, const std::string& attempt_id) {
+void RemoveAttemptLock(const JobSpec& spec, const std::string& attempt_id, FileSystem* fs) {
   const std::string path = AttemptLockPath(spec, attempt_id);
-  ::unlink(path.c_str());
+  (void)fs->RemoveFile(path);
   const std::string attempt_dir = DirName(path);
-  ::rmdir(attempt_dir.c_str());  // each only when empty
+  (void)fs->RemoveDir(attempt_dir);  // each only when empty
   if (spec.engine != index::TableEngine::kVigil) {
-    ::rmdir(DirName(attempt_dir).c_str());
-    ::rmdir(DirName(DirName(attempt_dir)).c_str());
+    (void)fs->RemoveDir(DirName(attempt_dir));
+    (void)fs->RemoveDir(DirName(DirName(attempt_dir)));
   }
 }
 
@@ -43,8 +43,8 @@ Status RecordAttemptProcess(int lock_fd, const ProcessIdentity& who) {
   return Status::OK();
 }
 
-Result<std::optional<ProcessIdentity>> ReadAttemptProcess(const std::string& lock_path) {
-  VIGIL_ASSIGN_OR_RETURN(std::string text, DefaultFileSystem()->ReadFile(lock_path, kMaxRecordBytes));
+Result<std::optional<ProcessIdentity>> ReadAttemptProcess(const std::string& lock_path, FileSystem* fs) {
+  VIGIL_ASSIGN_OR_RETURN(std::string text, fs->ReadFile(lock_path, kMaxRecordBytes));
   if (text.empty()) return std::optional<ProcessIdentity>();
   Result<ProcessIdentity> who = ParseProcessIdentity(text);
   if (!who.ok()) return Status::Corruption(lock_path + " does not record an attempt process");

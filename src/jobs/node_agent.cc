@@ -32,13 +32,17 @@ Status NodeAgent::Start() {
 }
 
 void NodeAgent::Stop() {
-  stop_.store(true);
+  {
+    MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
   if (loop_.joinable()) loop_.join();
   WaitForAttempts();
 }
 
 void NodeAgent::Loop() {
-  while (!stop_.load()) {
+  for (;;) {
     if (!FenceIfLapsed()) {
       Result<std::vector<int64_t>> started = Poll();
       if (!started.ok())
@@ -50,7 +54,12 @@ void NodeAgent::Loop() {
       done.swap(done_threads_);
     }
     for (std::thread& t : done) t.join();
-    options_.env->SleepForMs(options_.poll_interval_ms);
+    // The poll interval on the agent's clock; Stop ends the wait at once.
+    MutexLock lock(&mu_);
+    if (options_.env->WaitForMs(lock, wake_, options_.poll_interval_ms,
+                                [this]() VIGIL_REQUIRES(mu_) { return stop_; })) {
+      return;
+    }
   }
 }
 
@@ -149,6 +158,7 @@ Status NodeAgent::StartAttempt(const JobRecord& job) {
                      auto it = threads_.find(job_id);
                      done_threads_.push_back(std::move(it->second));
                      threads_.erase(it);
+                     attempt_ended_.notify_all();
                    }));
   return Status::OK();
 }
@@ -159,10 +169,11 @@ size_t NodeAgent::running() const {
 }
 
 void NodeAgent::WaitForAttempts() {
-  while (running() > 0) Env::Default()->SleepForMs(10);
+  // This waits for other threads, not for time: each one's end is notified.
   std::vector<std::thread> done;
   {
     MutexLock lock(&mu_);
+    lock.Wait(attempt_ended_, [this]() VIGIL_REQUIRES(mu_) { return threads_.empty(); });
     done.swap(done_threads_);
   }
   for (std::thread& t : done) t.join();

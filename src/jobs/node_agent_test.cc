@@ -205,6 +205,42 @@ TEST_F(NodeAgentTest, AnAgentRunsItsNodesAttemptOnceAndRecordsItUnderTheAttempts
   peer.Stop();
 }
 
+// The agent's own loop polls once per poll interval of its Env's time: on a fake clock it looks
+// for assigned attempts only when the test moves time, and Stop ends its wait at once.
+TEST_F(NodeAgentTest, TheAgentsLoopPollsOncePerPollIntervalOfItsClockAndStopEndsItsWait) {
+  auto peer_epoch = store_->RegisterNode("peer", 2, "h:2", now_, 1);
+  ASSERT_TRUE(peer_epoch.ok());
+  HeldExecutor peer_held;
+  ClaimedAttempts peer_claims;
+  NodeAgentOptions po = AgentOptions("peer", *peer_epoch);
+  po.claimed = &peer_claims;
+  po.poll_interval_ms = 200;
+  NodeAgent peer(
+      store_.get(), [&] { return Result<std::unique_ptr<Executor>>(std::make_unique<Forward>(&peer_held)); }, po);
+  ASSERT_TRUE(peer.Start().ok());
+  env_.WaitForWaits(1);  // its first pass found nothing; it waits for the next
+
+  HeldExecutor held;
+  auto runner = StartRunner(&held);
+  Admit("t0", "a");
+  const int64_t b = Admit("t1", "b");
+  ASSERT_TRUE(runner->StartPending(now_).ok());
+  ASSERT_EQ(Get(b).attempt->executor_node_id, "peer");
+  env_.AdvanceMs(199);  // not yet a poll interval
+  EXPECT_EQ(peer.running(), 0u);
+  EXPECT_EQ(env_.waits(), 1);
+  env_.AdvanceMs(1);
+  peer_held.AwaitCalls(1);  // the second pass started b
+  env_.WaitForWaits(2);     // and the loop waits again
+  EXPECT_EQ(peer.running(), 1u);
+  peer_held.Release();
+  held.Release();
+  peer.Stop();  // ends the wait without moving time, and waits for b's record
+  EXPECT_EQ(Get(b).state.outcome, Outcome::kCommitted);
+  EXPECT_EQ(env_.NowMs(), now_ + 200);
+  runner->WaitForAttempts();
+}
+
 TEST_F(NodeAgentTest, ANodeWithoutHeartbeatsForMostOfALeaseKillsItsWorkersAndTakesNothingUntilOneSucceeds) {
   auto peer_epoch = store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1);
   ASSERT_TRUE(peer_epoch.ok());

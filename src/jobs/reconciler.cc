@@ -239,7 +239,7 @@ Result<std::optional<TerminationProof>> Reconciler::Terminated(const JobRecord& 
 }
 
 Result<bool> Reconciler::KillWorker(const JobRecord& job, const std::string& lock, std::string_view why) {
-  Result<std::optional<ProcessIdentity>> who = ReadAttemptProcess(lock);
+  Result<std::optional<ProcessIdentity>> who = ReadAttemptProcess(lock, options_.env->fs());
   if (!who.ok() || !*who) return false;  // nothing recorded: nothing this leader can stop
   VIGIL_ASSIGN_OR_RETURN(bool killed, SignalExactProcess(**who, SIGKILL));
   if (killed) VIGIL_LOG_WARN("reconciler: job {}: killed worker {}: {}", job.job_id, (*who)->pid, why);
@@ -252,8 +252,8 @@ Result<bool> Reconciler::StopWorker(const JobRecord& job, const std::string& loc
   for (int i = 0; i < options_.kill_wait_polls; ++i) {
     Result<bool> held = FileLock::IsHeld(lock);
     if (!held.ok() || !*held) return held;
-    // This waits for a process, not for time: it sleeps for real even under a fake Env.
-    Env::Default()->SleepForMicros(10'000);
+    // A poll of another process on the reconciler's clock (a fake one takes no real time).
+    options_.env->SleepForMicros(10'000);
   }
   return FileLock::IsHeld(lock);
 }
@@ -340,7 +340,7 @@ Result<std::optional<int64_t>> Reconciler::FindAttemptCommit(const JobRecord& jo
   // The catalog records the attempt of every commit made through it; a commit made before the
   // table's catalog existed is in the manifest history of its committed versions.
   catalog::StoreVersionCatalog catalog(&store_->catalog(), job.spec.table_incarnation,
-                                       [] { return Env::Default()->NowMs(); });
+                                       [env = options_.env] { return env->NowMs(); });
   VIGIL_ASSIGN_OR_RETURN(std::optional<catalog::StoredVersion> claimed, catalog.FindAttempt(job.attempt->attempt_id));
   if (claimed) return std::optional<int64_t>(static_cast<int64_t>(claimed->version));
   const DatasetOptions committed = catalog::TableDatasetOptions(&store_->catalog(), job.spec.table_incarnation);
@@ -399,7 +399,7 @@ Status Reconciler::Attribute(JobRecord* job, int64_t now_ms) {
                          }));
   if (!attributed) return Status::OK();
   Count(version ? &ReconcileResults::committed : &ReconcileResults::not_committed);
-  RemoveAttemptLock(job->spec, job->attempt->attempt_id);  // the proof is spent
+  RemoveAttemptLock(job->spec, job->attempt->attempt_id, options_.env->fs());  // the proof is spent
   return Status::OK();
 }
 
@@ -433,7 +433,7 @@ Status Reconciler::AttributeLance(JobRecord* job, int64_t now_ms) {
   if (attributed) {
     Count(&ReconcileResults::not_committed);
     VIGIL_LOG_INFO("reconciler: job {}: NOT_COMMITTED ({})", job->job_id, found.reason);
-    RemoveAttemptLock(job->spec, job->attempt->attempt_id);
+    RemoveAttemptLock(job->spec, job->attempt->attempt_id, options_.env->fs());
   }
   return Status::OK();
 }

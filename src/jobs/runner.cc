@@ -194,6 +194,7 @@ Result<std::vector<int64_t>> JobRunner::StartPending(int64_t now_ms) {
                        auto it = threads_.find(job_id);
                        done_threads_.push_back(std::move(it->second));
                        threads_.erase(it);
+                       attempt_ended_.notify_all();
                      }));
   }
   VIGIL_RETURN_IF_ERROR(ExpireUnscheduled(now_ms).status());
@@ -246,11 +247,11 @@ size_t JobRunner::running() const {
 }
 
 void JobRunner::WaitForAttempts() {
-  // This waits for other threads, not for time: it sleeps for real even under a fake Env.
-  while (running() > 0) Env::Default()->SleepForMs(10);
+  // This waits for other threads, not for time: each one's end is notified.
   std::vector<std::thread> done;
   {
     MutexLock lock(&mu_);
+    lock.Wait(attempt_ended_, [this]() VIGIL_REQUIRES(mu_) { return threads_.empty(); });
     done.swap(done_threads_);
   }
   for (std::thread& t : done) t.join();

@@ -17,8 +17,6 @@ namespace vigil::lance {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // The child: `node script request`, its own process group, stdout to `out`, stdin and
 // stderr from / to /dev/null, `options.keep_fd` as descriptor 3, a fixed environment. It
 // dies with the thread that started it (PR_SET_PDEATHSIG), so a killed caller leaves no
@@ -84,14 +82,15 @@ Status RunnerError(const nlohmann::json& line) {
   return Status(typed.value_or(StatusCode::kInternal), message);
 }
 
-// Reads the child's lines until EOF or the deadline; the last line read goes to `last`.
-Status ReadLines(int fd, Clock::time_point deadline, const std::function<void(const nlohmann::json&)>& on_progress,
+// Reads the child's lines until EOF or the deadline (micros on env's monotonic clock); the last
+// line read goes to `last`.
+Status ReadLines(Env* env, int fd, int64_t deadline, const std::function<void(const nlohmann::json&)>& on_progress,
                  nlohmann::json* last) {
   std::string buffer;
   size_t total = 0;
   char chunk[65536];
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const int64_t left = (deadline - env->MonotonicMicros() + 999) / 1000;
     if (left <= 0) return Status::DeadlineExceeded("the Lance runner did not finish within its deadline");
     pollfd p{fd, POLLIN, 0};
     const int ready = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
@@ -125,11 +124,12 @@ Result<nlohmann::json> RunLance(const nlohmann::json& request, const LanceRunner
   if (pipe2(fds, O_CLOEXEC) != 0) return Status::IOError(std::string("pipe: ") + strerror(errno));
   UniqueFd read_end(fds[0]);
   UniqueFd write_end(fds[1]);
-  const Clock::time_point deadline = Clock::now() + options.timeout;
+  const int64_t deadline =
+      options.env->MonotonicMicros() + std::chrono::duration_cast<std::chrono::microseconds>(options.timeout).count();
   VIGIL_ASSIGN_OR_RETURN(const pid_t pid, Spawn(options, request.dump(), write_end.get()));
   write_end.Close();
   nlohmann::json last;
-  Status read = ReadLines(read_end.get(), deadline, on_progress, &last);
+  Status read = ReadLines(options.env, read_end.get(), deadline, on_progress, &last);
   const int status = KillAndReap(pid, !read.ok());
   if (read.code() == StatusCode::kDeadlineExceeded && !options.timeout_setting.empty()) {
     read = Status::DeadlineExceeded(read.message() + " of " + std::to_string(options.timeout.count()) + " ms (" +

@@ -169,7 +169,7 @@ Status ApiServer::Impl::Open() {
   so.principal = auth::Principal{};
   so.statement_timeout_is_ceiling = true;
   so.generation_pool = sql::GenerationPool::Create(root_, config_.generations);  // one for the process
-  sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions);
+  sessions_ = std::make_unique<SessionPool>(root_.path(), so, config_.server.sessions, options_.env);
   VIGIL_ASSIGN_OR_RETURN(spool_, UploadSpool::Open(root_.path(), options_.env));
   AddServiceRoutes();
   AddSqlRoutes();
@@ -466,7 +466,10 @@ void ApiServer::Impl::PurgeLoop() {
   for (;;) {
     {
       MutexLock lock(&purge_mu_);
-      if (lock.WaitFor(purge_cv_, next, [this]() VIGIL_REQUIRES(purge_mu_) { return stopping_; })) return;
+      if (options_.env->WaitForMs(lock, purge_cv_, next.count(),
+                                  [this]() VIGIL_REQUIRES(purge_mu_) { return stopping_; })) {
+        return;
+      }
     }
     ReconcileKeys();
     next = kKeyReconcileInterval;
@@ -491,8 +494,10 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(ApiServerOptions options) {
   auto impl = std::make_unique<Impl>(std::move(options), std::move(root), std::move(config));
   VIGIL_RETURN_IF_ERROR(impl->Open());
   Impl* raw = impl.get();
+  HttpServerOptions http = raw->options_.http;
+  http.env = raw->options_.env;  // one clock for the whole API
   VIGIL_ASSIGN_OR_RETURN(raw->http_,
-                         HttpServer::Start(raw->options_.http, [raw](HttpRequest& req) { return raw->Handle(req); }));
+                         HttpServer::Start(std::move(http), [raw](HttpRequest& req) { return raw->Handle(req); }));
   raw->purge_thread_ = std::thread([raw] { raw->PurgeLoop(); });
   return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));
 }

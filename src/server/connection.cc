@@ -24,8 +24,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = net::ip::tcp;
 
-int64_t SteadyMs() { return Env::Default()->MonotonicMs(); }
-
 std::string PeerName(const sockaddr_storage& addr) {
   char host[INET6_ADDRSTRLEN] = {0};
   uint16_t port = 0;
@@ -77,7 +75,12 @@ class ParserBody : public BodySource {
  public:
   ParserBody(Stream& stream, beast::flat_buffer& buffer, http::request_parser<http::buffer_body>& parser,
              Connection& conn, const ConnectionContext& ctx)
-      : stream_(stream), buffer_(buffer), parser_(parser), conn_(conn), ctx_(ctx), started_ms_(SteadyMs()) {}
+      : stream_(stream),
+        buffer_(buffer),
+        parser_(parser),
+        conn_(conn),
+        ctx_(ctx),
+        started_ms_(ctx.options.env->MonotonicMs()) {}
 
   Result<size_t> Read(char* buf, size_t max) override {
     if (!parser_.is_done() && !continue_answered_) {
@@ -127,12 +130,12 @@ class ParserBody : public BodySource {
     if (msg.version() < 11 || !AsciiEqualsIgnoreCase(std::string_view(expect.data(), expect.size()), "100-continue")) {
       return Status::OK();
     }
-    conn_.SetDeadline(SteadyMs() + ctx_.options.write_timeout.count());
+    conn_.SetDeadline(ctx_.options.env->MonotonicMs() + ctx_.options.write_timeout.count());
     beast::error_code ec;
     net::write(stream_, net::buffer(std::string_view("HTTP/1.1 100 Continue\r\n\r\n")), ec);
     conn_.SetDeadline(0);
     if (ec) return Status::IOError("the client is gone: " + ec.message());
-    started_ms_ = SteadyMs();  // the body's time starts now
+    started_ms_ = ctx_.options.env->MonotonicMs();  // the body's time starts now
     return Status::OK();
   }
 
@@ -161,7 +164,7 @@ class StreamSink : public ChunkSink {
       : stream_(stream), conn_(conn), ctx_(ctx) {}
   Status Write(std::string_view data) override {
     if (data.empty()) return Status::OK();
-    conn_.SetDeadline(SteadyMs() + ctx_.options.write_timeout.count());
+    conn_.SetDeadline(ctx_.options.env->MonotonicMs() + ctx_.options.write_timeout.count());
     beast::error_code ec;
     net::write(stream_, http::make_chunk(net::buffer(data.data(), data.size())), ec);
     conn_.SetDeadline(0);
@@ -260,7 +263,7 @@ template <typename Stream>
 bool WriteResponse(Stream& stream, Connection& conn, const ConnectionContext& ctx, HttpResponse& resp,
                    bool keep_alive) {
   beast::error_code ec;
-  conn.SetDeadline(SteadyMs() + ctx.options.write_timeout.count());
+  conn.SetDeadline(ctx.options.env->MonotonicMs() + ctx.options.write_timeout.count());
   if (!resp.stream) {
     const std::string head = ResponseHead(resp, keep_alive);
     const std::array<net::const_buffer, 2> parts = {net::buffer(head), net::buffer(resp.body)};
@@ -281,7 +284,7 @@ bool WriteResponse(Stream& stream, Connection& conn, const ConnectionContext& ct
   StreamSink<Stream> sink(stream, conn, ctx);
   Status st = resp.stream(sink);
   if (!st.ok()) VIGIL_LOG_INFO("stream to {} ended: {}", ctx.peer, st.ToString());
-  conn.SetDeadline(SteadyMs() + ctx.options.write_timeout.count());
+  conn.SetDeadline(ctx.options.env->MonotonicMs() + ctx.options.write_timeout.count());
   net::write(stream, http::make_chunk_last(), ec);
   conn.SetDeadline(0);
   return false;
@@ -307,7 +310,7 @@ void ServeConnection(Stream& stream, Connection& conn, const ConnectionContext& 
   for (;;) {
     if (ctx.stopping.load()) return;
     conn.SetIdle(true);
-    conn.SetDeadline(SteadyMs() + ctx.options.header_timeout.count());
+    conn.SetDeadline(ctx.options.env->MonotonicMs() + ctx.options.header_timeout.count());
     http::request_parser<http::buffer_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(ctx.options.max_header_bytes));
     parser.body_limit(ctx.options.max_body_bytes);

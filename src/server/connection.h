@@ -15,8 +15,6 @@
 
 namespace vigil::server {
 
-// Monotonic milliseconds.
-int64_t SteadyMs();
 // "address:port" of a socket address.
 std::string PeerName(const sockaddr_storage& addr);
 // An RFC 9457 problem document with Vigil's typed code.
@@ -33,7 +31,7 @@ class Connection {
  public:
   explicit Connection(int fd) : fd_(fd) {}
 
-  // The current phase must end by `deadline_ms` (SteadyMs); 0: no deadline (a handler runs).
+  // The current phase must end by `deadline_ms` (the server Env's MonotonicMs); 0: no deadline (a handler runs).
   void SetDeadline(int64_t deadline_ms) { deadline_ms_.store(deadline_ms); }
   // Waiting for the next request (closed at once by a shutdown).
   void SetIdle(bool idle) { idle_.store(idle); }

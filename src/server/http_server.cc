@@ -126,6 +126,7 @@ class HttpServer::Impl {
   std::atomic<bool> shut_down_{false};
   mutable Mutex mu_;
   std::condition_variable drained_;
+  std::condition_variable watchdog_wake_;  // Shutdown: the watchdog's wait ends
   std::list<std::shared_ptr<Connection>> connections_ VIGIL_GUARDED_BY(mu_);
   std::condition_variable reject_ready_;
   std::deque<int> reject_queue_ VIGIL_GUARDED_BY(mu_);
@@ -220,7 +221,7 @@ void HttpServer::Impl::RejectLoop() {
         continue;
       }
       rejecting_ = std::make_shared<Connection>(fd);
-      rejecting_->SetDeadline(SteadyMs() + kRejectDeadlineMs);
+      rejecting_->SetDeadline(options_.env->MonotonicMs() + kRejectDeadlineMs);
       conn = rejecting_;
     }
     RejectBusy(fd, *conn);
@@ -268,10 +269,11 @@ void HttpServer::Impl::MarkClosing(Connection& conn) {
 }
 
 void HttpServer::Impl::WatchdogLoop() {
-  while (!shut_down_.load()) {
-    Env::Default()->SleepForMs(50);
-    const int64_t now = SteadyMs();
+  for (;;) {
     MutexLock lock(&mu_);
+    // A look every 50 ms of the server's clock; Shutdown ends the wait at once.
+    if (options_.env->WaitForMs(lock, watchdog_wake_, 50, [this] { return shut_down_.load(); })) return;
+    const int64_t now = options_.env->MonotonicMs();
     for (const auto& c : connections_) {
       if (c->Overdue(now)) {
         ++counters_.timed_out;
@@ -298,7 +300,7 @@ void HttpServer::Impl::Serve(int fd, std::string peer) {
     socket.assign(local.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), fd);
     if (tls_) {
       net::ssl::stream<tcp::socket> stream(std::move(socket), *tls_);
-      conn->SetDeadline(SteadyMs() + options_.header_timeout.count());
+      conn->SetDeadline(options_.env->MonotonicMs() + options_.header_timeout.count());
       boost::system::error_code ec;
       stream.handshake(net::ssl::stream_base::server, ec);
       if (!ec) ServeConnection(stream, *conn, ctx);
@@ -338,11 +340,16 @@ void HttpServer::Impl::Shutdown(std::chrono::milliseconds grace) {
     for (const auto& c : connections_) {
       if (c->Idle()) c->Abort();  // waiting for a request: nothing is lost
     }
-    lock.WaitFor(drained_, grace, [this]() VIGIL_REQUIRES(mu_) { return connections_.empty(); });
+    options_.env->WaitForMs(lock, drained_, grace.count(),
+                            [this]() VIGIL_REQUIRES(mu_) { return connections_.empty(); });
     for (const auto& c : connections_) c->Abort();
     lock.Wait(drained_, [this]() VIGIL_REQUIRES(mu_) { return connections_.empty(); });
   }
-  shut_down_.store(true);
+  {
+    MutexLock lock(&mu_);
+    shut_down_.store(true);
+  }
+  watchdog_wake_.notify_all();
   if (watchdog_thread_.joinable()) watchdog_thread_.join();
 }
 

@@ -9,13 +9,13 @@ namespace vigil::server {
 
 namespace {
 
-// How often a request waiting for a session looks whether it was cancelled.
-constexpr std::chrono::milliseconds kCancelCheck{100};
+// How often a request waiting for a session looks whether it was cancelled (the pool's clock).
+constexpr int64_t kCancelCheckMicros = 100'000;
 
 }  // namespace
 
-SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size_t size)
-    : root_dir_(std::move(root_dir)), options_(std::move(options)), size_(size == 0 ? 1 : size) {}
+SessionPool::SessionPool(std::string root_dir, sql::SessionOptions options, size_t size, Env* env)
+    : root_dir_(std::move(root_dir)), options_(std::move(options)), size_(size == 0 ? 1 : size), env_(env) {}
 
 Result<SessionPool::Lease> SessionPool::Acquire(const auth::Principal& principal, std::chrono::milliseconds wait) {
   std::unique_ptr<sql::Session> session;
@@ -27,7 +27,8 @@ Result<SessionPool::Lease> SessionPool::Acquire(const auth::Principal& principal
       auto it = in_use_.find(user);
       return it == in_use_.end() || it->second < share();
     };
-    const auto deadline = std::chrono::steady_clock::now() + wait;
+    const int64_t deadline =
+        env_->MonotonicMicros() + std::chrono::duration_cast<std::chrono::microseconds>(wait).count();
     bool ready = free() && within_share();
     if (!ready) {
       ++waiting_;
@@ -35,12 +36,10 @@ Result<SessionPool::Lease> SessionPool::Acquire(const auth::Principal& principal
       Status cancelled;
       while (!(ready = free() && within_share())) {
         cancelled = CheckCancellation();
-        const auto now = std::chrono::steady_clock::now();
+        const int64_t now = env_->MonotonicMicros();
         if (!cancelled.ok() || now >= deadline) break;
-        const auto slice = std::min<std::chrono::steady_clock::duration>(deadline - now, kCancelCheck);
-        lock.WaitFor(freed_,
-                     std::chrono::duration_cast<std::chrono::milliseconds>(slice) + std::chrono::milliseconds(1),
-                     [&]() VIGIL_REQUIRES(mu_) { return free() && within_share(); });
+        env_->WaitFor(lock, freed_, std::min(deadline - now, kCancelCheckMicros),
+                      [&]() VIGIL_REQUIRES(mu_) { return free() && within_share(); });
       }
       --waiting_;
       if (!ready && !cancelled.ok()) return cancelled;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "vigil/auth/principal.h"
+#include "vigil/common/env.h"
 #include "vigil/common/mutex.h"
 #include "vigil/common/status.h"
 #include "vigil/sql/session.h"
@@ -30,7 +31,8 @@ class SessionPool {
  public:
   class Lease;
 
-  SessionPool(std::string root_dir, sql::SessionOptions options, size_t size);
+  // Waits for a session are timed on `env` (which outlives the pool).
+  SessionPool(std::string root_dir, sql::SessionOptions options, size_t size, Env* env = Env::Default());
 
   // A session bound to `principal`; Busy when none frees up within `wait` (or the user holds
   // its share), Cancelled when the calling thread's request is cancelled meanwhile.
@@ -67,6 +69,7 @@ class SessionPool {
   const std::string root_dir_;
   const sql::SessionOptions options_;
   const size_t size_;
+  Env* const env_;
   Mutex mu_;
   std::condition_variable freed_;
   std::vector<Idle> idle_ VIGIL_GUARDED_BY(mu_);                // the most recently released last

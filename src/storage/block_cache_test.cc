@@ -64,9 +64,22 @@ TEST(BlockCacheTest, OversizedEntryIsNotKept) {
 TEST(BlockCacheTest, DefaultIsSharedAndSized) {
   BlockCache* a = BlockCache::Default();
   EXPECT_EQ(a, BlockCache::Default());
-  if (std::getenv("VIGIL_BLOCK_CACHE_MB") == nullptr) {
-    EXPECT_EQ(a->capacity_bytes(), size_t{256} << 20);
-  }
+  EXPECT_EQ(a->capacity_bytes(), size_t{256} << 20);  // StorageConfig's default
+}
+
+TEST(BlockCacheTest, ANewCapacityEvictsTheLeastRecentlyUsed) {
+  BlockCache cache(1 << 20);
+  cache.Insert("old", ColumnOf(1000));
+  cache.Insert("new", ColumnOf(1000));
+  const size_t both = cache.usage_bytes();
+  cache.SetCapacity(both - 1);
+  EXPECT_EQ(cache.Lookup("old"), nullptr);
+  EXPECT_NE(cache.Lookup("new"), nullptr);
+  EXPECT_EQ(cache.capacity_bytes(), both - 1);
+  cache.SetCapacity(0);
+  EXPECT_EQ(cache.usage_bytes(), 0u);
+  cache.Insert("any", ColumnOf(10));
+  EXPECT_EQ(cache.Lookup("any"), nullptr);
 }
 
 TEST(BlockCacheTest, ConcurrentUseStaysWithinCapacity) {

@@ -2,6 +2,12 @@
 // advances fake time by the requested amount and returns at once, so code that
 // polls or backs off runs its whole schedule without real waiting; a test can
 // block until the code under test has slept (WaitForSleeps) to order threads.
+// WaitFor, by contrast, does not move time: it returns when its condition holds
+// or once the test moved fake time past its timeout (Advance), so a test
+// decides when a wait times out; WaitForWaits blocks until the code under test
+// has begun a wait, so the test advances time only once it waits. A waiter
+// notices a change of fake time within a millisecond of real time (it looks
+// again each millisecond: nothing is notified across the caller's mutex).
 // File operations go to the FileSystem given at construction, e.g. a
 // FaultInjectionFileSystem for file faults.
 // Thread safety: thread-safe.
@@ -25,6 +31,10 @@ class FakeEnv final : public Env {
   int64_t MonotonicMicros() override;
   // Advances both clocks by `micros` and wakes WaitForSleeps callers; never blocks.
   void SleepForMicros(int64_t micros) override;
+  // Returns done() once it holds, or false once fake monotonic time reached the timeout; never
+  // moves time itself.
+  bool WaitFor(MutexLock& lock, std::condition_variable& cv, int64_t micros,
+               const std::function<bool()>& done) override;
   FileSystem* fs() override { return fs_; }
 
   // Moves both clocks forward.
@@ -38,6 +48,10 @@ class FakeEnv final : public Env {
   int64_t sleeps();
   // Blocks (really) until SleepForMicros has been called `n` times in all.
   void WaitForSleeps(int64_t n);
+  // Calls of WaitFor begun so far.
+  int64_t waits();
+  // Blocks (really) until WaitFor has been called `n` times in all.
+  void WaitForWaits(int64_t n);
 
   // 2026-01-01T00:00:00Z.
   static constexpr int64_t kDefaultStartMicros = 1'767'225'600'000'000;
@@ -49,6 +63,7 @@ class FakeEnv final : public Env {
   int64_t now_micros_ VIGIL_GUARDED_BY(mu_);
   int64_t monotonic_micros_ VIGIL_GUARDED_BY(mu_);
   int64_t sleeps_ VIGIL_GUARDED_BY(mu_) = 0;
+  int64_t waits_ VIGIL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace vigil::testing

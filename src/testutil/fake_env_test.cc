@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <thread>
 
 #include "testutil/temp_dir.h"
 #include "vigil/common/file_system.h"
+#include "vigil/common/mutex.h"
 
 namespace vigil::testing {
 namespace {
@@ -46,6 +48,41 @@ TEST(FakeEnvTest, WaitForSleepsOrdersThreads) {
   sleeper.join();
 }
 
+// A wait times out when the test moves fake time past its timeout, not before, and never by
+// itself; a notified condition ends it at once.
+TEST(FakeEnvTest, AWaitTimesOutOnlyWhenFakeTimePassesItsTimeout) {
+  FakeEnv env(0);
+  Mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  int64_t returned = -1;  // 0: timed out, 1: done
+  std::thread waiter([&] {
+    MutexLock lock(&mu);
+    returned = env.WaitForMs(lock, cv, 5'000, [&] { return done; }) ? 1 : 0;
+  });
+  env.WaitForWaits(1);
+  EXPECT_EQ(env.waits(), 1);
+  env.AdvanceMs(4'999);
+  env.AdvanceMs(1);
+  waiter.join();
+  EXPECT_EQ(returned, 0);
+  EXPECT_EQ(env.NowMs(), 5'000);  // the wait moved no time itself
+
+  std::thread notified([&] {
+    MutexLock lock(&mu);
+    returned = env.WaitForMs(lock, cv, 5'000, [&] { return done; }) ? 1 : 0;
+  });
+  env.WaitForWaits(2);
+  {
+    MutexLock lock(&mu);
+    done = true;
+  }
+  cv.notify_all();
+  notified.join();
+  EXPECT_EQ(returned, 1);
+  EXPECT_EQ(env.NowMs(), 5'000);
+}
+
 TEST(FakeEnvTest, FilesGoToTheGivenFileSystem) {
   TempDir dir;
   FakeEnv real(0);
@@ -62,6 +99,20 @@ TEST(EnvTest, DefaultClocksAdvance) {
   env->SleepForMicros(2'000);
   EXPECT_GE(env->MonotonicMicros() - t0, 2'000);
   EXPECT_EQ(env->fs(), DefaultFileSystem());
+}
+
+TEST(EnvTest, DefaultWaitEndsOnItsConditionOrItsTimeout) {
+  Env* env = Env::Default();
+  Mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  MutexLock lock(&mu);
+  const int64_t t0 = env->MonotonicMicros();
+  EXPECT_FALSE(env->WaitFor(lock, cv, 2'000, [&] { return done; }));
+  EXPECT_GE(env->MonotonicMicros() - t0, 2'000);
+  done = true;
+  EXPECT_TRUE(env->WaitFor(lock, cv, 60'000'000, [&] { return done; }));  // at once
+  EXPECT_FALSE(env->WaitFor(lock, cv, 0, [] { return false; }));
 }
 
 }  // namespace

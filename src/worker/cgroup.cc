@@ -108,18 +108,19 @@ Result<CgroupPlacement> ResolveCgroup(const std::string& parent) {
   return p;
 }
 
-Status ProbeCgroup(const CgroupOptions& options) {
+Status ProbeCgroup(const CgroupOptions& options, Env* env) {
   VIGIL_ASSIGN_OR_RETURN(CgroupPlacement placement, ResolveCgroup(options.parent));
   std::string name = "vigil-probe-" + std::to_string(::getpid());
   VIGIL_ASSIGN_OR_RETURN(WorkerCgroup cg,
-                         WorkerCgroup::Create(placement, name, options.memory_max_bytes, options.pids_max));
+                         WorkerCgroup::Create(placement, name, options.memory_max_bytes, options.pids_max, env));
   return cg.Remove();
 }
 
 Result<WorkerCgroup> WorkerCgroup::Create(const CgroupPlacement& placement, const std::string& name,
-                                          uint64_t memory_max_bytes, int64_t pids_max) {
+                                          uint64_t memory_max_bytes, int64_t pids_max, Env* env) {
   WorkerCgroup cg;
   cg.version_ = placement.version;
+  cg.env_ = env;
   for (size_t i = 0; i < placement.parent_dirs.size(); ++i) {
     std::string dir = JoinPath(placement.parent_dirs[i], name);
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -154,6 +155,7 @@ Result<WorkerCgroup> WorkerCgroup::Create(const CgroupPlacement& placement, cons
 
 WorkerCgroup::WorkerCgroup(WorkerCgroup&& other) noexcept
     : version_(other.version_),
+      env_(other.env_),
       dirs_(std::move(other.dirs_)),
       paths_(std::move(other.paths_)),
       markers_(std::move(other.markers_)) {
@@ -164,6 +166,7 @@ WorkerCgroup& WorkerCgroup::operator=(WorkerCgroup&& other) noexcept {
   if (this != &other) {
     (void)Remove();
     version_ = other.version_;
+    env_ = other.env_;
     dirs_ = std::move(other.dirs_);
     paths_ = std::move(other.paths_);
     markers_ = std::move(other.markers_);
@@ -219,7 +222,7 @@ Status WorkerCgroup::Remove() {
       }
       err = errno;
       if (err != EBUSY) break;
-      Env::Default()->SleepForMs(5);
+      env_->SleepForMs(5);
     }
     if (err != 0) {
       left.push_back(dir);

@@ -21,8 +21,6 @@ namespace vigil::worker {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return Status::FromErrno(errno, "pipe2");
@@ -31,14 +29,17 @@ Status MakePipe(UniqueFd* read_end, UniqueFd* write_end) {
   return Status::OK();
 }
 
-int RemainingMs(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  if (left <= 0) return 0;
+// Milliseconds from now to `deadline` (micros on env's monotonic clock), rounded up, as a poll
+// timeout.
+int RemainingMs(Env* env, int64_t deadline) {
+  const int64_t left_micros = deadline - env->MonotonicMicros();
+  if (left_micros <= 0) return 0;
+  const int64_t left = (left_micros + 999) / 1000;
   return left > INT_MAX ? INT_MAX : static_cast<int>(left);
 }
 
 // Writes all of `bytes` to a non-blocking descriptor before `deadline`.
-Status WriteUntil(int fd, std::string_view bytes, Clock::time_point deadline) {
+Status WriteUntil(Env* env, int fd, std::string_view bytes, int64_t deadline) {
   while (!bytes.empty()) {
     ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n > 0) {
@@ -48,7 +49,7 @@ Status WriteUntil(int fd, std::string_view bytes, Clock::time_point deadline) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno != EAGAIN) return Status::FromErrno(errno, "write to worker");
     struct pollfd pfd = {fd, POLLOUT, 0};
-    int r = ::poll(&pfd, 1, RemainingMs(deadline));
+    int r = ::poll(&pfd, 1, RemainingMs(env, deadline));
     if (r == 0) return Status::DeadlineExceeded("worker did not read its input before the deadline");
     if (r < 0 && errno != EINTR) return Status::FromErrno(errno, "poll");
   }
@@ -58,7 +59,7 @@ Status WriteUntil(int fd, std::string_view bytes, Clock::time_point deadline) {
 enum class ReadOutcome { kFrame, kEof, kTimeout };
 
 // Reads until `reader` holds a complete frame, EOF, or `deadline`.
-Result<ReadOutcome> ReadFrameUntil(int fd, FrameReader* reader, Clock::time_point deadline, Frame* out) {
+Result<ReadOutcome> ReadFrameUntil(Env* env, int fd, FrameReader* reader, int64_t deadline, Frame* out) {
   char buf[16384];
   for (;;) {
     VIGIL_ASSIGN_OR_RETURN(std::optional<Frame> f, reader->Next());
@@ -67,7 +68,7 @@ Result<ReadOutcome> ReadFrameUntil(int fd, FrameReader* reader, Clock::time_poin
       return ReadOutcome::kFrame;
     }
     struct pollfd pfd = {fd, POLLIN, 0};
-    int r = ::poll(&pfd, 1, RemainingMs(deadline));
+    int r = ::poll(&pfd, 1, RemainingMs(env, deadline));
     if (r < 0) {
       if (errno == EINTR) continue;
       return Status::FromErrno(errno, "poll");
@@ -151,9 +152,10 @@ Status Supervisor::Launch::Admit() {
   if (!slot_.Acquire(supervisor_.fork_thread_.get(), options_.concurrency)) {
     return Status::Busy("the worker supervisor is at its concurrency limit");
   }
-  start_ = Clock::now();
-  deadline_ = start_ + request_.timeout;
-  handshake_deadline_ = std::min(deadline_, start_ + options_.handshake_timeout);
+  start_ = options_.env->MonotonicMicros();
+  deadline_ = start_ + std::chrono::duration_cast<std::chrono::microseconds>(request_.timeout).count();
+  handshake_deadline_ = std::min(
+      deadline_, start_ + std::chrono::duration_cast<std::chrono::microseconds>(options_.handshake_timeout).count());
   return Status::OK();
 }
 
@@ -163,8 +165,8 @@ Status Supervisor::Launch::Plan() {
       options_.cgroup.memory_max_bytes != 0 ? options_.cgroup.memory_max_bytes : options_.address_space_bytes;
   if (supervisor_.cgroup_) {
     std::string name = "vigil-worker-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-    VIGIL_ASSIGN_OR_RETURN(WorkerCgroup created,
-                           WorkerCgroup::Create(*supervisor_.cgroup_, name, cgroup_memory_, options_.cgroup.pids_max));
+    VIGIL_ASSIGN_OR_RETURN(WorkerCgroup created, WorkerCgroup::Create(*supervisor_.cgroup_, name, cgroup_memory_,
+                                                                      options_.cgroup.pids_max, options_.env));
     cgroup_.emplace(std::move(created));
   }
 
@@ -253,7 +255,7 @@ Status Supervisor::Launch::AwaitExec() {
   size_t got = 0;
   for (;;) {
     struct pollfd pfd = {status_r_.get(), POLLIN, 0};
-    int r = ::poll(&pfd, 1, RemainingMs(handshake_deadline_));
+    int r = ::poll(&pfd, 1, RemainingMs(options_.env, handshake_deadline_));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return Status::DeadlineExceeded("the worker did not exec in time");
     ssize_t n = ::read(status_r_.get(), reinterpret_cast<char*>(&err) + got, sizeof err - got);
@@ -265,11 +267,11 @@ Status Supervisor::Launch::AwaitExec() {
 }
 
 Status Supervisor::Launch::Handshake() {
-  Status sent =
-      WriteUntil(in_w_.get(), EncodeHandshake({kProtocolVersion, std::string(BuildId())}), handshake_deadline_);
+  Status sent = WriteUntil(options_.env, in_w_.get(), EncodeHandshake({kProtocolVersion, std::string(BuildId())}),
+                           handshake_deadline_);
   if (!sent.ok()) return sent.WithContext("handshake");
   Frame f;
-  auto got = ReadFrameUntil(out_r_.get(), &reader_, handshake_deadline_, &f);
+  auto got = ReadFrameUntil(options_.env, out_r_.get(), &reader_, handshake_deadline_, &f);
   if (!got.ok()) return got.status().WithContext("handshake");
   if (*got == ReadOutcome::kEof) return Status::IOError("the worker closed the protocol before its handshake");
   if (*got == ReadOutcome::kTimeout) return Status::DeadlineExceeded("no worker handshake in time");
@@ -279,7 +281,7 @@ Status Supervisor::Launch::Handshake() {
     return Status::FailedPrecondition("worker handshake mismatch: protocol " + std::to_string(hs.protocol_version) +
                                       ", build '" + hs.build_id + "'");
   }
-  result_.handshake_latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start_);
+  result_.handshake_latency = std::chrono::microseconds(options_.env->MonotonicMicros() - start_);
   return Status::OK();
 }
 
@@ -288,11 +290,11 @@ Status Supervisor::Launch::SendRequest() {
   // checks length and checksum), so a failure here is still proof of no invocation.
   request_.request.secret_follows = !request_.secret.empty();
   request_.request.version_catalog = static_cast<bool>(request_.on_catalog_call);
-  Status sent = WriteUntil(in_w_.get(), EncodeRequest(request_.request), deadline_);
+  Status sent = WriteUntil(options_.env, in_w_.get(), EncodeRequest(request_.request), deadline_);
   if (!sent.ok()) return sent.WithContext("request not delivered");
   if (!request_.on_catalog_call) in_w_.Close();  // else it carries the catalog's answers
   if (!request_.secret.empty()) {
-    Status st = WriteUntil(secret_w_.get(), request_.secret, deadline_);
+    Status st = WriteUntil(options_.env, secret_w_.get(), request_.secret, deadline_);
     if (!st.ok()) VIGIL_LOG_WARN("worker {}: secret not delivered: {}", pid_, st.ToString());
   }
   ZeroizeString(&request_.secret);
@@ -304,7 +306,7 @@ Status Supervisor::Launch::ReadResponses(bool* kill_now) {
   *kill_now = true;
   for (;;) {
     Frame f;
-    auto got = ReadFrameUntil(out_r_.get(), &reader_, deadline_, &f);
+    auto got = ReadFrameUntil(options_.env, out_r_.get(), &reader_, deadline_, &f);
     if (!got.ok()) return got.status();
     if (*got == ReadOutcome::kEof) {
       *kill_now = false;
@@ -324,7 +326,7 @@ Status Supervisor::Launch::ReadResponses(bool* kill_now) {
       CatalogAnswer answer = request_.on_catalog_call(call);
       answer.message = SanitizeMessage(answer.message);
       VIGIL_RETURN_IF_ERROR(
-          WriteUntil(in_w_.get(), EncodeCatalogAnswer(answer), deadline_).WithContext("catalog answer"));
+          WriteUntil(options_.env, in_w_.get(), EncodeCatalogAnswer(answer), deadline_).WithContext("catalog answer"));
       continue;
     }
     if (f.type != MessageType::kResponse) return Status::Corruption("unexpected worker message after the request");
@@ -346,7 +348,7 @@ void Supervisor::Launch::Reap(bool kill_now) {
       struct pollfd pfd = {pidfd_.get(), POLLIN, 0};
       int r;
       do {
-        r = ::poll(&pfd, 1, RemainingMs(deadline_));
+        r = ::poll(&pfd, 1, RemainingMs(options_.env, deadline_));
       } while (r < 0 && errno == EINTR);
       exited = r > 0;
     } else {
@@ -357,8 +359,8 @@ void Supervisor::Launch::Reap(bool kill_now) {
           exited = true;
           break;
         }
-        if (Clock::now() >= deadline_) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        if (options_.env->MonotonicMicros() >= deadline_) break;
+        options_.env->SleepForMicros(2'000);
       }
     }
   }

@@ -37,8 +37,6 @@ class Supervisor::Launch {
   LaunchResult Run();
 
  private:
-  using Clock = std::chrono::steady_clock;
-
   // Blocks SIGPIPE on the launching thread while it lives, so a write to a dead worker
   // fails with EPIPE instead of killing the supervisor; discards a SIGPIPE raised meanwhile.
   class SigpipeBlock {
@@ -88,9 +86,10 @@ class Supervisor::Launch {
   SigpipeBlock no_sigpipe_;
   Slot slot_;  // before the pipes and the cgroup: released after them
   LaunchResult result_;
-  Clock::time_point start_;
-  Clock::time_point deadline_;
-  Clock::time_point handshake_deadline_;
+  // On options_.env's monotonic clock, in microseconds.
+  int64_t start_ = 0;
+  int64_t deadline_ = 0;
+  int64_t handshake_deadline_ = 0;
   uint64_t cgroup_memory_ = 0;
   std::optional<WorkerCgroup> cgroup_;
   UniqueFd in_r_, in_w_, out_r_, out_w_, secret_r_, secret_w_, status_r_, status_w_, go_r_, go_w_;

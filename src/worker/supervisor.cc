@@ -50,7 +50,7 @@ Result<std::unique_ptr<Supervisor>> Supervisor::Create(SupervisorOptions options
   if (cg.parent.empty()) {
     s->cgroup_status_ = Status::NotSupported("no cgroup parent is configured");
   } else {
-    s->cgroup_status_ = ProbeCgroup(cg);
+    s->cgroup_status_ = ProbeCgroup(cg, s->options_.env);
     if (s->cgroup_status_.ok()) {
       auto placement = ResolveCgroup(cg.parent);
       s->cgroup_status_ = placement.status();

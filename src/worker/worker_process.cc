@@ -215,7 +215,7 @@ Response ExecuteJob(const AttemptIdentity& attempt, const index::JobRequest& job
   return Complete(attempt, invoked, Status::OK(), secret, static_cast<int64_t>(result->committed_version));
 }
 
-int ServeOneRequest(const WorkerFds& fds) {
+int ServeOneRequest(const WorkerFds& fds, Env* env) {
   FrameReader reader;
   auto hello = ReadFrame(fds.in, &reader);
   if (!hello.ok() || hello->type != MessageType::kHandshake) return kExitHandshake;
@@ -246,10 +246,10 @@ int ServeOneRequest(const WorkerFds& fds) {
   if (!ready.ok()) {
     response = Complete(attempt, false, ready, secret.view());
   } else {
-    int64_t last = Env::Default()->MonotonicMs();
+    int64_t last = env->MonotonicMs();
     std::string last_phase;
     auto progress = [&](std::string_view phase, uint64_t done, uint64_t total) {
-      const int64_t now = Env::Default()->MonotonicMs();
+      const int64_t now = env->MonotonicMs();
       if (phase == last_phase && done != total && now - last < 100) return;
       last = now;
       last_phase = std::string(phase);

@@ -1,6 +1,7 @@
 // The administrator settings of a root (`<root>/vigil.toml`, seed 000 section
 // 10.2): the mutation gate, worker limits, index caps, job and generation
-// bounds, the SQL statement timeout and server-side COPY directories. Every
+// bounds, the SQL statement timeout and server-side COPY directories, the
+// server, the metadata store, the Lance runner and the block cache. Every
 // setting has a working default for an embedded root; the file only overrides.
 // Loading validates types and ranges and names the file, the key and the
 // line:column of every problem.
@@ -162,6 +163,15 @@ struct LanceConfig {
   bool operator==(const LanceConfig&) const = default;
 };
 
+// How a process reads tables.
+struct StorageConfig {
+  // The process's cache of decoded column blocks of table fragments (BlockCache::Default()),
+  // shared by every table it reads; 0: nothing is cached.
+  uint64_t block_cache_bytes = uint64_t{256} << 20;
+
+  bool operator==(const StorageConfig&) const = default;
+};
+
 struct Config {
   MutationConfig mutation;
   WorkerConfig worker;
@@ -172,6 +182,7 @@ struct Config {
   ServerConfig server;
   MetaConfig meta;
   LanceConfig lance;
+  StorageConfig storage;
 
   bool operator==(const Config&) const = default;
 };

@@ -37,11 +37,15 @@ class LruCache {
     lru_.push_front(Entry{key, std::move(item), bytes});
     map_.emplace(key, lru_.begin());
     usage_ += bytes;
-    while (usage_ > capacity_) {
-      usage_ -= lru_.back().bytes;
-      map_.erase(lru_.back().key);
-      lru_.pop_back();
-    }
+    EvictToCapacityLocked();
+  }
+
+  // Bounds the cache by `capacity_bytes` from now on, evicting the least recently used items
+  // until the total fits (0: nothing is kept).
+  void SetCapacity(size_t capacity_bytes) {
+    MutexLock lock(&mu_);
+    capacity_ = capacity_bytes;
+    EvictToCapacityLocked();
   }
 
   void Erase(const Key& key) {
@@ -54,7 +58,10 @@ class LruCache {
     MutexLock lock(&mu_);
     return usage_;
   }
-  size_t capacity_bytes() const { return capacity_; }
+  size_t capacity_bytes() const {
+    MutexLock lock(&mu_);
+    return capacity_;
+  }
 
  private:
   struct Entry {
@@ -62,6 +69,14 @@ class LruCache {
     std::shared_ptr<const T> item;
     size_t bytes;
   };
+
+  void EvictToCapacityLocked() VIGIL_REQUIRES(mu_) {
+    while (usage_ > capacity_) {
+      usage_ -= lru_.back().bytes;
+      map_.erase(lru_.back().key);
+      lru_.pop_back();
+    }
+  }
 
   void EraseLocked(const Key& key) VIGIL_REQUIRES(mu_) {
     auto it = map_.find(key);
@@ -71,8 +86,8 @@ class LruCache {
     map_.erase(it);
   }
 
-  const size_t capacity_;
   mutable Mutex mu_;
+  size_t capacity_ VIGIL_GUARDED_BY(mu_);
   std::list<Entry> lru_ VIGIL_GUARDED_BY(mu_);  // front = most recent
   std::unordered_map<Key, typename std::list<Entry>::iterator, Hash> map_ VIGIL_GUARDED_BY(mu_);
   size_t usage_ VIGIL_GUARDED_BY(mu_) = 0;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "vigil/common/file_system.h"
 #include "vigil/common/process_identity.h"
 #include "vigil/common/status.h"
 #include "vigil/jobs/job_record.h"
@@ -26,12 +27,16 @@ std::string AttemptLockPath(const std::string& locator, const std::string& attem
 // `<location>.vigil/_staging/<attempt id>/attempt.lock`.
 std::string AttemptLockPath(const JobSpec& spec, const std::string& attempt_id);
 // Removes the attempt's lock file and its `_staging/<attempt id>` folder once its outcome
-// is known (nobody needs the proof any more). Best effort: VACUUM removes what is left.
-void RemoveAttemptLock(const JobSpec& spec, const std::string& attempt_id);
+// is known (nobody needs the proof any more), through `fs`. Best effort: VACUUM removes what
+// is left.
+void RemoveAttemptLock(const JobSpec& spec, const std::string& attempt_id, FileSystem* fs = DefaultFileSystem());
 
-// Records `who` in the held lock file `lock_fd` (replacing what it held) durably.
+// Records `who` in the held lock file `lock_fd` (replacing what it held) durably, through the
+// descriptor of the lock (common/file_lock.h), which a launched worker inherits.
 Status RecordAttemptProcess(int lock_fd, const ProcessIdentity& who);
-// The process recorded in the lock file at `lock_path`; nullopt when none was recorded.
-Result<std::optional<ProcessIdentity>> ReadAttemptProcess(const std::string& lock_path);
+// The process recorded in the lock file at `lock_path` (read through `fs`); nullopt when none
+// was recorded.
+Result<std::optional<ProcessIdentity>> ReadAttemptProcess(const std::string& lock_path,
+                                                          FileSystem* fs = DefaultFileSystem());
 
 }  // namespace vigil::jobs

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -51,7 +52,7 @@ class NodeAgent {
 
   // Makes the first executor (Poll works from then on).
   Status Open();
-  // Open, then polls every poll interval on a thread of its own.
+  // Open, then polls every poll interval (of the options' Env) on a thread of its own.
   Status Start();
   // Stops taking attempts, waits for the running ones and their records.
   void Stop();
@@ -74,9 +75,11 @@ class NodeAgent {
   ExecutorFactory make_executor_;
   NodeAgentOptions options_;
   std::atomic<int64_t> heartbeat_ok_ms_{0};
-  std::atomic<bool> stop_{false};
   std::thread loop_;
   mutable Mutex mu_;
+  bool stop_ VIGIL_GUARDED_BY(mu_) = false;
+  std::condition_variable wake_;           // Stop: the loop's poll-interval wait ends
+  std::condition_variable attempt_ended_;  // an attempt thread left threads_
   bool fenced_ VIGIL_GUARDED_BY(mu_) = false;
   Executor* executor_ VIGIL_GUARDED_BY(mu_) = nullptr;
   // Every executor made, kept while attempts may use them.

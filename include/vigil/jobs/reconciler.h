@@ -62,8 +62,9 @@ struct ReconcileResults {
 struct ReconcilerOptions {
   Backoff backoff;                  // jobs.reconcile_initial_backoff_seconds / reconcile_max_backoff_seconds
   int batch_limit = kMaxListLimit;  // jobs looked at per pass, 1..kMaxListLimit
-  int kill_wait_polls = 500;        // 10 ms polls for a killed worker's lock to be released
-  Env* env = Env::Default();        // the file system an attributed commit is synced through
+  int kill_wait_polls = 500;        // 10 ms polls (sleeps of `env`) for a killed worker's lock to go
+  Env* env = Env::Default();        // the clock of those polls and of catalog reads; the file system
+                                    // an attributed commit is synced through
   // Whether a provider's commits are fenced by the store; tests of the lock-based proof, which
   // a provider outside the store's catalog needs, pass one that says no.
   std::function<bool(std::string_view provider)> commits_fenced = CommitsAreFenced;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -57,9 +58,9 @@ struct RunnerOptions {
   // the store, since only then does the leader settle it without that node's attempt lock.
   std::function<bool(std::string_view provider)> commits_fenced = CommitsAreFenced;
   Backoff reconcile_backoff;  // the first watcher check of an attempt that ends UNKNOWN
-  // The clock an attempt's result is recorded at, and the sleeps and progress throttling.
-  // Null: sleeps on Env::Default() and results recorded at the time the attempt was
-  // dispatched at (tests with a logical clock).
+  // The clock an attempt's result is recorded at, its progress throttling and the file system
+  // its attempt lock is removed through. Null: throttled on and removed through Env::Default(),
+  // results recorded at the time the attempt was dispatched at (tests with a logical clock).
   Env* env = nullptr;
 };
 
@@ -136,6 +137,7 @@ class JobRunner {
   std::map<int64_t, std::thread> threads_ VIGIL_GUARDED_BY(mu_);  // job id -> its attempt thread
   std::vector<FinishedAttempt> finished_ VIGIL_GUARDED_BY(mu_);
   std::vector<std::thread> done_threads_ VIGIL_GUARDED_BY(mu_);  // finished, to be joined
+  std::condition_variable attempt_ended_;                        // an attempt thread left threads_
 };
 
 }  // namespace vigil::jobs

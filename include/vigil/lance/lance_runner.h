@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 
 namespace vigil::lance {
@@ -30,6 +31,7 @@ struct LanceRunnerOptions {
   // A descriptor the runner keeps open as its fd 3 for its whole life (the attempt lock, so the
   // lock stays held while node runs); -1: none.
   int keep_fd = -1;
+  Env* env = Env::Default();  // the clock of `timeout`
 };
 
 // The runner's answer to `request` (the object of its "result" line). Its refusals come back

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "vigil/common/config.h"
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 
 namespace vigil::server {
@@ -103,6 +104,9 @@ struct HttpServerOptions {
   std::chrono::milliseconds write_timeout = std::chrono::milliseconds(ServerConfig().write_timeout_ms);
   std::string tls_cert_file;  // both set: HTTPS only
   std::string tls_key_file;
+  // The clock of the deadlines above and of the watchdog that enforces them (ApiServer gives
+  // its own). Must outlive the server.
+  Env* env = Env::Default();
 };
 
 // Counters since the server started (for /metrics).

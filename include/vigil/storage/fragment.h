@@ -54,7 +54,8 @@ class FragmentWriter {
 class BlockCache {
  public:
   explicit BlockCache(size_t capacity_bytes) : cache_(capacity_bytes) {}
-  // The process-wide cache (256 MiB unless VIGIL_BLOCK_CACHE_MB says otherwise).
+  // The process-wide cache: StorageConfig's default size until a process sizes it by its
+  // root's [storage] block_cache_bytes (sql::Session::Open does).
   static BlockCache* Default();
 
   std::shared_ptr<const Column> Lookup(const std::string& key) { return cache_.Get(key); }
@@ -62,6 +63,8 @@ class BlockCache {
   void Erase(const std::string& key) { cache_.Erase(key); }
   size_t usage_bytes() const { return cache_.usage_bytes(); }
   size_t capacity_bytes() const { return cache_.capacity_bytes(); }
+  // Bounds the cache anew; the least recently used blocks go until the rest fits.
+  void SetCapacity(size_t capacity_bytes) { cache_.SetCapacity(capacity_bytes); }
 
  private:
   LruCache<std::string, Column> cache_;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 
 namespace vigil::worker {
@@ -45,14 +46,15 @@ Result<CgroupPlacement> ResolveCgroup(const std::string& parent);
 
 // Resolves `options.parent` and creates, limits and removes a probe cgroup:
 // OK only where a worker cgroup would really work.
-Status ProbeCgroup(const CgroupOptions& options);
+Status ProbeCgroup(const CgroupOptions& options, Env* env = Env::Default());
 
 // One worker's cgroup (one directory per hierarchy).
 class WorkerCgroup {
  public:
   // Creates `<parent>/<name>` in each hierarchy and writes the limits (memory 0: unlimited).
+  // Remove's waits for a reaped process to leave sleep on `env`.
   static Result<WorkerCgroup> Create(const CgroupPlacement& placement, const std::string& name,
-                                     uint64_t memory_max_bytes, int64_t pids_max);
+                                     uint64_t memory_max_bytes, int64_t pids_max, Env* env = Env::Default());
   WorkerCgroup(WorkerCgroup&& other) noexcept;
   WorkerCgroup& operator=(WorkerCgroup&& other) noexcept;
   WorkerCgroup(const WorkerCgroup&) = delete;
@@ -76,6 +78,7 @@ class WorkerCgroup {
  private:
   WorkerCgroup() = default;
   CgroupVersion version_ = CgroupVersion::kV2;
+  Env* env_ = Env::Default();
   std::vector<std::string> dirs_;
   std::vector<std::string> paths_;
   std::vector<std::string> markers_;

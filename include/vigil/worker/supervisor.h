@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 
+#include "vigil/common/env.h"
 #include "vigil/common/status.h"
 #include "vigil/worker/cgroup.h"
 #include "vigil/worker/protocol.h"
@@ -53,6 +54,8 @@ struct SupervisorOptions {
   // false launches workers without their sandbox, the benchmark's baseline;
   // test builds (VIGIL_FAILPOINTS) only: Create refuses it elsewhere.
   bool sandbox = true;
+  // The clock of every launch's deadlines and the sleeps of its reaping and cgroup removal.
+  Env* env = Env::Default();
 };
 
 struct LaunchRequest {

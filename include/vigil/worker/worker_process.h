@@ -24,6 +24,7 @@
 #include <functional>
 #include <string_view>
 
+#include "vigil/common/env.h"
 #include "vigil/common/mutex.h"
 #include "vigil/storage/dataset.h"
 #include "vigil/worker/protocol.h"
@@ -58,8 +59,9 @@ class PipeVersionCatalog : public VersionCatalog {
 };
 
 // Serves one request on `fds`; returns the process exit code (0 after a
-// response was written, kExit* otherwise). The secret is zeroized before return.
-int ServeOneRequest(const WorkerFds& fds);
+// response was written, kExit* otherwise). The secret is zeroized before return. Progress
+// frames are throttled on `env`'s monotonic clock.
+int ServeOneRequest(const WorkerFds& fds, Env* env = Env::Default());
 
 // The provider call of `job` (index::PrepareJob's revalidation, failpoints, index::InvokeJob)
 // as a response for `attempt`; `secret` only scrubs messages. Progress goes to `progress` when set;

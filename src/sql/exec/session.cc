@@ -11,6 +11,7 @@
 #include "vigil/ingest/ingest.h"
 #include "vigil/jobs/root_jobs.h"
 #include "vigil/sql/parser.h"
+#include "vigil/storage/fragment.h"
 #include "vigil/storage/temporal.h"
 
 namespace vigil::sql {
@@ -348,6 +349,8 @@ class SessionImpl : public Session {
 Result<std::unique_ptr<Session>> Session::Open(const std::string& root_dir, SessionOptions options) {
   VIGIL_ASSIGN_OR_RETURN(Root root, Root::Open(root_dir));
   VIGIL_ASSIGN_OR_RETURN(Config config, LoadConfig(root_dir));
+  // The process's block cache takes the size its root sets ([storage] block_cache_bytes).
+  BlockCache::Default()->SetCapacity(config.storage.block_cache_bytes);
   VIGIL_ASSIGN_OR_RETURN(std::unique_ptr<jobs::JobStore> store, jobs::OpenRootJobStore(root));
   if (!options.clock) options.clock = SystemNowMs;
   ExecContext ctx{std::move(root), std::move(store), config, std::move(options), nullptr};
