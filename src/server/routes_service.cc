@@ -10,19 +10,6 @@ namespace vigil::server {
 
 namespace {
 
-// Every value of jobs::DerivedState.
-constexpr const char* kJobStates[] = {"PENDING",
-                                      "RUNNING",
-                                      "FINISHED",
-                                      "FAILED",
-                                      "CANCELLED",
-                                      "OUTCOME_UNKNOWN",
-                                      "REFRESHING",
-                                      "COMMITTED_REFRESH_PENDING",
-                                      "FAILED_REFRESH_PENDING",
-                                      "COMMITTED_REFRESH_SKIPPED",
-                                      "FAILED_REFRESH_SKIPPED"};
-
 // Jobs by the outcome their attempt recorded (the worker outcomes), and the OUTCOME_UNKNOWN
 // jobs by where their reconciliation stands (its backlog: WATCHING, RETRY_PENDING,
 // FINAL_READ_PENDING). A count the store cannot give is left out of the page.
@@ -95,6 +82,20 @@ HttpResponse Text(std::string body, std::string type) {
   return r;
 }
 
+// The job-state vocabulary of jobs/job_state.h, as /v1/config sends it: every derived state,
+// the final ones, those in which a job may hold its fence, those a RESOLVE may apply to.
+nlohmann::json JobStateVocabulary() {
+  const auto names = [](const std::vector<std::string_view>& v) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::string_view n : v) out.push_back(std::string(n));
+    return out;
+  };
+  return {{"all", names(jobs::DerivedStateNames())},
+          {"final", names(jobs::FinalStateNames())},
+          {"fence_holding", names(jobs::FenceHoldingStateNames())},
+          {"resolvable", names(jobs::ResolvableStateNames())}};
+}
+
 }  // namespace
 
 void ApiServer::Impl::AddServiceRoutes() {
@@ -121,11 +122,11 @@ void ApiServer::Impl::AddServiceRoutes() {
          std::string out = metrics_.Render();
          out += "# HELP vigil_index_jobs Index jobs listed (not archived), by derived state.\n";
          out += "# TYPE vigil_index_jobs gauge\n";
-         for (const char* state : kJobStates) {
+         for (std::string_view state : jobs::DerivedStateNames()) {
            jobs::JobFilter f;
-           f.state = state;
+           f.state = std::string(state);
            Result<int64_t> n = jobs_->Count(f);
-           if (n.ok()) out += std::string("vigil_index_jobs{state=\"") + state + "\"} " + std::to_string(*n) + "\n";
+           if (n.ok()) out += "vigil_index_jobs{state=\"" + *f.state + "\"} " + std::to_string(*n) + "\n";
          }
          out += OutcomeMetrics(*jobs_);
          if (options_.reconcile_results != nullptr) out += ReconcileResultMetrics(*options_.reconcile_results);
@@ -195,7 +196,8 @@ void ApiServer::Impl::AddServiceRoutes() {
                                {"header_timeout_ms", options_.http.header_timeout.count()},
                                {"body_grace_ms", options_.http.body_grace.count()},
                                {"min_body_bytes_per_second", options_.http.min_body_bytes_per_second},
-                               {"write_timeout_ms", options_.http.write_timeout.count()}}}};
+                               {"write_timeout_ms", options_.http.write_timeout.count()}}},
+                             {"job_states", JobStateVocabulary()}};
          return JsonResponse(j.dump());
        }});
 }
