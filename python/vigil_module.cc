@@ -19,6 +19,8 @@
 
 #include "numpy_columns.h"
 #include "vigil/common/mutex.h"
+#include "vigil/jobs/job_state.h"
+#include "vigil/sql/job_detail.h"
 #include "vigil/sql/session.h"
 #include "vigil/storage/root.h"
 
@@ -202,6 +204,31 @@ class PySession {
     return ToTuple(*result);
   }
 
+  // One index job as the HTTP API's GET /v1/jobs/{id} shows it: {"job": {item: value},
+  // "events": [...], "warnings": [...]} with the job-state vocabulary of jobs/job_state.h
+  // ("final", "settled", "holds_fence", "resolvable").
+  py::dict Job(int64_t job_id) {
+    Result<jobs::JobDetail> d = [&] {
+      py::gil_scoped_release unlocked;
+      MutexLock hold(&mu_);
+      return session_->ShowJob(job_id);
+    }();
+    if (!d.ok()) Raise(d.status());
+    py::dict items, out;
+    for (const sql::JobItem& item : sql::JobDetailItems(*d)) items[py::str(item.name)] = ToPython(item.value);
+    py::list events;
+    for (const jobs::JobEvent& e : d->events) events.append(sql::JobEventText(e));
+    const jobs::JobState& s = d->job.state;
+    out["job"] = items;
+    out["events"] = events;
+    out["warnings"] = d->warnings;
+    out["final"] = jobs::IsFinal(s);
+    out["settled"] = jobs::IsSettledStateName(jobs::DerivedState(s), jobs::Name(s.disposition));
+    out["holds_fence"] = jobs::HoldsFence(s);
+    out["resolvable"] = jobs::IsResolvable(s);
+    return out;
+  }
+
   explicit PySession(std::unique_ptr<sql::Session> session) : session_(std::move(session)) {}
 
  private:
@@ -245,5 +272,6 @@ PYBIND11_MODULE(_vigil, m) {
       .def("schema", &PySession::TableSchema, py::arg("database"), py::arg("table"))
       .def("append", &PySession::Append, py::arg("database"), py::arg("table"), py::arg("chunks"))
       .def("read", &PySession::Read, py::arg("database"), py::arg("table"), py::arg("version"), py::arg("columns"))
-      .def("versions", &PySession::Versions, py::arg("database"), py::arg("table"));
+      .def("versions", &PySession::Versions, py::arg("database"), py::arg("table"))
+      .def("job", &PySession::Job, py::arg("job_id"));
 }

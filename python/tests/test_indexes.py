@@ -173,3 +173,18 @@ def test_search_results_keep_the_columns_types(db):
     row = t.search(q).bypass_vector_index().limit(1).to_list()[0]
     assert row["day"] == np.datetime64("1970-01-06") and row["flag"] is False
     assert row["at"] == np.datetime64(5000, "us")
+
+
+def test_a_jobs_state_flags_come_from_the_engine_and_wait_follows_them(root):
+    db = vigil.connect(root, start_leader=False)  # no leader: the job stays PENDING
+    t = db.create_table("t", {"id": np.arange(10)})
+    job = t.create_scalar_index("id")
+    assert job.state == "PENDING"
+    # A pending job holds its name's fence and is neither final nor resolvable.
+    assert (job.final, job.done, job.holds_fence, job.resolvable) == (False, False, True, False)
+    with pytest.raises(vigil.DeadlineExceededError):
+        job.wait(timeout=0.2)
+    job.cancel()
+    assert job.state == "CANCELLED"
+    assert (job.final, job.done, job.holds_fence, job.resolvable) == (True, True, False, False)
+    assert job.wait(timeout=5) is job  # done: returns at once

@@ -135,3 +135,25 @@ def test_a_url_scheme_is_read_in_any_case_and_an_unknown_one_is_refused(server, 
         with pytest.raises(vigil.InvalidArgumentError, match="neither a root directory nor a vigil serve URL"):
             vigil.connect(bad)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_jobs_state_flags_over_http_are_the_servers_and_the_engines(server):
+    import json
+    import urllib.request
+
+    url, token, path = server
+    db = vigil.connect(url, token=token)
+    t = db.create_table("t", {"id": np.arange(100)})
+    job = t.create_scalar_index("id", wait=True, timeout=120)
+    assert job.state == "FINISHED"
+    assert (job.final, job.done, job.holds_fence, job.resolvable) == (True, True, False, False)
+    # The flags agree with the vocabulary the server publishes, and with the embedded engine's.
+    request = urllib.request.Request(url + "/v1/config", headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        vocabulary = json.load(r)["job_states"]
+    assert job.state in vocabulary["final"] and job.state not in vocabulary["fence_holding"]
+    assert vocabulary["resolvable"] == ["OUTCOME_UNKNOWN"]
+    assert "OUTCOME_UNKNOWN" in vocabulary["final"] and "PENDING" not in vocabulary["final"]
+    local = vigil.connect(path, create=False, start_leader=False).job(job.id)
+    assert (local.final, local.done, local.holds_fence, local.resolvable) == (True, True, False, False)
+    assert local.record == job.record and local.events == job.events

@@ -1,12 +1,13 @@
 """An index job as Python sees it: a durable CREATE / REPLACE / DROP / BUILD of an index,
-followed by its id through SHOW INDEX JOB, WAIT, CANCEL and RESOLVE."""
+followed by its id through SHOW INDEX JOB, WAIT, CANCEL and RESOLVE. Whether a job is final,
+holds its fence or can be resolved is what the engine (or the server) says with the job: the
+package spells no state list of its own."""
 
 import sys
 import time
 
 from .errors import DeadlineExceededError, InvalidArgumentError
 
-_FINAL = ("FINISHED", "FAILED", "CANCELLED")
 
 
 class Job:
@@ -15,52 +16,67 @@ class Job:
     def __init__(self, connection, job_id):
         self._connection = connection
         self.id = int(job_id)
-        self._record = {}
-        self._events = []
+        self._detail = {}
         self.refresh()
 
     def refresh(self):
-        """Reads the job's record again (SHOW INDEX JOB) and returns self."""
-        rows = self._connection.sql(f"SHOW INDEX JOB {self.id}").rows
-        self._record = {item: value for item, value in rows if not item.startswith("Event ")}
-        self._events = [value for item, value in rows if item.startswith("Event ")]
+        """Reads the job again (SHOW INDEX JOB's items and events, with the state flags) and
+        returns self."""
+        self._detail = self._connection._call("job", self.id)
         return self
 
     @property
     def state(self):
         """PENDING, RUNNING, OUTCOME_UNKNOWN, REFRESHING, FINISHED, FAILED or CANCELLED."""
-        return self._record.get("State")
+        return self._detail["job"].get("State")
 
     @property
     def outcome(self):
         """COMMITTED, NOT_COMMITTED, UNKNOWN or None while nothing ran."""
-        return self._record.get("Outcome")
+        return self._detail["job"].get("Outcome")
 
     @property
     def progress(self):
         """The running attempt's last progress ("training 3/10"), or None."""
-        return self._record.get("Progress")
+        return self._detail["job"].get("Progress")
 
     @property
     def message(self):
-        return self._record.get("Message")
+        return self._detail["job"].get("Message")
 
     @property
     def events(self):
         """The job's events, oldest first ("<time> ADMITTED by local_admin {...}")."""
-        return list(self._events)
+        return list(self._detail["events"])
 
     @property
     def record(self):
         """Every item of SHOW INDEX JOB but the events, by name."""
-        return dict(self._record)
+        return dict(self._detail["job"])
 
     @property
     def done(self):
-        return self.state in _FINAL
+        """Whether nothing can change the job any more (`settled`): final, and not an OUTCOME_UNKNOWN
+        that the reconciler or a RESOLVE may still settle."""
+        return bool(self._detail["settled"])
+
+    @property
+    def final(self):
+        """Whether the job's state is final: WAIT INDEX JOB returns (OUTCOME_UNKNOWN included)."""
+        return bool(self._detail["final"])
+
+    @property
+    def holds_fence(self):
+        """Whether the job still holds its index name: no other job on the name is admitted."""
+        return bool(self._detail["holds_fence"])
+
+    @property
+    def resolvable(self):
+        """Whether resolve() applies: its outcome is unknown and not yet force-released."""
+        return bool(self._detail["resolvable"])
 
     def wait(self, timeout=None, progress=None):
-        """Waits until the job is FINISHED, FAILED or CANCELLED (starting the root's leader when none
+        """Waits until the job is `done` (starting the root's leader when none
         runs) and returns self; DeadlineExceededError (a TimeoutError) after `timeout` seconds. `progress` (default: when
         stderr is a terminal) prints the job's progress on one line of stderr."""
         show = sys.stderr.isatty() if progress is None else progress

@@ -154,6 +154,10 @@ class RemoteSession:
         rows = [tuple(_cell(c) for c in row) for row in r["rows"]]
         return (r["columns"], rows, r["message"], r["admitted_jobs"], r["warnings"])
 
+    def job(self, job_id):
+        """GET /v1/jobs/{id}: the job's items, events and the server's state vocabulary flags."""
+        return self._request("GET", f"/v1/jobs/{int(job_id)}")
+
     def execute(self, text):
         results = self._request("POST", "/v1/sql", json.dumps({"sql": text}).encode())["results"]
         if not results:

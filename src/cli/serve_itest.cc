@@ -26,6 +26,7 @@
 #include "testutil/temp_dir.h"
 #include "vigil/auth/root_auth.h"
 #include "vigil/common/ascii.h"
+#include "vigil/jobs/job_state.h"
 #include "vigil/server/http_client.h"
 #include "vigil/storage/root.h"
 
@@ -952,6 +953,111 @@ TEST_F(ServeTest, AQueryAnswersVectorsOnlyWhenItsSelectNamesThem) {
   EXPECT_EQ(hidden.status, 404) << hidden.body;
   EXPECT_EQ(missing.status, 404) << missing.body;
   EXPECT_EQ(Json::parse(hidden.body)["code"], Json::parse(missing.body)["code"]);
+}
+
+// Every job JSON carries the job-state vocabulary of jobs/job_state.h, for the job's own state:
+// the detail, the listing and GET /v1/config's lists agree with the C++ predicates, through a
+// PENDING, a CANCELLED, a FINISHED and an OUTCOME_UNKNOWN job resolved by FORCE_RELEASE.
+TEST_F(ServeTest, EveryJobJsonCarriesTheStateVocabularyOfJobState) {
+  const auto names = [](const std::vector<std::string_view>& v) {
+    Json out = Json::array();
+    for (std::string_view n : v) out.push_back(std::string(n));
+    return out;
+  };
+  const Json config = Json::parse(Call("GET", "/v1/config", reader_).body);
+  EXPECT_EQ(config["job_states"]["all"], names(jobs::DerivedStateNames()));
+  EXPECT_EQ(config["job_states"]["final"], names(jobs::FinalStateNames()));
+  EXPECT_EQ(config["job_states"]["fence_holding"], names(jobs::FenceHoldingStateNames()));
+  EXPECT_EQ(config["job_states"]["resolvable"], Json::array({"OUTCOME_UNKNOWN"}));
+  // The flags of `job` (a detail's "job" object or a listing row) against job_state.h.
+  const auto expect_flags = [](const Json& flags, const Json& job, bool final, bool holds, bool resolvable) {
+    const std::string state = job["State"], disposition = job["Disposition"];
+    EXPECT_EQ(flags["final"], final) << state;
+    EXPECT_EQ(flags["holds_fence"], holds) << state;
+    EXPECT_EQ(flags["resolvable"], resolvable) << state;
+    EXPECT_EQ(flags["final"], jobs::IsFinalStateName(state)) << state;
+    EXPECT_EQ(flags["holds_fence"], jobs::HoldsFenceStateName(state, disposition)) << state << " " << disposition;
+    EXPECT_EQ(flags["resolvable"], jobs::IsResolvableStateName(state, disposition)) << state << " " << disposition;
+  };
+  const auto detail_and_row = [&](const std::string& location) {
+    const Json detail = Json::parse(Call("GET", location, reader_).body);
+    const std::string id = location.substr(location.rfind('/') + 1);
+    const Json page =
+        Json::parse(Call("GET", "/v1/jobs?after=" + std::to_string(std::stoll(id) - 1) + "&limit=1", reader_).body);
+    EXPECT_EQ(page["jobs"].size(), 1u) << page.dump();
+    return std::make_pair(detail, page["jobs"].empty() ? Json::object() : page["jobs"][0]);
+  };
+  Sql(admin_,
+      "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL); "
+      "INSERT INTO d.t VALUES (1, 'a'), (2, 'b')");
+
+  // PENDING (the dispatcher waits 20 s), then CANCELLED.
+  Restart("runner.before_dispatch=delay(20000)");
+  auto pending = Post("/v1/databases/d/tables/t/indexes", alice_,
+                      {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}}, "index-pending");
+  ASSERT_EQ(pending.status, 202) << pending.body;
+  auto [p, p_row] = detail_and_row(pending.Header("location"));
+  ASSERT_EQ(p["job"]["State"], "PENDING") << p.dump();
+  expect_flags(p, p["job"], false, true, false);
+  expect_flags(p_row, p_row, false, true, false);
+  ASSERT_EQ(Post(pending.Header("location") + "/cancel", alice_, Json::object(), "cancel-pending").status, 200);
+  auto [c, c_row] = detail_and_row(pending.Header("location"));
+  ASSERT_EQ(c["job"]["State"], "CANCELLED") << c.dump();
+  expect_flags(c, c["job"], true, false, false);
+  expect_flags(c_row, c_row, true, false, false);
+  server_->Stop(SIGKILL);  // the dispatcher still sleeps
+
+  // FINISHED.
+  Start();
+  auto finished = Post("/v1/databases/d/tables/t/indexes", alice_,
+                       {{"name", "k_idx"}, {"columns", {"k"}}, {"using", "BITMAP"}}, "index-finished");
+  ASSERT_EQ(finished.status, 202) << finished.body;
+  auto waited = Call("POST", finished.Header("location") + "/wait?timeout_s=120", alice_);
+  ASSERT_EQ(waited.status, 200) << waited.body;
+  expect_flags(Json::parse(waited.body), Json::parse(waited.body)["job"], true, false, false);
+  auto [f, f_row] = detail_and_row(finished.Header("location"));
+  ASSERT_EQ(f["job"]["State"], "FINISHED") << f.dump();
+  expect_flags(f, f["job"], true, false, false);
+  expect_flags(f_row, f_row, true, false, false);
+
+  // OUTCOME_UNKNOWN: the provider fails after writing and the reconciler's first examination
+  // stops after the termination proof, its next due in an hour; then FORCE_RELEASE.
+  {
+    std::ifstream in(root_ + "/vigil.toml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string toml = text.str();
+    for (const auto& [from, to] :
+         {std::pair<std::string, std::string>{"# reconcile_initial_backoff_seconds = \"30s\"",
+                                              "reconcile_initial_backoff_seconds = \"1h\""},
+          {"# reconcile_max_backoff_seconds = \"30m\"", "reconcile_max_backoff_seconds = \"2h\""}}) {
+      ASSERT_NE(toml.find(from), std::string::npos) << from;
+      toml.replace(toml.find(from), from.size(), to);
+    }
+    std::ofstream(root_ + "/vigil.toml") << toml;
+  }
+  Restart("provider.after_segment_write=error;reconcile.after_termination_proof=error");
+  auto unknown = Post("/v1/databases/d/tables/t/indexes", alice_,
+                      {{"name", "id2_idx"}, {"columns", {"id"}}, {"using", "BTREE"}}, "index-unknown");
+  ASSERT_EQ(unknown.status, 202) << unknown.body;
+  const std::string at = unknown.Header("location");
+  Json u;
+  for (int i = 0; i < 600 && (u.is_null() || u["job"]["State"] != "OUTCOME_UNKNOWN"); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    u = Json::parse(Call("GET", at, reader_).body);
+  }
+  ASSERT_EQ(u["job"]["State"], "OUTCOME_UNKNOWN") << u.dump();
+  expect_flags(u, u["job"], true, true, true);
+  EXPECT_FALSE(u["settled"].get<bool>());
+  auto resolved =
+      Post(at + "/resolve", alice_, {{"action", "FORCE_RELEASE"}, {"comment", "checked by hand"}}, "resolve-unknown");
+  ASSERT_EQ(resolved.status, 200) << resolved.body;
+  const Json r = Json::parse(resolved.body);
+  ASSERT_EQ(r["job"]["Disposition"], "FORCE_RELEASED") << r.dump();
+  expect_flags(r, r["job"], true, false, false);
+  EXPECT_TRUE(r["settled"].get<bool>());
+  auto [after, after_row] = detail_and_row(at);
+  expect_flags(after_row, after_row, true, false, false);
 }
 
 }  // namespace

@@ -169,7 +169,9 @@ class RemoteBackend : public ShellBackend {
     const Json& job = j["job"];
     JobView v;
     v.state = job["State"].get<std::string>();
-    v.final = jobs::IsFinalStateName(v.state);
+    // The server sends the job-state vocabulary with the job (jobs/job_state.h); a server that
+    // does not is read by this build's own.
+    v.final = j.contains("final") && j["final"].is_boolean() ? j["final"].get<bool>() : jobs::IsFinalStateName(v.state);
     if (job.contains("Progress") && job["Progress"].is_string()) v.progress = job["Progress"].get<std::string>();
     if (job.contains("Message") && job["Message"].is_string()) v.error = job["Message"].get<std::string>();
     return v;

@@ -194,14 +194,13 @@ Result<std::optional<JobRecord>> Admission::FenceHolder(const IndexTarget& targe
   if (!entry) return std::optional<JobRecord>();
   const std::string normalized = NormalizeIndexNameV1(name);
   // Only jobs in these states can hold a fence (HoldsFence); each listing is bounded.
-  for (const char* state :
-       {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING", "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
+  for (std::string_view state : FenceHoldingStateNames()) {
     JobFilter filter;
     filter.catalog_name = entry->catalog_name;
     filter.database_name = entry->database_name;
     filter.table_name = entry->table_name;
     filter.index_name = name;
-    filter.state = state;
+    filter.state = std::string(state);
     filter.include_archived = true;
     filter.limit = kMaxListLimit;
     VIGIL_ASSIGN_OR_RETURN(std::vector<JobRecord> jobs, store_->List(filter));

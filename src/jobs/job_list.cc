@@ -9,18 +9,6 @@ namespace vigil::jobs {
 
 namespace {
 
-constexpr std::string_view kDerivedStates[] = {"PENDING",
-                                               "RUNNING",
-                                               "REFRESHING",
-                                               "FINISHED",
-                                               "FAILED",
-                                               "FAILED_REFRESH_PENDING",
-                                               "COMMITTED_REFRESH_PENDING",
-                                               "COMMITTED_REFRESH_SKIPPED",
-                                               "FAILED_REFRESH_SKIPPED",
-                                               "CANCELLED",
-                                               "OUTCOME_UNKNOWN"};
-
 // The job's target still names the registered table of its incarnations.
 constexpr std::string_view kTargetResolves =
     "EXISTS (SELECT 1 FROM vigil_tables t JOIN vigil_catalogs c ON c.catalog_name = t.catalog_name"
@@ -110,7 +98,7 @@ void AddScopes(const std::vector<TableScope>& scopes, Builder* b) {
 
 Status ValidateState(const JobFilter& f) {
   if (!f.state) return Status::OK();
-  for (std::string_view s : kDerivedStates) {
+  for (std::string_view s : DerivedStateNames()) {
     if (s == *f.state) return Status::OK();
   }
   return Status::InvalidArgument("unknown job state '" + *f.state + "'");

@@ -1,5 +1,6 @@
 #include "vigil/jobs/job_state.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -150,8 +151,8 @@ std::string_view DerivedState(const JobState& s) {
 bool IsFinal(const JobState& s) { return IsFinalStateName(DerivedState(s)); }
 
 bool IsFinalStateName(std::string_view d) {
-  return d == "FINISHED" || d == "FAILED" || d == "CANCELLED" || d == "OUTCOME_UNKNOWN" ||
-         d == "COMMITTED_REFRESH_SKIPPED" || d == "FAILED_REFRESH_SKIPPED";
+  const std::vector<std::string_view>& final = FinalStateNames();
+  return std::find(final.begin(), final.end(), d) != final.end();
 }
 
 bool IsSettledStateName(std::string_view derived, std::string_view disposition) {
@@ -172,6 +173,88 @@ bool ExecutorMayCommit(const JobState& s) {
   if (s.execution == Execution::kRunning) return true;
   return s.outcome == Outcome::kUnknown && s.reconcile != ReconcileState::kFinalReadPending &&
          s.reconcile != ReconcileState::kStoppedTerminationProven;
+}
+
+bool IsResolvable(const JobState& s) { return RequestAck(s).ok() || RequestForce(s).ok(); }
+
+const std::vector<JobState>& LegalStates() {
+  static const std::vector<JobState> kAll = [] {
+    std::vector<JobState> out;
+    for (const auto& [e, en] : kExecution) {
+      for (const auto& [o, on] : kOutcome) {
+        for (const auto& [r, rn] : kRefresh) {
+          for (const auto& [c, cn] : kReconcile) {
+            for (const auto& [d, dn] : kDisposition) {
+              const JobState s{e, o, r, c, d};
+              if (CheckLegal(s).ok()) out.push_back(s);
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }();
+  return kAll;
+}
+
+const std::vector<std::string_view>& DerivedStateNames() {
+  static const std::vector<std::string_view> kAll = {"PENDING",
+                                                     "RUNNING",
+                                                     "REFRESHING",
+                                                     "OUTCOME_UNKNOWN",
+                                                     "FINISHED",
+                                                     "FAILED",
+                                                     "CANCELLED",
+                                                     "COMMITTED_REFRESH_PENDING",
+                                                     "FAILED_REFRESH_PENDING",
+                                                     "COMMITTED_REFRESH_SKIPPED",
+                                                     "FAILED_REFRESH_SKIPPED"};
+  return kAll;
+}
+
+const std::vector<std::string_view>& FinalStateNames() {
+  static const std::vector<std::string_view> kFinal = {
+      "OUTCOME_UNKNOWN", "FINISHED", "FAILED", "CANCELLED", "COMMITTED_REFRESH_SKIPPED", "FAILED_REFRESH_SKIPPED"};
+  return kFinal;
+}
+
+namespace {
+
+// The derived states (in DerivedStateNames' order) of which some legal state satisfies `pred`.
+std::vector<std::string_view> StatesWhere(bool (*pred)(const JobState&)) {
+  std::vector<std::string_view> out;
+  for (std::string_view name : DerivedStateNames()) {
+    const std::vector<JobState>& all = LegalStates();
+    if (std::any_of(all.begin(), all.end(), [&](const JobState& s) { return DerivedState(s) == name && pred(s); })) {
+      out.push_back(name);
+    }
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string_view>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& FenceHoldingStateNames() {
+  static const std::vector<std::string_view> kHolding = StatesWhere(&HoldsFence);
+  return kHolding;
+}
+
+const std::vector<std::string_view>& ResolvableStateNames() {
+  static const std::vector<std::string_view> kResolvable = StatesWhere(&IsResolvable);
+  return kResolvable;
+}
+
+bool HoldsFenceStateName(std::string_view derived, std::string_view disposition) {
+  return disposition != Name(Disposition::kForceReleased) && Contains(FenceHoldingStateNames(), derived);
+}
+
+bool IsResolvableStateName(std::string_view derived, std::string_view disposition) {
+  return (disposition == Name(Disposition::kNone) || disposition == Name(Disposition::kAcknowledged)) &&
+         Contains(ResolvableStateNames(), derived);
 }
 
 Result<JobState> Admit() { return JobState{}; }

@@ -104,11 +104,10 @@ class ApiServer::Impl {
   Status Open();
   HttpResponse Handle(HttpRequest& req);
 
-  // Runs `statement` (SQL text) as the caller in a pooled session.
-  Result<sql::ResultSet> RunSql(const Call& call, const std::string& statement);
-  // The fields of the newest version of `db.table` as the caller sees them (SHOW on it): one
-  // {"name", "type", "not_null"} object each, as POST .../tables takes them.
-  Result<nlohmann::json> TableFields(const Call& call, const std::string& db, const std::string& table);
+  // Runs a statement the route built (no SQL text) as the caller in a pooled session.
+  Result<sql::ResultSet> RunStatement(const Call& call, sql::StatementNode statement);
+  // A pooled session of `who` (at most kSessionWait for a free one).
+  Result<SessionPool::Lease> SessionOf(const auth::Principal& who);
   // POST .../query on `db.table` as the caller: `q` without a "select" answers DefaultSelect
   // of the table's newest schema.
   Result<sql::ResultSet> RunQuery(const Call& call, const std::string& db, const std::string& table, QueryRequest q);
@@ -204,6 +203,8 @@ class ApiServer::Impl {
 nlohmann::json ResultJson(const sql::ResultSet& r);
 // The rows of a result as objects keyed by column name.
 nlohmann::json RowObjects(const sql::ResultSet& r);
+// A result cell as JSON (a blob as base64, a vector as an array of numbers).
+nlohmann::json ValueJson(const sql::Value& v);
 // A decimal query parameter in [lo, hi]; `fallback` when absent, InvalidArgument naming it otherwise.
 Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t fallback, int64_t lo, int64_t hi);
 // A path parameter checked as a database / table / index name (names.h allowlist).

@@ -46,16 +46,6 @@ HttpResponse RateLimited(int64_t wait_us, uint64_t per_second) {
   return r;
 }
 
-nlohmann::json ValueJson(const sql::Value& v) {
-  if (std::holds_alternative<std::monostate>(v)) return nullptr;
-  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* s = std::get_if<std::string>(&v)) return *s;
-  std::string text;  // a BLOB as its table text x'<hex>', a vector as an array
-  sql::AppendJsonValue(text, v);
-  return nlohmann::json::parse(text);
-}
-
 }  // namespace
 
 Result<size_t> StringBody::Read(char* buf, size_t max) {
@@ -89,6 +79,16 @@ Result<int64_t> IntQuery(const HttpRequest& req, std::string_view name, int64_t 
                                    std::to_string(lo) + ".." + std::to_string(hi));
   }
   return v;
+}
+
+nlohmann::json ValueJson(const sql::Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return nullptr;
+  if (const auto* i = std::get_if<int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  std::string text;  // a BLOB as its table text x'<hex>', a vector as an array
+  sql::AppendJsonValue(text, v);
+  return nlohmann::json::parse(text);
 }
 
 nlohmann::json RowObjects(const sql::ResultSet& r) {
@@ -354,21 +354,15 @@ SettleFn ApiServer::Impl::SettleOf(const idempotency::IdempotencyRecord& record)
   return nullptr;
 }
 
-Result<sql::ResultSet> ApiServer::Impl::RunSql(const Call& call, const std::string& statement) {
-  VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
-  Result<sql::ResultSet> r = session->Execute(statement, call.claim);
+Result<sql::ResultSet> ApiServer::Impl::RunStatement(const Call& call, sql::StatementNode statement) {
+  VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, SessionOf(call.caller.principal));
+  Result<sql::ResultSet> r = session->Execute(sql::Statement{std::move(statement)}, call.claim);
   if (r.ok() && !r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
   return r;
 }
 
-Result<nlohmann::json> ApiServer::Impl::TableFields(const Call& call, const std::string& db, const std::string& table) {
-  VIGIL_ASSIGN_OR_RETURN(SessionPool::Lease session, sessions_->Acquire(call.caller.principal, kSessionWait));
-  VIGIL_ASSIGN_OR_RETURN(std::shared_ptr<Dataset> ds, session->OpenTableVersion({"", db, table}, std::nullopt));
-  nlohmann::json fields = nlohmann::json::array();
-  for (const Field& f : ds->schema()->fields()) {
-    fields.push_back({{"name", f.name}, {"type", f.type.ToString()}, {"not_null", !f.nullable}});
-  }
-  return fields;
+Result<SessionPool::Lease> ApiServer::Impl::SessionOf(const auth::Principal& who) {
+  return sessions_->Acquire(who, kSessionWait);
 }
 
 Result<sql::ResultSet> ApiServer::Impl::RunQuery(const Call& call, const std::string& db, const std::string& table,

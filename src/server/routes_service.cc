@@ -10,19 +10,6 @@ namespace vigil::server {
 
 namespace {
 
-// Every value of jobs::DerivedState.
-constexpr const char* kJobStates[] = {"PENDING",
-                                      "RUNNING",
-                                      "FINISHED",
-                                      "FAILED",
-                                      "CANCELLED",
-                                      "OUTCOME_UNKNOWN",
-                                      "REFRESHING",
-                                      "COMMITTED_REFRESH_PENDING",
-                                      "FAILED_REFRESH_PENDING",
-                                      "COMMITTED_REFRESH_SKIPPED",
-                                      "FAILED_REFRESH_SKIPPED"};
-
 // Jobs by the outcome their attempt recorded (the worker outcomes), and the OUTCOME_UNKNOWN
 // jobs by where their reconciliation stands (its backlog: WATCHING, RETRY_PENDING,
 // FINAL_READ_PENDING). A count the store cannot give is left out of the page.
@@ -95,6 +82,76 @@ HttpResponse Text(std::string body, std::string type) {
   return r;
 }
 
+// The job-state vocabulary of jobs/job_state.h, as /v1/config sends it: every derived state,
+// the final ones, those in which a job may hold its fence, those a RESOLVE may apply to.
+nlohmann::json JobStateVocabulary() {
+  const auto names = [](const std::vector<std::string_view>& v) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::string_view n : v) out.push_back(std::string(n));
+    return out;
+  };
+  return {{"all", names(jobs::DerivedStateNames())},
+          {"final", names(jobs::FinalStateNames())},
+          {"fence_holding", names(jobs::FenceHoldingStateNames())},
+          {"resolvable", names(jobs::ResolvableStateNames())}};
+}
+
+// GET /metrics: the Prometheus text page of this server and its root.
+// This server's connections, sessions, event streams and leadership, as metrics.
+std::string ServerMetrics(ApiServer::Impl& api) {
+  std::string out;
+  const HttpServerStats s = api.http_->stats();
+  out += "# HELP vigil_http_connections_open Connections open now.\n# TYPE vigil_http_connections_open gauge\n";
+  out += "vigil_http_connections_open " + std::to_string(s.open_connections) + "\n";
+  out += "# HELP vigil_http_connections_total Connections by fate.\n# TYPE vigil_http_connections_total counter\n";
+  out += "vigil_http_connections_total{fate=\"accepted\"} " + std::to_string(s.accepted) + "\n";
+  out += "vigil_http_connections_total{fate=\"rejected_busy\"} " + std::to_string(s.rejected_busy) + "\n";
+  out += "vigil_http_connections_total{fate=\"timed_out\"} " + std::to_string(s.timed_out) + "\n";
+  out += "vigil_http_connections_total{fate=\"too_large\"} " + std::to_string(s.too_large) + "\n";
+  out += "# HELP vigil_sql_sessions_open SQL sessions opened ([server] sessions bounds them).\n";
+  out += "# TYPE vigil_sql_sessions_open gauge\n";
+  out += "vigil_sql_sessions_open " + std::to_string(api.sessions_->open_count()) + "\n";
+  out += "# HELP vigil_sql_sessions_in_use SQL sessions serving a request now.\n";
+  out += "# TYPE vigil_sql_sessions_in_use gauge\n";
+  out += "vigil_sql_sessions_in_use " + std::to_string(api.sessions_->in_use_count()) + "\n";
+  out +=
+      "# HELP vigil_sql_sessions_waiting Requests waiting for a SQL session (all taken, or their user "
+      "holds its share: half of [server] sessions).\n";
+  out += "# TYPE vigil_sql_sessions_waiting gauge\n";
+  out += "vigil_sql_sessions_waiting " + std::to_string(api.sessions_->waiting_count()) + "\n";
+  out += "# HELP vigil_sse_subscribers Job event streams open now.\n# TYPE vigil_sse_subscribers gauge\n";
+  int64_t streams = 0;
+  {
+    MutexLock lock(&api.sse_mu_);
+    streams = api.sse_subscribers_;
+  }
+  out += "vigil_sse_subscribers " + std::to_string(streams) + "\n";
+  if (api.options_.leader_running) {
+    out +=
+        "# HELP vigil_leader Whether this server holds the root's leader lease (dispatcher, reconciler, "
+        "archive).\n# TYPE vigil_leader gauge\n";
+    out += std::string("vigil_leader ") + (api.options_.leader_running() ? "1" : "0") + "\n";
+  }
+  return out;
+}
+
+HttpResponse MetricsPage(ApiServer::Impl& api) {
+  std::string out = api.metrics_.Render();
+  out += "# HELP vigil_index_jobs Index jobs listed (not archived), by derived state.\n";
+  out += "# TYPE vigil_index_jobs gauge\n";
+  for (std::string_view state : jobs::DerivedStateNames()) {
+    jobs::JobFilter f;
+    f.state = std::string(state);
+    Result<int64_t> n = api.jobs_->Count(f);
+    if (n.ok()) out += "vigil_index_jobs{state=\"" + *f.state + "\"} " + std::to_string(*n) + "\n";
+  }
+  out += OutcomeMetrics(*api.jobs_);
+  if (api.options_.reconcile_results != nullptr) out += ReconcileResultMetrics(*api.options_.reconcile_results);
+  out += PinMetrics(*api.jobs_, api.root_.env()->NowMs());
+  out += ServerMetrics(api);
+  return Text(std::move(out), "text/plain; version=0.0.4; charset=utf-8");
+}
+
 }  // namespace
 
 void ApiServer::Impl::AddServiceRoutes() {
@@ -117,54 +174,7 @@ void ApiServer::Impl::AddServiceRoutes() {
                              ready ? 200 : 503);
        }});
 
-  Add({"GET", "/metrics", true, false, false, [this](Call&) {
-         std::string out = metrics_.Render();
-         out += "# HELP vigil_index_jobs Index jobs listed (not archived), by derived state.\n";
-         out += "# TYPE vigil_index_jobs gauge\n";
-         for (const char* state : kJobStates) {
-           jobs::JobFilter f;
-           f.state = state;
-           Result<int64_t> n = jobs_->Count(f);
-           if (n.ok()) out += std::string("vigil_index_jobs{state=\"") + state + "\"} " + std::to_string(*n) + "\n";
-         }
-         out += OutcomeMetrics(*jobs_);
-         if (options_.reconcile_results != nullptr) out += ReconcileResultMetrics(*options_.reconcile_results);
-         out += PinMetrics(*jobs_, root_.env()->NowMs());
-         const HttpServerStats s = http_->stats();
-         out += "# HELP vigil_http_connections_open Connections open now.\n# TYPE vigil_http_connections_open gauge\n";
-         out += "vigil_http_connections_open " + std::to_string(s.open_connections) + "\n";
-         out +=
-             "# HELP vigil_http_connections_total Connections by fate.\n# TYPE vigil_http_connections_total counter\n";
-         out += "vigil_http_connections_total{fate=\"accepted\"} " + std::to_string(s.accepted) + "\n";
-         out += "vigil_http_connections_total{fate=\"rejected_busy\"} " + std::to_string(s.rejected_busy) + "\n";
-         out += "vigil_http_connections_total{fate=\"timed_out\"} " + std::to_string(s.timed_out) + "\n";
-         out += "vigil_http_connections_total{fate=\"too_large\"} " + std::to_string(s.too_large) + "\n";
-         out += "# HELP vigil_sql_sessions_open SQL sessions opened ([server] sessions bounds them).\n";
-         out += "# TYPE vigil_sql_sessions_open gauge\n";
-         out += "vigil_sql_sessions_open " + std::to_string(sessions_->open_count()) + "\n";
-         out += "# HELP vigil_sql_sessions_in_use SQL sessions serving a request now.\n";
-         out += "# TYPE vigil_sql_sessions_in_use gauge\n";
-         out += "vigil_sql_sessions_in_use " + std::to_string(sessions_->in_use_count()) + "\n";
-         out +=
-             "# HELP vigil_sql_sessions_waiting Requests waiting for a SQL session (all taken, or their user "
-             "holds its share: half of [server] sessions).\n";
-         out += "# TYPE vigil_sql_sessions_waiting gauge\n";
-         out += "vigil_sql_sessions_waiting " + std::to_string(sessions_->waiting_count()) + "\n";
-         out += "# HELP vigil_sse_subscribers Job event streams open now.\n# TYPE vigil_sse_subscribers gauge\n";
-         int64_t streams = 0;
-         {
-           MutexLock lock(&sse_mu_);
-           streams = sse_subscribers_;
-         }
-         out += "vigil_sse_subscribers " + std::to_string(streams) + "\n";
-         if (options_.leader_running) {
-           out +=
-               "# HELP vigil_leader Whether this server holds the root's leader lease (dispatcher, reconciler, "
-               "archive).\n# TYPE vigil_leader gauge\n";
-           out += std::string("vigil_leader ") + (options_.leader_running() ? "1" : "0") + "\n";
-         }
-         return Text(std::move(out), "text/plain; version=0.0.4; charset=utf-8");
-       }});
+  Add({"GET", "/metrics", true, false, false, [this](Call&) { return MetricsPage(*this); }});
 
   Add({"GET", "/v1/openapi.json", true, false, false,
        [](Call&) { return JsonResponse(std::string(kOpenApiDocument)); }});
@@ -195,7 +205,8 @@ void ApiServer::Impl::AddServiceRoutes() {
                                {"header_timeout_ms", options_.http.header_timeout.count()},
                                {"body_grace_ms", options_.http.body_grace.count()},
                                {"min_body_bytes_per_second", options_.http.min_body_bytes_per_second},
-                               {"write_timeout_ms", options_.http.write_timeout.count()}}}};
+                               {"write_timeout_ms", options_.http.write_timeout.count()}}},
+                             {"job_states", JobStateVocabulary()}};
          return JsonResponse(j.dump());
        }});
 }

@@ -54,50 +54,65 @@ HttpResponse Stopped(HttpResponse problem, size_t index, const std::string& resu
   return problem;
 }
 
+// A script's answer so far: each statement's ResultDocument, written once.
+struct ScriptAnswer {
+  std::string results = "[";
+  bool holds_secret = false;
+  bool committed = false;  // a statement so far may have committed something
+
+  // The answer of a script stopped at statement `index` by `problem`, with `results`.
+  HttpResponse Stop(HttpResponse problem, size_t index, const std::string& results_so_far) const {
+    HttpResponse resp = Stopped(std::move(problem), index, results_so_far, committed);
+    resp.holds_secret = holds_secret;
+    return resp;
+  }
+};
+
+// Runs statement `i` of a script; the answer to end with when it stops the script.
+std::optional<HttpResponse> RunScriptStatement(ApiServer::Impl& api, const Call& call, sql::Session& session,
+                                               const sql::Statement& statement, size_t i, ScriptAnswer* answer) {
+  Result<sql::ResultSet> r = session.Execute(statement);
+  if (!r.ok()) return answer->Stop(ProblemResponse(r.status()), i, answer->results);
+  answer->committed = answer->committed || sql::MayCommit(statement.node);
+  if (!r->admitted_jobs.empty() && api.options_.jobs_admitted) api.options_.jobs_admitted();
+  // Crash and race cut: the statement ran, its answer is not sent yet.
+  (void)failpoint::Hit("sql_route.after_statement");
+  // What a read found is sent only while its reader may still see it. A change's own
+  // answer is sent as it is (ROTATE TOKEN's new token, a REVOKE of the caller's own grant).
+  auth::Authenticated now;
+  std::optional<HttpResponse> lost;
+  if (!sql::MayCommit(statement.node)) lost = api.RightsLost(call.token, call.caller, &now);
+  // What it committed stands (statement_index says how far it went); no result is sent.
+  if (lost) return answer->Stop(std::move(*lost), i, "[");
+  if (i > 0) answer->results += ',';
+  answer->results += ResultDocument(*r);
+  answer->holds_secret = answer->holds_secret || r->holds_secret;
+  return std::nullopt;
+}
+
+// POST /v1/sql: the body's statements in order, in one session as the caller.
+HttpResponse RunScript(ApiServer::Impl& api, Call& call) {
+  Result<nlohmann::json> body = api.JsonBody(call, kMaxScriptBytes);
+  if (!body.ok()) return ProblemResponse(body.status());
+  Result<std::vector<sql::Statement>> script = BodyStatements(*body);
+  if (!script.ok()) return ProblemResponse(script.status());
+  Result<SessionPool::Lease> session = api.SessionOf(call.caller.principal);
+  if (!session.ok()) return ProblemResponse(session.status());
+  ScriptAnswer answer;
+  for (size_t i = 0; i < script->size(); ++i) {
+    if (std::optional<HttpResponse> stop = RunScriptStatement(api, call, **session, (*script)[i], i, &answer)) {
+      return std::move(*stop);
+    }
+  }
+  HttpResponse resp = JsonResponse("{\"results\":" + answer.results + "]}");
+  resp.holds_secret = answer.holds_secret;
+  return resp;
+}
+
 }  // namespace
 
 void ApiServer::Impl::AddSqlRoutes() {
-  Add({"POST", "/v1/sql", false, true, false, [this](Call& call) {
-         Result<nlohmann::json> body = JsonBody(call, kMaxScriptBytes);
-         if (!body.ok()) return ProblemResponse(body.status());
-         Result<std::vector<sql::Statement>> script = BodyStatements(*body);
-         if (!script.ok()) return ProblemResponse(script.status());
-         Result<SessionPool::Lease> session = sessions_->Acquire(call.caller.principal, kSessionWait);
-         if (!session.ok()) return ProblemResponse(session.status());
-         std::string results = "[";  // each statement's ResultDocument, written once
-         bool holds_secret = false;
-         bool committed = false;
-         for (size_t i = 0; i < script->size(); ++i) {
-           const sql::Statement& statement = (*script)[i];
-           Result<sql::ResultSet> r = (*session)->Execute(statement);
-           if (!r.ok()) {
-             HttpResponse resp = Stopped(ProblemResponse(r.status()), i, results, committed);
-             resp.holds_secret = holds_secret;
-             return resp;
-           }
-           committed = committed || sql::MayCommit(statement.node);
-           if (!r->admitted_jobs.empty() && options_.jobs_admitted) options_.jobs_admitted();
-           // Crash and race cut: the statement ran, its answer is not sent yet.
-           (void)failpoint::Hit("sql_route.after_statement");
-           // What a read found is sent only while its reader may still see it. A change's own
-           // answer is sent as it is (ROTATE TOKEN's new token, a REVOKE of the caller's own grant).
-           auth::Authenticated now;
-           std::optional<HttpResponse> lost;
-           if (!sql::MayCommit(statement.node)) lost = RightsLost(call.token, call.caller, &now);
-           if (lost) {
-             // What it committed stands (statement_index says how far it went); no result is sent.
-             HttpResponse resp = Stopped(std::move(*lost), i, "[", committed);
-             resp.holds_secret = holds_secret;
-             return resp;
-           }
-           if (i > 0) results += ',';
-           results += ResultDocument(*r);
-           holds_secret = holds_secret || r->holds_secret;
-         }
-         HttpResponse resp = JsonResponse("{\"results\":" + results + "]}");
-         resp.holds_secret = holds_secret;
-         return resp;
-       }});
+  Add({"POST", "/v1/sql", false, true, false, [this](Call& call) { return RunScript(*this, call); }});
 }
 
 }  // namespace vigil::server

@@ -5,6 +5,10 @@
 // JobState to the next. Persistence (compare-and-set on revision, leader
 // epoch and expected states, one `revision+1` event per transition) lives in
 // the job store; nothing outside this file decides what a transition may do.
+// It is also the one home of the derived-state vocabulary every surface uses
+// (SQL, the HTTP API's job JSON and /v1/config, the remote shell, the console
+// and the Python package): which states are final, which may hold the fence,
+// which a RESOLVE applies to.
 // Pure values and functions; thread-safe.
 #pragma once
 
@@ -12,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "vigil/common/status.h"
 
@@ -73,6 +78,27 @@ bool IsSettledStateName(std::string_view derived, std::string_view disposition);
 bool HoldsFence(const JobState& s);
 // Whether an executor may still be running or committing for this job.
 bool ExecutorMayCommit(const JobState& s);
+// Whether an operator's RESOLVE ACKNOWLEDGED or FORCE_RELEASE would be taken (T12/T13): an
+// UNKNOWN outcome neither force-released nor waiting for an acknowledgement's refresh. (An
+// ADMIN's FORCE_RELEASE WITHOUT REFRESH also applies to a terminal job that HoldsFence.)
+bool IsResolvable(const JobState& s);
+
+// ---- The derived-state vocabulary, by name (DerivedState's text) ----
+// Every derived state, in the order a listing offers them.
+const std::vector<std::string_view>& DerivedStateNames();
+// The final ones (IsFinalStateName).
+const std::vector<std::string_view>& FinalStateNames();
+// The states in which a job may hold its fence: a job in any other never does, so a search
+// for a fence's holder lists these only.
+const std::vector<std::string_view>& FenceHoldingStateNames();
+// The states in which a job may be resolvable (IsResolvable).
+const std::vector<std::string_view>& ResolvableStateNames();
+// HoldsFence and IsResolvable of a job shown in `derived` state with `disposition`
+// (Name(Disposition)): what a listing row or SHOW INDEX JOB's items tell, exactly.
+bool HoldsFenceStateName(std::string_view derived, std::string_view disposition);
+bool IsResolvableStateName(std::string_view derived, std::string_view disposition);
+// Every legal JobState (CheckLegal), for the lists above and their tests.
+const std::vector<JobState>& LegalStates();
 
 // What a finished attempt reported, after classification (seed 000 section 7.4).
 enum class AttemptResult {

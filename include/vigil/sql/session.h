@@ -16,6 +16,7 @@
 
 #include "vigil/auth/principal.h"
 #include "vigil/common/status.h"
+#include "vigil/jobs/job_control.h"
 #include "vigil/jobs/request_claim.h"
 #include "vigil/sql/ast.h"
 #include "vigil/sql/result.h"
@@ -67,8 +68,19 @@ class Session {
   // The same for the API request `request`: an index job the statement admits is confirmed
   // and recorded with it in the admission's transaction (JobStore::Admit).
   virtual Result<ResultSet> Execute(std::string_view sql, const jobs::RequestClaim& request) = 0;
-  // Executes an already parsed statement.
+  // Executes an already parsed (or built) statement.
   virtual Result<ResultSet> Execute(const Statement& statement) = 0;
+  // The same for the API request `request` (as Execute(sql, request)).
+  virtual Result<ResultSet> Execute(const Statement& statement, const jobs::RequestClaim& request) = 0;
+  // The typed job of SHOW INDEX JOB `job_id`, under its rules: NotFound, exactly as for a
+  // missing job, when the principal may not see it.
+  virtual Result<jobs::JobDetail> ShowJob(int64_t job_id) = 0;
+  // RESOLVE INDEX JOB `job_id` AS `action` COMMENT `comment`, under its rules (ALTER on the
+  // job's table; WITHOUT REFRESH needs ADMIN); waits for the leader as the statement does.
+  virtual Result<jobs::JobDetail> ResolveJob(int64_t job_id, jobs::ResolveAction action, std::string_view comment) = 0;
+  // The committed versions of `table`, oldest first, as SHOW VERSIONS lists them (SHOW on
+  // it); `corrupt` receives the versions whose manifest does not verify.
+  virtual Result<std::vector<VersionInfo>> TableHistory(const TableRef& table, std::vector<uint64_t>* corrupt) = 0;
   // Runs the SELECT `sql` with `params` bound to its parameters, one value each
   // (InvalidArgument for another statement or another number of values).
   virtual Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) = 0;

@@ -6,7 +6,6 @@
 'use strict';
 
 const TOKEN_KEY = 'vigil.console.token';
-const STATES = ['PENDING', 'RUNNING', 'REFRESHING', 'OUTCOME_UNKNOWN', 'FINISHED', 'FAILED', 'CANCELLED'];
 const LIST_REFRESH_MS = 2000;
 const PAGE = 50;
 
@@ -187,9 +186,22 @@ function revokedError(data) {
   return new ApiError(problem.status, problem);
 }
 
+// The job-state vocabulary the server sends (GET /v1/config `job_states`: every state, the
+// final ones, those in which a job may hold its fence, those a RESOLVE applies to); the console
+// spells no state list of its own. Fetched once; a failed fetch is tried again next time.
+let jobStatesPromise = null;
+function jobStates() {
+  if (!jobStatesPromise) {
+    jobStatesPromise = api('GET', '/v1/config').then((c) => c.job_states).catch((err) => {
+      jobStatesPromise = null;
+      throw err;
+    });
+  }
+  return jobStatesPromise;
+}
+
 function renderJobs(params) {
-  const state = el('select', {id: 'filter-state', name: 'state'},
-    el('option', {value: ''}, 'any'), STATES.map((s) => el('option', {value: s, selected: params.get('state') === s}, s)));
+  const state = el('select', {id: 'filter-state', name: 'state'}, el('option', {value: ''}, 'any'));
   const database = el('input', {id: 'filter-database', name: 'database', value: params.get('database') || ''});
   const table = el('input', {id: 'filter-table', name: 'table', value: params.get('table') || ''});
   const filters = el('form', {class: 'filters', 'aria-label': 'Filters'},
@@ -225,7 +237,7 @@ function renderJobs(params) {
     }
     if (!controller.signal.aborted) timer = setTimeout(poll, LIST_REFRESH_MS);
   };
-  stream('/v1/jobs/stream?' + listQuery(params), controller.signal, (name, data) => {
+  const follow = () => stream('/v1/jobs/stream?' + listQuery(params), controller.signal, (name, data) => {
     if (name === 'jobs') show(JSON.parse(data), 'live');
     if (name === 'error') throw new ApiError(500, JSON.parse(data));
     if (name === 'revoked') throw revokedError(data);
@@ -234,6 +246,10 @@ function renderJobs(params) {
     if (err.status === 401) return renderSignIn(err.message);
     poll();
   }).then(() => { if (!controller.signal.aborted && timer === null) poll(); });
+  // The filter offers the server's states; the listing follows once they are in place.
+  jobStates().then((vocabulary) => {
+    state.append(...vocabulary.all.map((s) => el('option', {value: s, selected: params.get('state') === s}, s)));
+  }).catch(() => {}).then(() => { if (!controller.signal.aborted) follow(); });
   return () => { controller.abort(); clearTimeout(timer); };
 }
 
@@ -243,7 +259,8 @@ function jobsTable(jobs) {
     'Created'];
   return el('table', {class: 'jobs', id: 'jobs-table'},
     el('thead', {}, el('tr', {}, cols.map((c) => el('th', {scope: 'col'}, c)))),
-    el('tbody', {}, jobs.map((j) => el('tr', {'data-job': j.JobId, 'data-state': j.State},
+    el('tbody', {}, jobs.map((j) => el('tr', {'data-job': j.JobId, 'data-state': j.State,
+      'data-final': String(j.final)},
       el('td', {}, el('a', {href: '#/jobs/' + j.JobId}, '#' + j.JobId)),
       el('td', {}, j.DatabaseName + '.' + j.TableName),
       el('td', {}, j.IndexName),
@@ -421,14 +438,14 @@ function actions(detail, message, refresh) {
     });
     bar.append(cancel);
   }
-  const resolved = j.Disposition === 'ACKNOWLEDGED' || j.Disposition === 'FORCE_RELEASED';
-  if (j.State === 'OUTCOME_UNKNOWN' && !resolved) {
+  // The server says which jobs a RESOLVE applies to and which may still change (job_state.h).
+  if (detail.resolvable) {
     const resolve = el('button', {type: 'button', id: 'resolve-job', class: 'danger'}, 'Resolve...');
     resolve.addEventListener('click', () => openResolve(detail, (action, comment) =>
       run('Resolve', () => api('POST', '/v1/jobs/' + j.JobId + '/resolve', {action, comment}))));
     bar.append(resolve);
   }
-  if (!detail.final && !resolved) {
+  if (!detail.final) {
     const wait = el('button', {type: 'button', id: 'wait-job'}, 'Wait 30 s');
     wait.addEventListener('click', () => run('Wait', () => api('POST', '/v1/jobs/' + j.JobId + '/wait?timeout_s=30')));
     bar.append(wait);

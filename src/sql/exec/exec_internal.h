@@ -133,6 +133,9 @@ Result<ResultSet> ExecBuildIndex(ExecContext& ctx, const BuildIndexStatement& s)
 Result<ResultSet> ExecVacuum(ExecContext& ctx, const VacuumStatement& s);
 
 // SHOW VERSIONS and SHOW GENERATIONS (exec_versions.cc): need table SHOW.
+// The table's committed versions (SHOW on it), oldest first; `corrupt` gets those that do not verify.
+Result<std::vector<VersionInfo>> ExecTableHistory(ExecContext& ctx, const TableRef& table,
+                                                  std::vector<uint64_t>* corrupt);
 Result<ResultSet> ExecShowVersions(ExecContext& ctx, const ShowVersionsStatement& s);
 Result<ResultSet> ExecShowGenerations(ExecContext& ctx, const ShowGenerationsStatement& s);
 
@@ -141,6 +144,11 @@ Result<ResultSet> ExecShowIndexJob(ExecContext& ctx, const ShowIndexJobStatement
 Result<ResultSet> ExecCancelIndexJob(ExecContext& ctx, const CancelIndexJobStatement& s);
 Result<ResultSet> ExecResolveIndexJob(ExecContext& ctx, const ResolveIndexJobStatement& s);
 Result<ResultSet> ExecWaitIndexJob(ExecContext& ctx, const WaitIndexJobStatement& s);
+// The job as SHOW INDEX JOB reads it, and RESOLVE INDEX JOB's resolution (Session::ShowJob,
+// Session::ResolveJob): the statements' own visibility and privilege rules.
+Result<jobs::JobDetail> ExecShowJob(ExecContext& ctx, int64_t job_id);
+Result<jobs::JobDetail> ExecResolveJob(ExecContext& ctx, int64_t job_id, jobs::ResolveAction action,
+                                       std::string_view comment);
 
 // Users, tokens and grants (exec_users.cc): realm "default" of the root's principal store.
 // Each requires global ADMIN (SHOW GRANTS FOR the caller itself excepted).

@@ -11,6 +11,7 @@
 #include "sql/exec/exec_internal.h"
 #include "sql/select/job_listing.h"
 #include "vigil/common/ascii.h"
+#include "vigil/sql/job_detail.h"
 
 namespace vigil::sql {
 
@@ -271,39 +272,15 @@ Result<std::optional<std::string>> LeaderNotice(ExecContext& ctx) {
 
 // ---- SHOW INDEX JOB detail ----
 
-std::string EventText(const jobs::JobEvent& e) {
-  std::string s = FormatJobTimeMs(e.at_ms) + " " + e.kind + " by " + e.actor;
-  if (e.resolution_id) s += " (resolution " + *e.resolution_id + ")";
-  if (e.note) s += ": " + *e.note;
-  if (!e.detail_json.empty() && e.detail_json != "{}") s += " " + e.detail_json;
-  return s;
-}
-
 ResultSet DetailResult(const jobs::JobDetail& d) {
   ResultSet r;
   r.columns = {"Item", "Value"};
-  std::vector<Value> list = ResultCells(JobListRow(d.job, FindLastResolution(d.events)));
-  for (size_t i = 0; i < list.size(); ++i) r.rows.push_back({Text(JobListColumns()[i]), list[i]});
-  const jobs::JobRecord& j = d.job;
-  std::string columns;
-  for (const auto& c : j.spec.columns) columns += (columns.empty() ? "" : ", ") + c;
-  auto add = [&r](std::string item, Value v) { r.rows.push_back({Text(std::move(item)), std::move(v)}); };
-  add("Columns", Text(columns));
-  add("IndexType", OptText(j.spec.physical_type));
-  add("Properties", Text(j.spec.properties_json));
-  add("Creator", Text(j.creator));
-  add("StartVersion", Value(j.spec.start_version));
-  add("CommittedVersion", j.committed_version ? Value(*j.committed_version) : Value());
-  add("AttemptId", j.attempt ? Text(j.attempt->attempt_id) : Value());
-  add("AttemptNumber", j.attempt ? Value(j.attempt->attempt_number) : Value());
-  add("AttemptNode",
-      j.attempt ? Text(j.attempt->executor_node_id + " epoch " + std::to_string(j.attempt->node_epoch)) : Value());
-  add("RefreshError", OptText(j.refresh_last_error));
+  for (JobItem& item : JobDetailItems(d)) r.rows.push_back({Text(std::move(item.name)), std::move(item.value)});
   for (const jobs::JobEvent& e : d.events) {
     std::string seq = std::to_string(e.seq) + (e.part ? "." + std::to_string(e.part) : "");
-    add("Event " + seq, Text(EventText(e)));
+    r.rows.push_back({Text("Event " + seq), Text(JobEventText(e))});
   }
-  for (const std::string& w : d.warnings) add("Warning", Text(w));
+  for (const std::string& w : d.warnings) r.rows.push_back({Text("Warning"), Text(w)});
   r.warnings = d.warnings;
   return r;
 }
@@ -319,6 +296,47 @@ bool Resolved(const jobs::JobRecord& job) {
 }
 
 }  // namespace
+
+std::string JobEventText(const jobs::JobEvent& e) {
+  std::string s = FormatJobTimeMs(e.at_ms) + " " + e.kind + " by " + e.actor;
+  if (e.resolution_id) s += " (resolution " + *e.resolution_id + ")";
+  if (e.note) s += ": " + *e.note;
+  if (!e.detail_json.empty() && e.detail_json != "{}") s += " " + e.detail_json;
+  return s;
+}
+
+std::vector<JobItem> JobDetailItems(const jobs::JobDetail& d) {
+  std::vector<JobItem> items;
+  std::vector<Value> list = ResultCells(JobListRow(d.job, FindLastResolution(d.events)));
+  for (size_t i = 0; i < list.size(); ++i) items.push_back({JobListColumns()[i], std::move(list[i])});
+  const jobs::JobRecord& j = d.job;
+  std::string columns;
+  for (const auto& c : j.spec.columns) columns += (columns.empty() ? "" : ", ") + c;
+  auto add = [&items](std::string item, Value v) { items.push_back({std::move(item), std::move(v)}); };
+  add("Columns", Text(columns));
+  add("IndexType", OptText(j.spec.physical_type));
+  add("Properties", Text(j.spec.properties_json));
+  add("Creator", Text(j.creator));
+  add("StartVersion", Value(j.spec.start_version));
+  add("CommittedVersion", j.committed_version ? Value(*j.committed_version) : Value());
+  add("AttemptId", j.attempt ? Text(j.attempt->attempt_id) : Value());
+  add("AttemptNumber", j.attempt ? Value(j.attempt->attempt_number) : Value());
+  add("AttemptNode",
+      j.attempt ? Text(j.attempt->executor_node_id + " epoch " + std::to_string(j.attempt->node_epoch)) : Value());
+  add("RefreshError", OptText(j.refresh_last_error));
+  return items;
+}
+
+Result<jobs::JobDetail> ExecShowJob(ExecContext& ctx, int64_t job_id) {
+  return ctx.Control().Show(job_id, ctx.options.principal);
+}
+
+Result<jobs::JobDetail> ExecResolveJob(ExecContext& ctx, int64_t job_id, jobs::ResolveAction action,
+                                       std::string_view comment) {
+  jobs::WaitOptions wait;
+  wait.timeout_ms = ctx.options.resolve_wait_ms;
+  return ctx.Control().Resolve(job_id, action, comment, ctx.options.principal, wait);
+}
 
 Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStatement& s) {
   jobs::JobFilter filter;
@@ -359,7 +377,7 @@ Result<ResultSet> ExecShowIndexJobs(ExecContext& ctx, const ShowIndexJobsStateme
 }
 
 Result<ResultSet> ExecShowIndexJob(ExecContext& ctx, const ShowIndexJobStatement& s) {
-  VIGIL_ASSIGN_OR_RETURN(jobs::JobDetail d, ctx.Control().Show(s.job_id, ctx.options.principal));
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobDetail d, ExecShowJob(ctx, s.job_id));
   return DetailResult(d);
 }
 
@@ -371,11 +389,8 @@ Result<ResultSet> ExecCancelIndexJob(ExecContext& ctx, const CancelIndexJobState
 }
 
 Result<ResultSet> ExecResolveIndexJob(ExecContext& ctx, const ResolveIndexJobStatement& s) {
-  jobs::WaitOptions wait;
-  wait.timeout_ms = ctx.options.resolve_wait_ms;
   const jobs::ResolveAction action = ActionOf(s);
-  VIGIL_ASSIGN_OR_RETURN(jobs::JobDetail d,
-                         ctx.Control().Resolve(s.job_id, action, s.comment, ctx.options.principal, wait));
+  VIGIL_ASSIGN_OR_RETURN(jobs::JobDetail d, ExecResolveJob(ctx, s.job_id, action, s.comment));
   ResultSet r = DetailResult(d);
   const std::string id = std::to_string(s.job_id);
   if (Resolved(d.job)) {

@@ -45,12 +45,12 @@ Result<int64_t> ParseIntervalMicros(const std::string& text) {
 }
 
 // The table's jobs in `state` (archived ones too); ResourceExhausted rather than a partial list.
-Result<std::vector<jobs::JobRecord>> JobsIn(ExecContext& ctx, const catalog::TableEntry& t, const char* state) {
+Result<std::vector<jobs::JobRecord>> JobsIn(ExecContext& ctx, const catalog::TableEntry& t, std::string_view state) {
   jobs::JobFilter f;
   f.catalog_name = t.catalog_name;
   f.database_name = t.database_name;
   f.table_name = t.table_name;
-  f.state = state;
+  f.state = std::string(state);
   f.include_archived = true;
   f.limit = jobs::kMaxListLimit;
   std::vector<jobs::JobRecord> found;
@@ -78,14 +78,13 @@ struct JobGuards {
 // Fills what the table's jobs require to stay.
 Result<JobGuards> ProtectJobs(ExecContext& ctx, const catalog::TableEntry& t, VacuumOptions* o) {
   JobGuards g;
-  for (const char* state :
-       {"PENDING", "RUNNING", "REFRESHING", "COMMITTED_REFRESH_PENDING", "FAILED_REFRESH_PENDING", "OUTCOME_UNKNOWN"}) {
+  for (std::string_view state : jobs::FenceHoldingStateNames()) {
     VIGIL_ASSIGN_OR_RETURN(std::vector<jobs::JobRecord> found, JobsIn(ctx, t, state));
     for (const jobs::JobRecord& j : found) {
       // The job's base and every later version: an executor commits on top of them, and the
       // reconciler of an UNKNOWN job reads all of them to prove its commit absent.
       o->keep_from.push_back(VersionGuard{static_cast<uint64_t>(j.spec.start_version),
-                                          "job " + std::to_string(j.job_id) + " (" + state +
+                                          "job " + std::to_string(j.job_id) + " (" + std::string(state) +
                                               ") needs its base version " + std::to_string(j.spec.start_version) +
                                               " and every later one"});
       g.executor_may_write = g.executor_may_write || ExecutorMayWrite(j);

@@ -42,12 +42,18 @@ std::string CommitTime(const TransactionProperties& txn) { return FormatJobTimeM
 
 }  // namespace
 
-Result<ResultSet> ExecShowVersions(ExecContext& ctx, const ShowVersionsStatement& s) {
-  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
+Result<std::vector<VersionInfo>> ExecTableHistory(ExecContext& ctx, const TableRef& table,
+                                                  std::vector<uint64_t>* corrupt) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, table));
   VIGIL_RETURN_IF_ERROR(Authorize(ctx, name, auth::Privilege::kShow));
   VIGIL_ASSIGN_OR_RETURN(auto ds, OpenTable(ctx, name));
+  return Dataset::ListVersions(ds->path(), ds->options(), corrupt);
+}
+
+Result<ResultSet> ExecShowVersions(ExecContext& ctx, const ShowVersionsStatement& s) {
+  VIGIL_ASSIGN_OR_RETURN(vigil::TableName name, ResolveTable(ctx, s.table));
   std::vector<uint64_t> corrupt;
-  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, Dataset::ListVersions(ds->path(), ds->options(), &corrupt));
+  VIGIL_ASSIGN_OR_RETURN(std::vector<VersionInfo> versions, ExecTableHistory(ctx, s.table, &corrupt));
   size_t first = 0;
   if (s.limit && versions.size() > static_cast<size_t>(*s.limit)) {
     first = versions.size() - static_cast<size_t>(*s.limit);

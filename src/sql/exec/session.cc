@@ -147,14 +147,28 @@ class SessionImpl : public Session {
 
   Result<ResultSet> Execute(std::string_view sql, const jobs::RequestClaim& request) override {
     VIGIL_ASSIGN_OR_RETURN(Statement stmt, ParseStatement(sql));
-    ctx_.request = request;
-    Result<ResultSet> r = Execute(stmt);
-    ctx_.request = {};
-    return r;
+    return Execute(stmt, request);
   }
 
   Result<ResultSet> Execute(const Statement& statement) override {
     return std::visit([this](const auto& node) { return Run(node); }, statement.node);
+  }
+
+  Result<ResultSet> Execute(const Statement& statement, const jobs::RequestClaim& request) override {
+    ctx_.request = request;
+    Result<ResultSet> r = Execute(statement);
+    ctx_.request = {};
+    return r;
+  }
+
+  Result<jobs::JobDetail> ShowJob(int64_t job_id) override { return ExecShowJob(ctx_, job_id); }
+
+  Result<jobs::JobDetail> ResolveJob(int64_t job_id, jobs::ResolveAction action, std::string_view comment) override {
+    return ExecResolveJob(ctx_, job_id, action, comment);
+  }
+
+  Result<std::vector<VersionInfo>> TableHistory(const TableRef& table, std::vector<uint64_t>* corrupt) override {
+    return ExecTableHistory(ctx_, table, corrupt);
   }
 
   Result<ResultSet> Select(std::string_view sql, const std::vector<Value>& params) override {
