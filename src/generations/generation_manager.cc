@@ -146,9 +146,9 @@ Result<std::unique_ptr<GenerationManager>> GenerationManager::Open(const std::st
   return m;
 }
 
-int64_t GenerationManager::NowMs() const {
-  return (options_.dataset.env ? options_.dataset.env : Env::Default())->NowMs();
-}
+Env* GenerationManager::env() const { return options_.dataset.env ? options_.dataset.env : Env::Default(); }
+
+int64_t GenerationManager::NowMs() const { return env()->NowMs(); }
 
 Status GenerationManager::Recover() {
   // The newest version is the table: a corrupt newest manifest is an error naming the newest
@@ -236,7 +236,7 @@ Result<BuildTicket> GenerationManager::BeginBuild(uint64_t memory_bytes, uint64_
     };
     if (!has_room() && options_.slot_wait.count() > 0) {
       (void)failpoint::Hit("generations.wait_for_slot");  // tests: the wait begins
-      (void)lock.WaitFor(tracker_->cv, options_.slot_wait, has_room);
+      (void)env()->WaitForMs(lock, tracker_->cv, options_.slot_wait.count(), has_room);
     }
     if (!has_room()) {
       return Status::ResourceExhausted("table " + table_ + " holds " + std::to_string(tracker_->live) +
@@ -314,8 +314,8 @@ void GenerationManager::MaintainLoop() {
   while (true) {
     {
       MutexLock lock(&maintain_mu_);
-      if (lock.WaitFor(maintain_cv_, options_.maintain_interval,
-                       [this]() VIGIL_REQUIRES(maintain_mu_) { return stop_maintain_; })) {
+      if (env()->WaitForMs(lock, maintain_cv_, options_.maintain_interval.count(),
+                           [this]() VIGIL_REQUIRES(maintain_mu_) { return stop_maintain_; })) {
         return;
       }
     }
@@ -342,7 +342,7 @@ Status GenerationManager::Shutdown(std::chrono::milliseconds timeout) {
   }
   {
     MutexLock lock(&tracker_->mu);
-    bool joined = lock.WaitFor(tracker_->cv, timeout, [this]() VIGIL_REQUIRES(tracker_->mu) {
+    bool joined = env()->WaitForMs(lock, tracker_->cv, timeout.count(), [this]() VIGIL_REQUIRES(tracker_->mu) {
       return tracker_->live == 0 && tracker_->builders == 0;
     });
     if (!joined) {

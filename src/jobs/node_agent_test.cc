@@ -208,7 +208,7 @@ TEST_F(NodeAgentTest, AnAgentRunsItsNodesAttemptOnceAndRecordsItUnderTheAttempts
 // The agent's own loop polls once per poll interval of its Env's time: on a fake clock it looks
 // for assigned attempts only when the test moves time, and Stop ends its wait at once.
 TEST_F(NodeAgentTest, TheAgentsLoopPollsOncePerPollIntervalOfItsClockAndStopEndsItsWait) {
-  auto peer_epoch = store_->RegisterNode("peer", 2, "h:2", now_, 1);
+  auto peer_epoch = store_->cluster().RegisterNode("peer", 2, "h:2", now_, 1);
   ASSERT_TRUE(peer_epoch.ok());
   HeldExecutor peer_held;
   ClaimedAttempts peer_claims;

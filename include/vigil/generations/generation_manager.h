@@ -205,6 +205,8 @@ class GenerationManager {
   };
 
   GenerationManager(std::string path, GenerationsOptions options);
+  // The dataset options' Env (clocks and timed waits), Env::Default() when none is given.
+  Env* env() const;
   int64_t NowMs() const;
   Status Recover();
   Result<std::shared_ptr<const Generation>> BuildGeneration(std::shared_ptr<Dataset> ds, BuildTicket* ticket);
