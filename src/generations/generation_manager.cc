@@ -314,8 +314,8 @@ void GenerationManager::MaintainLoop() {
   while (true) {
     {
       MutexLock lock(&maintain_mu_);
-      if (env()->WaitForMs(lock, maintain_cv_, options_.maintain_interval.count(),
-                           [this]() VIGIL_REQUIRES(maintain_mu_) { return stop_maintain_; })) {
+      if (lock.WaitFor(maintain_cv_, options_.maintain_interval,
+                       [this]() VIGIL_REQUIRES(maintain_mu_) { return stop_maintain_; })) {
         return;
       }
     }
