@@ -517,7 +517,9 @@ def test_an_outside_writers_identical_change_is_not_taken_as_the_attempts(env):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120
     while True:
-        code, out = root.sql("SHOW INDEX JOB 1", check=False)  # NOT_FOUND until it is admitted
+        # NOT_FOUND until it is admitted. Armed alike: a leader this statement starts (racing the
+        # CREATE's own) holds the runner too, so the build never runs without the hang.
+        code, out = root.sql("SHOW INDEX JOB 1", failpoints="lance.before_commit=hang", check=False)
         if code == 0 and re.search(r"\| Progress\s+\| STOPPED_AT", out):
             break
         assert time.time() < deadline and proc.poll() is None, out
