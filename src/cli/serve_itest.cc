@@ -991,11 +991,13 @@ TEST_F(ServeTest, EveryJobJsonCarriesTheStateVocabularyOfJobState) {
       "CREATE DATABASE d; CREATE TABLE d.t (id BIGINT NOT NULL, k STRING NOT NULL); "
       "INSERT INTO d.t VALUES (1, 'a'), (2, 'b')");
 
-  // PENDING (the dispatcher waits 20 s), then CANCELLED.
-  Restart("runner.before_dispatch=delay(20000)");
+  // PENDING (the dispatcher is held before its dispatch, never released), then CANCELLED.
+  const std::string held = dir_.Join("dispatch-vocabulary");
+  Restart("runner.before_dispatch=pause(" + held + ")");
   auto pending = Post("/v1/databases/d/tables/t/indexes", alice_,
                       {{"name", "id_idx"}, {"columns", {"id"}}, {"using", "BTREE"}}, "index-pending");
   ASSERT_EQ(pending.status, 202) << pending.body;
+  ASSERT_TRUE(testing::AwaitFile(held + ".reached")) << "the dispatcher never picked the job";
   auto [p, p_row] = detail_and_row(pending.Header("location"));
   ASSERT_EQ(p["job"]["State"], "PENDING") << p.dump();
   expect_flags(p, p["job"], false, true, false);
@@ -1005,7 +1007,7 @@ TEST_F(ServeTest, EveryJobJsonCarriesTheStateVocabularyOfJobState) {
   ASSERT_EQ(c["job"]["State"], "CANCELLED") << c.dump();
   expect_flags(c, c["job"], true, false, false);
   expect_flags(c_row, c_row, true, false, false);
-  server_->Stop(SIGKILL);  // the dispatcher still sleeps
+  server_->Stop(SIGKILL);  // the dispatcher is still held
 
   // FINISHED.
   Start();
